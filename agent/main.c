@@ -1,0 +1,305 @@
+/*
+ * ibwatchd: attach to a local HCA port and watch the fabric.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "ibw_version.h"
+#include "json.h"
+#include "localport.h"
+#include "log.h"
+#include "loop.h"
+#include "umad.h"
+
+#define LOCAL_REFRESH_US (10u * 1000000u)
+
+struct opts {
+	const char *ca;
+	int port;
+	int once;
+	struct ibw_engine_config ecfg;
+};
+
+struct daemon {
+	struct opts o;
+	struct ibw_loop *loop;
+	struct ibw_transport *t;
+	struct ibw_engine *e;
+	struct ibw_local_port lp;
+	struct ibw_localport_query lq;
+	int lq_done;
+	struct ibw_timer *refresh;
+	int sfd;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: ibwatchd [options]\n"
+		   "  --ca NAME            CA to attach to (default: first "
+		   "with an active port)\n"
+		   "  --port N             port on that CA (default: first "
+		   "active)\n"
+		   "  --once               run one cycle, print a JSON "
+		   "snapshot, exit\n"
+		   "  --max-inflight N     MADs in flight in all (default 64)\n"
+		   "  --max-per-dest N     MADs in flight to one destination "
+		   "(default 8)\n"
+		   "  --timeout-ms N       deadline of one try (default 100)\n"
+		   "  --retries N          extra tries after a timeout "
+		   "(default 2)\n"
+		   "  --log-level LEVEL    err, warn, info or debug (default "
+		   "info)\n"
+		   "  --version            print the version and exit\n"
+		   "  --help               print this help and exit\n");
+}
+
+static int parse_uint(const char *opt, const char *s, unsigned max,
+		      unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v > max) {
+		fprintf(stderr, "ibwatchd: %s: '%s' is not a number in 0..%u\n",
+			opt, s, max);
+		return -EINVAL;
+	}
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	enum {
+		OPT_CA = 256,
+		OPT_PORT,
+		OPT_ONCE,
+		OPT_MAXIF,
+		OPT_MAXPD,
+		OPT_TIMEOUT,
+		OPT_RETRIES,
+		OPT_LOGLEVEL,
+		OPT_VERSION,
+		OPT_HELP,
+	};
+	static const struct option longopts[] = {
+		{ "ca", required_argument, NULL, OPT_CA },
+		{ "port", required_argument, NULL, OPT_PORT },
+		{ "once", no_argument, NULL, OPT_ONCE },
+		{ "max-inflight", required_argument, NULL, OPT_MAXIF },
+		{ "max-per-dest", required_argument, NULL, OPT_MAXPD },
+		{ "timeout-ms", required_argument, NULL, OPT_TIMEOUT },
+		{ "retries", required_argument, NULL, OPT_RETRIES },
+		{ "log-level", required_argument, NULL, OPT_LOGLEVEL },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum ibw_log_level lvl;
+	unsigned v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->ecfg.retries = -1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_CA:
+			o->ca = optarg;
+			break;
+		case OPT_PORT:
+			if (parse_uint("--port", optarg, 254, &v) < 0)
+				return -1;
+			o->port = (int)v;
+			break;
+		case OPT_ONCE:
+			o->once = 1;
+			break;
+		case OPT_MAXIF:
+			if (parse_uint("--max-inflight", optarg, 16384, &v) < 0)
+				return -1;
+			o->ecfg.max_inflight = v;
+			break;
+		case OPT_MAXPD:
+			if (parse_uint("--max-per-dest", optarg, 16384, &v) < 0)
+				return -1;
+			o->ecfg.max_per_dest = v;
+			break;
+		case OPT_TIMEOUT:
+			if (parse_uint("--timeout-ms", optarg, 60000, &v) < 0)
+				return -1;
+			o->ecfg.timeout_ms = v;
+			break;
+		case OPT_RETRIES:
+			if (parse_uint("--retries", optarg, 20, &v) < 0)
+				return -1;
+			o->ecfg.retries = (int)v;
+			break;
+		case OPT_LOGLEVEL:
+			if (ibw_log_level_parse(optarg, &lvl) < 0) {
+				fprintf(stderr,
+					"ibwatchd: --log-level: '%s' is not "
+					"one of err, warn, info, debug\n",
+					optarg);
+				return -1;
+			}
+			ibw_log_set_level(lvl);
+			break;
+		case OPT_VERSION:
+			printf("ibwatchd %s\n", IBW_VERSION);
+			exit(0);
+		case OPT_HELP:
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ibwatchd: unexpected argument '%s'\n",
+			argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+static json_t *snapshot_json(struct daemon *d)
+{
+	struct ibw_engine_stats st;
+	const struct ibw_localport_query *q = &d->lq;
+	json_t *root = json_object();
+
+	ibw_engine_get_stats(d->e, &st);
+	json_object_set_new(root, "version", json_string(IBW_VERSION));
+	json_object_set_new(
+		root, "local_port",
+		ibw_json_local_port(&d->lp, q->have_portinfo ? &q->pi : NULL,
+				    q->have_nodeinfo ? &q->ni : NULL,
+				    q->have_desc ? q->desc : NULL));
+	json_object_set_new(root, "engine", ibw_json_engine_stats(&st));
+	return root;
+}
+
+static void on_local(struct ibw_localport_query *q, void *arg)
+{
+	struct daemon *d = arg;
+
+	d->lq_done = 1;
+	if (q->first_error != IBW_MAD_OK)
+		log_warn("local", "local port query: %s (status %d)",
+			 ibw_mad_result_str(q->first_error), q->first_status);
+	else
+		log_debug("local", "local port lid %u state %s", q->pi.lid,
+			  ibw_port_state_str(q->pi.state));
+	if (d->o.once)
+		ibw_loop_stop(d->loop);
+}
+
+static void on_refresh(struct ibw_timer *t, void *arg)
+{
+	struct daemon *d = arg;
+	int rc;
+
+	d->lq_done = 0;
+	rc = ibw_localport_query(d->e, d->lp.portnum, &d->lq, on_local, d);
+	if (rc < 0)
+		log_warn("local", "cannot query the local port: %s",
+			 strerror(-rc));
+	ibw_timer_arm(t, LOCAL_REFRESH_US);
+}
+
+static void on_signal(struct ibw_loop *loop, int fd, unsigned ev, void *arg)
+{
+	struct signalfd_siginfo si;
+
+	if (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		log_info("main", "signal %u: stopping", si.ssi_signo);
+		ibw_loop_stop(loop);
+	}
+}
+
+static int setup_signals(struct daemon *d)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return -errno;
+	d->sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (d->sfd < 0)
+		return -errno;
+	return ibw_loop_watch(d->loop, d->sfd, IBW_EV_READ, on_signal, d);
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon d;
+	char err[256];
+	int rc, status = 0;
+
+	memset(&d, 0, sizeof(d));
+	d.sfd = -1;
+	if (parse_opts(argc, argv, &d.o) < 0)
+		return 2;
+
+	rc = ibw_umad_open(d.o.ca, d.o.port, &d.t, &d.lp, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "ibwatchd: %s\n", err);
+		return 1;
+	}
+	d.loop = ibw_loop_new();
+	if (!d.loop || setup_signals(&d) < 0) {
+		fprintf(stderr, "ibwatchd: cannot set up the event loop\n");
+		return 1;
+	}
+	d.e = ibw_engine_new(d.loop, d.t, &d.o.ecfg);
+	if (!d.e) {
+		fprintf(stderr, "ibwatchd: cannot start the MAD engine\n");
+		return 1;
+	}
+	log_info("main", "attached to %s port %d (port GUID 0x%016llx)",
+		 d.lp.ca_name, d.lp.portnum,
+		 (unsigned long long)d.lp.port_guid);
+
+	d.refresh = ibw_timer_new(d.loop, on_refresh, &d);
+	ibw_timer_arm(d.refresh, 0);
+	rc = ibw_loop_run(d.loop);
+	if (rc < 0) {
+		log_err("main", "event loop failed: %s", strerror(-rc));
+		status = 1;
+	}
+
+	if (d.o.once) {
+		json_t *j = snapshot_json(&d);
+
+		json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		fputc('\n', stdout);
+		json_decref(j);
+		if (!d.lq_done || d.lq.first_error != IBW_MAD_OK) {
+			fprintf(stderr,
+				"ibwatchd: the local port did not answer: %s\n",
+				d.lq_done ? ibw_mad_result_str(d.lq.first_error)
+					  : "interrupted");
+			status = 1;
+		}
+	}
+	ibw_timer_free(d.refresh);
+	ibw_engine_free(d.e);
+	ibw_transport_close(d.t);
+	if (d.sfd >= 0)
+		close(d.sfd);
+	ibw_loop_free(d.loop);
+	return status;
+}

@@ -1,0 +1,160 @@
+#include <errno.h>
+#include <string.h>
+
+#include <infiniband/mad.h>
+
+#include "codec.h"
+
+#define MAD_MIN 256
+#define IBW_NODE_DESC_LEN 64
+
+size_t ibw_mad_data_offset(uint8_t mgmt_class)
+{
+	switch (mgmt_class) {
+	case 0x01:
+	case 0x81:
+		return IB_SMP_DATA_OFFS;
+	case 0x03:
+		return IB_SA_DATA_OFFS;
+	case 0x04:
+		return IB_PC_DATA_OFFS;
+	default:
+		if (mgmt_class >= 0x30 && mgmt_class <= 0x4f)
+			return IB_VENDOR_RANGE2_DATA_OFFS;
+		return IB_VENDOR_RANGE1_DATA_OFFS;
+	}
+}
+
+static const uint8_t *payload(const uint8_t *mad, size_t len)
+{
+	if (!mad || len < MAD_MIN)
+		return NULL;
+	return mad + ibw_mad_data_offset(mad[1]);
+}
+
+#define GET(p, f) ibw_mad_get((p), (f))
+#define GET64(p, f) ibw_mad_get64((p), (f))
+
+int ibw_nodeinfo_decode(const uint8_t *mad, size_t len, struct ibw_nodeinfo *ni)
+{
+	const uint8_t *p = payload(mad, len);
+
+	if (!p)
+		return -EINVAL;
+	memset(ni, 0, sizeof(*ni));
+	ni->base_version = GET(p, IB_NODE_BASE_VERS_F);
+	ni->class_version = GET(p, IB_NODE_CLASS_VERS_F);
+	ni->node_type = (enum ibw_node_type)GET(p, IB_NODE_TYPE_F);
+	ni->num_ports = GET(p, IB_NODE_NPORTS_F);
+	ni->system_guid = GET64(p, IB_NODE_SYSTEM_GUID_F);
+	ni->node_guid = GET64(p, IB_NODE_GUID_F);
+	ni->port_guid = GET64(p, IB_NODE_PORT_GUID_F);
+	ni->partition_cap = GET(p, IB_NODE_PARTITION_CAP_F);
+	ni->device_id = GET(p, IB_NODE_DEVID_F);
+	ni->revision = GET(p, IB_NODE_REVISION_F);
+	ni->local_port = GET(p, IB_NODE_LOCAL_PORT_F);
+	ni->vendor_id = GET(p, IB_NODE_VENDORID_F);
+	return 0;
+}
+
+int ibw_portinfo_decode(const uint8_t *mad, size_t len, struct ibw_portinfo *pi)
+{
+	const uint8_t *p = payload(mad, len);
+
+	if (!p)
+		return -EINVAL;
+	memset(pi, 0, sizeof(*pi));
+	pi->gid_prefix = GET64(p, IB_PORT_GID_PREFIX_F);
+	pi->lid = GET(p, IB_PORT_LID_F);
+	pi->sm_lid = GET(p, IB_PORT_SMLID_F);
+	pi->capmask = GET(p, IB_PORT_CAPMASK_F);
+	pi->local_port = GET(p, IB_PORT_LOCAL_PORT_F);
+	pi->lmc = GET(p, IB_PORT_LMC_F);
+	pi->state = GET(p, IB_PORT_STATE_F);
+	pi->phys_state = GET(p, IB_PORT_PHYS_STATE_F);
+	pi->width_active = GET(p, IB_PORT_LINK_WIDTH_ACTIVE_F);
+	pi->speed_active = GET(p, IB_PORT_LINK_SPEED_ACTIVE_F);
+	pi->speed_ext_active = GET(p, IB_PORT_LINK_SPEED_EXT_ACTIVE_F);
+	return 0;
+}
+
+int ibw_nodedesc_decode(const uint8_t *mad, size_t len, char *buf,
+			size_t buflen)
+{
+	const uint8_t *p = payload(mad, len);
+	size_t i;
+
+	if (!p || buflen < IBW_NODE_DESC_LEN + 1)
+		return -EINVAL;
+	for (i = 0; i < IBW_NODE_DESC_LEN && p[i]; i++)
+		buf[i] = (p[i] < 0x20 || p[i] == 0x7f) ? '?' : (char)p[i];
+	buf[i] = '\0';
+	return 0;
+}
+
+int ibw_port_counters_decode(const uint8_t *mad, size_t len,
+			     struct ibw_port_counters *pc)
+{
+	const uint8_t *p = payload(mad, len);
+
+	if (!p)
+		return -EINVAL;
+	memset(pc, 0, sizeof(*pc));
+	pc->port_select = GET(p, IB_PC_PORT_SELECT_F);
+	pc->symbol_errors = GET(p, IB_PC_ERR_SYM_F);
+	pc->link_error_recovery = GET(p, IB_PC_LINK_RECOVERS_F);
+	pc->link_downed = GET(p, IB_PC_LINK_DOWNED_F);
+	pc->rcv_errors = GET(p, IB_PC_ERR_RCV_F);
+	pc->rcv_remote_phys_errors = GET(p, IB_PC_ERR_PHYSRCV_F);
+	pc->rcv_switch_relay_errors = GET(p, IB_PC_ERR_SWITCH_REL_F);
+	pc->xmit_discards = GET(p, IB_PC_XMT_DISCARDS_F);
+	pc->xmit_constraint_errors = GET(p, IB_PC_ERR_XMTCONSTR_F);
+	pc->rcv_constraint_errors = GET(p, IB_PC_ERR_RCVCONSTR_F);
+	pc->local_link_integrity_errors = GET(p, IB_PC_ERR_LOCALINTEG_F);
+	pc->excessive_buffer_overrun_errors = GET(p, IB_PC_ERR_EXCESS_OVR_F);
+	pc->vl15_dropped = GET(p, IB_PC_VL15_DROPPED_F);
+	pc->xmit_data = GET(p, IB_PC_XMT_BYTES_F);
+	pc->rcv_data = GET(p, IB_PC_RCV_BYTES_F);
+	pc->xmit_pkts = GET(p, IB_PC_XMT_PKTS_F);
+	pc->rcv_pkts = GET(p, IB_PC_RCV_PKTS_F);
+	pc->xmit_wait = GET(p, IB_PC_XMT_WAIT_F);
+	pc->qp1_dropped = GET(p, IB_PC_QP1_DROP_F);
+	return 0;
+}
+
+const char *ibw_node_type_str(enum ibw_node_type t)
+{
+	switch (t) {
+	case IBW_NODE_CA:
+		return "ca";
+	case IBW_NODE_SWITCH:
+		return "switch";
+	case IBW_NODE_ROUTER:
+		return "router";
+	}
+	return "unknown";
+}
+
+const char *ibw_port_state_str(unsigned state)
+{
+	static const char *const names[] = { "nochange", "down", "init",
+					     "armed", "active" };
+
+	return state < 5 ? names[state] : "unknown";
+}
+
+const char *ibw_phys_state_str(unsigned phys)
+{
+	static const char *const names[] = {
+		"nochange",
+		"sleep",
+		"polling",
+		"disabled",
+		"portconfigurationtraining",
+		"linkup",
+		"linkerrorrecovery",
+		"phytest",
+	};
+
+	return phys < 8 ? names[phys] : "unknown";
+}

@@ -1,0 +1,112 @@
+/*
+ * Attribute codecs: decode the payload of an answer MAD into plain
+ * structs, with libibmad's field tables doing the bit work. Every decoder
+ * checks the length it is given and returns -EINVAL on a short MAD.
+ */
+#ifndef IBW_CODEC_H
+#define IBW_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/mad.h>
+
+enum {
+	IBW_ATTR_NODE_DESC = 0x0010,
+	IBW_ATTR_NODE_INFO = 0x0011,
+	IBW_ATTR_SWITCH_INFO = 0x0012,
+	IBW_ATTR_PORT_INFO = 0x0015,
+	IBW_ATTR_CLASS_PORT_INFO = 0x0001,
+	IBW_ATTR_PORT_COUNTERS = 0x0012,
+	IBW_ATTR_PORT_COUNTERS_EXT = 0x001d,
+};
+
+enum ibw_node_type {
+	IBW_NODE_CA = 1,
+	IBW_NODE_SWITCH = 2,
+	IBW_NODE_ROUTER = 3,
+};
+
+struct ibw_nodeinfo {
+	unsigned base_version;
+	unsigned class_version;
+	enum ibw_node_type node_type;
+	unsigned num_ports;
+	uint64_t system_guid;
+	uint64_t node_guid;
+	uint64_t port_guid;
+	unsigned partition_cap;
+	unsigned device_id;
+	unsigned revision;
+	unsigned local_port;
+	unsigned vendor_id;
+};
+
+struct ibw_portinfo {
+	uint64_t gid_prefix;
+	uint16_t lid;
+	uint16_t sm_lid;
+	uint32_t capmask;
+	uint8_t local_port;
+	uint8_t lmc;
+	uint8_t state; /* 1 down, 2 init, 3 armed, 4 active */
+	uint8_t phys_state; /* 5 linkup, 2 polling, 3 disabled, ... */
+	uint8_t width_active; /* bitmask: 1 1x, 2 4x, 4 8x, 8 12x, 16 2x */
+	uint8_t speed_active; /* 1 SDR, 2 DDR, 4 QDR */
+	uint8_t speed_ext_active; /* 0 none, 1 FDR, 2 EDR, 4 HDR, 8 NDR */
+};
+
+/* PortCounters (PerfMgt attribute 0x12), one field per counter. */
+struct ibw_port_counters {
+	unsigned port_select;
+	uint32_t symbol_errors;
+	uint32_t link_error_recovery;
+	uint32_t link_downed;
+	uint32_t rcv_errors;
+	uint32_t rcv_remote_phys_errors;
+	uint32_t rcv_switch_relay_errors;
+	uint32_t xmit_discards;
+	uint32_t xmit_constraint_errors;
+	uint32_t rcv_constraint_errors;
+	uint32_t local_link_integrity_errors;
+	uint32_t excessive_buffer_overrun_errors;
+	uint32_t qp1_dropped;
+	uint32_t vl15_dropped;
+	uint32_t xmit_data; /* 4-octet words */
+	uint32_t rcv_data;
+	uint32_t xmit_pkts;
+	uint32_t rcv_pkts;
+	uint32_t xmit_wait;
+};
+
+/* libibmad's getters take a non-const buffer but never write to it. */
+static inline uint32_t ibw_mad_get(const uint8_t *buf, int field)
+{
+	return mad_get_field((void *)buf, 0, (enum MAD_FIELDS)field);
+}
+
+static inline uint64_t ibw_mad_get64(const uint8_t *buf, int field)
+{
+	return mad_get_field64((void *)buf, 0, (enum MAD_FIELDS)field);
+}
+
+/* Offset of the attribute payload for a MAD of @mgmt_class. */
+size_t ibw_mad_data_offset(uint8_t mgmt_class);
+
+int ibw_nodeinfo_decode(const uint8_t *mad, size_t len,
+			struct ibw_nodeinfo *ni);
+int ibw_portinfo_decode(const uint8_t *mad, size_t len,
+			struct ibw_portinfo *pi);
+/* NodeDescription: 64 octets, NUL-terminated into @buf (>= 65 bytes) with
+ * control characters replaced, since it comes from the fabric. */
+int ibw_nodedesc_decode(const uint8_t *mad, size_t len, char *buf,
+			size_t buflen);
+int ibw_port_counters_decode(const uint8_t *mad, size_t len,
+			     struct ibw_port_counters *pc);
+
+/* Names for enum values, as infiniband-diags prints them. */
+const char *ibw_node_type_str(enum ibw_node_type t);
+const char *ibw_port_state_str(unsigned state);
+const char *ibw_phys_state_str(unsigned phys);
+
+#endif

@@ -1,0 +1,781 @@
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/mad.h>
+
+#include "codec.h"
+#include "engine.h"
+
+#define RX_BATCH 4096
+#define DEST_BUCKETS 1024 /* power of two */
+
+enum slot_state {
+	SLOT_FREE = 0,
+	SLOT_INFLIGHT,
+	SLOT_ANSWERED,
+	SLOT_TIMEDOUT,
+	SLOT_CLOSED, /* returned, cancelled or failed */
+};
+
+struct dest_q;
+
+struct req {
+	struct ibw_mad_req r;
+	uint8_t data[IBW_MAD_SIZE];
+	uint8_t mad[IBW_MAD_SIZE]; /* the encoded request */
+	struct ibw_mad_addr addr;
+	struct dest_q *dq;
+	uint32_t tid;
+	unsigned tries;
+	uint64_t sent_at;
+	uint64_t deadline;
+	/* result, for deferred completion */
+	enum ibw_mad_result result;
+	int status;
+	struct req *prev, *next; /* in flight (by deadline) or a queue */
+};
+
+struct dest_q {
+	uint64_t key;
+	unsigned inflight;
+	struct req *head, *tail; /* waiting for the window */
+	int runnable;
+	struct dest_q *run_next;
+	struct dest_q *hnext;
+};
+
+struct slot {
+	uint32_t tid;
+	uint8_t state;
+	struct req *req;
+};
+
+struct ibw_engine {
+	struct ibw_loop *loop;
+	struct ibw_transport *t;
+	struct ibw_engine_config cfg;
+	struct ibw_engine_stats st;
+
+	struct slot *slots;
+	uint32_t slot_mask;
+	uint32_t next_tid;
+
+	struct req *fl_head, *fl_tail; /* in flight, by deadline */
+	struct ibw_timer *deadline_timer;
+
+	struct dest_q *buckets[DEST_BUCKETS];
+	struct dest_q *run_head, *run_tail;
+
+	struct req *done_head, *done_tail; /* completed, callback due */
+	struct ibw_timer *done_timer;
+
+	ibw_request_cb req_cb;
+	void *req_arg;
+	int pumping;
+	int closing;
+};
+
+static const char *const result_names[] = {
+	[IBW_MAD_OK] = "ok",
+	[IBW_MAD_TIMEOUT] = "timeout",
+	[IBW_MAD_STATUS] = "status error",
+	[IBW_MAD_TRANSPORT] = "transport error",
+	[IBW_MAD_CANCELLED] = "cancelled",
+};
+
+const char *ibw_mad_result_str(enum ibw_mad_result r)
+{
+	if ((unsigned)r < sizeof(result_names) / sizeof(result_names[0]))
+		return result_names[r];
+	return "unknown";
+}
+
+void ibw_dest_lid(struct ibw_dest *d, uint16_t lid)
+{
+	memset(d, 0, sizeof(*d));
+	d->lid = lid;
+}
+
+int ibw_dest_dr_parse(struct ibw_dest *d, const char *path)
+{
+	const char *p = path;
+	char *end;
+	unsigned long v;
+	int n = 0;
+
+	memset(d, 0, sizeof(*d));
+	d->directed = 1;
+	/* The first element is the local port and is always 0. */
+	v = strtoul(p, &end, 10);
+	if (end == p || v != 0)
+		return -EINVAL;
+	p = end;
+	while (*p == ',') {
+		p++;
+		v = strtoul(p, &end, 10);
+		if (end == p || v == 0 || v > 255 || n == IBW_DR_MAX_HOPS)
+			return -EINVAL;
+		d->path[++n] = (uint8_t)v;
+		p = end;
+	}
+	if (*p)
+		return -EINVAL;
+	d->hops = (uint8_t)n;
+	return 0;
+}
+
+char *ibw_dest_str(const struct ibw_dest *d, char *buf, size_t len)
+{
+	size_t off;
+	int i;
+
+	if (!d->directed) {
+		snprintf(buf, len, "lid %u", d->lid);
+		return buf;
+	}
+	off = (size_t)snprintf(buf, len, "dr 0");
+	for (i = 1; i <= d->hops && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, ",%u",
+					d->path[i]);
+	return buf;
+}
+
+static uint64_t dest_key(const struct ibw_dest *d)
+{
+	uint64_t h = 1469598103934665603ull;
+	int i;
+
+	if (!d->directed)
+		return d->lid;
+	/* FNV-1a over the path; the top bit keeps it apart from LIDs. */
+	h ^= d->hops;
+	h *= 1099511628211ull;
+	for (i = 1; i <= d->hops; i++) {
+		h ^= d->path[i];
+		h *= 1099511628211ull;
+	}
+	return h | (1ull << 63);
+}
+
+static struct dest_q *dest_get(struct ibw_engine *e, uint64_t key)
+{
+	unsigned b = (unsigned)(key ^ (key >> 29)) & (DEST_BUCKETS - 1);
+	struct dest_q *q;
+
+	for (q = e->buckets[b]; q; q = q->hnext)
+		if (q->key == key)
+			return q;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return NULL;
+	q->key = key;
+	q->hnext = e->buckets[b];
+	e->buckets[b] = q;
+	return q;
+}
+
+static void dest_put(struct ibw_engine *e, struct dest_q *q)
+{
+	unsigned b = (unsigned)(q->key ^ (q->key >> 29)) & (DEST_BUCKETS - 1);
+	struct dest_q **pp;
+
+	if (q->inflight || q->head || q->runnable)
+		return;
+	for (pp = &e->buckets[b]; *pp; pp = &(*pp)->hnext) {
+		if (*pp == q) {
+			*pp = q->hnext;
+			free(q);
+			return;
+		}
+	}
+}
+
+static void run_push(struct ibw_engine *e, struct dest_q *q)
+{
+	if (q->runnable || !q->head || q->inflight >= e->cfg.max_per_dest)
+		return;
+	q->runnable = 1;
+	q->run_next = NULL;
+	if (e->run_tail)
+		e->run_tail->run_next = q;
+	else
+		e->run_head = q;
+	e->run_tail = q;
+}
+
+static struct dest_q *run_pop(struct ibw_engine *e)
+{
+	struct dest_q *q = e->run_head;
+
+	if (!q)
+		return NULL;
+	e->run_head = q->run_next;
+	if (!e->run_head)
+		e->run_tail = NULL;
+	q->runnable = 0;
+	q->run_next = NULL;
+	return q;
+}
+
+/* In-flight list, kept in deadline order. Tries mostly share a timeout,
+ * so the insertion point is nearly always the tail. */
+static void fl_insert(struct ibw_engine *e, struct req *r)
+{
+	struct req *p = e->fl_tail;
+
+	while (p && p->deadline > r->deadline)
+		p = p->prev;
+	r->prev = p;
+	r->next = p ? p->next : e->fl_head;
+	if (r->next)
+		r->next->prev = r;
+	else
+		e->fl_tail = r;
+	if (p)
+		p->next = r;
+	else
+		e->fl_head = r;
+}
+
+static void fl_remove(struct ibw_engine *e, struct req *r)
+{
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		e->fl_head = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	else
+		e->fl_tail = r->prev;
+	r->prev = r->next = NULL;
+}
+
+static void arm_deadline(struct ibw_engine *e)
+{
+	if (!e->fl_head)
+		ibw_timer_disarm(e->deadline_timer);
+	else if (ibw_timer_deadline(e->deadline_timer) != e->fl_head->deadline)
+		ibw_timer_arm_at(e->deadline_timer, e->fl_head->deadline);
+}
+
+static uint32_t tid_alloc(struct ibw_engine *e)
+{
+	/* In-flight tries are far fewer than slots, so this ends quickly;
+	 * it skips 0 and slots still holding a try in flight. */
+	for (;;) {
+		uint32_t tid = e->next_tid++;
+		struct slot *s = &e->slots[tid & e->slot_mask];
+
+		if (tid && s->state != SLOT_INFLIGHT)
+			return tid;
+	}
+}
+
+static void finish(struct ibw_engine *e, struct req *r, enum ibw_mad_result res,
+		   int status)
+{
+	r->result = res;
+	r->status = status;
+	r->next = NULL;
+	r->prev = e->done_tail;
+	if (e->done_tail)
+		e->done_tail->next = r;
+	else
+		e->done_head = r;
+	e->done_tail = r;
+	if (!ibw_timer_armed(e->done_timer))
+		ibw_timer_arm(e->done_timer, 0);
+}
+
+/* Release @r's window place; the caller then completes it. */
+static void leave_flight(struct ibw_engine *e, struct req *r,
+			 enum slot_state why)
+{
+	struct slot *s = &e->slots[r->tid & e->slot_mask];
+
+	if (s->tid == r->tid && s->state == SLOT_INFLIGHT) {
+		s->state = why;
+		s->req = NULL;
+	}
+	fl_remove(e, r);
+	e->st.inflight--;
+	r->dq->inflight--;
+	run_push(e, r->dq);
+	dest_put(e, r->dq);
+	r->dq = NULL;
+}
+
+static void complete_now(struct ibw_engine *e, struct req *r,
+			 enum ibw_mad_result res, int status,
+			 const struct ibw_rx *rx, uint64_t now)
+{
+	struct ibw_mad_done d;
+
+	memset(&d, 0, sizeof(d));
+	d.result = res;
+	d.status = status;
+	d.tries = r->tries;
+	if (rx) {
+		d.mad = rx->mad;
+		d.len = rx->len;
+		d.rtt_us = now - r->sent_at;
+	}
+	switch (res) {
+	case IBW_MAD_OK:
+		e->st.ok++;
+		break;
+	case IBW_MAD_TIMEOUT:
+		e->st.timeouts++;
+		break;
+	case IBW_MAD_STATUS:
+		e->st.status_errors++;
+		break;
+	case IBW_MAD_TRANSPORT:
+		e->st.transport_errors++;
+		break;
+	case IBW_MAD_CANCELLED:
+		e->st.cancelled++;
+		break;
+	}
+	r->r.cb(&d, r->r.arg);
+	free(r);
+}
+
+static int send_try(struct ibw_engine *e, struct req *r, uint64_t now)
+{
+	struct slot *s;
+	int rc;
+
+	r->tid = tid_alloc(e);
+	/* Only the low 32 bits come back (the kernel and umad2sim use the
+	 * high ones for the agent). */
+	mad_set_field64(r->mad, 0, IB_MAD_TRID_F, r->tid);
+	r->tries++;
+	r->sent_at = now;
+	r->deadline = now + (uint64_t)r->r.timeout_ms * 1000u;
+	rc = ibw_transport_send(e->t, &r->addr, r->mad, IBW_MAD_SIZE);
+	if (rc < 0) {
+		e->st.send_errors++;
+		return rc;
+	}
+	e->st.sent++;
+	s = &e->slots[r->tid & e->slot_mask];
+	s->tid = r->tid;
+	s->state = SLOT_INFLIGHT;
+	s->req = r;
+	fl_insert(e, r);
+	return 0;
+}
+
+static void pump(struct ibw_engine *e)
+{
+	uint64_t now;
+	struct dest_q *q;
+
+	if (e->pumping)
+		return;
+	e->pumping = 1;
+	now = ibw_now_us();
+	while (e->st.inflight < e->cfg.max_inflight && (q = run_pop(e))) {
+		struct req *r = q->head;
+		int rc;
+
+		q->head = r->next;
+		if (!q->head)
+			q->tail = NULL;
+		r->next = NULL;
+		e->st.queued--;
+		q->inflight++;
+		e->st.inflight++;
+		if (e->st.inflight > e->st.inflight_hwm)
+			e->st.inflight_hwm = e->st.inflight;
+		r->dq = q;
+		rc = send_try(e, r, now);
+		if (rc < 0) {
+			q->inflight--;
+			e->st.inflight--;
+			r->dq = NULL;
+			finish(e, r, IBW_MAD_TRANSPORT, -rc);
+		}
+		run_push(e, q);
+		dest_put(e, q);
+	}
+	e->pumping = 0;
+	arm_deadline(e);
+}
+
+static int build(struct req *r)
+{
+	ib_rpc_t rpc;
+	ib_dr_path_t dr;
+	const struct ibw_mad_req *q = &r->r;
+	int off = (int)ibw_mad_data_offset(q->mgmt_class);
+
+	if (q->data_len > (size_t)(IBW_MAD_SIZE - off))
+		return -EINVAL;
+	memset(&rpc, 0, sizeof(rpc));
+	rpc.mgtclass = q->mgmt_class;
+	rpc.method = q->method;
+	rpc.attr.id = q->attr_id;
+	rpc.attr.mod = q->attr_mod;
+	rpc.dataoffs = off;
+	rpc.datasz = (int)q->data_len;
+	rpc.mask = q->sa_comp_mask;
+	rpc.trid = 1; /* replaced per try */
+	if (q->mgmt_class == IBW_CLASS_VENDOR_ECHO)
+		rpc.oui = 0x001405;
+	memset(&dr, 0, sizeof(dr));
+	if (q->mgmt_class == IBW_CLASS_SMI_DR) {
+		if (!q->dest.directed || q->dest.hops > IBW_DR_MAX_HOPS)
+			return -EINVAL;
+		dr.cnt = q->dest.hops;
+		memcpy(dr.p, q->dest.path, sizeof(q->dest.path));
+		dr.drslid = 0xffff;
+		dr.drdlid = 0xffff;
+	} else if (q->dest.directed || !q->dest.lid) {
+		return -EINVAL;
+	}
+	memset(r->mad, 0, sizeof(r->mad));
+	if (!mad_encode(r->mad, &rpc,
+			q->mgmt_class == IBW_CLASS_SMI_DR ? &dr : NULL,
+			q->data_len ? r->data : NULL))
+		return -EINVAL;
+
+	memset(&r->addr, 0, sizeof(r->addr));
+	if (q->mgmt_class == IBW_CLASS_SMI_DR) {
+		r->addr.lid = 0xffff;
+	} else if (q->mgmt_class == IBW_CLASS_SMI) {
+		r->addr.lid = q->dest.lid;
+	} else {
+		r->addr.lid = q->dest.lid;
+		r->addr.qpn = q->dest.qpn ? q->dest.qpn : 1;
+		r->addr.qkey = q->dest.qkey ? q->dest.qkey : IBW_QP1_QKEY;
+		r->addr.sl = q->dest.sl;
+	}
+	return 0;
+}
+
+int ibw_engine_submit(struct ibw_engine *e, const struct ibw_mad_req *q)
+{
+	struct req *r;
+	struct dest_q *dq;
+	int rc;
+
+	if (!q->cb)
+		return -EINVAL;
+	if (e->closing)
+		return -ESHUTDOWN;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->r = *q;
+	if (q->data_len && q->data_len <= sizeof(r->data))
+		memcpy(r->data, q->data, q->data_len);
+	r->r.data = NULL;
+	if (!r->r.timeout_ms)
+		r->r.timeout_ms = e->cfg.timeout_ms;
+	if (r->r.retries < 0)
+		r->r.retries = e->cfg.retries;
+	rc = build(r);
+	if (rc < 0) {
+		free(r);
+		return rc;
+	}
+	dq = dest_get(e, dest_key(&q->dest));
+	if (!dq) {
+		free(r);
+		return -ENOMEM;
+	}
+	r->prev = NULL;
+	r->next = NULL;
+	if (dq->tail)
+		dq->tail->next = r;
+	else
+		dq->head = r;
+	dq->tail = r;
+	e->st.submitted++;
+	e->st.queued++;
+	if (e->st.queued > e->st.queued_hwm)
+		e->st.queued_hwm = e->st.queued;
+	run_push(e, dq);
+	pump(e);
+	return 0;
+}
+
+static void on_done_timer(struct ibw_timer *t, void *arg)
+{
+	struct ibw_engine *e = arg;
+	struct req *r, *list = e->done_head;
+
+	/* Take the list first: callbacks may finish more requests. */
+	e->done_head = e->done_tail = NULL;
+	while ((r = list)) {
+		list = r->next;
+		complete_now(e, r, r->result, r->status, NULL, 0);
+	}
+	pump(e);
+}
+
+/* Either send another try or give up with @res. */
+static void retry_or_fail(struct ibw_engine *e, struct req *r,
+			  enum ibw_mad_result res, int status, uint64_t now)
+{
+	struct slot *s = &e->slots[r->tid & e->slot_mask];
+
+	if (r->tries <= (unsigned)r->r.retries) {
+		int rc;
+
+		if (s->tid == r->tid && s->state == SLOT_INFLIGHT) {
+			s->state = res == IBW_MAD_TIMEOUT ? SLOT_TIMEDOUT
+							  : SLOT_CLOSED;
+			s->req = NULL;
+		}
+		fl_remove(e, r);
+		e->st.retries++;
+		rc = send_try(e, r, now);
+		if (rc == 0)
+			return;
+		/* Not in flight any more: put it back so leave_flight
+		 * below sees the shape it expects. */
+		fl_insert(e, r);
+		res = IBW_MAD_TRANSPORT;
+		status = -rc;
+	}
+	leave_flight(e, r,
+		     res == IBW_MAD_TIMEOUT ? SLOT_TIMEDOUT : SLOT_CLOSED);
+	finish(e, r, res, status);
+}
+
+static void on_deadline(struct ibw_timer *t, void *arg)
+{
+	struct ibw_engine *e = arg;
+	uint64_t now = ibw_now_us();
+	struct req *r;
+	unsigned n = 0, limit = e->st.inflight;
+
+	while ((r = e->fl_head) && r->deadline <= now && n++ <= limit) {
+		e->st.try_timeouts++;
+		retry_or_fail(e, r, IBW_MAD_TIMEOUT, ETIMEDOUT, now);
+	}
+	pump(e);
+}
+
+static int response_status(const uint8_t *mad)
+{
+	if (mad[1] == IBW_CLASS_SMI_DR)
+		return (int)ibw_mad_get(mad, IB_DRSMP_STATUS_F);
+	return (int)ibw_mad_get(mad, IB_MAD_STATUS_F);
+}
+
+static void handle_rx(struct ibw_engine *e, const struct ibw_rx *rx,
+		      uint64_t now)
+{
+	const uint8_t *m = rx->mad;
+	struct slot *s;
+	struct req *r;
+	uint32_t tid;
+	int status;
+
+	if (rx->len < 24) {
+		e->st.unmatched++;
+		return;
+	}
+	if (!rx->status && !(m[3] & 0x80)) {
+		/* A request from another node, not an answer to ours. */
+		if (!e->req_cb || !e->req_cb(rx, e->req_arg))
+			e->st.unsolicited++;
+		return;
+	}
+	tid = (uint32_t)ibw_mad_get64(m, IB_MAD_TRID_F);
+	s = &e->slots[tid & e->slot_mask];
+	if (!tid || s->tid != tid) {
+		e->st.unmatched++;
+		return;
+	}
+	switch (s->state) {
+	case SLOT_INFLIGHT:
+		break;
+	case SLOT_ANSWERED:
+		e->st.duplicates++;
+		return;
+	case SLOT_TIMEDOUT:
+	case SLOT_CLOSED:
+		e->st.late++;
+		return;
+	default:
+		e->st.unmatched++;
+		return;
+	}
+	r = s->req;
+	if (rx->status) {
+		/* Our own MAD, handed back undelivered (ibsim: no route,
+		 * port down, injected loss). No answer is coming. */
+		e->st.returned++;
+		retry_or_fail(e, r, IBW_MAD_TRANSPORT, rx->status, now);
+		pump(e);
+		return;
+	}
+	if (m[1] != r->mad[1] ||
+	    ibw_mad_get(m, IB_MAD_ATTRID_F) != r->r.attr_id) {
+		/* Same TID, different conversation: not ours. */
+		e->st.mismatched++;
+		return;
+	}
+	status = response_status(m);
+	if (status & 0x1) {
+		/* Busy: the responder asks us to try again later; let the
+		 * try's deadline run. */
+		return;
+	}
+	leave_flight(e, r, SLOT_ANSWERED);
+	complete_now(e, r, status ? IBW_MAD_STATUS : IBW_MAD_OK, status, rx,
+		     now);
+	pump(e);
+}
+
+void ibw_engine_poll(struct ibw_engine *e)
+{
+	struct ibw_rx rx;
+	uint64_t now = ibw_now_us();
+	int i, rc;
+
+	for (i = 0; i < RX_BATCH; i++) {
+		rc = ibw_transport_recv(e->t, &rx);
+		if (rc == 0) {
+			ibw_transport_drained(e->t);
+			break;
+		}
+		if (rc < 0) {
+			/* Nothing to read that makes sense; the deadlines
+			 * will settle what was in flight. */
+			e->st.unmatched++;
+			break;
+		}
+		e->st.received++;
+		if (!(i & 63))
+			now = ibw_now_us();
+		handle_rx(e, &rx, now);
+	}
+}
+
+static void on_readable(struct ibw_loop *loop, int fd, unsigned events,
+			void *arg)
+{
+	ibw_engine_poll(arg);
+}
+
+struct ibw_engine *ibw_engine_new(struct ibw_loop *loop,
+				  struct ibw_transport *t,
+				  const struct ibw_engine_config *cfg)
+{
+	struct ibw_engine *e = calloc(1, sizeof(*e));
+	uint32_t nslots = 65536;
+
+	if (!e)
+		return NULL;
+	e->loop = loop;
+	e->t = t;
+	if (cfg)
+		e->cfg = *cfg;
+	else
+		e->cfg.retries = -1;
+	ibw_engine_set_window(e, e->cfg.max_inflight, e->cfg.max_per_dest);
+	if (!e->cfg.timeout_ms)
+		e->cfg.timeout_ms = 100;
+	if (e->cfg.retries < 0)
+		e->cfg.retries = 2;
+	e->slots = calloc(nslots, sizeof(*e->slots));
+	e->slot_mask = nslots - 1;
+	/* A fresh TID space per run, so answers meant for an earlier run
+	 * of the daemon are not taken for ours. */
+	e->next_tid = (uint32_t)ibw_now_us() * 2654435761u;
+	e->deadline_timer = ibw_timer_new(loop, on_deadline, e);
+	e->done_timer = ibw_timer_new(loop, on_done_timer, e);
+	if (!e->slots || !e->deadline_timer || !e->done_timer ||
+	    ibw_loop_watch(loop, ibw_transport_fd(t), IBW_EV_READ, on_readable,
+			   e) < 0) {
+		ibw_timer_free(e->deadline_timer);
+		ibw_timer_free(e->done_timer);
+		free(e->slots);
+		free(e);
+		return NULL;
+	}
+	return e;
+}
+
+void ibw_engine_set_window(struct ibw_engine *e, unsigned max_inflight,
+			   unsigned max_per_dest)
+{
+	e->cfg.max_inflight = max_inflight ? max_inflight : 64;
+	/* The TID slots must stay far from full. */
+	if (e->cfg.max_inflight > 16384)
+		e->cfg.max_inflight = 16384;
+	e->cfg.max_per_dest = max_per_dest ? max_per_dest : 8;
+	if (e->slots)
+		pump(e);
+}
+
+void ibw_engine_set_request_handler(struct ibw_engine *e, ibw_request_cb cb,
+				    void *arg)
+{
+	e->req_cb = cb;
+	e->req_arg = arg;
+}
+
+void ibw_engine_get_stats(const struct ibw_engine *e,
+			  struct ibw_engine_stats *st)
+{
+	*st = e->st;
+}
+
+unsigned ibw_engine_busy(const struct ibw_engine *e)
+{
+	unsigned n = e->st.queued + e->st.inflight;
+	const struct req *r;
+
+	for (r = e->done_head; r; r = r->next)
+		n++;
+	return n;
+}
+
+void ibw_engine_free(struct ibw_engine *e)
+{
+	struct req *r;
+	struct dest_q *q;
+	int b;
+
+	if (!e)
+		return;
+	ibw_loop_unwatch(e->loop, ibw_transport_fd(e->t));
+	e->closing = 1;
+	e->pumping = 1;
+	while ((r = e->fl_head)) {
+		leave_flight(e, r, SLOT_CLOSED);
+		finish(e, r, IBW_MAD_CANCELLED, ECANCELED);
+	}
+	for (b = 0; b < DEST_BUCKETS; b++) {
+		while ((q = e->buckets[b])) {
+			while ((r = q->head)) {
+				q->head = r->next;
+				e->st.queued--;
+				finish(e, r, IBW_MAD_CANCELLED, ECANCELED);
+			}
+			e->buckets[b] = q->hnext;
+			free(q);
+		}
+	}
+	e->run_head = e->run_tail = NULL;
+	/* Callbacks run last; what they submit now is cancelled too. */
+	while ((r = e->done_head)) {
+		e->done_head = r->next;
+		if (!e->done_head)
+			e->done_tail = NULL;
+		complete_now(e, r, r->result, r->status, NULL, 0);
+	}
+	ibw_timer_free(e->deadline_timer);
+	ibw_timer_free(e->done_timer);
+	free(e->slots);
+	free(e);
+}

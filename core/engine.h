@@ -1,0 +1,153 @@
+/*
+ * The MAD engine: every MAD ibwatch sends goes through here. A request
+ * names a destination (LID-routed or a directed-route path), the MAD's
+ * class, method, attribute, modifier and payload, a deadline and a retry
+ * count, and one callback that receives the outcome. The engine keeps its
+ * own deadlines and retries, matches answers by the low 32 bits of the
+ * transaction id, bounds the MADs in flight globally and per destination,
+ * and counts everything it does.
+ */
+#ifndef IBW_ENGINE_H
+#define IBW_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "loop.h"
+#include "transport.h"
+
+#define IBW_DR_MAX_HOPS 63
+#define IBW_QP1_QKEY 0x80010000u
+
+enum {
+	IBW_CLASS_SMI = 0x01,
+	IBW_CLASS_SA = 0x03,
+	IBW_CLASS_PERF = 0x04,
+	IBW_CLASS_VENDOR_ECHO = 0x32,
+	IBW_CLASS_SMI_DR = 0x81,
+};
+
+enum {
+	IBW_METHOD_GET = 0x01,
+	IBW_METHOD_SET = 0x02,
+	IBW_METHOD_GET_RESP = 0x81,
+	IBW_METHOD_GET_TABLE = 0x12,
+};
+
+/* Where a request goes. */
+struct ibw_dest {
+	int directed; /* 1: directed route over @path, else to @lid */
+	uint16_t lid;
+	uint8_t hops; /* directed: number of hops, 0 = the local port */
+	uint8_t path[IBW_DR_MAX_HOPS + 1]; /* path[1..hops]: output ports */
+	/* GMPs only; 0 means QP1 with the well-known QP1 Q_Key */
+	uint32_t qpn;
+	uint32_t qkey;
+	uint8_t sl;
+};
+
+/* Fill @d for a LID-routed request. */
+void ibw_dest_lid(struct ibw_dest *d, uint16_t lid);
+/* Fill @d for a directed route; @path is "0" (local port) or "0,1,3".
+ * Returns 0 or -EINVAL. */
+int ibw_dest_dr_parse(struct ibw_dest *d, const char *path);
+/* Format @d as "lid 12" or "dr 0,1,3"; returns @buf. */
+char *ibw_dest_str(const struct ibw_dest *d, char *buf, size_t len);
+
+enum ibw_mad_result {
+	IBW_MAD_OK = 0,
+	IBW_MAD_TIMEOUT, /* no answer to any try */
+	IBW_MAD_STATUS, /* answered with a non-zero MAD status */
+	IBW_MAD_TRANSPORT, /* send failed, or the fabric handed it back */
+	IBW_MAD_CANCELLED, /* the engine was freed first */
+};
+
+const char *ibw_mad_result_str(enum ibw_mad_result r);
+
+struct ibw_mad_done {
+	enum ibw_mad_result result;
+	/* IBW_MAD_STATUS: the MAD status; IBW_MAD_TRANSPORT: an errno */
+	int status;
+	/* The answer, when one came (OK and STATUS); valid only during the
+	 * callback. */
+	const uint8_t *mad;
+	size_t len;
+	unsigned tries;
+	uint64_t rtt_us; /* of the try that was answered */
+};
+
+typedef void (*ibw_mad_cb)(const struct ibw_mad_done *done, void *arg);
+
+struct ibw_mad_req {
+	struct ibw_dest dest;
+	uint8_t mgmt_class; /* SMI requests to a directed dest use 0x81 */
+	uint8_t method;
+	uint16_t attr_id;
+	uint32_t attr_mod;
+	uint64_t sa_comp_mask; /* SA only */
+	const void *data; /* copied at the class's data offset */
+	size_t data_len;
+	unsigned timeout_ms; /* 0: the engine's default */
+	int retries; /* -1: the engine's default */
+	ibw_mad_cb cb;
+	void *arg;
+};
+
+struct ibw_engine_config {
+	unsigned max_inflight; /* MADs in flight in all; 0: 64 */
+	unsigned max_per_dest; /* ... to one destination; 0: 8 */
+	unsigned timeout_ms; /* default per try; 0: 100 */
+	int retries; /* default extra tries; -1: 2 */
+};
+
+struct ibw_engine_stats {
+	uint64_t submitted;
+	uint64_t sent; /* tries put on the wire, retries included */
+	uint64_t received; /* MADs read from the transport */
+	uint64_t ok;
+	uint64_t timeouts; /* requests that ran out of tries */
+	uint64_t try_timeouts; /* tries that met their deadline */
+	uint64_t retries;
+	uint64_t status_errors;
+	uint64_t transport_errors; /* requests failed by the transport */
+	uint64_t send_errors;
+	uint64_t returned; /* tries the fabric handed back undelivered */
+	uint64_t late; /* answers to a try that had already timed out */
+	uint64_t duplicates; /* second answers to an answered try */
+	uint64_t unmatched; /* answers to nothing we sent */
+	uint64_t mismatched; /* our TID, but not an answer to our MAD */
+	uint64_t unsolicited; /* requests from elsewhere, not handled */
+	uint64_t cancelled;
+	unsigned inflight;
+	unsigned inflight_hwm;
+	unsigned queued;
+	unsigned queued_hwm;
+};
+
+struct ibw_engine;
+
+/* Requests from other nodes (non-responses): return 1 if handled. */
+typedef int (*ibw_request_cb)(const struct ibw_rx *rx, void *arg);
+
+struct ibw_engine *ibw_engine_new(struct ibw_loop *loop,
+				  struct ibw_transport *t,
+				  const struct ibw_engine_config *cfg);
+/* Cancels what is still queued or in flight (callbacks see CANCELLED). */
+void ibw_engine_free(struct ibw_engine *e);
+
+/* Queue @req; 0 or -errno (-EINVAL for a malformed request). The
+ * callback always runs exactly once, never from inside this call. */
+int ibw_engine_submit(struct ibw_engine *e, const struct ibw_mad_req *req);
+
+void ibw_engine_set_window(struct ibw_engine *e, unsigned max_inflight,
+			   unsigned max_per_dest);
+void ibw_engine_set_request_handler(struct ibw_engine *e, ibw_request_cb cb,
+				    void *arg);
+void ibw_engine_get_stats(const struct ibw_engine *e,
+			  struct ibw_engine_stats *st);
+/* Requests queued or in flight. */
+unsigned ibw_engine_busy(const struct ibw_engine *e);
+/* Read and dispatch what the transport holds (the loop calls this). */
+void ibw_engine_poll(struct ibw_engine *e);
+
+#endif

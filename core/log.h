@@ -1,0 +1,31 @@
+/*
+ * Logging: one sink for the whole daemon, lines tagged with a subsystem
+ * token ("engine", "umad", ...). Libraries log through here and never
+ * print on their own.
+ */
+#ifndef IBW_LOG_H
+#define IBW_LOG_H
+
+enum ibw_log_level {
+	IBW_LOG_ERR = 3,
+	IBW_LOG_WARN = 4,
+	IBW_LOG_INFO = 6,
+	IBW_LOG_DEBUG = 7,
+};
+
+/* Messages above @level are dropped. Default: IBW_LOG_INFO. */
+void ibw_log_set_level(enum ibw_log_level level);
+enum ibw_log_level ibw_log_get_level(void);
+
+/* Parse "err", "warn", "info" or "debug"; returns -EINVAL otherwise. */
+int ibw_log_level_parse(const char *name, enum ibw_log_level *level);
+
+void ibw_log(enum ibw_log_level level, const char *subsys, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#define log_err(subsys, ...) ibw_log(IBW_LOG_ERR, subsys, __VA_ARGS__)
+#define log_warn(subsys, ...) ibw_log(IBW_LOG_WARN, subsys, __VA_ARGS__)
+#define log_info(subsys, ...) ibw_log(IBW_LOG_INFO, subsys, __VA_ARGS__)
+#define log_debug(subsys, ...) ibw_log(IBW_LOG_DEBUG, subsys, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,358 @@
+/*
+ * Transport over libibumad. The umad fd is non-blocking and, on real
+ * hardware, watched by epoll directly. Under ibsim's umad2sim preload the
+ * "fd" is a number umad2sim made up (>= 1024) that only its own poll()
+ * wrapper understands; epoll refuses it. There a helper thread waits in
+ * poll() and signals an eventfd; all reads stay on the loop's thread.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <infiniband/umad.h>
+
+#include "umad.h"
+
+enum {
+	MC_SMI = 0x01,
+	MC_SA = 0x03,
+	MC_PERF = 0x04,
+	MC_VENDOR_ECHO = 0x32,
+	MC_SMI_DR = 0x81,
+};
+
+#define IBW_ECHO_OUI 0x001405
+#define BRIDGE_POLL_MS 200
+
+struct umad_transport {
+	struct ibw_transport base;
+	int fd;
+	int agents[256]; /* by management class; -1: not registered */
+	uint8_t *sendbuf;
+	uint8_t *recvbuf;
+	size_t recvcap; /* MAD bytes recvbuf holds after the umad header */
+
+	/* Simulator bridge (see the top of this file). */
+	int evfd;
+	pthread_t thread;
+	int thread_running;
+	pthread_mutex_t mtx;
+	pthread_cond_t cond;
+	int armed; /* the thread may poll again */
+	int stop;
+};
+
+static struct umad_transport *ut(struct ibw_transport *t)
+{
+	return (struct umad_transport *)t;
+}
+
+static int umad_tx(struct ibw_transport *t, const struct ibw_mad_addr *to,
+		   const uint8_t *mad, size_t len)
+{
+	struct umad_transport *u = ut(t);
+	unsigned mclass;
+	int agent;
+
+	if (len < 24 || len > IBW_MAD_SIZE)
+		return -EINVAL;
+	mclass = mad[1];
+	agent = u->agents[mclass];
+	if (agent < 0)
+		return -EPROTONOSUPPORT;
+	memset(u->sendbuf, 0, umad_size() + IBW_MAD_SIZE);
+	umad_set_addr(u->sendbuf, to->lid, to->qpn, to->sl, to->qkey);
+	umad_set_grh(u->sendbuf, NULL);
+	memcpy(umad_get_mad(u->sendbuf), mad, len);
+	/* Timeout 0: the kernel (and umad2sim, which ignores it anyway)
+	 * keeps no state; the engine owns deadlines and retries. */
+	if (umad_send(u->fd, agent, u->sendbuf, IBW_MAD_SIZE, 0, 0) < 0)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+static int umad_rx(struct ibw_transport *t, struct ibw_rx *rx)
+{
+	struct umad_transport *u = ut(t);
+	int tries, len, rc;
+
+	for (tries = 0; tries < 2; tries++) {
+		len = (int)u->recvcap;
+		rc = umad_recv(u->fd, u->recvbuf, &len, 0);
+		if (rc >= 0)
+			break;
+		if (rc == -EWOULDBLOCK || rc == -EAGAIN || errno == EAGAIN)
+			return 0;
+		if (rc == -ENOSPC && len > (int)u->recvcap) {
+			/* An RMPP-reassembled answer: the kernel keeps it
+			 * queued and told us its size. */
+			uint8_t *nb = realloc(u->recvbuf, umad_size() + len);
+
+			if (!nb)
+				return -ENOMEM;
+			u->recvbuf = nb;
+			u->recvcap = len;
+			continue;
+		}
+		return rc;
+	}
+	if (rc < 0)
+		return rc;
+	{
+		ib_mad_addr_t *a = umad_get_mad_addr(u->recvbuf);
+
+		rx->from.lid = be16toh(a->lid);
+		rx->from.qpn = be32toh(a->qpn);
+		rx->from.qkey = be32toh(a->qkey);
+		rx->from.sl = a->sl;
+	}
+	rx->status = umad_status(u->recvbuf);
+	rx->len = len > 0 ? (size_t)len : 0;
+	rx->mad = umad_get_mad(u->recvbuf);
+	return 1;
+}
+
+static int umad_fd(struct ibw_transport *t)
+{
+	struct umad_transport *u = ut(t);
+
+	return u->evfd >= 0 ? u->evfd : u->fd;
+}
+
+static void *bridge_main(void *arg)
+{
+	struct umad_transport *u = arg;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&u->mtx);
+	while (!u->stop) {
+		int r;
+
+		while (!u->armed && !u->stop)
+			pthread_cond_wait(&u->cond, &u->mtx);
+		if (u->stop)
+			break;
+		pthread_mutex_unlock(&u->mtx);
+		r = umad_poll(u->fd, BRIDGE_POLL_MS);
+		pthread_mutex_lock(&u->mtx);
+		if (r == 0 && !u->stop) {
+			u->armed = 0;
+			if (write(u->evfd, &one, sizeof(one)) < 0) {
+				/* eventfd counter full cannot happen at
+				 * one write per drain; nothing to do. */
+			}
+		}
+	}
+	pthread_mutex_unlock(&u->mtx);
+	return NULL;
+}
+
+static void umad_drained(struct ibw_transport *t)
+{
+	struct umad_transport *u = ut(t);
+	uint64_t v;
+
+	if (u->evfd < 0)
+		return;
+	if (read(u->evfd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: nothing signalled; still re-arm below. */
+	}
+	pthread_mutex_lock(&u->mtx);
+	u->armed = 1;
+	pthread_cond_signal(&u->cond);
+	pthread_mutex_unlock(&u->mtx);
+}
+
+static void umad_tclose(struct ibw_transport *t)
+{
+	struct umad_transport *u = ut(t);
+	int i;
+
+	if (u->thread_running) {
+		pthread_mutex_lock(&u->mtx);
+		u->stop = 1;
+		pthread_cond_signal(&u->cond);
+		pthread_mutex_unlock(&u->mtx);
+		pthread_join(u->thread, NULL);
+	}
+	if (u->evfd >= 0)
+		close(u->evfd);
+	if (u->fd >= 0) {
+		for (i = 0; i < 256; i++)
+			if (u->agents[i] >= 0)
+				umad_unregister(u->fd, u->agents[i]);
+		umad_close_port(u->fd);
+	}
+	pthread_mutex_destroy(&u->mtx);
+	pthread_cond_destroy(&u->cond);
+	free(u->sendbuf);
+	free(u->recvbuf);
+	free(u);
+}
+
+static const struct ibw_transport_ops umad_ops = {
+	.send = umad_tx,
+	.recv = umad_rx,
+	.fd = umad_fd,
+	.drained = umad_drained,
+	.close = umad_tclose,
+};
+
+static void fill_info(const umad_port_t *p, struct ibw_local_port *info)
+{
+	umad_ca_t ca;
+
+	memset(info, 0, sizeof(*info));
+	snprintf(info->ca_name, sizeof(info->ca_name), "%s", p->ca_name);
+	info->portnum = p->portnum;
+	info->lid = p->base_lid;
+	info->lmc = p->lmc;
+	info->sm_lid = p->sm_lid;
+	info->state = p->state;
+	info->phys_state = p->phys_state;
+	info->rate = p->rate;
+	info->capmask = be32toh(p->capmask);
+	info->gid_prefix = be64toh(p->gid_prefix);
+	info->port_guid = be64toh(p->port_guid);
+	snprintf(info->link_layer, sizeof(info->link_layer), "%s",
+		 p->link_layer);
+	if (umad_get_ca(p->ca_name, &ca) == 0) {
+		info->node_guid = be64toh(ca.node_guid);
+		umad_release_ca(&ca);
+	}
+}
+
+int ibw_umad_port_info(const char *ca, int port, struct ibw_local_port *info)
+{
+	umad_port_t p;
+	int rc;
+
+	if (umad_init() < 0)
+		return -ENODEV;
+	rc = umad_get_port(ca, port, &p);
+	if (rc < 0)
+		return rc;
+	fill_info(&p, info);
+	umad_release_port(&p);
+	return 0;
+}
+
+static int reg(struct umad_transport *u, int mclass, int version, int rmpp)
+{
+	int id = umad_register(u->fd, mclass, version, rmpp, NULL);
+
+	if (id < 0)
+		return id;
+	u->agents[mclass] = id;
+	return 0;
+}
+
+static int start_bridge(struct umad_transport *u)
+{
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = { .events = EPOLLIN };
+	int rc;
+
+	if (ep < 0)
+		return -errno;
+	rc = epoll_ctl(ep, EPOLL_CTL_ADD, u->fd, &ev);
+	close(ep);
+	if (rc == 0)
+		return 0; /* a kernel fd: epoll it directly */
+	u->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (u->evfd < 0)
+		return -errno;
+	u->armed = 1;
+	rc = pthread_create(&u->thread, NULL, bridge_main, u);
+	if (rc)
+		return -rc;
+	u->thread_running = 1;
+	return 0;
+}
+
+int ibw_umad_open(const char *ca, int port, struct ibw_transport **out,
+		  struct ibw_local_port *info, char *err, size_t errlen)
+{
+	static const uint8_t echo_oui[3] = { (IBW_ECHO_OUI >> 16) & 0xff,
+					     (IBW_ECHO_OUI >> 8) & 0xff,
+					     IBW_ECHO_OUI & 0xff };
+	struct umad_transport *u;
+	umad_port_t p;
+	int i, rc;
+	char dummy[1];
+
+	if (!err) {
+		err = dummy;
+		errlen = sizeof(dummy);
+	}
+	if (umad_init() < 0) {
+		snprintf(err, errlen, "cannot initialise libibumad");
+		return -ENODEV;
+	}
+	rc = umad_get_port(ca, port, &p);
+	if (rc < 0) {
+		snprintf(err, errlen, "no InfiniBand port %s%s port %d: %s",
+			 ca ? "on CA " : "(default CA)", ca ? ca : "", port,
+			 strerror(-rc));
+		return rc;
+	}
+	fill_info(&p, info);
+	umad_release_port(&p);
+
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	u->base.ops = &umad_ops;
+	u->evfd = -1;
+	pthread_mutex_init(&u->mtx, NULL);
+	pthread_cond_init(&u->cond, NULL);
+	for (i = 0; i < 256; i++)
+		u->agents[i] = -1;
+	u->recvcap = IBW_MAD_SIZE;
+	u->fd = umad_open_port(info->ca_name, info->portnum);
+	/* umad_size() depends on the ABI found by umad_open_port(). */
+	if (u->fd >= 0) {
+		u->sendbuf = calloc(1, umad_size() + IBW_MAD_SIZE);
+		u->recvbuf = calloc(1, umad_size() + u->recvcap);
+	}
+	if (!u->sendbuf || !u->recvbuf || u->fd < 0) {
+		rc = u->fd < 0 ? u->fd : -ENOMEM;
+		snprintf(err, errlen, "cannot open %s port %d: %s",
+			 info->ca_name, info->portnum, strerror(-rc));
+		goto fail;
+	}
+	if ((rc = reg(u, MC_SMI, 1, 0)) < 0 ||
+	    (rc = reg(u, MC_SMI_DR, 1, 0)) < 0 ||
+	    (rc = reg(u, MC_PERF, 1, 0)) < 0 ||
+	    (rc = reg(u, MC_SA, 2, 1)) < 0) {
+		snprintf(err, errlen, "cannot register MAD agents on %s: %s",
+			 info->ca_name, strerror(-rc));
+		goto fail;
+	}
+	rc = umad_register_oui(u->fd, MC_VENDOR_ECHO, 0, (uint8_t *)echo_oui,
+			       NULL);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot register vendor agent: %s",
+			 strerror(-rc));
+		goto fail;
+	}
+	u->agents[MC_VENDOR_ECHO] = rc;
+	rc = start_bridge(u);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot start receive bridge: %s",
+			 strerror(-rc));
+		goto fail;
+	}
+	*out = &u->base;
+	return 0;
+fail:
+	umad_tclose(&u->base);
+	return rc;
+}

@@ -1,0 +1,44 @@
+/*
+ * The libibumad transport and what the local port says about itself.
+ */
+#ifndef IBW_UMAD_H
+#define IBW_UMAD_H
+
+#include <stdint.h>
+
+#include "transport.h"
+
+#define IBW_CA_NAME_LEN 64
+
+/* The local CA port as libibumad (sysfs) reports it at open time. Under
+ * the simulator this is a snapshot taken at attach: ask the fabric
+ * (PortInfo) for live state. */
+struct ibw_local_port {
+	char ca_name[IBW_CA_NAME_LEN];
+	int portnum;
+	uint16_t lid;
+	uint8_t lmc;
+	uint16_t sm_lid;
+	unsigned state; /* 1 down .. 4 active */
+	unsigned phys_state;
+	unsigned rate; /* Gb/s */
+	uint32_t capmask;
+	uint64_t gid_prefix;
+	uint64_t port_guid;
+	uint64_t node_guid;
+	char link_layer[IBW_CA_NAME_LEN];
+};
+
+/*
+ * Open @ca (NULL: the first CA with an active port) port @port (0: its
+ * first active port), register every agent ibwatch needs and return a
+ * non-blocking transport. On failure returns -errno and, when @err is
+ * given, a sentence for the operator.
+ */
+int ibw_umad_open(const char *ca, int port, struct ibw_transport **out,
+		  struct ibw_local_port *info, char *err, size_t errlen);
+
+/* Fill @info for @ca/@port without opening the device. */
+int ibw_umad_port_info(const char *ca, int port, struct ibw_local_port *info);
+
+#endif

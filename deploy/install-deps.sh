@@ -1,0 +1,34 @@
+#!/bin/sh
+# Install every build, run and test dependency of ibwatch on Debian 12.
+# Idempotent: does nothing when everything is present, and runs
+# `apt-get update` only when a package is missing.
+set -eu
+
+PKGS="
+build-essential cmake pkg-config clang-format
+libibumad-dev libibmad-dev
+libsnmp-dev libmicrohttpd-dev libjansson-dev libcmocka-dev
+ibsim-utils libumad2sim0 opensm infiniband-diags
+snmpd snmp snmptrapd curl
+"
+
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+	    grep -q 'install ok installed'; then
+		missing="$missing $p"
+	fi
+done
+
+[ -z "$missing" ] && exit 0
+
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+
+echo "install-deps: installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+# Try without refreshing the lists first; refresh only if that fails.
+if ! $SUDO apt-get install -y --no-install-recommends $missing; then
+	$SUDO apt-get update
+	$SUDO apt-get install -y --no-install-recommends $missing
+fi
