@@ -708,13 +708,22 @@ struct ibw_engine *ibw_engine_new(struct ibw_loop *loop,
 void ibw_engine_set_window(struct ibw_engine *e, unsigned max_inflight,
 			   unsigned max_per_dest)
 {
+	struct dest_q *q;
+	int b;
+
 	e->cfg.max_inflight = max_inflight ? max_inflight : 64;
 	/* The TID slots must stay far from full. */
 	if (e->cfg.max_inflight > 16384)
 		e->cfg.max_inflight = 16384;
 	e->cfg.max_per_dest = max_per_dest ? max_per_dest : 8;
-	if (e->slots)
-		pump(e);
+	if (!e->slots)
+		return;
+	/* Destinations held back by the old per-destination limit may run
+	 * now. */
+	for (b = 0; b < DEST_BUCKETS; b++)
+		for (q = e->buckets[b]; q; q = q->hnext)
+			run_push(e, q);
+	pump(e);
 }
 
 void ibw_engine_set_request_handler(struct ibw_engine *e, ibw_request_cb cb,

@@ -1,0 +1,40 @@
+#!/bin/bash
+# ibwatchd --once on the simulated fabric: the JSON names the local port
+# as the reference tools see it; a bad --ca is a clear error.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+net=/usr/share/doc/ibsim-utils/net-examples/net.2sw2path4hca
+: "${IBWATCHD:?IBWATCHD must name the ibwatchd binary}"
+
+if [ -z "${IBW_SIM_DIR:-}" ]; then
+	exec "$here/lib/with-fabric.sh" ibwatchd_once "$net" --sm Hca1 -- "$0"
+fi
+
+fails=0 passes=0
+ok() { passes=$((passes + 1)); echo "ok - $*"; }
+bad() { fails=$((fails + 1)); echo "not ok - $*"; }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+pre() { SIM_HOST=Hca3 LD_PRELOAD=$IBW_SIM_PRELOAD "$@"; }
+
+out=$(pre "$IBWATCHD" --once 2>err.txt); rc=$?
+check "--once exits 0" [ $rc = 0 ]
+check "--once prints JSON" jq -e . <<<"$out" >/dev/null
+
+ref_lid=$(pre smpquery -D portinfo 0 1 | sed -n 's/^Lid:\.*//p')
+ref_guid=$(pre ibstat -p | head -n1)
+ref_state=$(pre smpquery -D portinfo 0 1 | sed -n 's/^LinkState:\.*//p' | tr 'A-Z' 'a-z')
+check "lid equals smpquery's ($ref_lid)" [ "$(jq -r .local_port.lid <<<"$out")" = "$ref_lid" ]
+check "port GUID equals ibstat's ($ref_guid)" [ "$(jq -r .local_port.port_guid <<<"$out")" = "$ref_guid" ]
+check "state equals smpquery's ($ref_state)" [ "$(jq -r .local_port.state <<<"$out")" = "$ref_state" ]
+check "CA and port named" [ "$(jq -r '.local_port.ca + "/" + (.local_port.port|tostring)' <<<"$out")" = "ibsim0/1" ]
+check "engine counters present and consistent" jq -e '.engine.sent >= 3 and .engine.ok == .engine.submitted and .engine.inflight == 0' <<<"$out"
+
+out=$(pre "$IBWATCHD" --once --ca no-such-ca 2>err.txt); rc=$?
+check "bad --ca exits non-zero" [ $rc -ne 0 ]
+check "bad --ca says why" grep -q 'no InfiniBand port on CA no-such-ca' err.txt
+check "bad --ca prints no JSON" [ -z "$out" ]
+"$IBWATCHD" --port nine >/dev/null 2>err.txt; rc=$?
+check "bad --port exits 2 with a message" [ $rc = 2 ] && grep -q -- "--port: 'nine'" err.txt
+
+echo "$passes passed, $fails failed"
+[ $fails = 0 ]

@@ -1,0 +1,165 @@
+#!/bin/bash
+# The simulated-fabric test bed: ibsim + opensm in a private directory.
+#
+#   simfabric.sh start DIR NETFILE [--sm NODE] [--ibsim-args "..."]
+#                                  [--osm-args "..."] [--timeout SECS]
+#   simfabric.sh cmd DIR 'Unlink "leaf01"[1]'    console command, prints reply
+#   simfabric.sh env DIR                         shell lines to source
+#   simfabric.sh stop DIR                        stops what start started
+#
+# Each fabric has its own IBSIM_SOCKNAME (derived from DIR), so fabrics
+# run side by side. `stop` kills exactly the PIDs `start` recorded,
+# opensm first (it hangs on SIGTERM once ibsim is gone), then ibsim.
+#
+# Environment: IBW_SIMGUARD names the test-only preload library
+# (ibw_simguard.so) that keeps umad2sim from crashing on unregistered
+# classes; it is loaded into opensm and into every client.
+set -u
+
+UMAD2SIM=${IBW_UMAD2SIM:-$(dpkg -L libumad2sim0 2>/dev/null | grep '/libumad2sim.so$' | head -n1)}
+
+die() { echo "simfabric: $*" >&2; exit 1; }
+
+# wait_for FILE PATTERN SECS PID: wait until PATTERN shows up in FILE,
+# giving up after SECS or when PID is gone.
+wait_for() {
+	local file=$1 pat=$2 secs=$3 pid=$4 i
+	for ((i = 0; i < secs * 20; i++)); do
+		grep -q -- "$pat" "$file" 2>/dev/null && return 0
+		kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+# is_ours PID NAME: PID is alive and runs NAME (guards against PID reuse).
+is_ours() {
+	[ -r "/proc/$1/cmdline" ] && tr '\0' ' ' <"/proc/$1/cmdline" | grep -q -- "$2"
+}
+
+stop_pid() {
+	local pidfile=$1 name=$2 pid i
+	[ -f "$pidfile" ] || return 0
+	pid=$(cat "$pidfile")
+	if is_ours "$pid" "$name"; then
+		kill -TERM "$pid" 2>/dev/null
+		for ((i = 0; i < 100; i++)); do
+			is_ours "$pid" "$name" || break
+			sleep 0.05
+		done
+		if is_ours "$pid" "$name"; then
+			kill -KILL "$pid" 2>/dev/null
+			sleep 0.1
+		fi
+	fi
+	rm -f "$pidfile"
+}
+
+first_hca() {
+	awk '/^(Hca|Ca)[ \t]/ { match($0, /"[^"]*"/);
+		print substr($0, RSTART + 1, RLENGTH - 2); exit }' "$1"
+}
+
+second_hca() {
+	awk '/^(Hca|Ca)[ \t]/ { n++; if (n == 2) { match($0, /"[^"]*"/);
+		print substr($0, RSTART + 1, RLENGTH - 2); exit } }' "$1"
+}
+
+cmd_start() {
+	local dir=$1 net=$2; shift 2
+	local sm="" ibsim_args="" osm_args="" timeout=60 host preload sock
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--sm) sm=$2; shift 2 ;;
+		--ibsim-args) ibsim_args=$2; shift 2 ;;
+		--osm-args) osm_args=$2; shift 2 ;;
+		--timeout) timeout=$2; shift 2 ;;
+		*) die "start: unknown option $1" ;;
+		esac
+	done
+	[ -r "$net" ] || die "cannot read topology $net"
+	[ -n "$UMAD2SIM" ] && [ -r "$UMAD2SIM" ] || die "libumad2sim.so not found (package libumad2sim0)"
+	[ -n "${IBW_SIMGUARD:-}" ] && [ -r "$IBW_SIMGUARD" ] || die "IBW_SIMGUARD must name ibw_simguard.so"
+	command -v ibsim >/dev/null || die "ibsim not found (package ibsim-utils)"
+	command -v opensm >/dev/null || die "opensm not found"
+
+	mkdir -p "$dir" || die "cannot create $dir"
+	dir=$(cd "$dir" && pwd)
+	[ -f "$dir/ibsim.pid" ] && die "$dir already has a fabric; stop it first"
+	net=$(cd "$(dirname "$net")" && pwd)/$(basename "$net")
+	[ -n "$sm" ] || sm=$(first_hca "$net")
+	host=$(second_hca "$net")
+	[ -n "$host" ] || host=$sm
+	preload="$UMAD2SIM:$IBW_SIMGUARD"
+	sock="ibw.$(printf '%s' "$dir" | md5sum | cut -c1-16)"
+	mkdir -p "$dir/osm" "$dir/work"
+	rm -f "$dir/console" "$dir/ibsim.log" "$dir/osm/osm.log"
+	mkfifo "$dir/console" || die "cannot create the console FIFO"
+
+	cat >"$dir/env" <<ENV
+export IBW_SIM_DIR='$dir'
+export IBSIM_SOCKNAME='$sock'
+export IBW_SIM_PRELOAD='$preload'
+export IBW_SIM_SM='$sm'
+export SIM_HOST='$host'
+ENV
+
+	# The console FIFO is opened read-write: with a plain `<` ibsim spins
+	# at end-of-file once a writer closes.
+	(cd "$dir" && IBSIM_SOCKNAME=$sock exec ibsim -s $ibsim_args "$net" \
+		<>"$dir/console" >"$dir/ibsim.log" 2>&1) &
+	echo $! >"$dir/ibsim.pid"
+	if ! wait_for "$dir/ibsim.log" 'sim>' "$timeout" "$(cat "$dir/ibsim.pid")"; then
+		tail -n 5 "$dir/ibsim.log" >&2
+		cmd_stop "$dir"
+		die "ibsim did not come up"
+	fi
+
+	(cd "$dir/work" && IBSIM_SOCKNAME=$sock SIM_HOST=$sm LD_PRELOAD=$preload \
+		OSM_TMP_DIR="$dir/osm" OSM_CACHE_DIR="$dir/osm" \
+		exec opensm -d0 -d2 -f "$dir/osm/osm.log" $osm_args \
+		>"$dir/opensm.out" 2>&1 </dev/null) &
+	echo $! >"$dir/opensm.pid"
+	if ! wait_for "$dir/osm/osm.log" 'SUBNET UP' "$timeout" "$(cat "$dir/opensm.pid")"; then
+		tail -n 5 "$dir/osm/osm.log" "$dir/opensm.out" >&2
+		cmd_stop "$dir"
+		die "opensm did not bring the subnet up within ${timeout}s"
+	fi
+}
+
+cmd_cmd() {
+	local dir=$1; shift
+	local line="$*" off size i
+	[ -p "$dir/console" ] || die "no fabric in $dir"
+	is_ours "$(cat "$dir/ibsim.pid" 2>/dev/null)" ibsim || die "ibsim in $dir is not running"
+	off=$(stat -c %s "$dir/ibsim.log")
+	printf '%s\n' "$line" >"$dir/console"
+	# The reply ends with the next prompt.
+	for ((i = 0; i < 200; i++)); do
+		size=$(stat -c %s "$dir/ibsim.log")
+		if [ "$size" -gt "$off" ] &&
+		   tail -c +$((off + 1)) "$dir/ibsim.log" | grep -q 'sim> '; then
+			tail -c +$((off + 1)) "$dir/ibsim.log" | sed 's/sim> //g'
+			return 0
+		fi
+		sleep 0.05
+	done
+	die "no reply from ibsim to: $line"
+}
+
+cmd_stop() {
+	local dir=$1
+	stop_pid "$dir/opensm.pid" opensm
+	stop_pid "$dir/ibsim.pid" ibsim
+	rm -f "$dir/console"
+}
+
+[ $# -ge 2 ] || die "usage: simfabric.sh start|cmd|env|stop DIR ..."
+action=$1; shift
+case $action in
+start) [ $# -ge 2 ] || die "usage: start DIR NETFILE [options]"; cmd_start "$@" ;;
+cmd) [ $# -ge 2 ] || die "usage: cmd DIR COMMAND"; cmd_cmd "$@" ;;
+env) cat "$1/env" ;;
+stop) cmd_stop "$1" ;;
+*) die "unknown action $action" ;;
+esac

@@ -1,0 +1,635 @@
+/*
+ * MAD engine on the in-memory transport: TID matching, deadlines,
+ * retries, windows, late/duplicate/unmatched answers, wrong class, bad
+ * status and transport failures.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "codec.h"
+#include "engine.h"
+#include "transport_mem.h"
+
+struct fx {
+	struct ibw_loop *loop;
+	struct ibw_transport *t;
+	struct ibw_engine *e;
+};
+
+struct outcome {
+	int calls;
+	struct ibw_mad_done d;
+	uint8_t mad[IBW_MAD_SIZE];
+	int inside_submit; /* set while the test is inside submit() */
+};
+
+static int in_submit;
+
+static void on_done(const struct ibw_mad_done *d, void *arg)
+{
+	struct outcome *o = arg;
+
+	o->calls++;
+	o->d = *d;
+	o->inside_submit = in_submit;
+	if (d->mad)
+		memcpy(o->mad, d->mad, IBW_MAD_SIZE);
+	o->d.mad = d->mad ? o->mad : NULL;
+}
+
+static int fx_setup_cfg(void **state, unsigned maxif, unsigned perdest,
+			unsigned timeout_ms, int retries)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct ibw_engine_config cfg = { maxif, perdest, timeout_ms, retries };
+
+	f->loop = ibw_loop_new();
+	f->t = ibw_mem_transport_new();
+	f->e = ibw_engine_new(f->loop, f->t, &cfg);
+	if (!f->loop || !f->t || !f->e)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int fx_setup(void **state)
+{
+	return fx_setup_cfg(state, 64, 8, 20, 0);
+}
+
+static int fx_setup_window(void **state)
+{
+	return fx_setup_cfg(state, 4, 2, 1000, 0);
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+
+	ibw_engine_free(f->e);
+	ibw_transport_close(f->t);
+	ibw_loop_free(f->loop);
+	free(f);
+	return 0;
+}
+
+/* Run the loop until @cond or 2 s pass. */
+#define RUN_UNTIL(f, cond)                                  \
+	do {                                                \
+		uint64_t end_ = ibw_now_us() + 2000000u;    \
+		while (!(cond) && ibw_now_us() < end_)      \
+			ibw_loop_run_once((f)->loop, 5000); \
+	} while (0)
+
+static void spin(struct fx *f, unsigned ms)
+{
+	uint64_t end = ibw_now_us() + ms * 1000u;
+
+	while (ibw_now_us() < end)
+		ibw_loop_run_once(f->loop, (int64_t)(end - ibw_now_us()));
+}
+
+static void submit_get(struct fx *f, uint16_t lid, uint16_t attr,
+		       struct outcome *o, int retries)
+{
+	struct ibw_mad_req r;
+
+	memset(&r, 0, sizeof(r));
+	ibw_dest_lid(&r.dest, lid);
+	r.mgmt_class = IBW_CLASS_SMI;
+	r.method = IBW_METHOD_GET;
+	r.attr_id = attr;
+	r.retries = retries;
+	r.cb = on_done;
+	r.arg = o;
+	in_submit = 1;
+	assert_int_equal(ibw_engine_submit(f->e, &r), 0);
+	in_submit = 0;
+}
+
+static uint32_t tid_of(const uint8_t *mad)
+{
+	return (uint32_t)ibw_mad_get64(mad, IB_MAD_TRID_F);
+}
+
+/* Answer @req with @status, and mark the answer with @tag in the data. */
+static void answer(struct fx *f, uint8_t *req, int status, uint8_t tag)
+{
+	ibw_mem_make_response(req, status);
+	req[IB_SMP_DATA_OFFS] = tag;
+	assert_int_equal(ibw_mem_inject(f->t, req, IBW_MAD_SIZE, 0), 0);
+}
+
+static struct ibw_engine_stats stats(struct fx *f)
+{
+	struct ibw_engine_stats st;
+
+	ibw_engine_get_stats(f->e, &st);
+	return st;
+}
+
+static void test_tid_matching_out_of_order(void **state)
+{
+	struct fx *f = *state;
+	struct outcome o[3];
+	uint8_t req[3][IBW_MAD_SIZE];
+	struct ibw_mad_addr to;
+	int i;
+
+	memset(o, 0, sizeof(o));
+	for (i = 0; i < 3; i++)
+		submit_get(f, (uint16_t)(10 + i), IBW_ATTR_NODE_INFO, &o[i], 0);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(ibw_mem_next_sent(f->t, req[i], &to), 1);
+		assert_int_equal(to.lid, 10 + i);
+	}
+	assert_int_not_equal(tid_of(req[0]), tid_of(req[1]));
+	assert_int_not_equal(tid_of(req[1]), tid_of(req[2]));
+	/* Answer in reverse order: each callback gets its own answer. */
+	answer(f, req[2], 0, 0xc2);
+	answer(f, req[0], 0, 0xc0);
+	answer(f, req[1], 0, 0xc1);
+	RUN_UNTIL(f, o[0].calls && o[1].calls && o[2].calls);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(o[i].calls, 1);
+		assert_int_equal(o[i].d.result, IBW_MAD_OK);
+		assert_int_equal(o[i].mad[IB_SMP_DATA_OFFS], 0xc0 + i);
+		assert_int_equal(o[i].d.tries, 1);
+	}
+	assert_int_equal(stats(f).ok, 3);
+	assert_int_equal(stats(f).inflight, 0);
+}
+
+static void test_only_low_32_tid_bits_matter(void **state)
+{
+	struct fx *f = *state;
+	struct outcome o = { 0 };
+	uint8_t req[IBW_MAD_SIZE];
+	uint64_t tid;
+
+	submit_get(f, 5, IBW_ATTR_NODE_INFO, &o, 0);
+	assert_int_equal(ibw_mem_next_sent(f->t, req, NULL), 1);
+	/* The kernel and umad2sim put the agent id in the high bits. */
+	tid = ibw_mad_get64(req, IB_MAD_TRID_F) | (0x1234ull << 32);
+	mad_set_field64(req, 0, IB_MAD_TRID_F, tid);
+	answer(f, req, 0, 1);
+	RUN_UNTIL(f, o.calls);
+	assert_int_equal(o.d.result, IBW_MAD_OK);
+}
+
+static void test_deadline_expiry(void **state)
+{
+	struct fx *f = *state;
+	struct outcome o = { 0 };
+	uint64_t t0 = ibw_now_us();
+
+	submit_get(f, 7, IBW_ATTR_NODE_INFO, &o, 0);
+	RUN_UNTIL(f, o.calls);
+	assert_int_equal(o.calls, 1);
+	assert_int_equal(o.d.result, IBW_MAD_TIMEOUT);
+	assert_int_equal(o.d.tries, 1);
+	/* 20 ms deadline: not before it. */
+	assert_true(ibw_now_us() - t0 >= 20000);
+	assert_int_equal(stats(f).try_timeouts, 1);
+	assert_int_equal(stats(f).timeouts, 1);
+	assert_int_equal(ibw_mem_sent_count(f->t), 1);
+}
+
+static void test_retries_then_timeout(void **state)
+{
+	struct fx *f = *state;
+	struct outcome o = { 0 };
+	uint8_t a[IBW_MAD_SIZE], b[IBW_MAD_SIZE], c[IBW_MAD_SIZE];
+
+	submit_get(f, 7, IBW_ATTR_NODE_INFO, &o, 2);
+	RUN_UNTIL(f, o.calls);
+	assert_int_equal(o.d.result, IBW_MAD_TIMEOUT);
+	assert_int_equal(o.d.tries, 3);
+	assert_int_equal(ibw_mem_sent_count(f->t), 3);
+	assert_int_equal(stats(f).retries, 2);
+	assert_int_equal(stats(f).try_timeouts, 3);
+	assert_int_equal(stats(f).timeouts, 1);
+	/* Every try has a TID of its own. */
+	ibw_mem_next_sent(f->t, a, NULL);
+	ibw_mem_next_sent(f->t, b, NULL);
+	ibw_mem_next_sent(f->t, c, NULL);
+	assert_int_not_equal(tid_of(a), tid_of(b));
+	assert_int_not_equal(tid_of(b), tid_of(c));
+	assert_memory_equal(a + 24, b + 24, IBW_MAD_SIZE - 24);
+}
+
+static void test_retry_answered(void **state)
+{
+	struct fx *f = *state;
+	struct outcome o = { 0 };
+	uint8_t a[IBW_MAD_SIZE], b[IBW_MAD_SIZE];
+
+	submit_get(f, 7, IBW_ATTR_NODE_INFO, &o, 2);
+	assert_int_equal(ibw_mem_next_sent(f->t, a, NULL), 1);
+	RUN_UNTIL(f, ibw_mem_sent_count(f->t) == 2);
+	assert_int_equal(ibw_mem_next_sent(f->t, b, NULL), 1);
+	answer(f, b, 0, 9);
+	RUN_UNTIL(f, o.calls);
+	assert_int_equal(o.d.result, IBW_MAD_OK);
+	assert_int_equal(o.d.tries, 2);
+	/* The first try's answer now arrives: late, and ignored. */
+	answer(f, a, 0, 8);
+	spin(f, 10);
+	assert_int_equal(o.calls, 1);
+	assert_int_equal(stats(f).late, 1);
+}
+
+static void test_late_answer(void **state)
+{
+	struct fx *f = *state;
+	struct outcome o = { 0 };
+	uint8_t a[IBW_MAD_SIZE];
+
+	submit_get(f, 7, IBW_ATTR_NODE_INFO, &o, 0);
+	ibw_mem_next_sent(f->t, a, NULL);
+	RUN_UNTIL(f, o.calls);
+	assert_int_equal(o.d.result, IBW_MAD_TIMEOUT);
+	answer(f, a, 0, 1);
+	spin(f, 10);
+	assert_int_equal(o.calls, 1);
+	assert_int_equal(stats(f).late, 1);
+	assert_int_equal(stats(f).ok, 0);
+}
+
+static void test_duplicate_answer(void **state)
+{
+	struct fx *f = *state;
+	struct outcome o = { 0 };
+	uint8_t a[IBW_MAD_SIZE], copy[IBW_MAD_SIZE];
+
+	submit_get(f, 7, IBW_ATTR_NODE_INFO, &o, 0);
+	ibw_mem_next_sent(f->t, a, NULL);
+	memcpy(copy, a, sizeof(copy));
+	answer(f, a, 0, 1);
+	answer(f, copy, 0, 1);
+	RUN_UNTIL(f, stats(f).received == 2);
+	assert_int_equal(o.calls, 1);
+	assert_int_equal(stats(f).duplicates, 1);
+}
+
+static void test_unmatched_answer(void **state)
+{
+	struct fx *f = *state;
+	struct outcome o = { 0 };
+	uint8_t a[IBW_MAD_SIZE];
+
+	submit_get(f, 7, IBW_ATTR_NODE_INFO, &o, 0);
+	ibw_mem_next_sent(f->t, a, NULL);
+	mad_set_field64(a, 0, IB_MAD_TRID_F, tid_of(a) + 7777);
+	answer(f, a, 0, 1);
+	RUN_UNTIL(f, o.calls);
+	assert_int_equal(stats(f).unmatched, 1);
+	assert_int_equal(o.d.result, IBW_MAD_TIMEOUT);
+}
+
+static void test_short_mad_is_dropped(void **state)
+{
+	struct fx *f = *state;
+	uint8_t junk[10] = { 1, 0x81, 1, 0x81 };
+
+	assert_int_equal(ibw_mem_inject(f->t, junk, sizeof(junk), 0), 0);
+	RUN_UNTIL(f, stats(f).received == 1);
+	assert_int_equal(stats(f).unmatched, 1);
+}
+
+static void test_wrong_class_is_not_an_answer(void **state)
+{
+	struct fx *f = *state;
+	struct outcome o = { 0 };
+	uint8_t a[IBW_MAD_SIZE], good[IBW_MAD_SIZE];
+
+	submit_get(f, 7, IBW_ATTR_NODE_INFO, &o, 0);
+	ibw_mem_next_sent(f->t, a, NULL);
+	memcpy(good, a, sizeof(good));
+	a[1] = IBW_CLASS_PERF; /* same TID, another class */
+	answer(f, a, 0, 1);
+	RUN_UNTIL(f, stats(f).received == 1);
+	assert_int_equal(stats(f).mismatched, 1);
+	assert_int_equal(o.calls, 0);
+	/* The real answer still completes the request. */
+	answer(f, good, 0, 2);
+	RUN_UNTIL(f, o.calls);
+	assert_int_equal(o.d.result, IBW_MAD_OK);
+	assert_int_equal(o.mad[IB_SMP_DATA_OFFS], 2);
+}
+
+static void test_wrong_attribute_is_not_an_answer(void **state)
+{
+	struct fx *f = *state;
+	struct outcome o = { 0 };
+	uint8_t a[IBW_MAD_SIZE];
+
+	submit_get(f, 7, IBW_ATTR_NODE_INFO, &o, 0);
+	ibw_mem_next_sent(f->t, a, NULL);
+	mad_set_field(a, 0, IB_MAD_ATTRID_F, IBW_ATTR_PORT_INFO);
+	answer(f, a, 0, 1);
+	RUN_UNTIL(f, o.calls);
+	assert_int_equal(stats(f).mismatched, 1);
+	assert_int_equal(o.d.result, IBW_MAD_TIMEOUT);
+}
+
+static void test_bad_status(void **state)
+{
+	struct fx *f = *state;
+	struct outcome o = { 0 };
+	uint8_t a[IBW_MAD_SIZE];
+
+	submit_get(f, 7, IBW_ATTR_NODE_INFO, &o, 2);
+	ibw_mem_next_sent(f->t, a, NULL);
+	answer(f, a, 0x1c, 1); /* invalid attribute or modifier */
+	RUN_UNTIL(f, o.calls);
+	assert_int_equal(o.d.result, IBW_MAD_STATUS);
+	assert_int_equal(o.d.status, 0x1c);
+	assert_non_null(o.d.mad);
+	/* A status is an answer: no retry. */
+	assert_int_equal(ibw_mem_sent_count(f->t), 1);
+	assert_int_equal(stats(f).status_errors, 1);
+}
+
+static void test_busy_status_waits(void **state)
+{
+	struct fx *f = *state;
+	struct outcome o = { 0 };
+	uint8_t a[IBW_MAD_SIZE];
+
+	submit_get(f, 7, IBW_ATTR_NODE_INFO, &o, 0);
+	ibw_mem_next_sent(f->t, a, NULL);
+	answer(f, a, 0x1, 1);
+	RUN_UNTIL(f, o.calls);
+	assert_int_equal(o.d.result, IBW_MAD_TIMEOUT);
+}
+
+static void test_dr_status_field(void **state)
+{
+	struct fx *f = *state;
+	struct outcome o = { 0 };
+	struct ibw_mad_req r;
+	uint8_t a[IBW_MAD_SIZE];
+
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(ibw_dest_dr_parse(&r.dest, "0,1,3"), 0);
+	r.mgmt_class = IBW_CLASS_SMI_DR;
+	r.method = IBW_METHOD_GET;
+	r.attr_id = IBW_ATTR_NODE_INFO;
+	r.retries = 0;
+	r.cb = on_done;
+	r.arg = &o;
+	assert_int_equal(ibw_engine_submit(f->e, &r), 0);
+	ibw_mem_next_sent(f->t, a, NULL);
+	assert_int_equal(ibw_mad_get(a, IB_DRSMP_HOPCNT_F), 2);
+	answer(f, a, 0, 1);
+	RUN_UNTIL(f, o.calls);
+	/* The direction bit set in the answer is not a status. */
+	assert_int_equal(o.d.result, IBW_MAD_OK);
+}
+
+static void test_send_failure(void **state)
+{
+	struct fx *f = *state;
+	struct outcome o = { 0 };
+
+	ibw_mem_fail_sends(f->t, 1, EIO);
+	submit_get(f, 7, IBW_ATTR_NODE_INFO, &o, 0);
+	/* Never called back from inside submit(). */
+	assert_int_equal(o.calls, 0);
+	RUN_UNTIL(f, o.calls);
+	assert_int_equal(o.calls, 1);
+	assert_int_equal(o.inside_submit, 0);
+	assert_int_equal(o.d.result, IBW_MAD_TRANSPORT);
+	assert_int_equal(o.d.status, EIO);
+	assert_int_equal(stats(f).send_errors, 1);
+	assert_int_equal(stats(f).inflight, 0);
+}
+
+static void test_returned_send_fails_at_once(void **state)
+{
+	struct fx *f = *state;
+	struct outcome o = { 0 };
+	uint8_t a[IBW_MAD_SIZE];
+	uint64_t t0;
+
+	submit_get(f, 7, IBW_ATTR_NODE_INFO, &o, 0);
+	ibw_mem_next_sent(f->t, a, NULL);
+	t0 = ibw_now_us();
+	/* The fabric hands our own request back with umad status 110. */
+	assert_int_equal(ibw_mem_inject(f->t, a, IBW_MAD_SIZE, ETIMEDOUT), 0);
+	RUN_UNTIL(f, o.calls);
+	assert_int_equal(o.d.result, IBW_MAD_TRANSPORT);
+	assert_int_equal(o.d.status, ETIMEDOUT);
+	assert_true(ibw_now_us() - t0 < 20000); /* before the deadline */
+	assert_int_equal(stats(f).returned, 1);
+}
+
+static void test_returned_send_is_retried(void **state)
+{
+	struct fx *f = *state;
+	struct outcome o = { 0 };
+	uint8_t a[IBW_MAD_SIZE];
+
+	submit_get(f, 7, IBW_ATTR_NODE_INFO, &o, 1);
+	ibw_mem_next_sent(f->t, a, NULL);
+	ibw_mem_inject(f->t, a, IBW_MAD_SIZE, ETIMEDOUT);
+	RUN_UNTIL(f, ibw_mem_sent_count(f->t) == 2);
+	ibw_mem_next_sent(f->t, a, NULL);
+	answer(f, a, 0, 1);
+	RUN_UNTIL(f, o.calls);
+	assert_int_equal(o.d.result, IBW_MAD_OK);
+	assert_int_equal(o.d.tries, 2);
+}
+
+static void test_recv_error_keeps_engine_alive(void **state)
+{
+	struct fx *f = *state;
+	struct outcome o = { 0 };
+	uint8_t a[IBW_MAD_SIZE];
+
+	submit_get(f, 7, IBW_ATTR_NODE_INFO, &o, 0);
+	ibw_mem_next_sent(f->t, a, NULL);
+	ibw_mem_fail_recv(f->t, EIO);
+	spin(f, 2);
+	answer(f, a, 0, 1);
+	RUN_UNTIL(f, o.calls);
+	assert_int_equal(o.d.result, IBW_MAD_OK);
+}
+
+static void test_window_limits(void **state)
+{
+	struct fx *f = *state;
+	struct outcome oa[10], ob[10];
+	uint8_t m[IBW_MAD_SIZE];
+	struct ibw_mad_addr to;
+	int i, na = 0, nb = 0, done;
+
+	memset(oa, 0, sizeof(oa));
+	memset(ob, 0, sizeof(ob));
+	for (i = 0; i < 10; i++) {
+		submit_get(f, 100, IBW_ATTR_NODE_INFO, &oa[i], 0);
+		submit_get(f, 200, IBW_ATTR_NODE_INFO, &ob[i], 0);
+	}
+	/* Global window 4, two per destination. */
+	assert_int_equal(stats(f).inflight, 4);
+	assert_int_equal(stats(f).queued, 16);
+	while (ibw_mem_next_sent(f->t, m, &to)) {
+		na += to.lid == 100;
+		nb += to.lid == 200;
+		answer(f, m, 0, 1);
+		RUN_UNTIL(f, stats(f).received == (uint64_t)(na + nb));
+		assert_true(stats(f).inflight <= 4);
+	}
+	assert_int_equal(na, 10);
+	assert_int_equal(nb, 10);
+	for (done = 0, i = 0; i < 10; i++)
+		done += oa[i].calls + ob[i].calls;
+	assert_int_equal(done, 20);
+	assert_int_equal(stats(f).inflight_hwm, 4);
+	assert_int_equal(stats(f).queued_hwm, 16);
+}
+
+static void test_per_dest_limit(void **state)
+{
+	struct fx *f = *state;
+	struct outcome o[6];
+	int i;
+
+	memset(o, 0, sizeof(o));
+	for (i = 0; i < 6; i++)
+		submit_get(f, 100, IBW_ATTR_NODE_INFO, &o[i], 0);
+	/* One busy destination cannot take the whole window. */
+	assert_int_equal(stats(f).inflight, 2);
+	assert_int_equal(ibw_mem_sent_count(f->t), 2);
+	ibw_engine_set_window(f->e, 4, 4);
+	assert_int_equal(stats(f).inflight, 4);
+}
+
+static void test_free_cancels(void **state)
+{
+	struct fx *f = *state;
+	struct outcome o[3];
+	int i;
+
+	memset(o, 0, sizeof(o));
+	for (i = 0; i < 3; i++)
+		submit_get(f, 9, IBW_ATTR_NODE_INFO, &o[i], 0);
+	ibw_engine_free(f->e);
+	f->e = ibw_engine_new(f->loop, f->t, NULL);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(o[i].calls, 1);
+		assert_int_equal(o[i].d.result, IBW_MAD_CANCELLED);
+	}
+}
+
+static void test_malformed_requests(void **state)
+{
+	struct fx *f = *state;
+	struct outcome o = { 0 };
+	struct ibw_mad_req r;
+	uint8_t big[300];
+
+	memset(&r, 0, sizeof(r));
+	r.mgmt_class = IBW_CLASS_SMI;
+	r.method = IBW_METHOD_GET;
+	r.cb = on_done;
+	r.arg = &o;
+	/* LID 0 */
+	assert_int_equal(ibw_engine_submit(f->e, &r), -EINVAL);
+	/* directed dest on a LID-routed class */
+	ibw_dest_dr_parse(&r.dest, "0,1");
+	assert_int_equal(ibw_engine_submit(f->e, &r), -EINVAL);
+	/* payload too big */
+	ibw_dest_lid(&r.dest, 3);
+	r.data = big;
+	r.data_len = sizeof(big);
+	assert_int_equal(ibw_engine_submit(f->e, &r), -EINVAL);
+	/* no callback */
+	r.data_len = 0;
+	r.cb = NULL;
+	assert_int_equal(ibw_engine_submit(f->e, &r), -EINVAL);
+	assert_int_equal(o.calls, 0);
+}
+
+static void test_dr_parse(void **state)
+{
+	struct ibw_dest d;
+	char buf[64];
+
+	assert_int_equal(ibw_dest_dr_parse(&d, "0"), 0);
+	assert_int_equal(d.hops, 0);
+	assert_int_equal(ibw_dest_dr_parse(&d, "0,1,36,2"), 0);
+	assert_int_equal(d.hops, 3);
+	assert_int_equal(d.path[2], 36);
+	assert_string_equal(ibw_dest_str(&d, buf, sizeof(buf)), "dr 0,1,36,2");
+	assert_int_equal(ibw_dest_dr_parse(&d, "1,2"), -EINVAL);
+	assert_int_equal(ibw_dest_dr_parse(&d, "0,256"), -EINVAL);
+	assert_int_equal(ibw_dest_dr_parse(&d, "0,0"), -EINVAL);
+	assert_int_equal(ibw_dest_dr_parse(&d, "0,1,"), -EINVAL);
+	assert_int_equal(ibw_dest_dr_parse(&d, ""), -EINVAL);
+	ibw_dest_lid(&d, 42);
+	assert_string_equal(ibw_dest_str(&d, buf, sizeof(buf)), "lid 42");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_tid_matching_out_of_order,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_only_low_32_tid_bits_matter,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_deadline_expiry, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_retries_then_timeout,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_retry_answered, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_late_answer, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_duplicate_answer, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_unmatched_answer, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_short_mad_is_dropped,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(
+			test_wrong_class_is_not_an_answer, fx_setup,
+			fx_teardown),
+		cmocka_unit_test_setup_teardown(
+			test_wrong_attribute_is_not_an_answer, fx_setup,
+			fx_teardown),
+		cmocka_unit_test_setup_teardown(test_bad_status, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_busy_status_waits,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_dr_status_field, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_send_failure, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_returned_send_fails_at_once,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_returned_send_is_retried,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(
+			test_recv_error_keeps_engine_alive, fx_setup,
+			fx_teardown),
+		cmocka_unit_test_setup_teardown(test_window_limits,
+						fx_setup_window, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_per_dest_limit,
+						fx_setup_window, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_free_cancels, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_requests,
+						fx_setup, fx_teardown),
+		cmocka_unit_test(test_dr_parse),
+	};
+
+	return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
+}
