@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,15 +229,18 @@ static void on_signal(struct ibw_loop *loop, int fd, unsigned ev, void *arg)
 	}
 }
 
+static void stop_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+}
+
 static int setup_signals(struct daemon *d)
 {
 	sigset_t set;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
-		return -errno;
+	stop_signals(&set);
 	d->sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (d->sfd < 0)
 		return -errno;
@@ -246,11 +250,17 @@ static int setup_signals(struct daemon *d)
 int main(int argc, char **argv)
 {
 	struct daemon d;
+	sigset_t set;
 	char err[256];
 	int rc, status = 0;
 
 	memset(&d, 0, sizeof(d));
 	d.sfd = -1;
+	/* Block the stop signals before any thread exists (umad2sim starts
+	 * one when the port opens): they must reach the signalfd, not kill
+	 * the process from another thread. */
+	stop_signals(&set);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	if (parse_opts(argc, argv, &d.o) < 0)
 		return 2;
 

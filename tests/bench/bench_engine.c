@@ -4,7 +4,12 @@
  * MADs in flight. Prints one line per window. Run it through
  * tests/bench/engine.sh, which builds the 2048-host fat tree.
  *
- *   bench_engine [--rounds N] [--windows 1,16,64,256] [--per-dest N]
+ *   bench_engine [--rounds N] [--repeat N] [--windows 1,16,64,256]
+ *                [--per-dest N]
+ *
+ * A round sends PortCounters to every port --repeat times (default 10);
+ * the line for a window reports the median of --rounds rounds (default
+ * 5).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -31,16 +36,24 @@ static void on_done(const struct ibw_mad_done *d, void *arg)
 		done_fail++;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "windows", required_argument, NULL, 'w' },
 		{ "per-dest", required_argument, NULL, 'p' },
+		{ "repeat", required_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char windows[128] = "1,16,64,256", err[256], *tok;
-	unsigned rounds = 3, per_dest = 64, ntargets = 0, i;
+	unsigned rounds = 5, per_dest = 64, ntargets = 0, repeat = 10, i;
 	struct ibw_engine_config cfg = { 64, 64, 500, 2 };
 	struct ibw_local_port lp;
 	struct ibw_transport *t;
@@ -57,8 +70,14 @@ int main(int argc, char **argv)
 			snprintf(windows, sizeof(windows), "%s", optarg);
 		else if (c == 'p')
 			per_dest = (unsigned)atoi(optarg);
+		else if (c == 'n')
+			repeat = (unsigned)atoi(optarg);
 		else
 			return 2;
+	}
+	if (rounds < 1 || rounds > 64 || repeat < 1) {
+		fprintf(stderr, "bench_engine: rounds 1..64, repeat >= 1\n");
+		return 2;
 	}
 	loop = ibw_loop_new();
 	if (ibw_umad_open(NULL, 0, &t, &lp, err, sizeof(err)) < 0) {
@@ -91,24 +110,25 @@ int main(int argc, char **argv)
 	       "failed");
 	for (tok = strtok(windows, ","); tok; tok = strtok(NULL, ",")) {
 		unsigned win = (unsigned)atoi(tok), r;
-		double best = 0, secs_best = 0;
-		unsigned fails = 0;
+		double secs[64];
+		unsigned fails = 0, nmads = ntargets * repeat;
 
 		ibw_engine_set_window(e, win, per_dest < win ? per_dest : win);
 		for (r = 0; r < rounds; r++) {
 			uint64_t t0 = ibw_now_us(), t1;
 			uint8_t payload[IB_PC_DATA_SZ];
-			double rate, secs;
 
 			done_ok = done_fail = 0;
-			for (i = 0; i < ntargets; i++) {
+			for (i = 0; i < nmads; i++) {
+				const struct target *tg =
+					&targets[i % ntargets];
 				struct ibw_mad_req q;
 
 				memset(&q, 0, sizeof(q));
 				memset(payload, 0, sizeof(payload));
 				mad_set_field(payload, 0, IB_PC_PORT_SELECT_F,
-					      targets[i].port);
-				ibw_dest_lid(&q.dest, targets[i].lid);
+					      tg->port);
+				ibw_dest_lid(&q.dest, tg->lid);
 				q.mgmt_class = IBW_CLASS_PERF;
 				q.method = IBW_METHOD_GET;
 				q.attr_id = IBW_ATTR_PORT_COUNTERS;
@@ -124,16 +144,12 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			t1 = ibw_now_us();
-			secs = (double)(t1 - t0) / 1e6;
-			rate = ntargets / secs;
-			if (rate > best) {
-				best = rate;
-				secs_best = secs;
-			}
+			secs[r] = (double)(t1 - t0) / 1e6;
 			fails += done_fail;
 		}
-		printf("%8u %8u %10.3f %12.0f %8u\n", win, ntargets, secs_best,
-		       best, fails);
+		qsort(secs, rounds, sizeof(secs[0]), cmp_double);
+		printf("%8u %8u %10.3f %12.0f %8u\n", win, nmads,
+		       secs[rounds / 2], nmads / secs[rounds / 2], fails);
 		fflush(stdout);
 	}
 	free(targets);

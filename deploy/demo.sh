@@ -1,0 +1,105 @@
+#!/bin/bash
+# ibwatch demo on a simulated fabric.
+#
+#   deploy/demo.sh          install, build, start the fabric and ibwatchd,
+#                           print what to try; Ctrl-C stops it all
+#   deploy/demo.sh stop     stop a demo started elsewhere
+#
+# Everything lives in .demo/ (IBW_DEMO_DIR); the build in build/
+# (IBW_BUILD_DIR). The fabric is deploy/fabric/fattree-96.net: a 2-level
+# fat tree of 96 hosts (node0001..node0096), 12 leaves and 8 spines.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+demo=${IBW_DEMO_DIR:-$top/.demo}
+build=${IBW_BUILD_DIR:-$top/build}
+net=$top/deploy/fabric/fattree-96.net
+sf=$top/tests/lib/simfabric.sh
+host=node0001 # where ibwatchd runs
+sm=node0096   # where opensm runs
+
+say() { printf '%s\n' "$*"; }
+
+stop_demo() {
+	local pid
+	if [ -f "$demo/ibwatchd.pid" ]; then
+		pid=$(cat "$demo/ibwatchd.pid")
+		if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q ibwatchd; then
+			kill -TERM "$pid" 2>/dev/null
+			for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+			kill -KILL "$pid" 2>/dev/null
+		fi
+		rm -f "$demo/ibwatchd.pid"
+	fi
+	[ -d "$demo/fabric" ] && "$sf" stop "$demo/fabric"
+	return 0
+}
+
+if [ "${1:-}" = stop ]; then
+	stop_demo
+	say "demo stopped"
+	exit 0
+fi
+[ $# -eq 0 ] || { say "usage: deploy/demo.sh [stop]" >&2; exit 2; }
+
+set -e
+"$top/deploy/install-deps.sh"
+cmake -S "$top" -B "$build" >/dev/null
+cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)" >/dev/null
+set +e
+
+stop_demo
+rm -rf "$demo"
+mkdir -p "$demo"
+trap 'stop_demo; say ""; say "demo stopped"; exit 0' INT TERM
+
+export IBW_SIMGUARD=$build/tests/libibw_simguard.so
+say "starting the simulated fabric (ibsim + opensm, $(grep -c '^Hca' "$net") hosts)..."
+if ! "$sf" start "$demo/fabric" "$net" --sm "$sm"; then
+	stop_demo
+	exit 1
+fi
+# shellcheck disable=SC1091
+. "$demo/fabric/env"
+
+say ""
+say "== ibwatchd --once on $host =="
+(cd "$demo/fabric/work" && SIM_HOST=$host LD_PRELOAD=$IBW_SIM_PRELOAD \
+	"$build/agent/ibwatchd" --once)
+
+(cd "$demo/fabric/work" && SIM_HOST=$host LD_PRELOAD=$IBW_SIM_PRELOAD \
+	exec "$build/agent/ibwatchd" --log-level info >"$demo/ibwatchd.log" 2>&1) &
+echo $! >"$demo/ibwatchd.pid"
+
+cat <<MSG
+
+== running ==
+ibwatchd (pid $(cat "$demo/ibwatchd.pid")) is attached to $host; its log is $demo/ibwatchd.log
+opensm runs on $sm. Try, in another shell:
+
+  # the agent's one-shot view from another host of the fabric
+  (. $demo/fabric/env; cd $demo/fabric/work;
+   SIM_HOST=node0042 LD_PRELOAD=\$IBW_SIM_PRELOAD $build/agent/ibwatchd --once)
+
+  # the reference tools on the same fabric
+  (. $demo/fabric/env; cd $demo/fabric/work;
+   SIM_HOST=$host LD_PRELOAD=\$IBW_SIM_PRELOAD ibnetdiscover | head -40)
+
+  # break and mend a link, set a counter (ibsim console)
+  $sf cmd $demo/fabric 'Unlink "node0002"[1]'
+  $sf cmd $demo/fabric 'Relink "node0002"[1]'
+  $sf cmd $demo/fabric 'PerformanceSet "node0002"[1] PortCounters.SymbolErrorCounter=1000'
+
+Ctrl-C here (or deploy/demo.sh stop) stops the agent, opensm and ibsim.
+MSG
+
+# Wait for Ctrl-C, or for the agent to end on its own.
+while kill -0 "$(cat "$demo/ibwatchd.pid" 2>/dev/null)" 2>/dev/null; do
+	sleep 1
+done
+if [ ! -f "$demo/ibwatchd.pid" ]; then
+	say "demo stopped"
+	exit 0
+fi
+say "ibwatchd exited on its own; see $demo/ibwatchd.log"
+stop_demo
+exit 1

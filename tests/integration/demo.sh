@@ -1,0 +1,45 @@
+#!/bin/bash
+# deploy/demo.sh as a user runs it: it brings up the fabric and the agent,
+# prints commands that work, and `demo.sh stop` ends exactly what it
+# started.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+export IBW_DEMO_DIR=${IBW_TEST_WORK:-$PWD/test-work}/demo
+export IBW_BUILD_DIR=${IBW_BUILD_DIR:-$(dirname "$(dirname "${IBWATCHD:?}")")}
+fails=0 passes=0
+ok() { passes=$((passes + 1)); echo "ok - $*"; }
+bad() { fails=$((fails + 1)); echo "not ok - $*"; }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+running() { [ -n "$(tr -d '\0' <"/proc/$1/cmdline" 2>/dev/null)" ]; }
+
+out=$IBW_DEMO_DIR.out
+rm -rf "$IBW_DEMO_DIR" "$out"
+"$top/deploy/demo.sh" >"$out" 2>&1 &
+demo_pid=$!
+trap '"$top/deploy/demo.sh" stop >/dev/null 2>&1; kill "$demo_pid" 2>/dev/null' EXIT
+for _ in $(seq 1 600); do
+	grep -q '^== running ==' "$out" && break
+	kill -0 "$demo_pid" 2>/dev/null || break
+	sleep 0.2
+done
+check "demo comes up" grep -q '^== running ==' "$out"
+check "demo prints the agent's JSON" grep -q '"node_description": "node0001 HCA-1"' "$out"
+pids="$(cat "$IBW_DEMO_DIR/ibwatchd.pid") $(cat "$IBW_DEMO_DIR/fabric/opensm.pid") $(cat "$IBW_DEMO_DIR/fabric/ibsim.pid")"
+
+# The first command the demo prints, run as printed.
+cmd=$(sed -n '/# the agent.s one-shot view/{n;N;p}' "$out")
+json=$(bash -c "$cmd" 2>/dev/null)
+check "the printed --once command works" jq -e '.local_port.node_description == "node0042 HCA-1"' <<<"$json"
+reply=$(bash -c "$(grep -m1 "cmd .*Unlink" "$out")")
+check "the printed console command works" [ -n "$reply" ]
+
+"$top/deploy/demo.sh" stop >/dev/null
+for _ in $(seq 1 100); do kill -0 "$demo_pid" 2>/dev/null || break; sleep 0.1; done
+wait "$demo_pid"; rc=$?
+check "demo exits 0 after stop" [ $rc = 0 ]
+alive=0
+for p in $pids; do running "$p" && alive=1; done
+check "stop ends the agent, opensm and ibsim" [ $alive = 0 ]
+
+echo "$passes passed, $fails failed"
+[ $fails = 0 ]

@@ -1,0 +1,35 @@
+#!/bin/bash
+# Install what the tests need, build from scratch and run every test.
+#
+#   tests/run.sh            the default suite, plus a sanitizer (ASan+UBSan)
+#                           build of the same tests
+#   IBW_NO_SANITIZE=1 tests/run.sh   skip the sanitizer build
+#
+# Exits non-zero on any failure; the last line is ctest's summary.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+"$top/deploy/install-deps.sh"
+
+jobs=$(nproc 2>/dev/null || echo 2)
+status=0
+
+run_suite() { # run_suite BUILD_DIR [cmake args...]
+	local dir=$1; shift
+	rm -rf "$dir"
+	cmake -S "$top" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+	cmake --build "$dir" -j "$jobs"
+	(cd "$dir" && ctest --output-on-failure -j "$jobs" --timeout 600 "${CTEST_ARGS[@]}")
+}
+
+if [ -z "${IBW_NO_SANITIZE:-}" ]; then
+	echo "== sanitizer build (ASan+UBSan) =="
+	CTEST_ARGS=(-LE style)
+	run_suite "$top/build-test-asan" -DIBW_SANITIZE=ON || status=1
+fi
+
+echo "== default build =="
+CTEST_ARGS=()
+run_suite "$top/build-test" || status=1
+exit $status
