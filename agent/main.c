@@ -16,17 +16,20 @@
 #include "ibw_version.h"
 #include "json.h"
 #include "localport.h"
+#include "monitor.h"
 #include "log.h"
 #include "loop.h"
 #include "umad.h"
 
 #define LOCAL_REFRESH_US (10u * 1000000u)
+#define DEFAULT_STATE_FILE "/var/lib/ibwatch/counters.state"
 
 struct opts {
 	const char *ca;
 	int port;
 	int once;
 	struct ibw_engine_config ecfg;
+	struct ibw_monitor_opts mon;
 };
 
 struct daemon {
@@ -38,6 +41,8 @@ struct daemon {
 	struct ibw_localport_query lq;
 	int lq_done;
 	struct ibw_timer *refresh;
+	struct ibw_monitor *mon;
+	int once_done;
 	int sfd;
 };
 
@@ -79,6 +84,40 @@ static int parse_uint(const char *opt, const char *s, unsigned max,
 	return 0;
 }
 
+static int parse_uint_fail(const char *opt)
+{
+	fprintf(stderr, "ibwatchd: %s must be at least 1\n", opt);
+	return -1;
+}
+
+static int parse_threshold(const char *arg, struct ibw_counters_opts *co)
+{
+	const char *eq = strchr(arg, '=');
+	char name[64];
+	unsigned v;
+	int c;
+
+	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(name)) {
+		fprintf(stderr,
+			"ibwatchd: --threshold: '%s' is not NAME=VALUE\n", arg);
+		return -1;
+	}
+	snprintf(name, sizeof(name), "%.*s", (int)(eq - arg), arg);
+	c = ibw_ctr_lookup(name);
+	if (c < 0 || !ibw_ctr_desc(c)->is_error) {
+		fprintf(stderr,
+			"ibwatchd: --threshold: '%s' is not an error counter\n",
+			name);
+		return -1;
+	}
+	if (parse_uint("--threshold", eq + 1, 0xffffffffu, &v) < 0)
+		return -1;
+	if (!v)
+		return parse_uint_fail("--threshold");
+	co->thresholds[c] = v;
+	return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum {
@@ -90,6 +129,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		OPT_TIMEOUT,
 		OPT_RETRIES,
 		OPT_LOGLEVEL,
+		OPT_DISC_IVL,
+		OPT_CTR_IVL,
+		OPT_STATE,
+		OPT_NO_STATE,
+		OPT_NAMEMAP,
+		OPT_SCOPE,
+		OPT_THRESHOLD,
+		OPT_RESET,
 		OPT_VERSION,
 		OPT_HELP,
 	};
@@ -102,6 +149,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "timeout-ms", required_argument, NULL, OPT_TIMEOUT },
 		{ "retries", required_argument, NULL, OPT_RETRIES },
 		{ "log-level", required_argument, NULL, OPT_LOGLEVEL },
+		{ "discovery-interval", required_argument, NULL, OPT_DISC_IVL },
+		{ "counter-interval", required_argument, NULL, OPT_CTR_IVL },
+		{ "state-file", required_argument, NULL, OPT_STATE },
+		{ "no-state-file", no_argument, NULL, OPT_NO_STATE },
+		{ "node-name-map", required_argument, NULL, OPT_NAMEMAP },
+		{ "scope", required_argument, NULL, OPT_SCOPE },
+		{ "threshold", required_argument, NULL, OPT_THRESHOLD },
+		{ "reset-counters", required_argument, NULL, OPT_RESET },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
@@ -112,6 +167,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->ecfg.retries = -1;
+	o->mon.discover.retries = -1;
+	o->mon.counters.retries = -1;
+	o->mon.state_file = DEFAULT_STATE_FILE;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_CA:
@@ -155,6 +213,64 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			}
 			ibw_log_set_level(lvl);
 			break;
+		case OPT_DISC_IVL:
+			if (parse_uint("--discovery-interval", optarg, 86400,
+				       &v) < 0)
+				return -1;
+			if (!v)
+				return parse_uint_fail("--discovery-interval");
+			o->mon.discovery_interval_us = (uint64_t)v * 1000000u;
+			break;
+		case OPT_CTR_IVL:
+			if (parse_uint("--counter-interval", optarg, 86400,
+				       &v) < 0)
+				return -1;
+			if (!v)
+				return parse_uint_fail("--counter-interval");
+			o->mon.counter_interval_us = (uint64_t)v * 1000000u;
+			break;
+		case OPT_STATE:
+			o->mon.state_file = optarg;
+			break;
+		case OPT_NO_STATE:
+			o->mon.state_file = NULL;
+			break;
+		case OPT_NAMEMAP:
+			o->mon.node_name_map = optarg;
+			break;
+		case OPT_SCOPE:
+			if (!strcmp(optarg, "all")) {
+				o->mon.counters.scope = IBW_SCOPE_ALL;
+			} else if (!strcmp(optarg, "switches")) {
+				o->mon.counters.scope = IBW_SCOPE_SWITCHES;
+			} else if (!strcmp(optarg, "cas")) {
+				o->mon.counters.scope = IBW_SCOPE_CAS;
+			} else {
+				fprintf(stderr,
+					"ibwatchd: --scope: '%s' is not one of "
+					"all, switches, cas\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case OPT_THRESHOLD:
+			if (parse_threshold(optarg, &o->mon.counters) < 0)
+				return -1;
+			break;
+		case OPT_RESET:
+			if (!strcmp(optarg, "data") || !strcmp(optarg, "all"))
+				o->mon.counters.reset_data = 1;
+			if (!strcmp(optarg, "errors") || !strcmp(optarg, "all"))
+				o->mon.counters.reset_errors = 1;
+			if (strcmp(optarg, "data") &&
+			    strcmp(optarg, "errors") && strcmp(optarg, "all")) {
+				fprintf(stderr,
+					"ibwatchd: --reset-counters: '%s' is "
+					"not one of data, errors, all\n",
+					optarg);
+				return -1;
+			}
+			break;
 		case OPT_VERSION:
 			printf("ibwatchd %s\n", IBW_VERSION);
 			exit(0);
@@ -178,7 +294,12 @@ static json_t *snapshot_json(struct daemon *d)
 {
 	struct ibw_engine_stats st;
 	const struct ibw_localport_query *q = &d->lq;
-	json_t *root = json_object();
+	struct ibw_snapshot *snap = ibw_monitor_snapshot(d->mon);
+	struct ibw_event evs[256];
+	struct ibw_local_ca cas[4];
+	json_t *root = json_object(), *sweeps;
+	int ncas;
+	unsigned nev;
 
 	ibw_engine_get_stats(d->e, &st);
 	json_object_set_new(root, "version", json_string(IBW_VERSION));
@@ -187,7 +308,23 @@ static json_t *snapshot_json(struct daemon *d)
 		ibw_json_local_port(&d->lp, q->have_portinfo ? &q->pi : NULL,
 				    q->have_nodeinfo ? &q->ni : NULL,
 				    q->have_desc ? q->desc : NULL));
+	ncas = ibw_umad_local_cas(cas, 4);
+	json_object_set_new(root, "local",
+			    ibw_json_local_cas(cas,
+					       ncas > 0 ? (unsigned)ncas : 0));
+	sweeps = json_object();
+	json_object_set_new(sweeps, "discovery",
+			    ibw_json_sweep(&snap->discovery));
+	json_object_set_new(sweeps, "counters",
+			    ibw_json_sweep(&snap->counters));
+	json_object_set_new(sweeps, "unreachable_ports",
+			    json_integer(snap->unreachable_ports));
+	json_object_set_new(root, "sweeps", sweeps);
+	json_object_set_new(root, "nodes", ibw_json_nodes(snap));
+	nev = ibw_events_since(ibw_monitor_events(d->mon), 0, evs, 256);
+	json_object_set_new(root, "events", ibw_json_events(evs, nev));
 	json_object_set_new(root, "engine", ibw_json_engine_stats(&st));
+	ibw_snapshot_unref(snap);
 	return root;
 }
 
@@ -202,7 +339,16 @@ static void on_local(struct ibw_localport_query *q, void *arg)
 	else
 		log_debug("local", "local port lid %u state %s", q->pi.lid,
 			  ibw_port_state_str(q->pi.state));
-	if (d->o.once)
+	if (d->o.once && d->once_done)
+		ibw_loop_stop(d->loop);
+}
+
+static void on_once(struct ibw_monitor *m, void *arg)
+{
+	struct daemon *d = arg;
+
+	d->once_done = 1;
+	if (d->lq_done)
 		ibw_loop_stop(d->loop);
 }
 
@@ -216,17 +362,28 @@ static void on_refresh(struct ibw_timer *t, void *arg)
 	if (rc < 0)
 		log_warn("local", "cannot query the local port: %s",
 			 strerror(-rc));
-	ibw_timer_arm(t, LOCAL_REFRESH_US);
+	if (!d->o.once)
+		ibw_timer_arm(t, LOCAL_REFRESH_US);
 }
 
 static void on_signal(struct ibw_loop *loop, int fd, unsigned ev, void *arg)
 {
+	struct daemon *d = arg;
 	struct signalfd_siginfo si;
+	char err[256];
 
-	if (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		log_info("main", "signal %u: stopping", si.ssi_signo);
-		ibw_loop_stop(loop);
+	if (read(fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+		return;
+	if (si.ssi_signo == SIGHUP) {
+		if (ibw_monitor_reload_names(d->mon, err, sizeof(err)) < 0)
+			log_warn("main",
+				 "SIGHUP: node-name map not reloaded: %s", err);
+		else
+			log_info("main", "SIGHUP: node-name map reloaded");
+		return;
 	}
+	log_info("main", "signal %u: stopping", si.ssi_signo);
+	ibw_loop_stop(loop);
 }
 
 static void stop_signals(sigset_t *set)
@@ -234,6 +391,7 @@ static void stop_signals(sigset_t *set)
 	sigemptyset(set);
 	sigaddset(set, SIGINT);
 	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
 }
 
 static int setup_signals(struct daemon *d)
@@ -282,9 +440,23 @@ int main(int argc, char **argv)
 	log_info("main", "attached to %s port %d (port GUID 0x%016llx)",
 		 d.lp.ca_name, d.lp.portnum,
 		 (unsigned long long)d.lp.port_guid);
+	d.mon = ibw_monitor_new(d.e, &d.o.mon, err, sizeof(err));
+	if (!d.mon) {
+		fprintf(stderr, "ibwatchd: %s\n", err);
+		return 1;
+	}
 
 	d.refresh = ibw_timer_new(d.loop, on_refresh, &d);
 	ibw_timer_arm(d.refresh, 0);
+	if (d.o.once)
+		rc = ibw_monitor_once(d.mon, on_once, &d);
+	else
+		rc = ibw_monitor_start(d.mon);
+	if (rc < 0) {
+		fprintf(stderr, "ibwatchd: cannot start the probes: %s\n",
+			strerror(-rc));
+		return 1;
+	}
 	rc = ibw_loop_run(d.loop);
 	if (rc < 0) {
 		log_err("main", "event loop failed: %s", strerror(-rc));
@@ -294,8 +466,11 @@ int main(int argc, char **argv)
 	if (d.o.once) {
 		json_t *j = snapshot_json(&d);
 
-		json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-		fputc('\n', stdout);
+		char *text = ibw_json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+
+		if (text)
+			printf("%s\n", text);
+		free(text);
 		json_decref(j);
 		if (!d.lq_done || d.lq.first_error != IBW_MAD_OK) {
 			fprintf(stderr,
@@ -306,7 +481,9 @@ int main(int argc, char **argv)
 		}
 	}
 	ibw_timer_free(d.refresh);
+	/* The engine first: it cancels what the probes have in flight. */
 	ibw_engine_free(d.e);
+	ibw_monitor_free(d.mon);
 	ibw_transport_close(d.t);
 	if (d.sfd >= 0)
 		close(d.sfd);

@@ -92,6 +92,18 @@ int ibw_nodedesc_decode(const uint8_t *mad, size_t len, char *buf,
 	return 0;
 }
 
+int ibw_switchinfo_decode(const uint8_t *mad, size_t len,
+			  struct ibw_switchinfo *si)
+{
+	const uint8_t *p = payload(mad, len);
+
+	if (!p)
+		return -EINVAL;
+	si->lft_cap = (uint16_t)GET(p, IB_SW_LINEAR_FDB_CAP_F);
+	si->lft_top = (uint16_t)GET(p, IB_SW_LINEAR_FDB_TOP_F);
+	return 0;
+}
+
 int ibw_port_counters_decode(const uint8_t *mad, size_t len,
 			     struct ibw_port_counters *pc)
 {
@@ -157,4 +169,87 @@ const char *ibw_phys_state_str(unsigned phys)
 	};
 
 	return phys < 8 ? names[phys] : "unknown";
+}
+
+const char *ibw_width_str(unsigned w)
+{
+	switch (w) {
+	case 1:
+		return "1x";
+	case 2:
+		return "4x";
+	case 4:
+		return "8x";
+	case 8:
+		return "12x";
+	case 16:
+		return "2x";
+	}
+	return "unknown";
+}
+
+static unsigned width_lanes(unsigned w)
+{
+	switch (w) {
+	case 1:
+		return 1;
+	case 2:
+		return 4;
+	case 4:
+		return 8;
+	case 8:
+		return 12;
+	case 16:
+		return 2;
+	}
+	return 0;
+}
+
+const char *ibw_speed_str(unsigned speed, unsigned ext)
+{
+	switch (ext) {
+	case 1:
+		return "FDR";
+	case 2:
+		return "EDR";
+	case 4:
+		return "HDR";
+	case 8:
+		return "NDR";
+	}
+	switch (speed) {
+	case 1:
+		return "SDR";
+	case 2:
+		return "DDR";
+	case 4:
+		return "QDR";
+	}
+	return "unknown";
+}
+
+double ibw_link_gbps(const struct ibw_portinfo *pi)
+{
+	double lane;
+
+	switch (pi->speed_ext_active) {
+	case 1:
+		lane = 14.0625;
+		break;
+	case 2:
+		lane = 25.78125;
+		break;
+	case 4:
+		lane = 53.125;
+		break;
+	case 8:
+		lane = 106.25;
+		break;
+	default:
+		lane = pi->speed_active == 4   ? 10.0
+		       : pi->speed_active == 2 ? 5.0
+		       : pi->speed_active == 1 ? 2.5
+					       : 0.0;
+	}
+	return lane * width_lanes(pi->width_active);
 }

@@ -56,6 +56,11 @@ struct ibw_portinfo {
 	uint8_t speed_ext_active; /* 0 none, 1 FDR, 2 EDR, 4 HDR, 8 NDR */
 };
 
+struct ibw_switchinfo {
+	uint16_t lft_cap;
+	uint16_t lft_top;
+};
+
 /* PortCounters (PerfMgt attribute 0x12), one field per counter. */
 struct ibw_port_counters {
 	unsigned port_select;
@@ -101,8 +106,15 @@ int ibw_portinfo_decode(const uint8_t *mad, size_t len,
  * control characters replaced, since it comes from the fabric. */
 int ibw_nodedesc_decode(const uint8_t *mad, size_t len, char *buf,
 			size_t buflen);
+int ibw_switchinfo_decode(const uint8_t *mad, size_t len,
+			  struct ibw_switchinfo *si);
 int ibw_port_counters_decode(const uint8_t *mad, size_t len,
 			     struct ibw_port_counters *pc);
+
+/* "4x", "SDR".."NDR", and the signalling rate in Gb/s. */
+const char *ibw_width_str(unsigned width_active);
+const char *ibw_speed_str(unsigned speed_active, unsigned speed_ext_active);
+double ibw_link_gbps(const struct ibw_portinfo *pi);
 
 /* Names for enum values, as infiniband-diags prints them. */
 const char *ibw_node_type_str(enum ibw_node_type t);

@@ -739,6 +739,11 @@ void ibw_engine_get_stats(const struct ibw_engine *e,
 	*st = e->st;
 }
 
+struct ibw_loop *ibw_engine_loop(const struct ibw_engine *e)
+{
+	return e->loop;
+}
+
 unsigned ibw_engine_busy(const struct ibw_engine *e)
 {
 	unsigned n = e->st.queued + e->st.inflight;

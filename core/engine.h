@@ -145,6 +145,7 @@ void ibw_engine_set_request_handler(struct ibw_engine *e, ibw_request_cb cb,
 				    void *arg);
 void ibw_engine_get_stats(const struct ibw_engine *e,
 			  struct ibw_engine_stats *st);
+struct ibw_loop *ibw_engine_loop(const struct ibw_engine *e);
 /* Requests queued or in flight. */
 unsigned ibw_engine_busy(const struct ibw_engine *e);
 /* Read and dispatch what the transport holds (the loop calls this). */

@@ -356,3 +356,47 @@ fail:
 	umad_tclose(&u->base);
 	return rc;
 }
+
+int ibw_umad_local_cas(struct ibw_local_ca *out, unsigned max)
+{
+	char names[16][UMAD_CA_NAME_LEN];
+	int n, i, p;
+	unsigned count = 0;
+
+	if (umad_init() < 0)
+		return -ENODEV;
+	n = umad_get_cas_names(names, 16);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n && count < max; i++) {
+		struct ibw_local_ca *lc = &out[count];
+		umad_ca_t ca;
+
+		if (umad_get_ca(names[i], &ca) < 0)
+			continue;
+		memset(lc, 0, sizeof(*lc));
+		snprintf(lc->name, sizeof(lc->name), "%s", ca.ca_name);
+		snprintf(lc->ca_type, sizeof(lc->ca_type), "%s", ca.ca_type);
+		snprintf(lc->fw_ver, sizeof(lc->fw_ver), "%s", ca.fw_ver);
+		lc->node_guid = be64toh(ca.node_guid);
+		lc->system_guid = be64toh(ca.system_guid);
+		for (p = 0; p < UMAD_CA_MAX_PORTS && lc->nports < 8; p++) {
+			umad_port_t *up = ca.ports[p];
+			unsigned k;
+
+			if (!up)
+				continue;
+			fill_info(up, &lc->ports[lc->nports]);
+			lc->ports[lc->nports].node_guid = lc->node_guid;
+			for (k = 0; k < up->pkeys_size && k < 64; k++)
+				if (up->pkeys[k])
+					lc->pkeys[lc->nports]
+						 [lc->npkeys[lc->nports]++] =
+						be16toh(up->pkeys[k]);
+			lc->nports++;
+		}
+		umad_release_ca(&ca);
+		count++;
+	}
+	return (int)count;
+}

@@ -38,6 +38,22 @@ struct ibw_local_port {
 int ibw_umad_open(const char *ca, int port, struct ibw_transport **out,
 		  struct ibw_local_port *info, char *err, size_t errlen);
 
+/* A local CA and its ports, like `dladm show-ib` or `ibstat`. */
+struct ibw_local_ca {
+	char name[IBW_CA_NAME_LEN];
+	char ca_type[40];
+	char fw_ver[20];
+	uint64_t node_guid;
+	uint64_t system_guid;
+	unsigned nports;
+	struct ibw_local_port ports[8];
+	uint16_t pkeys[8][64]; /* per port, nonzero entries first */
+	unsigned npkeys[8];
+};
+
+/* Every local CA, at most @max; returns how many or -errno. */
+int ibw_umad_local_cas(struct ibw_local_ca *out, unsigned max);
+
 /* Fill @info for @ca/@port without opening the device. */
 int ibw_umad_port_info(const char *ca, int port, struct ibw_local_port *info);
 

@@ -1,5 +1,8 @@
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "json.h"
 
@@ -65,4 +68,290 @@ json_t *ibw_json_local_port(const struct ibw_local_port *lp,
 			    json_integer(pi ? pi->capmask : lp->capmask));
 	json_object_set_new(o, "live", json_boolean(pi != NULL));
 	return o;
+}
+
+#define U64_MARK "\x01u64:"
+
+json_t *ibw_json_u64(uint64_t v)
+{
+	char buf[32];
+
+	if (v <= (uint64_t)INT64_MAX)
+		return json_integer((json_int_t)v);
+	snprintf(buf, sizeof(buf), U64_MARK "%" PRIu64, v);
+	return json_string(buf);
+}
+
+char *ibw_json_dumps(const json_t *j, size_t flags)
+{
+	/* jansson writes the mark's \x01 as the six characters \u0001. */
+	static const char pat[] = "\"\\u0001u64:";
+	char *s = json_dumps(j, flags), *p, *w;
+
+	if (!s || !strstr(s, pat))
+		return s;
+	for (p = w = s; *p;) {
+		if (!strncmp(p, pat, sizeof(pat) - 1)) {
+			p += sizeof(pat) - 1;
+			while (*p >= '0' && *p <= '9')
+				*w++ = *p++;
+			if (*p == '"')
+				p++;
+			continue;
+		}
+		*w++ = *p++;
+	}
+	*w = '\0';
+	return s;
+}
+
+json_t *ibw_json_time(uint64_t us)
+{
+	char buf[80];
+	time_t t = (time_t)(us / 1000000u);
+	struct tm tm;
+
+	if (!us)
+		return json_null();
+	gmtime_r(&t, &tm);
+	snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ",
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		 tm.tm_min, tm.tm_sec, (unsigned)(us % 1000000u));
+	return json_string(buf);
+}
+
+json_t *ibw_json_sweep(const struct ibw_sweep_stats *st)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "start", ibw_json_time(st->start_us));
+	json_object_set_new(o, "duration_ms",
+			    json_real((double)st->duration_us / 1000.0));
+	json_object_set_new(o, "mads", ibw_json_u64(st->mads));
+	json_object_set_new(o, "timeouts", ibw_json_u64(st->timeouts));
+	json_object_set_new(o, "errors", ibw_json_u64(st->errors));
+	return o;
+}
+
+json_t *ibw_json_counters(const struct ibw_port_ctrs *pc)
+{
+	json_t *o = json_object(), *tot = json_object(), *raw = json_object();
+	json_t *sat = json_array(), *over = json_array(), *rates;
+	int i;
+
+	for (i = 0; i < IBW_CTR_MAX; i++) {
+		const struct ibw_ctr_desc *d = ibw_ctr_desc(i);
+		const struct ibw_ctr_val *v = &pc->v[i];
+
+		if (!v->have_raw)
+			continue;
+		json_object_set_new(tot, d->key, ibw_json_u64(v->total));
+		json_object_set_new(raw, d->name, ibw_json_u64(v->raw));
+		if (v->saturated)
+			json_array_append_new(sat, json_string(d->key));
+		if (v->over_threshold)
+			json_array_append_new(over, json_string(d->key));
+	}
+	rates = json_pack("{s:f, s:f, s:f, s:f}", "transmit_bytes_per_second",
+			  pc->xmit_bytes_per_s, "receive_bytes_per_second",
+			  pc->rcv_bytes_per_s, "transmit_packets_per_second",
+			  pc->xmit_pkts_per_s, "receive_packets_per_second",
+			  pc->rcv_pkts_per_s);
+	json_object_set_new(o, "totals", tot);
+	json_object_set_new(o, "raw", raw);
+	json_object_set_new(o, "extended", json_boolean(pc->have_ext));
+	json_object_set_new(o, "saturated", sat);
+	json_object_set_new(o, "over_threshold", over);
+	json_object_set_new(o, "rates", rates);
+	json_object_set_new(o, "error_increments",
+			    ibw_json_u64(pc->error_increments));
+	json_object_set_new(o, "resets", json_integer(pc->resets));
+	json_object_set_new(o, "discontinuity_time",
+			    ibw_json_time(pc->discontinuity_us));
+	json_object_set_new(o, "updated", ibw_json_time(pc->updated_us));
+	json_object_set_new(o, "stale", json_boolean(pc->stale));
+	json_object_set_new(o, "unreachable_sweeps",
+			    json_integer(pc->unreachable));
+	return o;
+}
+
+static json_t *port_json(const struct ibw_snapshot *s,
+			 const struct ibw_fnode *n, const struct ibw_fport *p)
+{
+	json_t *o = json_object();
+	const struct ibw_port_ctrs *pc = ibw_snapshot_port(s, n->guid, p->num);
+
+	json_object_set_new(o, "port", json_integer(p->num));
+	json_object_set_new(o, "guid",
+			    p->guid ? ibw_json_guid(p->guid) : json_null());
+	if (p->have_pi) {
+		json_object_set_new(o, "lid", json_integer(p->pi.lid));
+		json_object_set_new(o, "lmc", json_integer(p->pi.lmc));
+		json_object_set_new(
+			o, "state",
+			json_string(ibw_port_state_str(p->pi.state)));
+		json_object_set_new(
+			o, "phys_state",
+			json_string(ibw_phys_state_str(p->pi.phys_state)));
+		if (p->pi.state >= 2) {
+			json_object_set_new(
+				o, "width",
+				json_string(ibw_width_str(p->pi.width_active)));
+			json_object_set_new(o, "speed",
+					    json_string(ibw_speed_str(
+						    p->pi.speed_active,
+						    p->pi.speed_ext_active)));
+			json_object_set_new(o, "rate_gbps",
+					    json_real(ibw_link_gbps(&p->pi)));
+		}
+		json_object_set_new(o, "capability_mask",
+				    json_integer(p->pi.capmask));
+	}
+	json_object_set_new(o, "gone", json_boolean(p->gone || n->gone));
+	if (p->remote_guid) {
+		const struct ibw_fnode *r =
+			ibw_fabric_find(s->fabric, p->remote_guid);
+
+		json_object_set_new(o, "remote",
+				    json_pack("{s:o, s:i, s:s}", "guid",
+					      ibw_json_guid(p->remote_guid),
+					      "port", p->remote_port, "name",
+					      r ? ibw_snapshot_node_name(s, r)
+						: ""));
+	} else {
+		json_object_set_new(o, "remote", json_null());
+	}
+	json_object_set_new(o, "counters",
+			    pc ? ibw_json_counters(pc) : json_null());
+	return o;
+}
+
+json_t *ibw_json_nodes(const struct ibw_snapshot *s)
+{
+	json_t *arr = json_array();
+	unsigned i, p;
+
+	for (i = 0; s->fabric && i < s->fabric->nnodes; i++) {
+		const struct ibw_fnode *n = &s->fabric->nodes[i];
+		json_t *o = json_object(), *ports = json_array();
+		char dr[300];
+
+		json_object_set_new(o, "guid", ibw_json_guid(n->guid));
+		json_object_set_new(
+			o, "type",
+			json_string(ibw_node_type_str(n->ni.node_type)));
+		json_object_set_new(o, "name",
+				    json_string(ibw_snapshot_node_name(s, n)));
+		json_object_set_new(o, "description", json_string(n->desc));
+		json_object_set_new(o, "lid", json_integer(n->lid));
+		json_object_set_new(o, "num_ports",
+				    json_integer(n->ni.num_ports));
+		json_object_set_new(o, "system_guid",
+				    ibw_json_guid(n->ni.system_guid));
+		json_object_set_new(o, "vendor_id",
+				    json_integer(n->ni.vendor_id));
+		json_object_set_new(o, "device_id",
+				    json_integer(n->ni.device_id));
+		json_object_set_new(o, "revision",
+				    json_integer(n->ni.revision));
+		json_object_set_new(
+			o, "dr_path",
+			json_string(ibw_dest_str(&n->dr, dr, sizeof(dr)) + 3));
+		json_object_set_new(o, "gone", json_boolean(n->gone));
+		json_object_set_new(o, "gone_since",
+				    ibw_json_time(n->gone_since_us));
+		for (p = 0; p < n->nports; p++) {
+			/* CA port 0 does not exist; switch port 0 does. */
+			if (p == 0 && n->ni.node_type != IBW_NODE_SWITCH)
+				continue;
+			json_array_append_new(ports,
+					      port_json(s, n, &n->ports[p]));
+		}
+		json_object_set_new(o, "ports", ports);
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+json_t *ibw_json_local_cas(const struct ibw_local_ca *cas, unsigned n)
+{
+	json_t *arr = json_array();
+	unsigned i, p, k;
+
+	for (i = 0; i < n; i++) {
+		const struct ibw_local_ca *c = &cas[i];
+		json_t *o = json_object(), *ports = json_array();
+
+		json_object_set_new(o, "ca", json_string(c->name));
+		json_object_set_new(o, "ca_type", json_string(c->ca_type));
+		json_object_set_new(o, "firmware", json_string(c->fw_ver));
+		json_object_set_new(o, "node_guid",
+				    ibw_json_guid(c->node_guid));
+		json_object_set_new(o, "system_guid",
+				    ibw_json_guid(c->system_guid));
+		for (p = 0; p < c->nports; p++) {
+			const struct ibw_local_port *lp = &c->ports[p];
+			json_t *po = json_object(), *pk = json_array();
+			char buf[8];
+
+			json_object_set_new(po, "port",
+					    json_integer(lp->portnum));
+			json_object_set_new(po, "port_guid",
+					    ibw_json_guid(lp->port_guid));
+			json_object_set_new(
+				po, "state",
+				json_string(ibw_port_state_str(lp->state)));
+			json_object_set_new(po, "phys_state",
+					    json_string(ibw_phys_state_str(
+						    lp->phys_state)));
+			json_object_set_new(po, "lid", json_integer(lp->lid));
+			json_object_set_new(po, "sm_lid",
+					    json_integer(lp->sm_lid));
+			json_object_set_new(po, "rate_gbps",
+					    json_integer(lp->rate));
+			json_object_set_new(po, "link_layer",
+					    json_string(lp->link_layer));
+			for (k = 0; k < c->npkeys[p]; k++) {
+				snprintf(buf, sizeof(buf), "0x%04x",
+					 c->pkeys[p][k]);
+				json_array_append_new(pk, json_string(buf));
+			}
+			json_object_set_new(po, "pkeys", pk);
+			json_array_append_new(ports, po);
+		}
+		json_object_set_new(o, "ports", ports);
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+json_t *ibw_json_events(const struct ibw_event *ev, unsigned n)
+{
+	json_t *arr = json_array();
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		const struct ibw_event *e = &ev[i];
+		json_t *o = json_object();
+
+		json_object_set_new(o, "seq", ibw_json_u64(e->seq));
+		json_object_set_new(o, "time", ibw_json_time(e->time_us));
+		json_object_set_new(o, "kind",
+				    json_string(ibw_event_kind_str(e->kind)));
+		json_object_set_new(o, "node_guid",
+				    ibw_json_guid(e->node_guid));
+		json_object_set_new(o, "port", json_integer(e->port));
+		if (e->peer_guid) {
+			json_object_set_new(o, "peer_guid",
+					    ibw_json_guid(e->peer_guid));
+			json_object_set_new(o, "peer_port",
+					    json_integer(e->peer_port));
+		}
+		if (e->what[0])
+			json_object_set_new(o, "counter", json_string(e->what));
+		json_object_set_new(o, "old", ibw_json_u64(e->old_value));
+		json_object_set_new(o, "new", ibw_json_u64(e->new_value));
+		json_array_append_new(arr, o);
+	}
+	return arr;
 }

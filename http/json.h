@@ -8,11 +8,33 @@
 #include <jansson.h>
 
 #include "codec.h"
+#include "counters.h"
 #include "engine.h"
+#include "events.h"
+#include "monitor.h"
 #include "umad.h"
 
 /* "0x%016" PRIx64, the GUID form of every ibwatch interface. */
 json_t *ibw_json_guid(uint64_t guid);
+
+/*
+ * An exact unsigned 64-bit integer. jansson's integers are signed, so a
+ * value above INT64_MAX becomes a marked string that ibw_json_dumps()
+ * writes back out as a bare number.
+ */
+json_t *ibw_json_u64(uint64_t v);
+/* json_dumps() plus the u64 fix-up; free() the result. */
+char *ibw_json_dumps(const json_t *j, size_t flags);
+
+/* RFC 3339 UTC with microseconds, from CLOCK_REALTIME microseconds. */
+json_t *ibw_json_time(uint64_t realtime_us);
+
+json_t *ibw_json_sweep(const struct ibw_sweep_stats *st);
+json_t *ibw_json_counters(const struct ibw_port_ctrs *pc);
+/* Every node of @s with its ports, links and counters. */
+json_t *ibw_json_nodes(const struct ibw_snapshot *s);
+json_t *ibw_json_local_cas(const struct ibw_local_ca *cas, unsigned n);
+json_t *ibw_json_events(const struct ibw_event *ev, unsigned n);
 
 json_t *ibw_json_engine_stats(const struct ibw_engine_stats *st);
 

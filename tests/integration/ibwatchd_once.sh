@@ -14,11 +14,12 @@ fails=0 passes=0
 ok() { passes=$((passes + 1)); echo "ok - $*"; }
 bad() { fails=$((fails + 1)); echo "not ok - $*"; }
 check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+jqe() { jq -e "$@" >/dev/null; }
 pre() { SIM_HOST=Hca3 LD_PRELOAD=$IBW_SIM_PRELOAD "$@"; }
 
 out=$(pre "$IBWATCHD" --once 2>err.txt); rc=$?
 check "--once exits 0" [ $rc = 0 ]
-check "--once prints JSON" jq -e . <<<"$out" >/dev/null
+check "--once prints JSON" jqe . <<<"$out" >/dev/null
 
 ref_lid=$(pre smpquery -D portinfo 0 1 | sed -n 's/^Lid:\.*//p')
 ref_guid=$(pre ibstat -p | head -n1)
@@ -27,7 +28,7 @@ check "lid equals smpquery's ($ref_lid)" [ "$(jq -r .local_port.lid <<<"$out")" 
 check "port GUID equals ibstat's ($ref_guid)" [ "$(jq -r .local_port.port_guid <<<"$out")" = "$ref_guid" ]
 check "state equals smpquery's ($ref_state)" [ "$(jq -r .local_port.state <<<"$out")" = "$ref_state" ]
 check "CA and port named" [ "$(jq -r '.local_port.ca + "/" + (.local_port.port|tostring)' <<<"$out")" = "ibsim0/1" ]
-check "engine counters present and consistent" jq -e '.engine.sent >= 3 and .engine.ok == .engine.submitted and .engine.inflight == 0' <<<"$out"
+check "engine counters present and consistent" jqe '.engine.sent >= 3 and .engine.ok == .engine.submitted and .engine.inflight == 0' <<<"$out"
 
 out=$(pre "$IBWATCHD" --once --ca no-such-ca 2>err.txt); rc=$?
 check "bad --ca exits non-zero" [ $rc -ne 0 ]

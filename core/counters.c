@@ -1,0 +1,1078 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "counters.h"
+#include "loop.h"
+
+/* PerfMgt ClassPortInfo CapabilityMask bits. */
+#define PM_CAP_ALL_PORT_SELECT (1u << 8)
+#define PM_CAP_EXT_WIDTH (1u << 9)
+#define PM_CAP_EXT_WIDTH_NOIETF (1u << 10)
+#define PM_CAP_XMIT_WAIT (1u << 12)
+
+#define STATE_MAGIC "ibwatch-counters 1"
+
+#define PC(f) IB_PC_##f##_F
+#define EXT(f) IB_PC_EXT_##f##_F
+
+static const struct ibw_ctr_desc descs[IBW_CTR_MAX] = {
+	[IBW_CTR_SYMBOL_ERRORS] = { "SymbolErrorCounter", "symbol_errors", 16,
+				    PC(ERR_SYM), -1, 1, 1, 10 },
+	[IBW_CTR_LINK_ERROR_RECOVERY] = { "LinkErrorRecoveryCounter",
+					  "link_error_recovery", 8,
+					  PC(LINK_RECOVERS), -1, 1, 1, 10 },
+	[IBW_CTR_LINK_DOWNED] = { "LinkDownedCounter", "link_downed", 8,
+				  PC(LINK_DOWNED), -1, 1, 1, 10 },
+	[IBW_CTR_RCV_ERRORS] = { "PortRcvErrors", "receive_errors", 16,
+				 PC(ERR_RCV), -1, 1, 1, 10 },
+	[IBW_CTR_RCV_REMOTE_PHYS_ERRORS] = { "PortRcvRemotePhysicalErrors",
+					     "receive_remote_physical_errors",
+					     16, PC(ERR_PHYSRCV), -1, 1, 1,
+					     100 },
+	[IBW_CTR_RCV_SWITCH_RELAY_ERRORS] = { "PortRcvSwitchRelayErrors",
+					      "receive_switch_relay_errors", 16,
+					      PC(ERR_SWITCH_REL), -1, 1, 1,
+					      100 },
+	[IBW_CTR_XMIT_DISCARDS] = { "PortXmitDiscards", "transmit_discards", 16,
+				    PC(XMT_DISCARDS), -1, 1, 1, 100 },
+	[IBW_CTR_XMIT_CONSTRAINT_ERRORS] = { "PortXmitConstraintErrors",
+					     "transmit_constraint_errors", 8,
+					     PC(ERR_XMTCONSTR), -1, 1, 1, 100 },
+	[IBW_CTR_RCV_CONSTRAINT_ERRORS] = { "PortRcvConstraintErrors",
+					    "receive_constraint_errors", 8,
+					    PC(ERR_RCVCONSTR), -1, 1, 1, 100 },
+	[IBW_CTR_LOCAL_LINK_INTEGRITY_ERRORS] = { "LocalLinkIntegrityErrors",
+						  "local_link_integrity_errors",
+						  4, PC(ERR_LOCALINTEG), -1, 1,
+						  1, 10 },
+	[IBW_CTR_EXCESSIVE_BUFFER_OVERRUN_ERRORS] = { "ExcessiveBufferOverrunEr"
+						      "rors",
+						      "excessive_buffer_"
+						      "overrun_errors",
+						      4, PC(ERR_EXCESS_OVR), -1,
+						      1, 1, 10 },
+	[IBW_CTR_VL15_DROPPED] = { "VL15Dropped", "vl15_dropped", 16,
+				   PC(VL15_DROPPED), -1, 1, 1, 100 },
+	[IBW_CTR_XMIT_WAIT] = { "PortXmitWait", "transmit_wait", 32,
+				PC(XMT_WAIT), -1, 1, 1, 1000 },
+	[IBW_CTR_QP1_DROPPED] = { "QP1Dropped", "qp1_dropped", 16, PC(QP1_DROP),
+				  -1, 1, 1, 0 },
+	[IBW_CTR_XMIT_DATA] = { "PortXmitData", "transmit_data_bytes", 32,
+				PC(XMT_BYTES), EXT(XMT_BYTES), 4, 0, 0 },
+	[IBW_CTR_RCV_DATA] = { "PortRcvData", "receive_data_bytes", 32,
+			       PC(RCV_BYTES), EXT(RCV_BYTES), 4, 0, 0 },
+	[IBW_CTR_XMIT_PKTS] = { "PortXmitPkts", "transmit_packets", 32,
+				PC(XMT_PKTS), EXT(XMT_PKTS), 1, 0, 0 },
+	[IBW_CTR_RCV_PKTS] = { "PortRcvPkts", "receive_packets", 32,
+			       PC(RCV_PKTS), EXT(RCV_PKTS), 1, 0, 0 },
+	[IBW_CTR_UNICAST_XMIT_PKTS] = { "PortUnicastXmitPkts",
+					"unicast_transmit_packets", 0, -1,
+					EXT(XMT_UPKTS), 1, 0, 0 },
+	[IBW_CTR_UNICAST_RCV_PKTS] = { "PortUnicastRcvPkts",
+				       "unicast_receive_packets", 0, -1,
+				       EXT(RCV_UPKTS), 1, 0, 0 },
+	[IBW_CTR_MULTICAST_XMIT_PKTS] = { "PortMulticastXmitPkts",
+					  "multicast_transmit_packets", 0, -1,
+					  EXT(XMT_MPKTS), 1, 0, 0 },
+	[IBW_CTR_MULTICAST_RCV_PKTS] = { "PortMulticastRcvPkts",
+					 "multicast_receive_packets", 0, -1,
+					 EXT(RCV_MPKTS), 1, 0, 0 },
+};
+
+/* PortCounters CounterSelect bit of each counter (CounterSelect2 for the
+ * ones marked 0x10000 and up). */
+static const uint32_t select_bit[IBW_CTR_MAX] = {
+	[IBW_CTR_SYMBOL_ERRORS] = 1u << 0,
+	[IBW_CTR_LINK_ERROR_RECOVERY] = 1u << 1,
+	[IBW_CTR_LINK_DOWNED] = 1u << 2,
+	[IBW_CTR_RCV_ERRORS] = 1u << 3,
+	[IBW_CTR_RCV_REMOTE_PHYS_ERRORS] = 1u << 4,
+	[IBW_CTR_RCV_SWITCH_RELAY_ERRORS] = 1u << 5,
+	[IBW_CTR_XMIT_DISCARDS] = 1u << 6,
+	[IBW_CTR_XMIT_CONSTRAINT_ERRORS] = 1u << 7,
+	[IBW_CTR_RCV_CONSTRAINT_ERRORS] = 1u << 8,
+	[IBW_CTR_LOCAL_LINK_INTEGRITY_ERRORS] = 1u << 9,
+	[IBW_CTR_EXCESSIVE_BUFFER_OVERRUN_ERRORS] = 1u << 10,
+	[IBW_CTR_VL15_DROPPED] = 1u << 11,
+	[IBW_CTR_XMIT_DATA] = 1u << 12,
+	[IBW_CTR_RCV_DATA] = 1u << 13,
+	[IBW_CTR_XMIT_PKTS] = 1u << 14,
+	[IBW_CTR_RCV_PKTS] = 1u << 15,
+	[IBW_CTR_XMIT_WAIT] = 1u << 16, /* CounterSelect2 bit 0 */
+};
+
+const struct ibw_ctr_desc *ibw_ctr_desc(enum ibw_ctr c)
+{
+	return (unsigned)c < IBW_CTR_MAX ? &descs[c] : NULL;
+}
+
+int ibw_ctr_lookup(const char *name)
+{
+	int i;
+
+	for (i = 0; i < IBW_CTR_MAX; i++)
+		if (!strcmp(name, descs[i].name) || !strcmp(name, descs[i].key))
+			return i;
+	return -1;
+}
+
+int ibw_ctr_fold(struct ibw_ctr_val *v, uint64_t raw, uint64_t max,
+		 unsigned scale, int ours)
+{
+	int reset = 0;
+	uint64_t d;
+
+	if (!v->have_raw) {
+		/* First reading ever: the counter's value is all we know. */
+		v->total = raw * scale;
+		d = 0;
+	} else if (ours) {
+		/* We cleared it after the last read, which was folded in. */
+		d = raw * scale;
+	} else if (raw >= v->raw) {
+		d = (raw - v->raw) * scale;
+	} else {
+		/* Went backwards: someone else reset it. What it shows now
+		 * was counted since then. */
+		reset = 1;
+		v->resets++;
+		d = raw * scale;
+	}
+	v->total += d;
+	v->last_delta = d;
+	v->raw = raw;
+	v->have_raw = 1;
+	v->reset_by_us = 0;
+	v->saturated = max && raw >= max;
+	return reset;
+}
+
+struct node_cap {
+	uint64_t guid;
+	uint32_t capmask;
+};
+
+struct job; /* one node of a sweep */
+
+struct ibw_counters {
+	struct ibw_engine *e;
+	struct ibw_events *ev;
+	struct ibw_counters_opts o;
+
+	struct ibw_port_ctrs *ports;
+	unsigned nports, cap;
+	int unsorted;
+
+	struct node_cap *caps;
+	unsigned ncaps, capcap;
+
+	/* the sweep in progress */
+	struct job *jobs;
+	unsigned njobs, next_job;
+	unsigned pending;
+	uint64_t sweep_id;
+	struct ibw_timer *pace;
+	uint64_t pace_interval_us;
+	unsigned pace_batch;
+	uint64_t t0_mono;
+	struct ibw_sweep_stats cur, last;
+	unsigned unreachable_cur, unreachable_last;
+	ibw_counters_cb cb;
+	void *arg;
+};
+
+struct job {
+	uint64_t guid;
+	uint16_t lid;
+	uint8_t is_switch;
+	uint8_t nports;
+	uint8_t port_list[255]; /* the ports to read */
+	uint8_t have_cap;
+};
+
+struct port_op {
+	struct ibw_counters *c;
+	uint64_t sweep;
+	uint64_t guid;
+	uint16_t lid;
+	uint8_t port;
+	uint8_t is_switch;
+	uint8_t want_ext;
+	uint8_t got_pc, got_ext, failed, left;
+	uint8_t pc[IB_PC_DATA_SZ];
+	uint8_t ext[IB_PC_DATA_SZ];
+};
+
+static uint64_t realtime_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static int cmp_port(const void *a, const void *b)
+{
+	const struct ibw_port_ctrs *x = a, *y = b;
+
+	if (x->guid != y->guid)
+		return (x->guid > y->guid) - (x->guid < y->guid);
+	return (int)x->port - (int)y->port;
+}
+
+static void sort_ports(struct ibw_counters *c)
+{
+	if (c->unsorted && c->nports)
+		qsort(c->ports, c->nports, sizeof(*c->ports), cmp_port);
+	c->unsorted = 0;
+}
+
+const struct ibw_port_ctrs *ibw_counters_find(const struct ibw_counters *c,
+					      uint64_t guid, uint8_t port)
+{
+	struct ibw_port_ctrs key;
+	unsigned i;
+
+	key.guid = guid;
+	key.port = port;
+	if (!c->unsorted)
+		return c->nports ? bsearch(&key, c->ports, c->nports,
+					   sizeof(key), cmp_port)
+				 : NULL;
+	for (i = 0; i < c->nports; i++)
+		if (c->ports[i].guid == guid && c->ports[i].port == port)
+			return &c->ports[i];
+	return NULL;
+}
+
+static struct ibw_port_ctrs *port_get(struct ibw_counters *c, uint64_t guid,
+				      uint8_t port)
+{
+	struct ibw_port_ctrs *p =
+		(struct ibw_port_ctrs *)ibw_counters_find(c, guid, port);
+
+	if (p)
+		return p;
+	if (c->nports == c->cap) {
+		unsigned cap = c->cap ? c->cap * 2 : 256;
+		struct ibw_port_ctrs *np = realloc(c->ports, cap * sizeof(*np));
+
+		if (!np)
+			return NULL;
+		c->ports = np;
+		c->cap = cap;
+	}
+	p = &c->ports[c->nports++];
+	memset(p, 0, sizeof(*p));
+	p->guid = guid;
+	p->port = port;
+	c->unsorted = 1;
+	return p;
+}
+
+static struct node_cap *cap_find(struct ibw_counters *c, uint64_t guid)
+{
+	unsigned i;
+
+	/* Sorted insertions would be faster; sweeps touch each node once,
+	 * and a binary search over a sorted array keeps it O(log n). */
+	unsigned lo = 0, hi = c->ncaps;
+
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+
+		if (c->caps[mid].guid < guid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	i = lo;
+	if (i < c->ncaps && c->caps[i].guid == guid)
+		return &c->caps[i];
+	return NULL;
+}
+
+static void cap_set(struct ibw_counters *c, uint64_t guid, uint32_t mask)
+{
+	unsigned lo = 0, hi = c->ncaps;
+
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+
+		if (c->caps[mid].guid < guid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < c->ncaps && c->caps[lo].guid == guid) {
+		c->caps[lo].capmask = mask;
+		return;
+	}
+	if (c->ncaps == c->capcap) {
+		unsigned cap = c->capcap ? c->capcap * 2 : 256;
+		struct node_cap *n = realloc(c->caps, cap * sizeof(*n));
+
+		if (!n)
+			return;
+		c->caps = n;
+		c->capcap = cap;
+	}
+	memmove(&c->caps[lo + 1], &c->caps[lo],
+		(c->ncaps - lo) * sizeof(*c->caps));
+	c->caps[lo].guid = guid;
+	c->caps[lo].capmask = mask;
+	c->ncaps++;
+}
+
+static uint64_t threshold(const struct ibw_counters *c, int i)
+{
+	return c->o.thresholds[i] ? c->o.thresholds[i] : descs[i].threshold;
+}
+
+static void sweep_done_if_idle(struct ibw_counters *c);
+
+static void emit(struct ibw_counters *c, enum ibw_event_kind k,
+		 const struct ibw_port_ctrs *p, const char *what,
+		 uint64_t old_v, uint64_t new_v)
+{
+	struct ibw_event e;
+
+	if (!c->ev)
+		return;
+	memset(&e, 0, sizeof(e));
+	e.kind = k;
+	e.node_guid = p->guid;
+	e.port = p->port;
+	e.old_value = old_v;
+	e.new_value = new_v;
+	snprintf(e.what, sizeof(e.what), "%s", what);
+	ibw_events_add(c->ev, &e);
+}
+
+static void reset_done(const struct ibw_mad_done *d, void *arg)
+{
+	struct port_op *op = arg;
+	struct ibw_counters *c = op->c;
+	struct ibw_port_ctrs *p;
+	int i;
+
+	if (d->result == IBW_MAD_CANCELLED) {
+		free(op);
+		return;
+	}
+	if (op->sweep == c->sweep_id && d->result == IBW_MAD_OK) {
+		p = (struct ibw_port_ctrs *)ibw_counters_find(c, op->guid,
+							      op->port);
+		/* The bits we asked for are in op->pc[0..3]. */
+		for (i = 0; p && i < IBW_CTR_MAX; i++) {
+			uint32_t mask;
+
+			memcpy(&mask, op->pc, sizeof(mask));
+			if (mask & select_bit[i])
+				p->v[i].reset_by_us = 1;
+		}
+	}
+	c->pending--;
+	free(op);
+	sweep_done_if_idle(c);
+}
+
+/* PerfSet(PortCounters) with CounterSelect: clear counters about to
+ * saturate. Their values were folded into the totals just before. */
+static void reset_counters(struct ibw_counters *c, const struct port_op *src,
+			   uint32_t mask)
+{
+	struct port_op *op = calloc(1, sizeof(*op));
+	uint8_t payload[IB_PC_DATA_SZ];
+	struct ibw_mad_req r;
+
+	if (!op)
+		return;
+	*op = *src;
+	memcpy(op->pc, &mask, sizeof(mask));
+	memset(payload, 0, sizeof(payload));
+	mad_set_field(payload, 0, IB_PC_PORT_SELECT_F, src->port);
+	mad_set_field(payload, 0, IB_PC_COUNTER_SELECT_F, mask & 0xffff);
+	mad_set_field(payload, 0, IB_PC_COUNTER_SELECT2_F, (mask >> 16) & 0xff);
+	memset(&r, 0, sizeof(r));
+	ibw_dest_lid(&r.dest, src->lid);
+	r.mgmt_class = IBW_CLASS_PERF;
+	r.method = IBW_METHOD_SET;
+	r.attr_id = IBW_ATTR_PORT_COUNTERS;
+	r.data = payload;
+	r.data_len = sizeof(payload);
+	r.timeout_ms = c->o.timeout_ms;
+	r.retries = c->o.retries;
+	r.cb = reset_done;
+	r.arg = op;
+	if (ibw_engine_submit(c->e, &r) < 0) {
+		free(op);
+		return;
+	}
+	c->pending++;
+	c->cur.mads++;
+}
+
+static void fold_port(struct ibw_counters *c, struct port_op *op)
+{
+	struct ibw_port_ctrs *p = port_get(c, op->guid, op->port);
+	uint64_t now_mono = ibw_now_us(), dt;
+	uint64_t prev_x, prev_r, prev_xp, prev_rp;
+	uint32_t reset_mask = 0;
+	unsigned nresets = 0;
+	const char *first_reset = NULL;
+	int i;
+
+	if (!p)
+		return;
+	p->is_switch = op->is_switch;
+	p->lid = op->lid;
+	prev_x = p->v[IBW_CTR_XMIT_DATA].total;
+	prev_r = p->v[IBW_CTR_RCV_DATA].total;
+	prev_xp = p->v[IBW_CTR_XMIT_PKTS].total;
+	prev_rp = p->v[IBW_CTR_RCV_PKTS].total;
+	p->have_ext = op->got_ext;
+	p->error_increments = 0;
+	for (i = 0; i < IBW_CTR_MAX; i++) {
+		const struct ibw_ctr_desc *d = &descs[i];
+		struct ibw_ctr_val *v = &p->v[i];
+		uint64_t raw, max;
+		int use_ext = op->got_ext && d->ext_field >= 0;
+
+		if (use_ext) {
+			raw = ibw_mad_get64(op->ext, d->ext_field);
+			max = 0; /* 64 bits do not saturate in practice */
+		} else if (d->pc_field >= 0) {
+			raw = ibw_mad_get(op->pc, d->pc_field);
+			max = d->pc_bits >= 32 ? 0xffffffffull
+					       : (1ull << d->pc_bits) - 1;
+		} else {
+			continue;
+		}
+		if (v->have_raw && v->from_ext != use_ext) {
+			/* Changed source: a new baseline, nothing counted. */
+			v->raw = raw;
+			v->from_ext = (uint8_t)use_ext;
+			continue;
+		}
+		v->from_ext = (uint8_t)use_ext;
+		if (ibw_ctr_fold(v, raw, max, d->scale, v->reset_by_us)) {
+			nresets++;
+			if (!first_reset)
+				first_reset = d->name;
+		}
+		if (d->is_error) {
+			uint64_t thr = threshold(c, i);
+			int over = thr && raw >= thr;
+
+			p->error_increments += v->last_delta;
+			if (over && !v->over_threshold)
+				emit(c, IBW_EVT_THRESHOLD_CROSSED, p, d->name,
+				     thr, raw);
+			v->over_threshold = (uint8_t)over;
+		}
+		/* Clear narrow counters before they saturate, if asked. */
+		if (!use_ext && max && raw >= max - max / 4 &&
+		    ((d->is_error && c->o.reset_errors) ||
+		     (!d->is_error && c->o.reset_data)))
+			reset_mask |= select_bit[i];
+	}
+	for (i = 0; i < 4; i++) {
+		struct ibw_ctr_val *v = &p->v[IBW_CTR_XMIT_DATA + i];
+
+		p->pc_raw[i] = ibw_mad_get(
+			op->pc, descs[IBW_CTR_XMIT_DATA + i].pc_field);
+		/* Totals come from the 64-bit counters; still say when the
+		 * 32-bit ones are stuck at their maximum. */
+		if (v->from_ext)
+			v->saturated = p->pc_raw[i] == 0xffffffffu;
+	}
+	if (nresets) {
+		p->resets += nresets;
+		p->discontinuity_us = realtime_us();
+		emit(c, IBW_EVT_COUNTER_RESET, p, first_reset, 0, nresets);
+	}
+	dt = p->prev_updated_mono ? now_mono - p->prev_updated_mono : 0;
+	if (dt) {
+		double s = (double)dt / 1e6;
+
+		p->xmit_bytes_per_s =
+			(double)(p->v[IBW_CTR_XMIT_DATA].total - prev_x) / s;
+		p->rcv_bytes_per_s =
+			(double)(p->v[IBW_CTR_RCV_DATA].total - prev_r) / s;
+		p->xmit_pkts_per_s =
+			(double)(p->v[IBW_CTR_XMIT_PKTS].total - prev_xp) / s;
+		p->rcv_pkts_per_s =
+			(double)(p->v[IBW_CTR_RCV_PKTS].total - prev_rp) / s;
+	}
+	p->prev_updated_mono = now_mono;
+	p->updated_us = realtime_us();
+	p->stale = 0;
+	p->unreachable = 0;
+	if (reset_mask)
+		reset_counters(c, op, reset_mask);
+}
+
+static void port_failed(struct ibw_counters *c, const struct port_op *op)
+{
+	struct ibw_port_ctrs *p = port_get(c, op->guid, op->port);
+
+	/* Keep the last values; never zero or invent them. */
+	if (p) {
+		p->is_switch = op->is_switch;
+		p->stale = 1;
+		p->unreachable++;
+	}
+	c->unreachable_cur++;
+}
+
+static void port_answer(const struct ibw_mad_done *d, void *arg)
+{
+	struct port_op *op = arg;
+	struct ibw_counters *c = op->c;
+	int ext = 0;
+
+	if (op->sweep != c->sweep_id || d->result == IBW_MAD_CANCELLED) {
+		/* An old sweep's, or the engine is going away. */
+		if (op->sweep == c->sweep_id && c->pending)
+			c->pending--;
+		if (--op->left == 0)
+			free(op);
+		return;
+	}
+	if (d->mad && d->len >= IBW_MAD_SIZE)
+		ext = ibw_mad_get(d->mad, IB_MAD_ATTRID_F) ==
+		      IBW_ATTR_PORT_COUNTERS_EXT;
+	if (d->result == IBW_MAD_OK) {
+		if (ext) {
+			memcpy(op->ext, d->mad + IB_PC_DATA_OFFS,
+			       IB_PC_DATA_SZ);
+			op->got_ext = 1;
+		} else {
+			memcpy(op->pc, d->mad + IB_PC_DATA_OFFS, IB_PC_DATA_SZ);
+			op->got_pc = 1;
+		}
+	} else {
+		if (d->result == IBW_MAD_TIMEOUT)
+			c->cur.timeouts++;
+		else if (d->result != IBW_MAD_STATUS || !ext)
+			c->cur.errors++;
+		/* A status error on the extended counters alone (not
+		 * supported after all) still leaves PortCounters. */
+		if (!ext || d->result != IBW_MAD_STATUS)
+			op->failed = 1;
+	}
+	c->pending--;
+	if (--op->left)
+		return;
+	if (op->got_pc && !op->failed)
+		fold_port(c, op);
+	else
+		port_failed(c, op);
+	free(op);
+	sweep_done_if_idle(c);
+}
+
+static void query_port(struct ibw_counters *c, const struct job *j,
+		       uint8_t port, int want_ext)
+{
+	struct port_op *op = calloc(1, sizeof(*op));
+	uint8_t payload[IB_PC_DATA_SZ];
+	struct ibw_mad_req r;
+	int k;
+
+	if (!op) {
+		c->cur.errors++;
+		return;
+	}
+	op->c = c;
+	op->sweep = c->sweep_id;
+	op->guid = j->guid;
+	op->lid = j->lid;
+	op->port = port;
+	op->is_switch = j->is_switch;
+	op->want_ext = (uint8_t)want_ext;
+	op->left = want_ext ? 2 : 1;
+	for (k = 0; k < (want_ext ? 2 : 1); k++) {
+		memset(payload, 0, sizeof(payload));
+		/* PortSelect sits at the same place in both attributes. */
+		mad_set_field(payload, 0, IB_PC_PORT_SELECT_F, port);
+		memset(&r, 0, sizeof(r));
+		ibw_dest_lid(&r.dest, j->lid);
+		r.mgmt_class = IBW_CLASS_PERF;
+		r.method = IBW_METHOD_GET;
+		r.attr_id = k ? IBW_ATTR_PORT_COUNTERS_EXT
+			      : IBW_ATTR_PORT_COUNTERS;
+		r.data = payload;
+		r.data_len = sizeof(payload);
+		r.timeout_ms = c->o.timeout_ms;
+		r.retries = c->o.retries;
+		r.cb = port_answer;
+		r.arg = op;
+		if (ibw_engine_submit(c->e, &r) < 0) {
+			c->cur.errors++;
+			op->failed = 1;
+			if (--op->left == 0) {
+				port_failed(c, op);
+				free(op);
+				return;
+			}
+			continue;
+		}
+		c->pending++;
+		c->cur.mads++;
+	}
+}
+
+static void run_job_ports(struct ibw_counters *c, const struct job *j)
+{
+	struct node_cap *nc = cap_find(c, j->guid);
+	uint32_t mask = nc ? nc->capmask : 0;
+	int ext = (mask & (PM_CAP_EXT_WIDTH | PM_CAP_EXT_WIDTH_NOIETF)) != 0;
+	unsigned i;
+
+	for (i = 0; i < j->nports; i++)
+		query_port(c, j, j->port_list[i], ext);
+}
+
+struct cpi_op {
+	struct ibw_counters *c;
+	uint64_t sweep;
+	unsigned job;
+};
+
+static void cpi_answer(const struct ibw_mad_done *d, void *arg)
+{
+	struct cpi_op *op = arg;
+	struct ibw_counters *c = op->c;
+	struct job *j;
+	unsigned i;
+
+	if (op->sweep != c->sweep_id || d->result == IBW_MAD_CANCELLED) {
+		if (op->sweep == c->sweep_id && c->pending)
+			c->pending--;
+		free(op);
+		return;
+	}
+	c->pending--;
+	j = &c->jobs[op->job];
+	if (d->result == IBW_MAD_OK) {
+		cap_set(c, j->guid,
+			ibw_mad_get(d->mad + IB_PC_DATA_OFFS,
+				    IB_CPI_CAPMASK_F));
+		run_job_ports(c, j);
+	} else {
+		/* No ClassPortInfo, no counters: the node's ports stay
+		 * unread this sweep. */
+		if (d->result == IBW_MAD_TIMEOUT)
+			c->cur.timeouts++;
+		else
+			c->cur.errors++;
+		for (i = 0; i < j->nports; i++) {
+			struct port_op po;
+
+			memset(&po, 0, sizeof(po));
+			po.guid = j->guid;
+			po.port = j->port_list[i];
+			po.is_switch = j->is_switch;
+			port_failed(c, &po);
+		}
+	}
+	free(op);
+	sweep_done_if_idle(c);
+}
+
+static void start_job(struct ibw_counters *c, unsigned idx)
+{
+	struct job *j = &c->jobs[idx];
+	struct cpi_op *op;
+	struct ibw_mad_req r;
+
+	if (cap_find(c, j->guid)) {
+		run_job_ports(c, j);
+		return;
+	}
+	op = calloc(1, sizeof(*op));
+	if (!op) {
+		c->cur.errors++;
+		return;
+	}
+	op->c = c;
+	op->sweep = c->sweep_id;
+	op->job = idx;
+	memset(&r, 0, sizeof(r));
+	ibw_dest_lid(&r.dest, j->lid);
+	r.mgmt_class = IBW_CLASS_PERF;
+	r.method = IBW_METHOD_GET;
+	r.attr_id = IBW_ATTR_CLASS_PORT_INFO;
+	r.timeout_ms = c->o.timeout_ms;
+	r.retries = c->o.retries;
+	r.cb = cpi_answer;
+	r.arg = op;
+	if (ibw_engine_submit(c->e, &r) < 0) {
+		free(op);
+		c->cur.errors++;
+		return;
+	}
+	c->pending++;
+	c->cur.mads++;
+}
+
+static void sweep_done_if_idle(struct ibw_counters *c)
+{
+	if (c->pending || c->next_job < c->njobs || !c->jobs)
+		return;
+	sort_ports(c);
+	c->cur.duration_us = ibw_now_us() - c->t0_mono;
+	c->last = c->cur;
+	c->unreachable_last = c->unreachable_cur;
+	free(c->jobs);
+	c->jobs = NULL;
+	c->njobs = 0;
+	if (c->cb)
+		c->cb(c, c->arg);
+}
+
+static void on_pace(struct ibw_timer *t, void *arg)
+{
+	struct ibw_counters *c = arg;
+	unsigned n;
+
+	for (n = 0; n < c->pace_batch && c->next_job < c->njobs; n++)
+		start_job(c, c->next_job++);
+	if (c->next_job < c->njobs)
+		ibw_timer_arm(t, c->pace_interval_us);
+	else
+		sweep_done_if_idle(c);
+}
+
+static int in_scope(const struct ibw_counters *c, const struct ibw_fnode *n)
+{
+	unsigned i;
+
+	if (c->o.targets) {
+		for (i = 0; i < c->o.ntargets; i++)
+			if (c->o.targets[i] == n->guid)
+				return 1;
+		return 0;
+	}
+	switch (c->o.scope) {
+	case IBW_SCOPE_SWITCHES:
+		return n->ni.node_type == IBW_NODE_SWITCH;
+	case IBW_SCOPE_CAS:
+		return n->ni.node_type != IBW_NODE_SWITCH;
+	default:
+		return 1;
+	}
+}
+
+int ibw_counters_sweep(struct ibw_counters *c, const struct ibw_fabric *f,
+		       uint64_t spread_us, ibw_counters_cb cb, void *arg)
+{
+	unsigned i, p;
+
+	if (c->jobs)
+		return -EBUSY;
+	c->jobs = calloc(f->nnodes + 1, sizeof(*c->jobs));
+	if (!c->jobs)
+		return -ENOMEM;
+	c->njobs = 0;
+	for (i = 0; i < f->nnodes; i++) {
+		const struct ibw_fnode *n = &f->nodes[i];
+		struct job *j = &c->jobs[c->njobs];
+
+		if (n->gone || !in_scope(c, n))
+			continue;
+		j->guid = n->guid;
+		j->is_switch = n->ni.node_type == IBW_NODE_SWITCH;
+		if (j->is_switch) {
+			/* All ports, down ones too: LinkDowned lives there. */
+			j->lid = n->lid;
+			for (p = 1; p < n->nports; p++)
+				j->port_list[j->nports++] = (uint8_t)p;
+		} else {
+			/* A CA answers for the port the MAD came in by:
+			 * each active port through its own LID. */
+			for (p = 1; p < n->nports; p++) {
+				const struct ibw_fport *fp = &n->ports[p];
+
+				if (!fp->have_pi || fp->pi.state != 4 ||
+				    !fp->pi.lid)
+					continue;
+				if (!j->lid)
+					j->lid = fp->pi.lid;
+				if (fp->pi.lid != j->lid)
+					continue; /* multi-LID CAs: later */
+				j->port_list[j->nports++] = (uint8_t)p;
+			}
+		}
+		if (j->lid && j->nports)
+			c->njobs++;
+		else
+			memset(j, 0, sizeof(*j));
+	}
+	c->sweep_id++;
+	c->next_job = 0;
+	c->pending = 0;
+	c->cb = cb;
+	c->arg = arg;
+	memset(&c->cur, 0, sizeof(c->cur));
+	c->cur.start_us = realtime_us();
+	c->unreachable_cur = 0;
+	c->t0_mono = ibw_now_us();
+	if (!c->njobs) {
+		free(c->jobs);
+		c->jobs = NULL;
+		c->last = c->cur;
+		return -ENOENT;
+	}
+	if (!spread_us) {
+		c->pace_batch = c->njobs;
+		c->pace_interval_us = 0;
+	} else {
+		/* Ticks of at least 10 ms, each starting its share. */
+		uint64_t ticks = spread_us / 10000u;
+
+		if (ticks < 1)
+			ticks = 1;
+		if (ticks > c->njobs)
+			ticks = c->njobs;
+		c->pace_interval_us = spread_us / ticks;
+		c->pace_batch = (unsigned)((c->njobs + ticks - 1) / ticks);
+	}
+	on_pace(c->pace, c);
+	return 0;
+}
+
+int ibw_counters_running(const struct ibw_counters *c)
+{
+	return c->jobs != NULL;
+}
+
+struct ibw_sweep_stats ibw_counters_last_sweep(const struct ibw_counters *c)
+{
+	return c->last;
+}
+
+unsigned ibw_counters_unreachable(const struct ibw_counters *c)
+{
+	return c->unreachable_last;
+}
+
+const struct ibw_port_ctrs *ibw_counters_ports(const struct ibw_counters *c,
+					       unsigned *n)
+{
+	*n = c->nports;
+	return c->ports;
+}
+
+struct ibw_counters *ibw_counters_new(struct ibw_engine *e,
+				      struct ibw_events *ev,
+				      const struct ibw_counters_opts *o)
+{
+	struct ibw_counters *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->e = e;
+	c->ev = ev;
+	if (o)
+		c->o = *o;
+	else
+		c->o.retries = -1;
+	c->pace = ibw_timer_new(ibw_engine_loop(e), on_pace, c);
+	if (!c->pace) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void ibw_counters_free(struct ibw_counters *c)
+{
+	if (!c)
+		return;
+	ibw_timer_free(c->pace);
+	free(c->jobs);
+	free(c->ports);
+	free(c->caps);
+	free(c);
+}
+
+/* FNV-1a 64 over the state file's body. */
+static uint64_t fnv(uint64_t h, const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= (uint8_t)s[i];
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+int ibw_counters_save(const struct ibw_counters *c, const char *path)
+{
+	char tmp[4096], line[8192];
+	uint64_t h = 1469598103934665603ull;
+	unsigned i;
+	int fd, j, rc = 0;
+	FILE *f;
+	size_t len;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
+	len = (size_t)snprintf(line, sizeof(line), "%s\n", STATE_MAGIC);
+	h = fnv(h, line, len);
+	fputs(line, f);
+	for (i = 0; i < c->nports; i++) {
+		const struct ibw_port_ctrs *p = &c->ports[i];
+
+		len = (size_t)snprintf(line, sizeof(line),
+				       "p 0x%016" PRIx64 " %u %u %u %" PRIu64
+				       " %" PRIu64,
+				       p->guid, p->port, p->is_switch,
+				       p->resets, p->discontinuity_us,
+				       p->updated_us);
+		for (j = 0; j < IBW_CTR_MAX; j++) {
+			const struct ibw_ctr_val *v = &p->v[j];
+			unsigned flags = v->have_raw | v->from_ext << 1 |
+					 v->saturated << 2 |
+					 v->over_threshold << 3;
+
+			len += (size_t)snprintf(line + len, sizeof(line) - len,
+						" %" PRIu64 ":%" PRIu64 ":%u:%"
+									"u",
+						v->total, v->raw, flags,
+						v->resets);
+		}
+		len += (size_t)snprintf(line + len, sizeof(line) - len, "\n");
+		h = fnv(h, line, len);
+		fputs(line, f);
+	}
+	fprintf(f, "end %u %016" PRIx64 "\n", c->nports, h);
+	if (fflush(f) != 0 || fsync(fd) != 0)
+		rc = -errno;
+	if (fclose(f) != 0 && !rc)
+		rc = -errno;
+	if (!rc && rename(tmp, path) != 0)
+		rc = -errno;
+	if (rc)
+		unlink(tmp);
+	return rc;
+}
+
+static int parse_port_line(char *line, struct ibw_port_ctrs *p)
+{
+	char *s = line + 2, *end;
+	unsigned long long g;
+	int j;
+
+	memset(p, 0, sizeof(*p));
+	g = strtoull(s, &end, 16);
+	if (end == s)
+		return -1;
+	p->guid = g;
+	s = end;
+	p->port = (uint8_t)strtoul(s, &end, 10);
+	p->is_switch = (uint8_t)strtoul(end, &end, 10);
+	p->resets = (uint32_t)strtoul(end, &end, 10);
+	p->discontinuity_us = strtoull(end, &end, 10);
+	p->updated_us = strtoull(end, &end, 10);
+	s = end;
+	for (j = 0; j < IBW_CTR_MAX; j++) {
+		struct ibw_ctr_val *v = &p->v[j];
+		unsigned flags;
+
+		v->total = strtoull(s, &end, 10);
+		if (end == s || *end != ':')
+			return -1;
+		v->raw = strtoull(end + 1, &end, 10);
+		if (*end != ':')
+			return -1;
+		flags = (unsigned)strtoul(end + 1, &end, 10);
+		if (*end != ':')
+			return -1;
+		v->resets = (uint32_t)strtoul(end + 1, &end, 10);
+		v->have_raw = flags & 1;
+		v->from_ext = (flags >> 1) & 1;
+		v->saturated = (flags >> 2) & 1;
+		v->over_threshold = (flags >> 3) & 1;
+		s = end;
+	}
+	return 0;
+}
+
+int ibw_counters_load(struct ibw_counters *c, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	uint64_t h = 1469598103934665603ull;
+	struct ibw_port_ctrs *ports = NULL;
+	unsigned nports = 0, pcap = 0, want;
+	unsigned long long sum;
+	int ok = 0, first = 1;
+
+	if (!f)
+		return -errno;
+	while ((n = getline(&line, &cap, f)) > 0) {
+		if (first) {
+			first = 0;
+			if (strcmp(line, STATE_MAGIC "\n"))
+				break;
+			h = fnv(h, line, (size_t)n);
+			continue;
+		}
+		if (!strncmp(line, "end ", 4)) {
+			if (sscanf(line, "end %u %llx", &want, &sum) == 2 &&
+			    want == nports && sum == h)
+				ok = 1;
+			break;
+		}
+		if (strncmp(line, "p ", 2))
+			break;
+		h = fnv(h, line, (size_t)n);
+		if (nports == pcap) {
+			unsigned nc = pcap ? pcap * 2 : 256;
+			struct ibw_port_ctrs *np =
+				realloc(ports, nc * sizeof(*np));
+
+			if (!np)
+				break;
+			ports = np;
+			pcap = nc;
+		}
+		if (parse_port_line(line, &ports[nports]) < 0)
+			break;
+		nports++;
+	}
+	free(line);
+	fclose(f);
+	if (!ok) {
+		free(ports);
+		return -EBADMSG;
+	}
+	free(c->ports);
+	c->ports = ports;
+	c->nports = nports;
+	c->cap = pcap;
+	c->unsorted = 1;
+	sort_ports(c);
+	return 0;
+}

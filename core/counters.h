@@ -1,0 +1,147 @@
+/*
+ * PerfMgt counters: ClassPortInfo per node, then PortCounters (and
+ * PortCountersExtended where the node supports it) per port, merged into
+ * 64-bit running totals that stay monotonic across saturation, resets by
+ * other tools and restarts of ibwatchd (a state file).
+ */
+#ifndef IBW_COUNTERS_H
+#define IBW_COUNTERS_H
+
+#include <stdint.h>
+
+#include "engine.h"
+#include "events.h"
+#include "fabric.h"
+
+enum ibw_ctr {
+	IBW_CTR_SYMBOL_ERRORS,
+	IBW_CTR_LINK_ERROR_RECOVERY,
+	IBW_CTR_LINK_DOWNED,
+	IBW_CTR_RCV_ERRORS,
+	IBW_CTR_RCV_REMOTE_PHYS_ERRORS,
+	IBW_CTR_RCV_SWITCH_RELAY_ERRORS,
+	IBW_CTR_XMIT_DISCARDS,
+	IBW_CTR_XMIT_CONSTRAINT_ERRORS,
+	IBW_CTR_RCV_CONSTRAINT_ERRORS,
+	IBW_CTR_LOCAL_LINK_INTEGRITY_ERRORS,
+	IBW_CTR_EXCESSIVE_BUFFER_OVERRUN_ERRORS,
+	IBW_CTR_VL15_DROPPED,
+	IBW_CTR_XMIT_WAIT,
+	IBW_CTR_QP1_DROPPED,
+	IBW_CTR_XMIT_DATA, /* bytes (the MADs count 4-octet words) */
+	IBW_CTR_RCV_DATA,
+	IBW_CTR_XMIT_PKTS,
+	IBW_CTR_RCV_PKTS,
+	IBW_CTR_UNICAST_XMIT_PKTS, /* PortCountersExtended only */
+	IBW_CTR_UNICAST_RCV_PKTS,
+	IBW_CTR_MULTICAST_XMIT_PKTS,
+	IBW_CTR_MULTICAST_RCV_PKTS,
+	IBW_CTR_MAX,
+};
+
+struct ibw_ctr_desc {
+	const char *name; /* as perfquery prints it */
+	const char *key; /* snake_case, for JSON */
+	unsigned pc_bits; /* width in PortCounters; 0: not there */
+	int pc_field; /* libibmad field in PortCounters, or -1 */
+	int ext_field; /* in PortCountersExtended, or -1 */
+	unsigned scale; /* raw unit to ours: 4 for the data counters */
+	int is_error;
+	uint64_t threshold; /* default error threshold, 0: none */
+};
+
+const struct ibw_ctr_desc *ibw_ctr_desc(enum ibw_ctr c);
+/* By perfquery name ("SymbolErrorCounter") or key ("symbol_errors"). */
+int ibw_ctr_lookup(const char *name);
+
+struct ibw_ctr_val {
+	uint64_t total; /* running total, monotonic, in our units */
+	uint64_t raw; /* last value read (raw units); PortCounters' or
+			 PortCountersExtended's, see from_ext */
+	uint8_t have_raw;
+	uint8_t from_ext;
+	uint8_t saturated; /* the 32-bit-or-narrower field is at its max */
+	uint8_t over_threshold;
+	uint8_t reset_by_us; /* we cleared it after the last read */
+	uint32_t resets; /* resets by someone else, detected */
+	uint64_t last_delta; /* increment in the last sweep */
+};
+
+struct ibw_port_ctrs {
+	uint64_t guid; /* node GUID */
+	uint8_t port;
+	uint8_t is_switch;
+	uint8_t have_ext; /* PortCountersExtended read */
+	uint8_t stale; /* the last sweep could not read this port */
+	uint16_t lid; /* where it was read */
+	uint32_t unreachable; /* sweeps in a row without an answer */
+	uint32_t resets; /* all counters' foreign resets */
+	uint64_t updated_us; /* CLOCK_REALTIME of the last good read */
+	uint64_t discontinuity_us; /* of the last foreign reset */
+	uint64_t prev_updated_mono; /* for rates */
+	double xmit_bytes_per_s, rcv_bytes_per_s;
+	double xmit_pkts_per_s, rcv_pkts_per_s;
+	uint64_t error_increments; /* last sweep, all error counters */
+	struct ibw_ctr_val v[IBW_CTR_MAX];
+	/* The 32-bit PortCounters data/packet values as last read, for the
+	 * saturation flags; raw as well. */
+	uint32_t pc_raw[4];
+};
+
+enum ibw_ctr_scope {
+	IBW_SCOPE_ALL,
+	IBW_SCOPE_SWITCHES,
+	IBW_SCOPE_CAS,
+};
+
+struct ibw_counters_opts {
+	enum ibw_ctr_scope scope;
+	const uint64_t *targets; /* if set: only these node GUIDs */
+	unsigned ntargets;
+	uint64_t thresholds[IBW_CTR_MAX]; /* 0: the default */
+	int reset_data; /* reset data/packet counters before they saturate */
+	int reset_errors; /* ... error counters too (off unless asked) */
+	unsigned timeout_ms; /* 0: the engine's */
+	int retries; /* -1: the engine's */
+};
+
+struct ibw_counters;
+
+typedef void (*ibw_counters_cb)(struct ibw_counters *c, void *arg);
+
+struct ibw_counters *ibw_counters_new(struct ibw_engine *e,
+				      struct ibw_events *ev,
+				      const struct ibw_counters_opts *o);
+void ibw_counters_free(struct ibw_counters *c);
+
+/*
+ * Read every port of @f in scope. Sends are spread over @spread_us (0: all
+ * at once). @cb runs when every answer is in. 0, -EBUSY if a sweep runs.
+ */
+int ibw_counters_sweep(struct ibw_counters *c, const struct ibw_fabric *f,
+		       uint64_t spread_us, ibw_counters_cb cb, void *arg);
+int ibw_counters_running(const struct ibw_counters *c);
+
+struct ibw_sweep_stats ibw_counters_last_sweep(const struct ibw_counters *c);
+/* Ports that did not answer in the last sweep. */
+unsigned ibw_counters_unreachable(const struct ibw_counters *c);
+
+/* All port records, sorted by (guid, port); valid until the next sweep
+ * or load. */
+const struct ibw_port_ctrs *ibw_counters_ports(const struct ibw_counters *c,
+					       unsigned *n);
+const struct ibw_port_ctrs *ibw_counters_find(const struct ibw_counters *c,
+					      uint64_t guid, uint8_t port);
+
+/* The state file: written atomically (temporary file, fsync, rename);
+ * a torn or corrupt file is refused with -EBADMSG. */
+int ibw_counters_save(const struct ibw_counters *c, const char *path);
+int ibw_counters_load(struct ibw_counters *c, const char *path);
+
+/* Fold a new raw reading into @v (exposed for unit tests). @max is the
+ * field's largest value; @ours says we reset it since the last read.
+ * Returns 1 when a foreign reset was detected. */
+int ibw_ctr_fold(struct ibw_ctr_val *v, uint64_t raw, uint64_t max,
+		 unsigned scale, int ours);
+
+#endif

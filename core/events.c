@@ -1,0 +1,98 @@
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "events.h"
+
+struct ibw_events {
+	struct ibw_event *ring;
+	unsigned cap;
+	uint64_t next_seq;
+};
+
+static const char *const kind_names[IBW_EVT_KIND_MAX] = {
+	[IBW_EVT_NODE_ADDED] = "node_added",
+	[IBW_EVT_NODE_GONE] = "node_gone",
+	[IBW_EVT_PORT_ADDED] = "port_added",
+	[IBW_EVT_PORT_GONE] = "port_gone",
+	[IBW_EVT_LINK_UP] = "link_up",
+	[IBW_EVT_LINK_DOWN] = "link_down",
+	[IBW_EVT_LID_CHANGED] = "lid_changed",
+	[IBW_EVT_PORT_STATE_CHANGED] = "port_state_changed",
+	[IBW_EVT_LINK_WIDTH_CHANGED] = "link_width_changed",
+	[IBW_EVT_LINK_SPEED_CHANGED] = "link_speed_changed",
+	[IBW_EVT_THRESHOLD_CROSSED] = "threshold_crossed",
+	[IBW_EVT_COUNTER_RESET] = "counter_reset",
+};
+
+const char *ibw_event_kind_str(enum ibw_event_kind k)
+{
+	if ((unsigned)k < IBW_EVT_KIND_MAX && kind_names[k])
+		return kind_names[k];
+	return "unknown";
+}
+
+struct ibw_events *ibw_events_new(unsigned capacity)
+{
+	struct ibw_events *ev = calloc(1, sizeof(*ev));
+
+	if (!ev)
+		return NULL;
+	ev->cap = capacity ? capacity : 1;
+	ev->ring = calloc(ev->cap, sizeof(*ev->ring));
+	if (!ev->ring) {
+		free(ev);
+		return NULL;
+	}
+	ev->next_seq = 1;
+	return ev;
+}
+
+void ibw_events_free(struct ibw_events *ev)
+{
+	if (!ev)
+		return;
+	free(ev->ring);
+	free(ev);
+}
+
+uint64_t ibw_events_add(struct ibw_events *ev, const struct ibw_event *e)
+{
+	struct ibw_event *slot = &ev->ring[ev->next_seq % ev->cap];
+
+	*slot = *e;
+	slot->seq = ev->next_seq++;
+	if (!slot->time_us) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		slot->time_us = (uint64_t)ts.tv_sec * 1000000u +
+				(uint64_t)ts.tv_nsec / 1000u;
+	}
+	return slot->seq;
+}
+
+uint64_t ibw_events_last_seq(const struct ibw_events *ev)
+{
+	return ev->next_seq - 1;
+}
+
+uint64_t ibw_events_overwritten(const struct ibw_events *ev)
+{
+	uint64_t n = ev->next_seq - 1;
+
+	return n > ev->cap ? n - ev->cap : 0;
+}
+
+unsigned ibw_events_since(const struct ibw_events *ev, uint64_t since,
+			  struct ibw_event *out, unsigned max)
+{
+	uint64_t first = ibw_events_overwritten(ev) + 1, s;
+	unsigned n = 0;
+
+	if (since + 1 > first)
+		first = since + 1;
+	for (s = first; s < ev->next_seq && n < max; s++)
+		out[n++] = ev->ring[s % ev->cap];
+	return n;
+}

@@ -1,0 +1,57 @@
+/*
+ * Events: what changed in the fabric, with a time, kept in a bounded ring.
+ * Later readers (HTTP, SNMP notifications) take them by sequence number.
+ */
+#ifndef IBW_EVENTS_H
+#define IBW_EVENTS_H
+
+#include <stdint.h>
+
+enum ibw_event_kind {
+	IBW_EVT_NODE_ADDED,
+	IBW_EVT_NODE_GONE,
+	IBW_EVT_PORT_ADDED,
+	IBW_EVT_PORT_GONE,
+	IBW_EVT_LINK_UP, /* a link appeared between two ports */
+	IBW_EVT_LINK_DOWN, /* ... or went away */
+	IBW_EVT_LID_CHANGED,
+	IBW_EVT_PORT_STATE_CHANGED,
+	IBW_EVT_LINK_WIDTH_CHANGED,
+	IBW_EVT_LINK_SPEED_CHANGED,
+	IBW_EVT_THRESHOLD_CROSSED,
+	IBW_EVT_COUNTER_RESET, /* reset by someone else */
+	IBW_EVT_KIND_MAX,
+};
+
+struct ibw_event {
+	uint64_t seq; /* from 1, increasing */
+	uint64_t time_us; /* CLOCK_REALTIME, microseconds */
+	enum ibw_event_kind kind;
+	uint64_t node_guid;
+	uint8_t port;
+	uint64_t peer_guid; /* links: the other end */
+	uint8_t peer_port;
+	uint64_t old_value;
+	uint64_t new_value;
+	char what[48]; /* a counter name, for threshold/reset events */
+};
+
+struct ibw_events;
+
+struct ibw_events *ibw_events_new(unsigned capacity);
+void ibw_events_free(struct ibw_events *ev);
+
+/* Add a copy of @e, stamping seq and (if 0) time; returns its seq. */
+uint64_t ibw_events_add(struct ibw_events *ev, const struct ibw_event *e);
+
+/* Copy up to @max events with seq > @since, oldest first; returns the
+ * count. */
+unsigned ibw_events_since(const struct ibw_events *ev, uint64_t since,
+			  struct ibw_event *out, unsigned max);
+uint64_t ibw_events_last_seq(const struct ibw_events *ev);
+/* Events pushed out of the ring before anyone could read them. */
+uint64_t ibw_events_overwritten(const struct ibw_events *ev);
+
+const char *ibw_event_kind_str(enum ibw_event_kind k);
+
+#endif

@@ -1,0 +1,306 @@
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fabric.h"
+
+struct ibw_fabric *ibw_fabric_new(void)
+{
+	struct ibw_fabric *f = calloc(1, sizeof(*f));
+
+	if (f)
+		f->refs = 1;
+	return f;
+}
+
+struct ibw_fabric *ibw_fabric_ref(struct ibw_fabric *f)
+{
+	if (f)
+		f->refs++;
+	return f;
+}
+
+void ibw_fabric_unref(struct ibw_fabric *f)
+{
+	unsigned i;
+
+	if (!f || --f->refs)
+		return;
+	for (i = 0; i < f->nnodes; i++)
+		free(f->nodes[i].ports);
+	free(f->nodes);
+	free(f);
+}
+
+struct ibw_fnode *ibw_fabric_add_node(struct ibw_fabric *f, uint64_t guid,
+				      unsigned nports)
+{
+	struct ibw_fnode *n;
+	unsigned i;
+
+	if (f->nnodes == f->cap) {
+		unsigned cap = f->cap ? f->cap * 2 : 64;
+		struct ibw_fnode *nn = realloc(f->nodes, cap * sizeof(*nn));
+
+		if (!nn)
+			return NULL;
+		f->nodes = nn;
+		f->cap = cap;
+	}
+	n = &f->nodes[f->nnodes];
+	memset(n, 0, sizeof(*n));
+	n->guid = guid;
+	n->nports = nports;
+	n->ports = calloc(nports ? nports : 1, sizeof(*n->ports));
+	if (!n->ports)
+		return NULL;
+	for (i = 0; i < nports; i++)
+		n->ports[i].num = (uint8_t)i;
+	f->nnodes++;
+	return n;
+}
+
+static int cmp_node(const void *a, const void *b)
+{
+	uint64_t x = ((const struct ibw_fnode *)a)->guid;
+	uint64_t y = ((const struct ibw_fnode *)b)->guid;
+
+	return (x > y) - (x < y);
+}
+
+void ibw_fabric_freeze(struct ibw_fabric *f)
+{
+	if (f->nnodes)
+		qsort(f->nodes, f->nnodes, sizeof(*f->nodes), cmp_node);
+}
+
+static const struct ibw_fnode *find_in(const struct ibw_fnode *nodes,
+				       unsigned n, uint64_t guid)
+{
+	struct ibw_fnode key;
+
+	if (!n)
+		return NULL;
+	key.guid = guid;
+	return bsearch(&key, nodes, n, sizeof(*nodes), cmp_node);
+}
+
+const struct ibw_fnode *ibw_fabric_find(const struct ibw_fabric *f,
+					uint64_t guid)
+{
+	return f ? find_in(f->nodes, f->nnodes, guid) : NULL;
+}
+
+const struct ibw_fnode *ibw_fabric_find_lid(const struct ibw_fabric *f,
+					    uint16_t lid,
+					    const struct ibw_fport **port)
+{
+	unsigned i, p;
+
+	if (!f || !lid)
+		return NULL;
+	for (i = 0; i < f->nnodes; i++) {
+		const struct ibw_fnode *n = &f->nodes[i];
+
+		if (n->gone)
+			continue;
+		for (p = 0; p < n->nports; p++) {
+			const struct ibw_fport *fp = &n->ports[p];
+			unsigned span = 1u << fp->pi.lmc;
+
+			if (!fp->have_pi || !fp->pi.lid)
+				continue;
+			if (n->ni.node_type == IBW_NODE_SWITCH && p != 0)
+				continue;
+			if (lid >= fp->pi.lid && lid < fp->pi.lid + span) {
+				if (port)
+					*port = fp;
+				return n;
+			}
+		}
+	}
+	return NULL;
+}
+
+static uint64_t now_realtime_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static void emit(struct ibw_events *ev, enum ibw_event_kind k, uint64_t guid,
+		 uint8_t port, uint64_t old_v, uint64_t new_v, uint64_t peer,
+		 uint8_t peer_port)
+{
+	struct ibw_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.kind = k;
+	e.node_guid = guid;
+	e.port = port;
+	e.old_value = old_v;
+	e.new_value = new_v;
+	e.peer_guid = peer;
+	e.peer_port = peer_port;
+	ibw_events_add(ev, &e);
+}
+
+static unsigned diff_port(const struct ibw_fnode *on,
+			  const struct ibw_fport *op,
+			  const struct ibw_fnode *cn,
+			  const struct ibw_fport *cp, struct ibw_events *ev)
+{
+	unsigned n = 0;
+	uint64_t g = cn->guid;
+	uint8_t p = cp->num;
+	int sw0 = cn->ni.node_type == IBW_NODE_SWITCH;
+
+	if (!op->have_pi && cp->have_pi) {
+		emit(ev, IBW_EVT_PORT_ADDED, g, p, 0, 0, 0, 0);
+		return 1;
+	}
+	if (op->have_pi && !cp->have_pi) {
+		emit(ev, IBW_EVT_PORT_GONE, g, p, 0, 0, 0, 0);
+		return 1;
+	}
+	if (!cp->have_pi)
+		return 0;
+	/* A switch's LID lives on port 0; its other ports repeat it. */
+	if ((!sw0 || p == 0) && op->pi.lid != cp->pi.lid) {
+		emit(ev, IBW_EVT_LID_CHANGED, g, p, op->pi.lid, cp->pi.lid, 0,
+		     0);
+		n++;
+	}
+	if (op->pi.state != cp->pi.state) {
+		emit(ev, IBW_EVT_PORT_STATE_CHANGED, g, p, op->pi.state,
+		     cp->pi.state, 0, 0);
+		n++;
+	}
+	if (cp->pi.state >= 2 && op->pi.state >= 2) {
+		if (op->pi.width_active != cp->pi.width_active) {
+			emit(ev, IBW_EVT_LINK_WIDTH_CHANGED, g, p,
+			     op->pi.width_active, cp->pi.width_active, 0, 0);
+			n++;
+		}
+		if (op->pi.speed_active != cp->pi.speed_active ||
+		    op->pi.speed_ext_active != cp->pi.speed_ext_active) {
+			emit(ev, IBW_EVT_LINK_SPEED_CHANGED, g, p,
+			     op->pi.speed_active | op->pi.speed_ext_active << 8,
+			     cp->pi.speed_active | cp->pi.speed_ext_active << 8,
+			     0, 0);
+			n++;
+		}
+	}
+	/* Each link is reported once, from its lower (guid, port) end. */
+	if (op->remote_guid != cp->remote_guid ||
+	    op->remote_port != cp->remote_port) {
+		if (op->remote_guid &&
+		    (g < op->remote_guid ||
+		     (g == op->remote_guid && p < op->remote_port))) {
+			emit(ev, IBW_EVT_LINK_DOWN, g, p, 0, 0, op->remote_guid,
+			     op->remote_port);
+			n++;
+		}
+		if (cp->remote_guid &&
+		    (g < cp->remote_guid ||
+		     (g == cp->remote_guid && p < cp->remote_port))) {
+			emit(ev, IBW_EVT_LINK_UP, g, p, 0, 0, cp->remote_guid,
+			     cp->remote_port);
+			n++;
+		}
+	}
+	(void)on;
+	return n;
+}
+
+static struct ibw_fnode *carry_gone(struct ibw_fabric *cur,
+				    const struct ibw_fnode *on, uint64_t now)
+{
+	struct ibw_fnode *n = ibw_fabric_add_node(cur, on->guid, on->nports);
+	struct ibw_fport *ports;
+	unsigned p;
+
+	if (!n)
+		return NULL;
+	ports = n->ports;
+	*n = *on;
+	n->ports = ports;
+	memcpy(n->ports, on->ports, on->nports * sizeof(*ports));
+	if (!on->gone) {
+		n->gone = 1;
+		n->gone_since_us = now;
+	}
+	/* Its links went with it. */
+	for (p = 0; p < n->nports; p++) {
+		n->ports[p].remote_guid = 0;
+		n->ports[p].remote_port = 0;
+	}
+	return n;
+}
+
+unsigned ibw_fabric_diff(const struct ibw_fabric *old, struct ibw_fabric *cur,
+			 struct ibw_events *ev)
+{
+	unsigned i, p, n = 0, ncur = cur->nnodes, added_gone = 0;
+	uint64_t now = now_realtime_us();
+
+	for (i = 0; i < ncur; i++) {
+		const struct ibw_fnode *cn = &cur->nodes[i];
+		const struct ibw_fnode *on = ibw_fabric_find(old, cn->guid);
+
+		if (!on || on->gone) {
+			emit(ev, IBW_EVT_NODE_ADDED, cn->guid, 0, 0, 0, 0, 0);
+			n++;
+			for (p = 0; p < cn->nports; p++) {
+				const struct ibw_fport *cp = &cn->ports[p];
+
+				if (cp->remote_guid &&
+				    (cn->guid < cp->remote_guid ||
+				     (cn->guid == cp->remote_guid &&
+				      p < cp->remote_port))) {
+					emit(ev, IBW_EVT_LINK_UP, cn->guid, p,
+					     0, 0, cp->remote_guid,
+					     cp->remote_port);
+					n++;
+				}
+			}
+			continue;
+		}
+		for (p = 0; p < cn->nports && p < on->nports; p++)
+			n += diff_port(on, &on->ports[p], cn, &cn->ports[p],
+				       ev);
+	}
+	if (!old)
+		return n;
+	for (i = 0; i < old->nnodes; i++) {
+		const struct ibw_fnode *on = &old->nodes[i];
+
+		/* Only the sorted part: gone nodes are appended below. */
+		if (find_in(cur->nodes, ncur, on->guid))
+			continue;
+		if (!on->gone) {
+			emit(ev, IBW_EVT_NODE_GONE, on->guid, 0, 0, 0, 0, 0);
+			n++;
+			for (p = 0; p < on->nports; p++) {
+				const struct ibw_fport *op = &on->ports[p];
+
+				if (op->remote_guid &&
+				    (on->guid < op->remote_guid ||
+				     (on->guid == op->remote_guid &&
+				      p < op->remote_port))) {
+					emit(ev, IBW_EVT_LINK_DOWN, on->guid, p,
+					     0, 0, op->remote_guid,
+					     op->remote_port);
+					n++;
+				}
+			}
+		}
+		if (carry_gone(cur, on, now))
+			added_gone++;
+	}
+	if (added_gone)
+		ibw_fabric_freeze(cur);
+	return n;
+}

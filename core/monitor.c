@@ -1,0 +1,368 @@
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "monitor.h"
+#include "namemap.h"
+
+struct ibw_monitor {
+	struct ibw_engine *e;
+	struct ibw_loop *loop;
+	struct ibw_monitor_opts o;
+	char *state_file;
+	char *map_path;
+	struct ibw_namemap *names;
+	struct ibw_events *ev;
+	struct ibw_discover *disc;
+	struct ibw_counters *ctrs;
+	struct ibw_fabric *fabric; /* last discovery */
+	struct ibw_snapshot *snap;
+	struct ibw_timer *disc_timer, *ctr_timer;
+	uint64_t discoveries, counter_sweeps;
+	uint64_t logged_seq;
+	int periodic;
+	void (*once_cb)(struct ibw_monitor *m, void *arg);
+	void *once_arg;
+};
+
+struct ibw_snapshot *ibw_snapshot_ref(struct ibw_snapshot *s)
+{
+	if (s)
+		s->refs++;
+	return s;
+}
+
+void ibw_snapshot_unref(struct ibw_snapshot *s)
+{
+	unsigned i;
+
+	if (!s || --s->refs)
+		return;
+	if (s->names) {
+		for (i = 0; s->fabric && i < s->fabric->nnodes; i++)
+			free(s->names[i]);
+		free(s->names);
+	}
+	ibw_fabric_unref(s->fabric);
+	free(s->ports);
+	free(s);
+}
+
+const char *ibw_snapshot_node_name(const struct ibw_snapshot *s,
+				   const struct ibw_fnode *n)
+{
+	size_t i;
+
+	if (s->names && s->fabric) {
+		i = (size_t)(n - s->fabric->nodes);
+		if (i < s->fabric->nnodes && s->names[i])
+			return s->names[i];
+	}
+	return n->desc;
+}
+
+static int cmp_port(const void *a, const void *b)
+{
+	const struct ibw_port_ctrs *x = a, *y = b;
+
+	if (x->guid != y->guid)
+		return (x->guid > y->guid) - (x->guid < y->guid);
+	return (int)x->port - (int)y->port;
+}
+
+const struct ibw_port_ctrs *ibw_snapshot_port(const struct ibw_snapshot *s,
+					      uint64_t guid, uint8_t port)
+{
+	struct ibw_port_ctrs key;
+
+	if (!s->nports)
+		return NULL;
+	key.guid = guid;
+	key.port = port;
+	return bsearch(&key, s->ports, s->nports, sizeof(key), cmp_port);
+}
+
+static uint64_t realtime_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* Build a new snapshot from the current state and swap it in. */
+static void publish(struct ibw_monitor *m)
+{
+	struct ibw_snapshot *s = calloc(1, sizeof(*s));
+	const struct ibw_port_ctrs *ports;
+	unsigned n, i;
+
+	if (!s) {
+		log_err("monitor", "out of memory: snapshot not published");
+		return;
+	}
+	s->refs = 1;
+	s->taken_us = realtime_us();
+	s->fabric = ibw_fabric_ref(m->fabric);
+	if (s->fabric && m->names) {
+		s->names = calloc(s->fabric->nnodes + 1, sizeof(*s->names));
+		for (i = 0; s->names && i < s->fabric->nnodes; i++) {
+			const char *nm = ibw_namemap_get(
+				m->names, s->fabric->nodes[i].guid);
+
+			s->names[i] = nm ? strdup(nm) : NULL;
+		}
+	}
+	ports = ibw_counters_ports(m->ctrs, &n);
+	if (n) {
+		s->ports = malloc(n * sizeof(*s->ports));
+		if (s->ports) {
+			memcpy(s->ports, ports, n * sizeof(*s->ports));
+			s->nports = n;
+		}
+	}
+	if (m->fabric)
+		s->discovery = m->fabric->sweep;
+	s->counters = ibw_counters_last_sweep(m->ctrs);
+	s->unreachable_ports = ibw_counters_unreachable(m->ctrs);
+	s->discoveries = m->discoveries;
+	s->counter_sweeps = m->counter_sweeps;
+	ibw_snapshot_unref(m->snap);
+	m->snap = s;
+}
+
+static void log_events(struct ibw_monitor *m)
+{
+	struct ibw_event evs[64];
+	unsigned n, i;
+
+	while ((n = ibw_events_since(m->ev, m->logged_seq, evs, 64)) > 0) {
+		for (i = 0; i < n; i++) {
+			const struct ibw_event *e = &evs[i];
+
+			log_info("event",
+				 "%s node 0x%016" PRIx64 " port %u%s%s"
+				 " old %" PRIu64 " new %" PRIu64,
+				 ibw_event_kind_str(e->kind), e->node_guid,
+				 e->port, e->what[0] ? " " : "", e->what,
+				 e->old_value, e->new_value);
+			m->logged_seq = e->seq;
+		}
+	}
+}
+
+static void counters_done(struct ibw_counters *c, void *arg)
+{
+	struct ibw_monitor *m = arg;
+	struct ibw_sweep_stats st = ibw_counters_last_sweep(c);
+	int rc;
+
+	m->counter_sweeps++;
+	log_debug("counters",
+		  "sweep: %" PRIu64 " MADs, %" PRIu64 " timeouts, %u ports "
+		  "unreachable, %.3f s",
+		  st.mads, st.timeouts, ibw_counters_unreachable(c),
+		  (double)st.duration_us / 1e6);
+	if (m->state_file) {
+		rc = ibw_counters_save(c, m->state_file);
+		if (rc < 0)
+			log_warn("counters", "cannot write state file %s: %s",
+				 m->state_file, strerror(-rc));
+	}
+	publish(m);
+	log_events(m);
+	if (m->periodic) {
+		ibw_timer_arm(m->ctr_timer, m->o.counter_interval_us);
+	} else if (m->once_cb) {
+		m->once_cb(m, m->once_arg);
+	}
+}
+
+static void start_counters(struct ibw_monitor *m)
+{
+	uint64_t spread = 0;
+	int rc;
+
+	if (!m->fabric || ibw_counters_running(m->ctrs))
+		return;
+	if (m->periodic)
+		spread = m->o.counter_interval_us * m->o.spread_percent / 100;
+	rc = ibw_counters_sweep(m->ctrs, m->fabric, spread, counters_done, m);
+	if (rc == -ENOENT) {
+		/* Nothing in scope: a sweep of nothing is still done. */
+		counters_done(m->ctrs, m);
+	} else if (rc < 0 && rc != -EBUSY) {
+		log_warn("counters", "cannot start a sweep: %s", strerror(-rc));
+		if (m->periodic)
+			ibw_timer_arm(m->ctr_timer, m->o.counter_interval_us);
+	}
+}
+
+static void on_ctr_timer(struct ibw_timer *t, void *arg)
+{
+	start_counters(arg);
+}
+
+static void discovery_done(struct ibw_fabric *f, void *arg)
+{
+	struct ibw_monitor *m = arg;
+	unsigned nev;
+
+	m->discoveries++;
+	nev = ibw_fabric_diff(m->fabric, f, m->ev);
+	log_debug("discover",
+		  "sweep: %u nodes, %" PRIu64 " MADs, %" PRIu64 " timeouts, %u "
+								"changes, %.3f "
+								"s",
+		  f->nnodes, f->sweep.mads, f->sweep.timeouts, nev,
+		  (double)f->sweep.duration_us / 1e6);
+	ibw_fabric_unref(m->fabric);
+	m->fabric = f;
+	publish(m);
+	log_events(m);
+	if (m->periodic) {
+		ibw_timer_arm(m->disc_timer, m->o.discovery_interval_us);
+		/* The first counter sweep follows the first discovery. */
+		if (m->discoveries == 1)
+			start_counters(m);
+	} else {
+		start_counters(m);
+	}
+}
+
+static void on_disc_timer(struct ibw_timer *t, void *arg)
+{
+	struct ibw_monitor *m = arg;
+	int rc = ibw_discover_start(m->disc, discovery_done, m);
+
+	if (rc < 0) {
+		log_warn("discover", "cannot start a sweep: %s", strerror(-rc));
+		ibw_timer_arm(t, m->o.discovery_interval_us);
+	}
+}
+
+struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
+				    const struct ibw_monitor_opts *o, char *err,
+				    size_t errlen)
+{
+	struct ibw_monitor *m = calloc(1, sizeof(*m));
+	int rc;
+
+	if (!m)
+		return NULL;
+	m->e = e;
+	m->loop = ibw_engine_loop(e);
+	m->o = *o;
+	if (!m->o.discovery_interval_us)
+		m->o.discovery_interval_us = 60000000u;
+	if (!m->o.counter_interval_us)
+		m->o.counter_interval_us = 30000000u;
+	if (!m->o.spread_percent || m->o.spread_percent > 100)
+		m->o.spread_percent = 80;
+	m->ev = ibw_events_new(o->events_capacity ? o->events_capacity : 4096);
+	m->disc = ibw_discover_new(e, &o->discover);
+	m->ctrs = ibw_counters_new(e, m->ev, &o->counters);
+	m->disc_timer = ibw_timer_new(m->loop, on_disc_timer, m);
+	m->ctr_timer = ibw_timer_new(m->loop, on_ctr_timer, m);
+	if (!m->ev || !m->disc || !m->ctrs || !m->disc_timer || !m->ctr_timer) {
+		snprintf(err, errlen, "out of memory");
+		ibw_monitor_free(m);
+		return NULL;
+	}
+	if (o->node_name_map) {
+		m->map_path = strdup(o->node_name_map);
+		m->names = ibw_namemap_load(o->node_name_map, err, errlen);
+		if (!m->names) {
+			ibw_monitor_free(m);
+			return NULL;
+		}
+	}
+	if (o->state_file) {
+		m->state_file = strdup(o->state_file);
+		rc = ibw_counters_load(m->ctrs, o->state_file);
+		if (rc == -EBADMSG)
+			log_warn("counters",
+				 "state file %s is torn or corrupt: ignored, "
+				 "totals start afresh",
+				 o->state_file);
+		else if (rc < 0 && rc != -ENOENT)
+			log_warn("counters", "cannot read state file %s: %s",
+				 o->state_file, strerror(-rc));
+		else if (rc == 0)
+			log_info("counters", "totals restored from %s",
+				 o->state_file);
+	}
+	publish(m);
+	return m;
+}
+
+void ibw_monitor_free(struct ibw_monitor *m)
+{
+	if (!m)
+		return;
+	if (m->state_file && m->ctrs && m->counter_sweeps)
+		ibw_monitor_save_state(m);
+	ibw_timer_free(m->disc_timer);
+	ibw_timer_free(m->ctr_timer);
+	ibw_discover_free(m->disc);
+	ibw_counters_free(m->ctrs);
+	ibw_events_free(m->ev);
+	ibw_fabric_unref(m->fabric);
+	ibw_snapshot_unref(m->snap);
+	ibw_namemap_free(m->names);
+	free(m->state_file);
+	free(m->map_path);
+	free(m);
+}
+
+int ibw_monitor_start(struct ibw_monitor *m)
+{
+	m->periodic = 1;
+	ibw_timer_arm(m->disc_timer, 0);
+	return 0;
+}
+
+int ibw_monitor_once(struct ibw_monitor *m,
+		     void (*cb)(struct ibw_monitor *m, void *arg), void *arg)
+{
+	m->periodic = 0;
+	m->once_cb = cb;
+	m->once_arg = arg;
+	return ibw_discover_start(m->disc, discovery_done, m);
+}
+
+struct ibw_snapshot *ibw_monitor_snapshot(struct ibw_monitor *m)
+{
+	return ibw_snapshot_ref(m->snap);
+}
+
+struct ibw_events *ibw_monitor_events(struct ibw_monitor *m)
+{
+	return m->ev;
+}
+
+int ibw_monitor_save_state(struct ibw_monitor *m)
+{
+	if (!m->state_file)
+		return 0;
+	return ibw_counters_save(m->ctrs, m->state_file);
+}
+
+int ibw_monitor_reload_names(struct ibw_monitor *m, char *err, size_t errlen)
+{
+	struct ibw_namemap *n;
+
+	if (!m->map_path)
+		return 0;
+	n = ibw_namemap_load(m->map_path, err, errlen);
+	if (!n)
+		return -EINVAL;
+	ibw_namemap_free(m->names);
+	m->names = n;
+	publish(m);
+	return 0;
+}

@@ -1,0 +1,69 @@
+/*
+ * The monitor runs the periodic probes (discovery, then counters), turns
+ * what changed into events, keeps the counter state file and publishes
+ * immutable snapshots for readers.
+ */
+#ifndef IBW_MONITOR_H
+#define IBW_MONITOR_H
+
+#include "counters.h"
+#include "discover.h"
+#include "engine.h"
+#include "events.h"
+#include "fabric.h"
+
+struct ibw_snapshot {
+	unsigned refs;
+	uint64_t taken_us; /* CLOCK_REALTIME */
+	struct ibw_fabric *fabric; /* NULL before the first discovery */
+	char **names; /* per fabric node: the name map's name, else NULL */
+	struct ibw_port_ctrs *ports; /* sorted by (guid, port) */
+	unsigned nports;
+	struct ibw_sweep_stats discovery;
+	struct ibw_sweep_stats counters;
+	unsigned unreachable_ports;
+	uint64_t discoveries, counter_sweeps;
+};
+
+struct ibw_snapshot *ibw_snapshot_ref(struct ibw_snapshot *s);
+void ibw_snapshot_unref(struct ibw_snapshot *s);
+/* The node's display name: the name map's, else its description. */
+const char *ibw_snapshot_node_name(const struct ibw_snapshot *s,
+				   const struct ibw_fnode *n);
+const struct ibw_port_ctrs *ibw_snapshot_port(const struct ibw_snapshot *s,
+					      uint64_t guid, uint8_t port);
+
+struct ibw_monitor_opts {
+	uint64_t discovery_interval_us; /* 0: 60 s */
+	uint64_t counter_interval_us; /* 0: 30 s */
+	/* counter reads are spread over this share of the interval */
+	unsigned spread_percent; /* 0: 80 */
+	const char *state_file; /* NULL: no state file */
+	const char *node_name_map; /* NULL: none */
+	unsigned events_capacity; /* 0: 4096 */
+	struct ibw_discover_opts discover;
+	struct ibw_counters_opts counters;
+};
+
+struct ibw_monitor;
+
+struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
+				    const struct ibw_monitor_opts *o, char *err,
+				    size_t errlen);
+/* Saves the state file, if any. Free the engine first: it cancels
+ * what is in flight. */
+void ibw_monitor_free(struct ibw_monitor *m);
+
+/* Periodic mode: discovery now, counters after it, both repeating. */
+int ibw_monitor_start(struct ibw_monitor *m);
+/* One cycle (discovery, then counters), then @cb. */
+int ibw_monitor_once(struct ibw_monitor *m,
+		     void (*cb)(struct ibw_monitor *m, void *arg), void *arg);
+
+struct ibw_snapshot *ibw_monitor_snapshot(struct ibw_monitor *m);
+struct ibw_events *ibw_monitor_events(struct ibw_monitor *m);
+int ibw_monitor_save_state(struct ibw_monitor *m);
+/* Re-read the node-name map; the old one stays if the new one is bad. */
+int ibw_monitor_reload_names(struct ibw_monitor *m, char *err, size_t errlen);
+
+#endif

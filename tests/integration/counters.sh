@@ -1,0 +1,172 @@
+#!/bin/bash
+# PerfMgt counters on the 324-host fat tree against infiniband-diags:
+# values injected with PerformanceSet come out exactly (saturation
+# flagged), every port's counters sit between two ibqueryerrors reads
+# taken before and after ours, error counters equal perfquery's, totals
+# stay monotonic over `perfquery -R`, and survive SIGKILL and a restart.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+: "${IBWATCHD:?}" "${IBW_FATTREE:?}"
+
+if [ -z "${IBW_SIM_DIR:-}" ]; then
+	work=${IBW_TEST_WORK:-$PWD/test-work}
+	mkdir -p "$work"
+	"$IBW_FATTREE" --levels 2 --hosts 324 >"$work/ctr-324.net"
+	exec "$here/lib/with-fabric.sh" counters "$work/ctr-324.net" \
+		--sm node0324 --osm-args "-s 0" -- "$0"
+fi
+
+fails=0 passes=0
+ok() { passes=$((passes + 1)); echo "ok - $*"; }
+bad() { fails=$((fails + 1)); echo "not ok - $*"; }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+jqe() { jq -e "$@" >/dev/null; }
+pre() { LD_PRELOAD=$IBW_SIM_PRELOAD "$@"; }
+con() { "$IBW_SIMFABRIC" cmd "$IBW_SIM_DIR" "$1" >/dev/null; }
+guid_of() { jq -r --arg n "$1" '.nodes[] | select(.name == $n) | .guid' "$2"; }
+lid_of() { jq -r --arg n "$1" '.nodes[] | select(.name == $n) | .lid' "$2"; }
+# port JSON of node named $1, port $2, from file $3
+port_of() { jq --arg n "$1" --argjson p "$2" '.nodes[] | select(.name == $n) | .ports[] | select(.port == $p)' "$3"; }
+
+# 1. Injected values come out exactly.
+con 'PerformanceSet "node0010"[1] PortCounters.SymbolErrorCounter=1000'
+con 'PerformanceSet "node0010"[1] PortCounters.LinkDownedCounter=255'
+con 'PerformanceSet "node0011"[1] PortCounters.PortXmitData=4294967295'
+con 'PerformanceSet "node0012"[1] PortCountersExtended.PortXmitPkts=18446744073709551606'
+pre "$IBWATCHD" --once --no-state-file >a.json 2>a.err
+check "--once runs" [ -s a.json ]
+p10=$(port_of "node0010 HCA-1" 1 a.json)
+check "SymbolErrorCounter=1000 read exactly" [ "$(jq .counters.raw.SymbolErrorCounter <<<"$p10")" = 1000 ]
+check "LinkDownedCounter=255 read exactly, as a total too" [ "$(jq .counters.totals.link_downed <<<"$p10")" = 255 ]
+check "LinkDownedCounter at its 8-bit maximum is flagged saturated" jqe '.counters.saturated | index("link_downed")' <<<"$p10"
+check "SymbolErrorCounter over its threshold (10)" jqe '.counters.over_threshold | index("symbol_errors")' <<<"$p10"
+p11=$(port_of "node0011 HCA-1" 1 a.json)
+check "32-bit PortXmitData at 4294967295 is flagged saturated" jqe '.counters.saturated | index("transmit_data_bytes")' <<<"$p11"
+p12=$(port_of "node0012 HCA-1" 1 a.json)
+# jq's numbers are doubles: python reads the 64-bit values exactly.
+lid12=$(lid_of "node0012 HCA-1" a.json)
+refx=$(pre perfquery -x "$lid12" 1 | sed -n 's/^PortXmitPkts:\.*//p')
+ours12=$(python3 -c 'import json
+d = json.load(open("a.json"))
+n = [n for n in d["nodes"] if n["name"] == "node0012 HCA-1"][0]
+c = n["ports"][0]["counters"]
+print(c["raw"]["PortXmitPkts"], c["totals"]["transmit_packets"])')
+check "a 64-bit PortXmitPkts near 2^64 comes out exactly (ours ${ours12% *}, perfquery -x $refx)" \
+	python3 -c "import sys; o, t = map(int, '$ours12'.split()); r = int('$refx')
+sys.exit(not (18446744073709551606 <= o <= r <= o + 4 and t == o))"
+
+# 2. Every port between two ibqueryerrors reads.
+dump_counters() { # ibqueryerrors --counters -> "nodeguid port name=value..."
+	pre ibqueryerrors --counters 2>/dev/null | sed -n 's/^ *GUID \(0x[0-9a-f]*\) port \([0-9]*\): \(.*\)$/\1 \2 \3/p' |
+	while read -r g p rest; do
+		printf '%s %s %s\n' "$g" "$p" "$(grep -o '\[[A-Za-z]* == [0-9]*' <<<"$rest" | tr -d '[' | awk '{printf "%s=%s ", $1, $3}')"
+	done
+}
+dump_counters >before.txt
+pre "$IBWATCHD" --once --no-state-file >b.json 2>b.err
+dump_counters >after.txt
+check "ibqueryerrors saw every port" [ "$(wc -l <before.txt)" -ge 1620 ]
+# ours: "nodeguid port name=value ..." in ibqueryerrors' form (which
+# names the node GUID, without leading zeros).
+python3 -c 'import json, re
+d = json.load(open("b.json"))
+for n in d["nodes"]:
+    if n["gone"]:
+        continue
+    for p in n["ports"]:
+        c = p["counters"]
+        if not c or not c["extended"]:
+            continue
+        kv = " ".join("%s=%d" % (k, v) for k, v in sorted(c["raw"].items())
+                      if re.match(r"^Port(Xmit|Rcv)(Data|Pkts)$|^Port(Unicast|Multicast)", k))
+        print("0x%x %d %s" % (int(n["guid"], 16), p["port"], kv))' | sort >ours.txt
+python3 - <<'PY' >sandwich.txt
+import re
+def load(f):
+    d = {}
+    for line in open(f):
+        parts = line.split()
+        if len(parts) < 2: continue
+        key = (parts[0].lower(), parts[1])
+        d[key] = dict(kv.split("=") for kv in parts[2:])
+    return d
+b, a, o = load("before.txt"), load("after.txt"), load("ours.txt")
+bad = checked = 0
+for key, vals in o.items():
+    if key not in b or key not in a:
+        print("missing", key); bad += 1; continue
+    for name, v in vals.items():
+        if name not in b[key]: continue
+        checked += 1
+        if not int(b[key][name]) <= int(v) <= int(a[key][name]):
+            print("outside", key, name, b[key][name], v, a[key][name]); bad += 1
+print("checked", checked, "bad", bad)
+PY
+check "every port's data counters lie between two ibqueryerrors reads ($(tail -1 sandwich.txt))" grep -q ' bad 0$' sandwich.txt
+check "that compared ports by the thousand" [ "$(awk '/^checked/ {print $2}' sandwich.txt)" -ge 6000 ]
+
+# 3. Error counters equal perfquery's, read right after.
+for n in node0010 node0011 node0012; do
+	lid=$(lid_of "$n HCA-1" b.json)
+	pre "$IBWATCHD" --once --no-state-file >c.json 2>/dev/null
+	pq=$(pre perfquery "$lid" 1)
+	pqx=$(pre perfquery -x "$lid" 1)
+	pc=$(port_of "$n HCA-1" 1 c.json)
+	same=1
+	for f in SymbolErrorCounter LinkErrorRecoveryCounter LinkDownedCounter PortRcvErrors \
+		PortRcvRemotePhysicalErrors PortRcvSwitchRelayErrors PortXmitDiscards \
+		PortXmitConstraintErrors PortRcvConstraintErrors LocalLinkIntegrityErrors \
+		ExcessiveBufferOverrunErrors VL15Dropped PortXmitWait; do
+		ref=$(sed -n "s/^$f:\.*//p" <<<"$pq")
+		[ "$(jq ".counters.raw.$f" <<<"$pc")" = "$ref" ] || { same=0; echo "# $n $f ours $(jq ".counters.raw.$f" <<<"$pc") perfquery $ref"; }
+	done
+	refx=$(sed -n 's/^PortXmitPkts:\.*//p' <<<"$pqx")
+	ourx=$(jq -r '.counters.raw.PortXmitPkts' <<<"$pc")
+	[ "$n" = node0012 ] || { [ "$ourx" -le "$refx" ] && [ $((refx - ourx)) -le 4 ]; } || { same=0; echo "# $n PortXmitPkts ours $ourx perfquery -x $refx"; }
+	check "$n: error counters equal perfquery's, packets perfquery -x's" [ $same = 1 ]
+done
+
+# 4. Reset behind the agent's back, then SIGKILL and restart.
+state=$PWD/counters.state
+LD_PRELOAD=$IBW_SIM_PRELOAD "$IBWATCHD" --state-file "$state" --counter-interval 1 \
+	--discovery-interval 30 >d.out 2>d.err &
+agent=$!
+trap 'kill -KILL $agent 2>/dev/null' EXIT
+wait_sweeps() { # wait until the state file has been replaced $1 more times
+	local n=0 last="" m i
+	for ((i = 0; i < 300 && n < $1; i++)); do
+		m=$(stat -c %i "$state" 2>/dev/null)
+		[ -n "$m" ] && [ "$m" != "$last" ] && { n=$((n + 1)); last=$m; }
+		sleep 0.1
+	done
+	[ $n -ge "$1" ]
+}
+total_in_state() { # node guid, port, counter index -> total
+	awk -v g="$1" -v p="$2" -v i="$3" '$1 == "p" && $2 == g && $3 == p { split($(8 + i), f, ":"); print f[1] }' "$state"
+}
+check "the agent writes its state file" wait_sweeps 2
+g10=$(guid_of "node0010 HCA-1" b.json)
+lid10=$(lid_of "node0010 HCA-1" b.json)
+sym_before=$(total_in_state "$g10" 1 0)
+echo "# state before the reset: $(grep -c '^p' "$state") ports, $g10 symbol errors $sym_before"
+pre perfquery -R "$lid10" 1 >/dev/null
+con 'PerformanceSet "node0010"[1] PortCounters.SymbolErrorCounter=7'
+wait_sweeps 2
+sym_after=$(total_in_state "$g10" 1 0)
+check "SymbolErrorCounter total stays monotonic over perfquery -R ($sym_before -> $sym_after)" [ "$sym_after" = $((sym_before + 7)) ]
+resets=$(awk -v g="$g10" '$1 == "p" && $2 == g && $3 == 1 { print $5 }' "$state")
+check "the reset is counted ($resets)" [ "${resets:-0}" -ge 1 ]
+kill -KILL $agent
+wait $agent 2>/dev/null
+check "state file intact after SIGKILL" grep -q '^end ' "$state"
+pre "$IBWATCHD" --once --state-file "$state" >e.json 2>e.err
+sym_restart=$(jq '.nodes[] | select(.name == "node0010 HCA-1") | .ports[0].counters.totals.symbol_errors' e.json)
+check "after a restart the total continues from the state file ($sym_restart)" [ "$sym_restart" = "$sym_after" ]
+check "the restart said it restored totals" grep -q 'totals restored' e.err
+printf 'ibwatch-counters 1\np 0x1 1 0 0 0 0\n' >"$state"
+pre "$IBWATCHD" --once --state-file "$state" >f.json 2>f.err
+check "a torn state file is ignored with a warning" grep -q 'torn or corrupt' f.err
+check "and the agent runs on" jqe '.nodes | length == 360' f.json
+
+echo "$passes passed, $fails failed"
+[ $fails = 0 ]
