@@ -246,6 +246,10 @@ unsigned ibw_fabric_diff(const struct ibw_fabric *old, struct ibw_fabric *cur,
 	unsigned i, p, n = 0, ncur = cur->nnodes, added_gone = 0;
 	uint64_t now = now_realtime_us();
 
+	/* The first sweep is the baseline, not a list of changes. */
+	if (!old)
+		return 0;
+
 	for (i = 0; i < ncur; i++) {
 		const struct ibw_fnode *cn = &cur->nodes[i];
 		const struct ibw_fnode *on = ibw_fabric_find(old, cn->guid);
@@ -272,8 +276,6 @@ unsigned ibw_fabric_diff(const struct ibw_fabric *old, struct ibw_fabric *cur,
 			n += diff_port(on, &on->ports[p], cn, &cn->ports[p],
 				       ev);
 	}
-	if (!old)
-		return n;
 	for (i = 0; i < old->nnodes; i++) {
 		const struct ibw_fnode *on = &old->nodes[i];
 

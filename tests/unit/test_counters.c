@@ -1,0 +1,329 @@
+/* Running totals: saturation, foreign resets, our resets, the state file. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "counters.h"
+#include "events.h"
+#include "transport_mem.h"
+
+static void test_first_reading_is_the_total(void **state)
+{
+	struct ibw_ctr_val v = { 0 };
+
+	assert_int_equal(ibw_ctr_fold(&v, 1000, 0xffff, 1, 0), 0);
+	assert_true(v.total == 1000);
+	assert_true(v.last_delta == 0);
+	assert_false(v.saturated);
+}
+
+static void test_deltas_accumulate(void **state)
+{
+	struct ibw_ctr_val v = { 0 };
+
+	ibw_ctr_fold(&v, 10, 0xffffffff, 4, 0);
+	ibw_ctr_fold(&v, 25, 0xffffffff, 4, 0);
+	assert_true(v.total == 100); /* words to bytes */
+	assert_true(v.last_delta == 60);
+}
+
+static void test_saturation_flagged_and_total_holds(void **state)
+{
+	struct ibw_ctr_val v = { 0 };
+
+	ibw_ctr_fold(&v, 250, 0xff, 1, 0);
+	ibw_ctr_fold(&v, 255, 0xff, 1, 0);
+	assert_true(v.saturated);
+	assert_true(v.total == 255);
+	ibw_ctr_fold(&v, 255, 0xff, 1, 0);
+	assert_true(v.total == 255);
+	assert_int_equal(v.resets, 0);
+}
+
+static void test_foreign_reset_keeps_monotonic(void **state)
+{
+	struct ibw_ctr_val v = { 0 };
+	uint64_t before;
+
+	ibw_ctr_fold(&v, 500, 0xffff, 1, 0);
+	before = v.total;
+	/* perfquery -R, then 7 more */
+	assert_int_equal(ibw_ctr_fold(&v, 7, 0xffff, 1, 0), 1);
+	assert_true(v.total == before + 7);
+	assert_int_equal(v.resets, 1);
+	assert_false(v.saturated);
+}
+
+static void test_our_reset_is_not_foreign(void **state)
+{
+	struct ibw_ctr_val v = { 0 };
+
+	ibw_ctr_fold(&v, 4000000000u, 0xffffffff, 1, 0);
+	v.reset_by_us = 1; /* we cleared it after that read */
+	assert_int_equal(ibw_ctr_fold(&v, 12, 0xffffffff, 1, 1), 0);
+	assert_true(v.total == 4000000012ull);
+	assert_int_equal(v.resets, 0);
+	assert_false(v.reset_by_us);
+}
+
+static void test_64bit_values_exact(void **state)
+{
+	struct ibw_ctr_val v = { 0 };
+
+	ibw_ctr_fold(&v, 18446744073709551606ull, 0, 1, 0);
+	assert_true(v.total == 18446744073709551606ull);
+	ibw_ctr_fold(&v, 18446744073709551615ull, 0, 1, 0);
+	assert_true(v.total == 18446744073709551615ull);
+}
+
+static void test_descriptor_lookup(void **state)
+{
+	assert_int_equal(ibw_ctr_lookup("SymbolErrorCounter"),
+			 IBW_CTR_SYMBOL_ERRORS);
+	assert_int_equal(ibw_ctr_lookup("symbol_errors"),
+			 IBW_CTR_SYMBOL_ERRORS);
+	assert_int_equal(ibw_ctr_lookup("nonsense"), -1);
+	/* infiniband-diags' default thresholds */
+	assert_int_equal(ibw_ctr_desc(IBW_CTR_SYMBOL_ERRORS)->threshold, 10);
+	assert_int_equal(ibw_ctr_desc(IBW_CTR_XMIT_DISCARDS)->threshold, 100);
+	assert_int_equal(ibw_ctr_desc(IBW_CTR_XMIT_DATA)->scale, 4);
+}
+
+static char path[64];
+
+static int setup_path(void **state)
+{
+	snprintf(path, sizeof(path), "/tmp/ibw-test-state.%d", (int)getpid());
+	return 0;
+}
+
+static int teardown_path(void **state)
+{
+	unlink(path);
+	return 0;
+}
+
+/* A one-CA fabric, its counters answered by the test. */
+struct fake {
+	uint32_t sym;
+	uint32_t xmit_data;
+	uint64_t ext_xmit_pkts;
+	int silent; /* answer nothing */
+};
+
+struct rig {
+	struct ibw_loop *loop;
+	struct ibw_transport *t;
+	struct ibw_engine *e;
+	struct ibw_events *ev;
+	struct ibw_counters *c;
+	struct ibw_fabric *f;
+	int done;
+};
+
+static void rig_init(struct rig *r)
+{
+	struct ibw_engine_config cfg = { 64, 8, 20, 0 };
+	struct ibw_fnode *n;
+
+	memset(r, 0, sizeof(*r));
+	r->loop = ibw_loop_new();
+	r->t = ibw_mem_transport_new();
+	r->e = ibw_engine_new(r->loop, r->t, &cfg);
+	r->ev = ibw_events_new(64);
+	r->c = ibw_counters_new(r->e, r->ev, NULL);
+	r->f = ibw_fabric_new();
+	n = ibw_fabric_add_node(r->f, 0x10, 2);
+	n->ni.node_type = IBW_NODE_CA;
+	n->ni.num_ports = 1;
+	n->ports[1].have_pi = 1;
+	n->ports[1].pi.state = 4;
+	n->ports[1].pi.lid = 5;
+	n->lid = 5;
+	ibw_fabric_freeze(r->f);
+}
+
+static void rig_free(struct rig *r)
+{
+	ibw_engine_free(r->e);
+	ibw_counters_free(r->c);
+	ibw_events_free(r->ev);
+	ibw_fabric_unref(r->f);
+	ibw_transport_close(r->t);
+	ibw_loop_free(r->loop);
+}
+
+static void swept(struct ibw_counters *c, void *arg)
+{
+	((struct rig *)arg)->done = 1;
+}
+
+static void serve(struct rig *r, const struct fake *fk)
+{
+	uint8_t m[IBW_MAD_SIZE];
+
+	while (ibw_mem_next_sent(r->t, m, NULL)) {
+		unsigned attr = ibw_mad_get(m, IB_MAD_ATTRID_F);
+		uint8_t *d = m + IB_PC_DATA_OFFS;
+
+		if (fk->silent)
+			continue;
+		assert_int_equal(m[1], IBW_CLASS_PERF);
+		if (attr == IBW_ATTR_CLASS_PORT_INFO) {
+			mad_set_field(d, 0, IB_CPI_CAPMASK_F, 0x1200);
+		} else if (attr == IBW_ATTR_PORT_COUNTERS) {
+			assert_int_equal(ibw_mad_get(d, IB_PC_PORT_SELECT_F), 1);
+			mad_set_field(d, 0, IB_PC_ERR_SYM_F, fk->sym);
+			mad_set_field(d, 0, IB_PC_XMT_BYTES_F, fk->xmit_data);
+		} else if (attr == IBW_ATTR_PORT_COUNTERS_EXT) {
+			mad_set_field64(d, 0, IB_PC_EXT_XMT_PKTS_F,
+					fk->ext_xmit_pkts);
+			mad_set_field64(d, 0, IB_PC_EXT_XMT_BYTES_F, 100);
+		}
+		ibw_mem_make_response(m, 0);
+		ibw_mem_inject(r->t, m, IBW_MAD_SIZE, 0);
+	}
+}
+
+static void sweep(struct rig *r, const struct fake *fk)
+{
+	uint64_t end = ibw_now_us() + 2000000u;
+
+	r->done = 0;
+	assert_int_equal(ibw_counters_sweep(r->c, r->f, 0, swept, r), 0);
+	while (!r->done && ibw_now_us() < end) {
+		serve(r, fk);
+		ibw_loop_run_once(r->loop, 5000);
+	}
+	assert_true(r->done);
+}
+
+static unsigned count_events(struct rig *r, enum ibw_event_kind k)
+{
+	struct ibw_event ev[64];
+	unsigned n = ibw_events_since(r->ev, 0, ev, 64), i, c = 0;
+
+	for (i = 0; i < n; i++)
+		c += ev[i].kind == k;
+	return c;
+}
+
+static void test_sweep_threshold_stale_and_state(void **state)
+{
+	struct rig r, r2;
+	struct fake fk = { 5, 1000, 18446744073709551606ull, 0 };
+	const struct ibw_port_ctrs *p;
+
+	rig_init(&r);
+	sweep(&r, &fk);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_non_null(p);
+	assert_true(p->have_ext);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 5);
+	assert_true(p->v[IBW_CTR_XMIT_PKTS].total == 18446744073709551606ull);
+	assert_true(p->v[IBW_CTR_XMIT_DATA].total == 400); /* ext words */
+	assert_int_equal(count_events(&r, IBW_EVT_THRESHOLD_CROSSED), 0);
+
+	/* Crossing SymbolErrorCounter's default threshold (10): one event,
+	 * and not another while it stays above. */
+	fk.sym = 1000;
+	sweep(&r, &fk);
+	fk.sym = 1003;
+	sweep(&r, &fk);
+	assert_int_equal(count_events(&r, IBW_EVT_THRESHOLD_CROSSED), 1);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 1003);
+
+	/* Saturated 32-bit PortXmitData is flagged. */
+	fk.xmit_data = 0xffffffffu;
+	sweep(&r, &fk);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_true(p->v[IBW_CTR_XMIT_DATA].saturated);
+
+	/* No answer: stale, values kept, never zeroed. */
+	fk.silent = 1;
+	sweep(&r, &fk);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_true(p->stale);
+	assert_int_equal(p->unreachable, 1);
+	assert_int_equal(ibw_counters_unreachable(r.c), 1);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 1003);
+
+	/* The state file carries totals to a new instance. */
+	assert_int_equal(ibw_counters_save(r.c, path), 0);
+	rig_init(&r2);
+	assert_int_equal(ibw_counters_load(r2.c, path), 0);
+	p = ibw_counters_find(r2.c, 0x10, 1);
+	assert_non_null(p);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 1003);
+	assert_true(p->v[IBW_CTR_XMIT_PKTS].total == 18446744073709551606ull);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].over_threshold);
+	/* ... and a reset while we were down is seen as one. */
+	fk.silent = 0;
+	fk.sym = 2;
+	sweep(&r2, &fk);
+	p = ibw_counters_find(r2.c, 0x10, 1);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 1005);
+	assert_int_equal(p->v[IBW_CTR_SYMBOL_ERRORS].resets, 1);
+	assert_int_equal(count_events(&r2, IBW_EVT_COUNTER_RESET), 1);
+	/* back under the threshold: re-armed, no new crossing event */
+	assert_int_equal(count_events(&r2, IBW_EVT_THRESHOLD_CROSSED), 0);
+	rig_free(&r);
+	rig_free(&r2);
+}
+
+static void test_state_file_corruption(void **state)
+{
+	struct rig r;
+	FILE *f;
+	char buf[8192];
+	size_t len;
+
+	rig_init(&r);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "ibwatch-counters 1\n");
+	fclose(f);
+	assert_int_equal(ibw_counters_load(r.c, path), -EBADMSG); /* torn */
+	assert_int_equal(ibw_counters_load(r.c, "/nonexistent/x"), -ENOENT);
+	assert_int_equal(ibw_counters_save(r.c, path), 0);
+	assert_int_equal(ibw_counters_load(r.c, path), 0);
+	/* One flipped byte: refused. */
+	f = fopen(path, "r+");
+	len = fread(buf, 1, sizeof(buf), f);
+	assert_true(len > 10);
+	buf[3] ^= 0x20;
+	rewind(f);
+	fwrite(buf, 1, len, f);
+	fclose(f);
+	assert_int_equal(ibw_counters_load(r.c, path), -EBADMSG);
+	rig_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_first_reading_is_the_total),
+		cmocka_unit_test(test_deltas_accumulate),
+		cmocka_unit_test(test_saturation_flagged_and_total_holds),
+		cmocka_unit_test(test_foreign_reset_keeps_monotonic),
+		cmocka_unit_test(test_our_reset_is_not_foreign),
+		cmocka_unit_test(test_64bit_values_exact),
+		cmocka_unit_test(test_descriptor_lookup),
+		cmocka_unit_test_setup_teardown(
+			test_sweep_threshold_stale_and_state, setup_path,
+			teardown_path),
+		cmocka_unit_test_setup_teardown(test_state_file_corruption,
+						setup_path, teardown_path),
+	};
+
+	return cmocka_run_group_tests_name("counters", tests, NULL, NULL);
+}

@@ -1,0 +1,196 @@
+/* Fabric diffs: what changed between two sweeps becomes events. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fabric.h"
+
+/* A switch 0x20 (4 ports) with hosts 0x10 and 0x11 on ports 1 and 2. */
+static struct ibw_fabric *make(int with_host2, uint16_t lid1, int width)
+{
+	struct ibw_fabric *f = ibw_fabric_new();
+	struct ibw_fnode *sw, *h;
+	unsigned p;
+
+	sw = ibw_fabric_add_node(f, 0x20, 5);
+	sw->ni.node_type = IBW_NODE_SWITCH;
+	sw->ni.num_ports = 4;
+	for (p = 0; p < 5; p++) {
+		sw->ports[p].have_pi = 1;
+		sw->ports[p].pi.lid = 1;
+		sw->ports[p].pi.state = p == 0 || p == 1 || (p == 2 && with_host2) ?
+						4 :
+						1;
+		sw->ports[p].pi.width_active = 2;
+	}
+	sw->ports[1].remote_guid = 0x10;
+	sw->ports[1].remote_port = 1;
+	sw->ports[1].pi.width_active = (uint8_t)width;
+	h = ibw_fabric_add_node(f, 0x10, 2);
+	h->ni.node_type = IBW_NODE_CA;
+	h->ports[1].have_pi = 1;
+	h->ports[1].pi.lid = lid1;
+	h->ports[1].pi.state = 4;
+	h->ports[1].pi.width_active = (uint8_t)width;
+	h->ports[1].remote_guid = 0x20;
+	h->ports[1].remote_port = 1;
+	if (with_host2) {
+		sw = &f->nodes[0];
+		sw->ports[2].remote_guid = 0x11;
+		sw->ports[2].remote_port = 1;
+		h = ibw_fabric_add_node(f, 0x11, 2);
+		h->ni.node_type = IBW_NODE_CA;
+		h->ports[1].have_pi = 1;
+		h->ports[1].pi.lid = 3;
+		h->ports[1].pi.state = 4;
+		h->ports[1].pi.width_active = 2;
+		h->ports[1].remote_guid = 0x20;
+		h->ports[1].remote_port = 2;
+	}
+	ibw_fabric_freeze(f);
+	return f;
+}
+
+static unsigned kinds(struct ibw_events *ev, uint64_t since,
+		      enum ibw_event_kind k, struct ibw_event *last)
+{
+	struct ibw_event e[64];
+	unsigned n = ibw_events_since(ev, since, e, 64), i, c = 0;
+
+	for (i = 0; i < n; i++) {
+		if (e[i].kind == k) {
+			c++;
+			if (last)
+				*last = e[i];
+		}
+	}
+	return c;
+}
+
+static void test_first_sweep_has_no_events(void **state)
+{
+	struct ibw_events *ev = ibw_events_new(64);
+	struct ibw_fabric *a = make(1, 2, 2);
+
+	assert_int_equal(ibw_fabric_diff(NULL, a, ev), 0);
+	assert_int_equal(ibw_events_last_seq(ev), 0);
+	ibw_fabric_unref(a);
+	ibw_events_free(ev);
+}
+
+static void test_host_gone_and_back(void **state)
+{
+	struct ibw_events *ev = ibw_events_new(64);
+	struct ibw_fabric *a = make(1, 2, 2), *b = make(0, 2, 2), *c;
+	const struct ibw_fnode *n;
+	struct ibw_event e;
+	uint64_t s;
+
+	ibw_fabric_diff(a, b, ev);
+	assert_int_equal(kinds(ev, 0, IBW_EVT_NODE_GONE, &e), 1);
+	assert_true(e.node_guid == 0x11);
+	/* the link, once, from its lower end (0x11 < 0x20) */
+	assert_int_equal(kinds(ev, 0, IBW_EVT_LINK_DOWN, &e), 1);
+	assert_true(e.node_guid == 0x11 && e.peer_guid == 0x20);
+	assert_int_equal(kinds(ev, 0, IBW_EVT_PORT_STATE_CHANGED, &e), 1);
+	assert_true(e.node_guid == 0x20 && e.port == 2 && e.new_value == 1);
+	/* the gone host is still in the picture, marked */
+	n = ibw_fabric_find(b, 0x11);
+	assert_non_null(n);
+	assert_true(n->gone);
+	assert_true(n->gone_since_us > 0);
+	assert_int_equal(n->ports[1].remote_guid, 0);
+
+	/* Still gone next sweep: no second event, still there. */
+	s = ibw_events_last_seq(ev);
+	c = make(0, 2, 2);
+	ibw_fabric_diff(b, c, ev);
+	assert_int_equal(kinds(ev, s, IBW_EVT_NODE_GONE, NULL), 0);
+	assert_non_null(ibw_fabric_find(c, 0x11));
+	ibw_fabric_unref(b);
+	b = c;
+
+	/* Back: added, link up. */
+	s = ibw_events_last_seq(ev);
+	c = make(1, 2, 2);
+	ibw_fabric_diff(b, c, ev);
+	assert_int_equal(kinds(ev, s, IBW_EVT_NODE_ADDED, &e), 1);
+	assert_true(e.node_guid == 0x11);
+	assert_int_equal(kinds(ev, s, IBW_EVT_LINK_UP, NULL), 1);
+	assert_false(ibw_fabric_find(c, 0x11)->gone);
+	ibw_fabric_unref(a);
+	ibw_fabric_unref(b);
+	ibw_fabric_unref(c);
+	ibw_events_free(ev);
+}
+
+static void test_lid_and_width_changes(void **state)
+{
+	struct ibw_events *ev = ibw_events_new(64);
+	struct ibw_fabric *a = make(1, 2, 2), *b = make(1, 7, 1);
+	struct ibw_event e;
+
+	ibw_fabric_diff(a, b, ev);
+	assert_int_equal(kinds(ev, 0, IBW_EVT_LID_CHANGED, &e), 1);
+	assert_true(e.node_guid == 0x10 && e.old_value == 2 &&
+		    e.new_value == 7);
+	/* both ends of the link narrowed */
+	assert_int_equal(kinds(ev, 0, IBW_EVT_LINK_WIDTH_CHANGED, NULL), 2);
+	assert_int_equal(kinds(ev, 0, IBW_EVT_NODE_GONE, NULL), 0);
+	ibw_fabric_unref(a);
+	ibw_fabric_unref(b);
+	ibw_events_free(ev);
+}
+
+static void test_find_lid(void **state)
+{
+	struct ibw_fabric *a = make(1, 2, 2);
+	const struct ibw_fport *p = NULL;
+
+	assert_true(ibw_fabric_find_lid(a, 3, &p)->guid == 0x11);
+	assert_int_equal(p->num, 1);
+	assert_true(ibw_fabric_find_lid(a, 1, &p)->guid == 0x20);
+	assert_int_equal(p->num, 0);
+	assert_null(ibw_fabric_find_lid(a, 99, NULL));
+	ibw_fabric_unref(a);
+}
+
+static void test_event_ring_bounded(void **state)
+{
+	struct ibw_events *ev = ibw_events_new(4);
+	struct ibw_event e, out[8];
+	unsigned i, n;
+
+	memset(&e, 0, sizeof(e));
+	for (i = 0; i < 10; i++) {
+		e.port = (uint8_t)i;
+		ibw_events_add(ev, &e);
+	}
+	assert_int_equal(ibw_events_last_seq(ev), 10);
+	assert_int_equal(ibw_events_overwritten(ev), 6);
+	n = ibw_events_since(ev, 0, out, 8);
+	assert_int_equal(n, 4);
+	assert_int_equal(out[0].seq, 7);
+	assert_int_equal(out[3].port, 9);
+	n = ibw_events_since(ev, 9, out, 8);
+	assert_int_equal(n, 1);
+	assert_int_equal(ibw_events_since(ev, 10, out, 8), 0);
+	ibw_events_free(ev);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_first_sweep_has_no_events),
+		cmocka_unit_test(test_host_gone_and_back),
+		cmocka_unit_test(test_lid_and_width_changes),
+		cmocka_unit_test(test_find_lid),
+		cmocka_unit_test(test_event_ring_bounded),
+	};
+
+	return cmocka_run_group_tests_name("fabric", tests, NULL, NULL);
+}
