@@ -956,7 +956,7 @@ int ibw_counters_save(const struct ibw_counters *c, const char *path)
 
 			len += (size_t)snprintf(line + len, sizeof(line) - len,
 						" %" PRIu64 ":%" PRIu64 ":%u:%"
-									"u",
+						"u",
 						v->total, v->raw, flags,
 						v->resets);
 		}

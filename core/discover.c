@@ -262,8 +262,10 @@ static void got_portinfo(struct ibw_discover *d, const struct op *op,
 	if (n->ni.node_type != IBW_NODE_SWITCH &&
 	    (op->dr.hops > 0 || p != n->ni.local_port))
 		return;
-	if (op->dr.hops > 0 && p == n->ni.local_port)
-		return; /* the way we came in */
+	/* Known from the other end already (the way we came in, or a
+	 * neighbour that probed us first): one probe per link is enough. */
+	if (fp->remote_guid)
+		return;
 	next = op->dr;
 	next.path[++next.hops] = (uint8_t)p;
 	query(d, 0, &next, IBW_ATTR_NODE_INFO, 0, n->guid, (uint8_t)p);

@@ -216,8 +216,8 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 	nev = ibw_fabric_diff(m->fabric, f, m->ev);
 	log_debug("discover",
 		  "sweep: %u nodes, %" PRIu64 " MADs, %" PRIu64 " timeouts, %u "
-								"changes, %.3f "
-								"s",
+		  "changes, %.3f "
+		  "s",
 		  f->nnodes, f->sweep.mads, f->sweep.timeouts, nev,
 		  (double)f->sweep.duration_us / 1e6);
 	ibw_fabric_unref(m->fabric);

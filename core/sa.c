@@ -295,8 +295,8 @@ static void cpi_done(const struct ibw_sa_result *r, void *arg)
 
 	if (r->result == IBW_MAD_OK && r->records)
 		cap = ibw_mad_get(r->records, IB_CPI_CAPMASK_F);
-	op->sel.sa_supports_match =
-		(cap & IBW_SA_CAP_PORTINFO_CAPMASK_MATCH) != 0;
+	op->sel.sa_supports_match = (cap & IBW_SA_CAP_PORTINFO_CAPMASK_MATCH) !=
+				    0;
 	if (!op->sel.sa_supports_match)
 		goto fallback;
 	/* PortInfoRecord: EndportLID, PortNum, reserved, then PortInfo. */

@@ -9,7 +9,7 @@ build-essential cmake pkg-config clang-format
 libibumad-dev libibmad-dev
 libsnmp-dev libmicrohttpd-dev libjansson-dev libcmocka-dev
 ibsim-utils libumad2sim0 opensm infiniband-diags
-snmpd snmp snmptrapd curl jq python3
+snmpd snmp snmptrapd curl jq python3 bc
 "
 
 missing=""

@@ -103,14 +103,14 @@ static void test_guid_and_name_to_lid(void **state)
 		if (!h)
 			break;
 		p = &h->ports[1];
-		assert_int_equal(ibw_sa_lid_by_guid(eng, sm_lid, p->guid, on_lid,
-						    NULL),
+		assert_int_equal(ibw_sa_lid_by_guid(eng, sm_lid, p->guid,
+						    on_lid, NULL),
 				 0);
 		wait_lid();
 		assert_int_equal(last_lid.result, IBW_MAD_OK);
 		assert_int_equal(last_lid.lid, p->pi.lid);
-		assert_int_equal(ibw_sa_lid_by_name(eng, sm_lid, h->desc, on_lid,
-						    NULL),
+		assert_int_equal(ibw_sa_lid_by_name(eng, sm_lid, h->desc,
+						    on_lid, NULL),
 				 0);
 		wait_lid();
 		assert_int_equal(last_lid.result, IBW_MAD_OK);
@@ -165,9 +165,8 @@ static void test_path_record(void **state)
 		g = h->ports[1].guid;
 		dgid[8 + i] = (uint8_t)(g >> (56 - 8 * i));
 	}
-	assert_int_equal(ibw_sa_path_dlid(eng, sm_lid, sgid, dgid, on_lid,
-					  NULL),
-			 0);
+	assert_int_equal(
+		ibw_sa_path_dlid(eng, sm_lid, sgid, dgid, on_lid, NULL), 0);
 	wait_lid();
 	assert_int_equal(last_lid.result, IBW_MAD_OK);
 	assert_int_equal(last_lid.lid, h->ports[1].pi.lid);
@@ -218,8 +217,8 @@ static unsigned count_capmask(uint32_t bits)
 		const struct ibw_fnode *nd = &fab->nodes[i];
 
 		for (p = 0; p < nd->nports; p++) {
-			if (nd->ni.node_type == IBW_NODE_SWITCH ? p != 0 :
-								  p == 0)
+			if (nd->ni.node_type == IBW_NODE_SWITCH ? p != 0
+								: p == 0)
 				continue;
 			if (nd->ports[p].have_pi && nd->ports[p].pi.lid &&
 			    (nd->ports[p].pi.capmask & bits) == bits)
@@ -245,8 +244,7 @@ static void test_select_by_capability(void **state)
 	select_bits(1u << 1);
 	fprintf(stderr, "IsSM: SA match %s, source %s, %u ports\n",
 		last_sel.sa_supports_match ? "supported" : "not supported",
-		last_sel.source == IBW_SEL_SA ? "SA" : "discovery",
-		last_sel.n);
+		last_sel.source == IBW_SEL_SA ? "SA" : "discovery", last_sel.n);
 	assert_int_equal(last_sel.n, 1);
 	assert_int_equal(sel_lids[0], sm_lid);
 	if (last_sel.sa_supports_match)

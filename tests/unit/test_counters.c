@@ -180,7 +180,8 @@ static void serve(struct rig *r, const struct fake *fk)
 		if (attr == IBW_ATTR_CLASS_PORT_INFO) {
 			mad_set_field(d, 0, IB_CPI_CAPMASK_F, 0x1200);
 		} else if (attr == IBW_ATTR_PORT_COUNTERS) {
-			assert_int_equal(ibw_mad_get(d, IB_PC_PORT_SELECT_F), 1);
+			assert_int_equal(ibw_mad_get(d, IB_PC_PORT_SELECT_F),
+					 1);
 			mad_set_field(d, 0, IB_PC_ERR_SYM_F, fk->sym);
 			mad_set_field(d, 0, IB_PC_XMT_BYTES_F, fk->xmit_data);
 		} else if (attr == IBW_ATTR_PORT_COUNTERS_EXT) {

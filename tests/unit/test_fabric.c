@@ -22,9 +22,8 @@ static struct ibw_fabric *make(int with_host2, uint16_t lid1, int width)
 	for (p = 0; p < 5; p++) {
 		sw->ports[p].have_pi = 1;
 		sw->ports[p].pi.lid = 1;
-		sw->ports[p].pi.state = p == 0 || p == 1 || (p == 2 && with_host2) ?
-						4 :
-						1;
+		sw->ports[p].pi.state =
+			p == 0 || p == 1 || (p == 2 && with_host2) ? 4 : 1;
 		sw->ports[p].pi.width_active = 2;
 	}
 	sw->ports[1].remote_guid = 0x10;

@@ -11,24 +11,23 @@
 
 static void test_good_map(void **state)
 {
-	static const char text[] =
-		"# comment\n"
-		"\n"
-		"0x0002c90300a00001 \"node0001\"\n"
-		"  0x0002c90300a00002   \"leaf 01\"   # trailing comment\n"
-		"0x3 bare\n"
-		"0x3 \"again\"\n";
+	static const char text[] = "# comment\n"
+				   "\n"
+				   "0x0002c90300a00001 \"node0001\"\n"
+				   "  0x0002c90300a00002   \"leaf 01\"   # "
+				   "trailing comment\n"
+				   "0x3 bare\n"
+				   "0x3 \"again\"\n";
 	char err[128];
-	struct ibw_namemap *m =
-		ibw_namemap_parse(text, sizeof(text) - 1, "map", err,
-				  sizeof(err));
+	struct ibw_namemap *m = ibw_namemap_parse(text, sizeof(text) - 1, "map",
+						  err, sizeof(err));
 
 	assert_non_null(m);
 	assert_int_equal(ibw_namemap_count(m), 3);
-	assert_string_equal(ibw_namemap_get(m, 0x0002c90300a00001ull),
-			    "node0001");
-	assert_string_equal(ibw_namemap_get(m, 0x0002c90300a00002ull),
-			    "leaf 01");
+	assert_string_equal(ibw_namemap_get(m, 0x0002c90300a00001ull), "node000"
+								       "1");
+	assert_string_equal(ibw_namemap_get(m, 0x0002c90300a00002ull), "leaf "
+								       "01");
 	assert_string_equal(ibw_namemap_get(m, 3), "again"); /* later wins */
 	assert_null(ibw_namemap_get(m, 4));
 	ibw_namemap_free(m);

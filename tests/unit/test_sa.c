@@ -11,8 +11,7 @@
 #include "sa.h"
 
 /* An SA GetResp/GetTableResp header with @flags RMPP flags. */
-static void sa_mad(uint8_t *m, unsigned flags, unsigned payload,
-		   unsigned recsz)
+static void sa_mad(uint8_t *m, unsigned flags, unsigned payload, unsigned recsz)
 {
 	memset(m, 0, 256);
 	m[0] = 1;
