@@ -24,6 +24,7 @@ struct ibw_monitor {
 	struct ibw_timer *disc_timer, *ctr_timer;
 	uint64_t discoveries, counter_sweeps;
 	uint64_t logged_seq;
+	int state_err; /* last state-file error logged, to log it once */
 	int periodic;
 	void (*once_cb)(struct ibw_monitor *m, void *arg);
 	void *once_arg;
@@ -169,9 +170,15 @@ static void counters_done(struct ibw_counters *c, void *arg)
 		  (double)st.duration_us / 1e6);
 	if (m->state_file) {
 		rc = ibw_counters_save(c, m->state_file);
-		if (rc < 0)
-			log_warn("counters", "cannot write state file %s: %s",
+		if (rc < 0 && rc != m->state_err)
+			log_warn("counters",
+				 "cannot write state file %s: %s (said once "
+				 "until it changes)",
 				 m->state_file, strerror(-rc));
+		else if (rc == 0 && m->state_err)
+			log_info("counters", "state file %s written again",
+				 m->state_file);
+		m->state_err = rc;
 	}
 	publish(m);
 	log_events(m);

@@ -62,29 +62,43 @@ fi
 . "$demo/fabric/env"
 
 say ""
-say "== ibwatchd --once on $host =="
+say "== ibwatchd --once on $host (abridged with jq) =="
 (cd "$demo/fabric/work" && SIM_HOST=$host LD_PRELOAD=$IBW_SIM_PRELOAD \
-	"$build/agent/ibwatchd" --once)
+	"$build/agent/ibwatchd" --once --no-state-file) >"$demo/once.json"
+jq '{local_port, sweeps,
+     nodes: (.nodes | length),
+     links: ([.nodes[].ports[] | select(.remote != null)] | length / 2),
+     "a port, node0002 port 1": (.nodes[] | select(.name == "node0002 HCA-1")
+        | .ports[0] | {lid, state, width, speed, remote,
+                       counters: {totals: .counters.totals | with_entries(select(.value > 0)),
+                                  stale: .counters.stale}})}' "$demo/once.json"
 
 (cd "$demo/fabric/work" && SIM_HOST=$host LD_PRELOAD=$IBW_SIM_PRELOAD \
-	exec "$build/agent/ibwatchd" --log-level info >"$demo/ibwatchd.log" 2>&1) &
+	exec "$build/agent/ibwatchd" --log-level info \
+	--state-file "$demo/counters.state" --discovery-interval 5 \
+	--counter-interval 5 >"$demo/ibwatchd.log" 2>&1) &
 echo $! >"$demo/ibwatchd.pid"
 
 cat <<MSG
 
 == running ==
-ibwatchd (pid $(cat "$demo/ibwatchd.pid")) is attached to $host; its log is $demo/ibwatchd.log
-opensm runs on $sm. Try, in another shell:
+ibwatchd (pid $(cat "$demo/ibwatchd.pid")) is attached to $host, sweeping every 5 s;
+its log, with every event, is $demo/ibwatchd.log. opensm runs on $sm.
+Try, in another shell:
 
   # the agent's one-shot view from another host of the fabric
   (. $demo/fabric/env; cd $demo/fabric/work;
-   SIM_HOST=node0042 LD_PRELOAD=\$IBW_SIM_PRELOAD $build/agent/ibwatchd --once)
+   SIM_HOST=node0042 LD_PRELOAD=\$IBW_SIM_PRELOAD $build/agent/ibwatchd --once --no-state-file) | jq .local_port
+
+  # follow the events while you break things below
+  tail -f $demo/ibwatchd.log
 
   # the reference tools on the same fabric
   (. $demo/fabric/env; cd $demo/fabric/work;
    SIM_HOST=$host LD_PRELOAD=\$IBW_SIM_PRELOAD ibnetdiscover | head -40)
 
-  # break and mend a link, set a counter (ibsim console)
+  # break and mend a link, set a counter (ibsim console): each shows up
+  # in the log as an event within 5 s
   $sf cmd $demo/fabric 'Unlink "node0002"[1]'
   $sf cmd $demo/fabric 'Relink "node0002"[1]'
   $sf cmd $demo/fabric 'PerformanceSet "node0002"[1] PortCounters.SymbolErrorCounter=1000'

@@ -10,7 +10,7 @@ fails=0 passes=0
 ok() { passes=$((passes + 1)); echo "ok - $*"; }
 bad() { fails=$((fails + 1)); echo "not ok - $*"; }
 check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
-running() { [ -n "$(tr -d '\0' <"/proc/$1/cmdline" 2>/dev/null)" ]; }
+running() { [ -n "$(tr -d '\0' 2>/dev/null <"/proc/$1/cmdline")" ]; }
 
 out=$IBW_DEMO_DIR.out
 rm -rf "$IBW_DEMO_DIR" "$out"
@@ -24,14 +24,21 @@ for _ in $(seq 1 600); do
 done
 check "demo comes up" grep -q '^== running ==' "$out"
 check "demo prints the agent's JSON" grep -q '"node_description": "node0001 HCA-1"' "$out"
+check "demo's JSON shows the whole fabric (116 nodes)" grep -q '"nodes": 116' "$out"
 pids="$(cat "$IBW_DEMO_DIR/ibwatchd.pid") $(cat "$IBW_DEMO_DIR/fabric/opensm.pid") $(cat "$IBW_DEMO_DIR/fabric/ibsim.pid")"
 
 # The first command the demo prints, run as printed.
 cmd=$(sed -n '/# the agent.s one-shot view/{n;N;p}' "$out")
 json=$(bash -c "$cmd" 2>/dev/null)
-check "the printed --once command works" jq -e '.local_port.node_description == "node0042 HCA-1"' <<<"$json"
+check "the printed --once command works" jq -e '.node_description == "node0042 HCA-1"' <<<"$json"
 reply=$(bash -c "$(grep -m1 "cmd .*Unlink" "$out")")
 check "the printed console command works" [ -n "$reply" ]
+gone=0
+for _ in $(seq 1 100); do
+	grep -q 'event: node_gone' "$IBW_DEMO_DIR/ibwatchd.log" && { gone=1; break; }
+	sleep 0.2
+done
+check "the agent logs the unlinked host as gone" [ $gone = 1 ]
 
 "$top/deploy/demo.sh" stop >/dev/null
 for _ in $(seq 1 100); do kill -0 "$demo_pid" 2>/dev/null || break; sleep 0.1; done

@@ -14,7 +14,7 @@ ok() { passes=$((passes + 1)); echo "ok - $*"; }
 bad() { fails=$((fails + 1)); echo "not ok - $*"; }
 check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
 # running PID: alive and not a zombie (an orphan waits a moment for init)
-running() { [ -n "$(tr -d '\0' <"/proc/$1/cmdline" 2>/dev/null)" ]; }
+running() { [ -n "$(tr -d '\0' 2>/dev/null <"/proc/$1/cmdline")" ]; }
 
 cleanup() { "$sf" stop "$a"; "$sf" stop "$b"; }
 trap cleanup EXIT
