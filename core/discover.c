@@ -354,7 +354,8 @@ int ibw_discover_start(struct ibw_discover *d, ibw_discover_cb cb, void *arg)
 	d->f = ibw_fabric_new();
 	if (!d->f)
 		return -ENOMEM;
-	memset(d->hkeys, 0, d->hcap * sizeof(*d->hkeys));
+	if (d->hkeys)
+		memset(d->hkeys, 0, d->hcap * sizeof(*d->hkeys));
 	d->sweep++;
 	d->cb = cb;
 	d->arg = arg;
