@@ -17,6 +17,9 @@
 #include "json.h"
 #include "localport.h"
 #include "monitor.h"
+#include "ping.h"
+#include "responder.h"
+#include "sa.h"
 #include "log.h"
 #include "loop.h"
 #include "umad.h"
@@ -24,10 +27,18 @@
 #define LOCAL_REFRESH_US (10u * 1000000u)
 #define DEFAULT_STATE_FILE "/var/lib/ibwatch/counters.state"
 
+#define MAX_PING_TARGETS 1024
+
 struct opts {
 	const char *ca;
 	int port;
 	int once;
+	int responder;
+	int no_probes;
+	const char *ping; /* on-demand: this target */
+	unsigned count;
+	enum ibw_echo_type ping_type;
+	char *targets[MAX_PING_TARGETS];
 	struct ibw_engine_config ecfg;
 	struct ibw_monitor_opts mon;
 };
@@ -42,7 +53,11 @@ struct daemon {
 	int lq_done;
 	struct ibw_timer *refresh;
 	struct ibw_monitor *mon;
+	struct ibw_responder *resp;
+	struct ibw_pinger *pinger; /* --ping without the monitor */
 	int once_done;
+	int ping_started;
+	int ping_status;
 	int sfd;
 };
 
@@ -137,6 +152,20 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		OPT_SCOPE,
 		OPT_THRESHOLD,
 		OPT_RESET,
+		OPT_RESPONDER,
+		OPT_NO_PROBES,
+		OPT_NO_PING,
+		OPT_PING_IVL,
+		OPT_PING_METHOD,
+		OPT_PING_TIMEOUT,
+		OPT_PING_RETRIES,
+		OPT_PING_TARGET,
+		OPT_PING_CAPMASK,
+		OPT_DOWN_AFTER,
+		OPT_UP_AFTER,
+		OPT_PING,
+		OPT_COUNT,
+		OPT_PING_TYPE,
 		OPT_VERSION,
 		OPT_HELP,
 	};
@@ -157,6 +186,21 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "scope", required_argument, NULL, OPT_SCOPE },
 		{ "threshold", required_argument, NULL, OPT_THRESHOLD },
 		{ "reset-counters", required_argument, NULL, OPT_RESET },
+		{ "responder", no_argument, NULL, OPT_RESPONDER },
+		{ "no-probes", no_argument, NULL, OPT_NO_PROBES },
+		{ "no-ping", no_argument, NULL, OPT_NO_PING },
+		{ "ping-interval-ms", required_argument, NULL, OPT_PING_IVL },
+		{ "ping-method", required_argument, NULL, OPT_PING_METHOD },
+		{ "ping-timeout-ms", required_argument, NULL,
+		  OPT_PING_TIMEOUT },
+		{ "ping-retries", required_argument, NULL, OPT_PING_RETRIES },
+		{ "ping-target", required_argument, NULL, OPT_PING_TARGET },
+		{ "ping-capmask", required_argument, NULL, OPT_PING_CAPMASK },
+		{ "down-after", required_argument, NULL, OPT_DOWN_AFTER },
+		{ "up-after", required_argument, NULL, OPT_UP_AFTER },
+		{ "ping", required_argument, NULL, OPT_PING },
+		{ "count", required_argument, NULL, OPT_COUNT },
+		{ "ping-type", required_argument, NULL, OPT_PING_TYPE },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
@@ -170,6 +214,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	o->mon.discover.retries = -1;
 	o->mon.counters.retries = -1;
 	o->mon.state_file = DEFAULT_STATE_FILE;
+	o->mon.ping.retries = -1;
+	o->count = 5;
+	o->ping_type = IBW_ECHO_REQ;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_CA:
@@ -271,6 +318,114 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return -1;
 			}
 			break;
+		case OPT_RESPONDER:
+			o->responder = 1;
+			break;
+		case OPT_NO_PROBES:
+			o->no_probes = 1;
+			break;
+		case OPT_NO_PING:
+			o->mon.no_ping = 1;
+			break;
+		case OPT_PING_IVL:
+			if (parse_uint("--ping-interval-ms", optarg, 86400000,
+				       &v) < 0)
+				return -1;
+			if (!v)
+				return parse_uint_fail("--ping-interval-ms");
+			o->mon.ping.interval_us = (uint64_t)v * 1000u;
+			break;
+		case OPT_PING_METHOD:
+			if (ibw_ping_method_parse(optarg, &o->mon.ping.method) <
+			    0) {
+				fprintf(stderr,
+					"ibwatchd: --ping-method: '%s' is not "
+					"one of auto, echo, pma, smp\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case OPT_PING_TIMEOUT:
+			if (parse_uint("--ping-timeout-ms", optarg, 60000, &v) <
+			    0)
+				return -1;
+			if (!v)
+				return parse_uint_fail("--ping-timeout-ms");
+			o->mon.ping.timeout_ms = v;
+			break;
+		case OPT_PING_RETRIES:
+			if (parse_uint("--ping-retries", optarg, 20, &v) < 0)
+				return -1;
+			o->mon.ping.retries = (int)v;
+			break;
+		case OPT_PING_TARGET:
+			if (o->mon.ping.ntargets == MAX_PING_TARGETS) {
+				fprintf(stderr,
+					"ibwatchd: more than %d "
+					"--ping-target\n",
+					MAX_PING_TARGETS);
+				return -1;
+			}
+			o->targets[o->mon.ping.ntargets++] = optarg;
+			o->mon.ping.targets = o->targets;
+			break;
+		case OPT_PING_CAPMASK: {
+			char *end;
+			unsigned long m;
+
+			errno = 0;
+			m = strtoul(optarg, &end, 0);
+			if (errno || *end || !m || m > 0xffffffffu) {
+				fprintf(stderr,
+					"ibwatchd: --ping-capmask: '%s' is not "
+					"a non-zero 32-bit mask\n",
+					optarg);
+				return -1;
+			}
+			o->mon.ping.capmask_bits = (uint32_t)m;
+		} break;
+		case OPT_DOWN_AFTER:
+			if (parse_uint("--down-after", optarg, 1000, &v) < 0)
+				return -1;
+			if (!v)
+				return parse_uint_fail("--down-after");
+			o->mon.ping.down_after = v;
+			break;
+		case OPT_UP_AFTER:
+			if (parse_uint("--up-after", optarg, 1000, &v) < 0)
+				return -1;
+			if (!v)
+				return parse_uint_fail("--up-after");
+			o->mon.ping.up_after = v;
+			break;
+		case OPT_PING:
+			o->ping = optarg;
+			break;
+		case OPT_COUNT:
+			if (parse_uint("--count", optarg, 10000, &v) < 0)
+				return -1;
+			if (!v)
+				return parse_uint_fail("--count");
+			o->count = v;
+			break;
+		case OPT_PING_TYPE:
+			if (!strcmp(optarg, "echo")) {
+				o->ping_type = IBW_ECHO_REQ;
+			} else if (!strcmp(optarg, "timestamp")) {
+				o->ping_type = IBW_TS_REQ;
+			} else if (!strcmp(optarg, "info")) {
+				o->ping_type = IBW_INFO_REQ;
+			} else if (!strcmp(optarg, "ibping")) {
+				o->ping_type = IBW_ECHO_IBPING;
+			} else {
+				fprintf(stderr,
+					"ibwatchd: --ping-type: '%s' is not "
+					"one of echo, timestamp, info, "
+					"ibping\n",
+					optarg);
+				return -1;
+			}
+			break;
 		case OPT_VERSION:
 			printf("ibwatchd %s\n", IBW_VERSION);
 			exit(0);
@@ -285,6 +440,21 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	if (optind < argc) {
 		fprintf(stderr, "ibwatchd: unexpected argument '%s'\n",
 			argv[optind]);
+		return -1;
+	}
+	if (o->no_probes && o->once) {
+		fprintf(stderr, "ibwatchd: --once needs the probes; drop "
+				"--no-probes\n");
+		return -1;
+	}
+	/* One round decides: an endport that answers its one ping is up. */
+	if (o->once && !o->mon.ping.up_after)
+		o->mon.ping.up_after = 1;
+	if (o->once && !o->mon.ping.down_after)
+		o->mon.ping.down_after = 1;
+	if (o->ping && o->once) {
+		fprintf(stderr, "ibwatchd: --ping and --once do not go "
+				"together\n");
 		return -1;
 	}
 	return 0;
@@ -321,12 +491,15 @@ static json_t *snapshot_json(struct daemon *d)
 			    json_integer(snap->unreachable_ports));
 	json_object_set_new(root, "sweeps", sweeps);
 	json_object_set_new(root, "nodes", ibw_json_nodes(snap));
+	json_object_set_new(root, "endports", ibw_json_endports(snap));
 	nev = ibw_events_since(ibw_monitor_events(d->mon), 0, evs, 256);
 	json_object_set_new(root, "events", ibw_json_events(evs, nev));
 	json_object_set_new(root, "engine", ibw_json_engine_stats(&st));
 	ibw_snapshot_unref(snap);
 	return root;
 }
+
+static void start_ping(struct daemon *d);
 
 static void on_local(struct ibw_localport_query *q, void *arg)
 {
@@ -339,8 +512,85 @@ static void on_local(struct ibw_localport_query *q, void *arg)
 	else
 		log_debug("local", "local port lid %u state %s", q->pi.lid,
 			  ibw_port_state_str(q->pi.state));
+	if (q->have_portinfo && d->resp)
+		ibw_responder_set_lid(d->resp, q->pi.lid);
+	if (d->o.ping && !d->ping_started)
+		start_ping(d);
 	if (d->o.once && d->once_done)
 		ibw_loop_stop(d->loop);
+}
+
+static void on_ping_result(const struct ibw_ping_summary *sum, void *arg)
+{
+	struct daemon *d = arg;
+	json_t *j = ibw_json_ping_summary(sum);
+	char *text = ibw_json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+
+	if (text)
+		printf("%s\n", text);
+	free(text);
+	json_decref(j);
+	d->ping_status = sum->received ? 0 : 1;
+	ibw_loop_stop(d->loop);
+}
+
+static void ping_lid(struct daemon *d, uint16_t lid)
+{
+	enum ibw_ping_method m = d->o.mon.ping.method;
+	int rc;
+
+	rc = ibw_ping_run(d->pinger, lid,
+			  m == IBW_PING_AUTO ? IBW_PING_ECHO : m,
+			  d->o.ping_type, d->o.count, d->o.mon.ping.timeout_ms,
+			  on_ping_result, d);
+	if (rc < 0) {
+		fprintf(stderr, "ibwatchd: cannot ping lid %u: %s\n", lid,
+			strerror(-rc));
+		d->ping_status = 1;
+		ibw_loop_stop(d->loop);
+	}
+}
+
+static void on_target_lid(const struct ibw_sa_lid *r, void *arg)
+{
+	struct daemon *d = arg;
+
+	if (r->result != IBW_MAD_OK || !r->lid) {
+		fprintf(stderr,
+			"ibwatchd: --ping %s: the SA does not know it (%s)\n",
+			d->o.ping, ibw_mad_result_str(r->result));
+		d->ping_status = 1;
+		ibw_loop_stop(d->loop);
+		return;
+	}
+	ping_lid(d, r->lid);
+}
+
+/* --ping: a LID as it is; a GUID or a name through the SA. */
+static void start_ping(struct daemon *d)
+{
+	const char *t = d->o.ping;
+	uint16_t sm = d->lq.have_portinfo ? d->lq.pi.sm_lid : d->lp.sm_lid;
+	char *end;
+	unsigned long long v;
+	int rc;
+
+	d->ping_started = 1;
+	errno = 0;
+	v = strtoull(t, &end, 0);
+	if (*t && !*end && !errno && strncmp(t, "0x", 2) && v && v < 0xc000) {
+		ping_lid(d, (uint16_t)v);
+		return;
+	}
+	if (*t && !*end && !errno)
+		rc = ibw_sa_lid_by_guid(d->e, sm, v, on_target_lid, d);
+	else
+		rc = ibw_sa_lid_by_name(d->e, sm, t, on_target_lid, d);
+	if (rc < 0) {
+		fprintf(stderr, "ibwatchd: --ping %s: %s\n", t, strerror(-rc));
+		d->ping_status = 1;
+		ibw_loop_stop(d->loop);
+	}
 }
 
 static void on_once(struct ibw_monitor *m, void *arg)
@@ -422,7 +672,8 @@ int main(int argc, char **argv)
 	if (parse_opts(argc, argv, &d.o) < 0)
 		return 2;
 
-	rc = ibw_umad_open(d.o.ca, d.o.port, &d.t, &d.lp, err, sizeof(err));
+	rc = ibw_umad_open2(d.o.ca, d.o.port, d.o.responder, &d.t, &d.lp, err,
+			    sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "ibwatchd: %s\n", err);
 		return 1;
@@ -440,17 +691,33 @@ int main(int argc, char **argv)
 	log_info("main", "attached to %s port %d (port GUID 0x%016llx)",
 		 d.lp.ca_name, d.lp.portnum,
 		 (unsigned long long)d.lp.port_guid);
-	d.mon = ibw_monitor_new(d.e, &d.o.mon, err, sizeof(err));
-	if (!d.mon) {
-		fprintf(stderr, "ibwatchd: %s\n", err);
-		return 1;
+	if (d.o.responder) {
+		d.resp = ibw_responder_new(d.e, d.lp.lid, d.lp.port_guid, 0);
+		if (!d.resp) {
+			fprintf(stderr, "ibwatchd: cannot start the "
+					"responder\n");
+			return 1;
+		}
+		log_info("main", "answering echo pings");
+	}
+	if (d.o.ping) {
+		d.pinger = ibw_pinger_new(d.e, NULL, &d.o.mon.ping);
+		if (!d.pinger)
+			return 1;
+	} else if (!d.o.no_probes) {
+		d.mon = ibw_monitor_new(d.e, &d.o.mon, err, sizeof(err));
+		if (!d.mon) {
+			fprintf(stderr, "ibwatchd: %s\n", err);
+			return 1;
+		}
 	}
 
 	d.refresh = ibw_timer_new(d.loop, on_refresh, &d);
 	ibw_timer_arm(d.refresh, 0);
-	if (d.o.once)
+	rc = 0;
+	if (d.mon && d.o.once)
 		rc = ibw_monitor_once(d.mon, on_once, &d);
-	else
+	else if (d.mon)
 		rc = ibw_monitor_start(d.mon);
 	if (rc < 0) {
 		fprintf(stderr, "ibwatchd: cannot start the probes: %s\n",
@@ -481,9 +748,13 @@ int main(int argc, char **argv)
 		}
 	}
 	ibw_timer_free(d.refresh);
+	if (d.o.ping && !status)
+		status = d.ping_status;
+	ibw_responder_free(d.resp);
 	/* The engine first: it cancels what the probes have in flight. */
 	ibw_engine_free(d.e);
 	ibw_monitor_free(d.mon);
+	ibw_pinger_free(d.pinger);
 	ibw_transport_close(d.t);
 	if (d.sfd >= 0)
 		close(d.sfd);

@@ -733,6 +733,18 @@ void ibw_engine_set_request_handler(struct ibw_engine *e, ibw_request_cb cb,
 	e->req_arg = arg;
 }
 
+int ibw_engine_send_raw(struct ibw_engine *e, const struct ibw_mad_addr *to,
+			const uint8_t *mad, size_t len)
+{
+	int rc = ibw_transport_send(e->t, to, mad, len);
+
+	if (rc < 0)
+		e->st.send_errors++;
+	else
+		e->st.sent++;
+	return rc;
+}
+
 void ibw_engine_get_stats(const struct ibw_engine *e,
 			  struct ibw_engine_stats *st)
 {

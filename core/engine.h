@@ -143,6 +143,10 @@ void ibw_engine_set_window(struct ibw_engine *e, unsigned max_inflight,
 			   unsigned max_per_dest);
 void ibw_engine_set_request_handler(struct ibw_engine *e, ibw_request_cb cb,
 				    void *arg);
+/* Send @mad as it is (an answer to someone else's request): no TID, no
+ * deadline, no retries. 0 or -errno. */
+int ibw_engine_send_raw(struct ibw_engine *e, const struct ibw_mad_addr *to,
+			const uint8_t *mad, size_t len);
 void ibw_engine_get_stats(const struct ibw_engine *e,
 			  struct ibw_engine_stats *st);
 struct ibw_loop *ibw_engine_loop(const struct ibw_engine *e);

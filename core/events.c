@@ -23,6 +23,7 @@ static const char *const kind_names[IBW_EVT_KIND_MAX] = {
 	[IBW_EVT_LINK_SPEED_CHANGED] = "link_speed_changed",
 	[IBW_EVT_THRESHOLD_CROSSED] = "threshold_crossed",
 	[IBW_EVT_COUNTER_RESET] = "counter_reset",
+	[IBW_EVT_ENDPORT_STATE] = "endport_state",
 };
 
 const char *ibw_event_kind_str(enum ibw_event_kind k)

@@ -20,6 +20,7 @@ enum ibw_event_kind {
 	IBW_EVT_LINK_SPEED_CHANGED,
 	IBW_EVT_THRESHOLD_CROSSED,
 	IBW_EVT_COUNTER_RESET, /* reset by someone else */
+	IBW_EVT_ENDPORT_STATE, /* old/new: enum ibw_endport_state */
 	IBW_EVT_KIND_MAX,
 };
 

@@ -19,6 +19,8 @@ struct ibw_monitor {
 	struct ibw_events *ev;
 	struct ibw_discover *disc;
 	struct ibw_counters *ctrs;
+	struct ibw_pinger *pinger;
+	struct ibw_timer *pub_timer;
 	struct ibw_fabric *fabric; /* last discovery */
 	struct ibw_snapshot *snap;
 	struct ibw_timer *disc_timer, *ctr_timer;
@@ -50,6 +52,7 @@ void ibw_snapshot_unref(struct ibw_snapshot *s)
 	}
 	ibw_fabric_unref(s->fabric);
 	free(s->ports);
+	free(s->endports);
 	free(s);
 }
 
@@ -126,6 +129,19 @@ static void publish(struct ibw_monitor *m)
 			s->nports = n;
 		}
 	}
+	if (m->pinger) {
+		const struct ibw_endport *eps =
+			ibw_pinger_endports(m->pinger, &n);
+
+		if (n) {
+			s->endports = malloc(n * sizeof(*s->endports));
+			if (s->endports) {
+				memcpy(s->endports, eps,
+				       n * sizeof(*s->endports));
+				s->nendports = n;
+			}
+		}
+	}
 	if (m->fabric)
 		s->discovery = m->fabric->sweep;
 	s->counters = ibw_counters_last_sweep(m->ctrs);
@@ -151,9 +167,46 @@ static void log_events(struct ibw_monitor *m)
 				 ibw_event_kind_str(e->kind), e->node_guid,
 				 e->port, e->what[0] ? " " : "", e->what,
 				 e->old_value, e->new_value);
+			if (e->kind == IBW_EVT_ENDPORT_STATE)
+				log_info("event",
+					 "endport 0x%016" PRIx64 " is %s (was "
+								 "%s)",
+					 e->peer_guid,
+					 ibw_endport_state_str(e->new_value),
+					 ibw_endport_state_str(e->old_value));
 			m->logged_seq = e->seq;
 		}
 	}
+}
+
+static void ping_round_done(struct ibw_pinger *p, void *arg)
+{
+	struct ibw_monitor *m = arg;
+
+	publish(m);
+	log_events(m);
+	if (m->once_cb)
+		m->once_cb(m, m->once_arg);
+}
+
+static const char *name_of(const struct ibw_fnode *n, void *arg)
+{
+	struct ibw_monitor *m = arg;
+	const char *nm = m->names ? ibw_namemap_get(m->names, n->guid) : NULL;
+
+	return nm ? nm : n->desc;
+}
+
+/* Pings change state between sweeps: publish what they found at the
+ * ping interval. */
+static void on_pub_timer(struct ibw_timer *t, void *arg)
+{
+	struct ibw_monitor *m = arg;
+
+	publish(m);
+	log_events(m);
+	ibw_timer_arm(t, m->o.ping.interval_us ? m->o.ping.interval_us
+					       : 10000000u);
 }
 
 static void counters_done(struct ibw_counters *c, void *arg)
@@ -184,8 +237,10 @@ static void counters_done(struct ibw_counters *c, void *arg)
 	log_events(m);
 	if (m->periodic) {
 		ibw_timer_arm(m->ctr_timer, m->o.counter_interval_us);
-	} else if (m->once_cb) {
-		m->once_cb(m, m->once_arg);
+	} else if (!m->pinger ||
+		   ibw_pinger_round(m->pinger, ping_round_done, m) < 0) {
+		if (m->once_cb)
+			m->once_cb(m, m->once_arg);
 	}
 }
 
@@ -229,13 +284,24 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 		  (double)f->sweep.duration_us / 1e6);
 	ibw_fabric_unref(m->fabric);
 	m->fabric = f;
+	if (m->pinger)
+		ibw_pinger_update(m->pinger, f, name_of, m);
 	publish(m);
 	log_events(m);
 	if (m->periodic) {
 		ibw_timer_arm(m->disc_timer, m->o.discovery_interval_us);
-		/* The first counter sweep follows the first discovery. */
-		if (m->discoveries == 1)
+		/* The first counter sweep and pings follow the first
+		 * discovery. */
+		if (m->discoveries == 1) {
 			start_counters(m);
+			if (m->pinger) {
+				ibw_pinger_start(m->pinger);
+				ibw_timer_arm(m->pub_timer,
+					      m->o.ping.interval_us
+						      ? m->o.ping.interval_us
+						      : 10000000u);
+			}
+		}
 	} else {
 		start_counters(m);
 	}
@@ -274,6 +340,9 @@ struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
 	m->disc = ibw_discover_new(e, &o->discover);
 	m->ctrs = ibw_counters_new(e, m->ev, &o->counters);
 	m->disc_timer = ibw_timer_new(m->loop, on_disc_timer, m);
+	m->pub_timer = ibw_timer_new(m->loop, on_pub_timer, m);
+	if (!o->no_ping)
+		m->pinger = ibw_pinger_new(e, m->ev, &o->ping);
 	m->ctr_timer = ibw_timer_new(m->loop, on_ctr_timer, m);
 	if (!m->ev || !m->disc || !m->ctrs || !m->disc_timer || !m->ctr_timer) {
 		snprintf(err, errlen, "out of memory");
@@ -315,6 +384,8 @@ void ibw_monitor_free(struct ibw_monitor *m)
 		ibw_monitor_save_state(m);
 	ibw_timer_free(m->disc_timer);
 	ibw_timer_free(m->ctr_timer);
+	ibw_timer_free(m->pub_timer);
+	ibw_pinger_free(m->pinger);
 	ibw_discover_free(m->disc);
 	ibw_counters_free(m->ctrs);
 	ibw_events_free(m->ev);
@@ -345,6 +416,11 @@ int ibw_monitor_once(struct ibw_monitor *m,
 struct ibw_snapshot *ibw_monitor_snapshot(struct ibw_monitor *m)
 {
 	return ibw_snapshot_ref(m->snap);
+}
+
+struct ibw_pinger *ibw_monitor_pinger(struct ibw_monitor *m)
+{
+	return m->pinger;
 }
 
 struct ibw_events *ibw_monitor_events(struct ibw_monitor *m)

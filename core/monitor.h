@@ -11,6 +11,7 @@
 #include "engine.h"
 #include "events.h"
 #include "fabric.h"
+#include "ping.h"
 
 struct ibw_snapshot {
 	unsigned refs;
@@ -23,6 +24,8 @@ struct ibw_snapshot {
 	struct ibw_sweep_stats counters;
 	unsigned unreachable_ports;
 	uint64_t discoveries, counter_sweeps;
+	struct ibw_endport *endports; /* ping targets and their state */
+	unsigned nendports;
 };
 
 struct ibw_snapshot *ibw_snapshot_ref(struct ibw_snapshot *s);
@@ -43,6 +46,8 @@ struct ibw_monitor_opts {
 	unsigned events_capacity; /* 0: 4096 */
 	struct ibw_discover_opts discover;
 	struct ibw_counters_opts counters;
+	int no_ping; /* no endport pings */
+	struct ibw_ping_opts ping;
 };
 
 struct ibw_monitor;
@@ -61,6 +66,8 @@ int ibw_monitor_once(struct ibw_monitor *m,
 		     void (*cb)(struct ibw_monitor *m, void *arg), void *arg);
 
 struct ibw_snapshot *ibw_monitor_snapshot(struct ibw_monitor *m);
+/* The pinger, for on-demand pings (NULL with no_ping). */
+struct ibw_pinger *ibw_monitor_pinger(struct ibw_monitor *m);
 struct ibw_events *ibw_monitor_events(struct ibw_monitor *m);
 int ibw_monitor_save_state(struct ibw_monitor *m);
 /* Re-read the node-name map; the old one stays if the new one is bad. */

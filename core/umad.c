@@ -280,6 +280,15 @@ static int start_bridge(struct umad_transport *u)
 int ibw_umad_open(const char *ca, int port, struct ibw_transport **out,
 		  struct ibw_local_port *info, char *err, size_t errlen)
 {
+	return ibw_umad_open2(ca, port, 0, out, info, err, errlen);
+}
+
+int ibw_umad_open2(const char *ca, int port, int serve_echo,
+		   struct ibw_transport **out, struct ibw_local_port *info,
+		   char *err, size_t errlen)
+{
+	/* Method mask: bit N for method N; Get is 1. */
+	long method_mask[16 / sizeof(long)] = { 0 };
 	static const uint8_t echo_oui[3] = { (IBW_ECHO_OUI >> 16) & 0xff,
 					     (IBW_ECHO_OUI >> 8) & 0xff,
 					     IBW_ECHO_OUI & 0xff };
@@ -336,8 +345,9 @@ int ibw_umad_open(const char *ca, int port, struct ibw_transport **out,
 			 info->ca_name, strerror(-rc));
 		goto fail;
 	}
+	method_mask[0] = 1L << 1;
 	rc = umad_register_oui(u->fd, MC_VENDOR_ECHO, 0, (uint8_t *)echo_oui,
-			       NULL);
+			       serve_echo ? method_mask : NULL);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot register vendor agent: %s",
 			 strerror(-rc));

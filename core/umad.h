@@ -38,6 +38,13 @@ struct ibw_local_port {
 int ibw_umad_open(const char *ca, int port, struct ibw_transport **out,
 		  struct ibw_local_port *info, char *err, size_t errlen);
 
+/* As ibw_umad_open(); with @serve_echo the vendor echo class is also
+ * registered to receive Get requests (the responder). Only one process
+ * per port can do that (ibping -S is another). */
+int ibw_umad_open2(const char *ca, int port, int serve_echo,
+		   struct ibw_transport **out, struct ibw_local_port *info,
+		   char *err, size_t errlen);
+
 /* A local CA and its ports, like `dladm show-ib` or `ibstat`. */
 struct ibw_local_ca {
 	char name[IBW_CA_NAME_LEN];

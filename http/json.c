@@ -86,7 +86,12 @@ char *ibw_json_dumps(const json_t *j, size_t flags)
 {
 	/* jansson writes the mark's \x01 as the six characters \u0001. */
 	static const char pat[] = "\"\\u0001u64:";
-	char *s = json_dumps(j, flags), *p, *w;
+	char *s, *p, *w;
+
+	/* Milliseconds with microseconds: no binary noise in the output. */
+	if (!(flags & JSON_REAL_PRECISION(31)))
+		flags |= JSON_REAL_PRECISION(12);
+	s = json_dumps(j, flags);
 
 	if (!s || !strstr(s, pat))
 		return s;
@@ -354,4 +359,128 @@ json_t *ibw_json_events(const struct ibw_event *ev, unsigned n)
 		json_array_append_new(arr, o);
 	}
 	return arr;
+}
+
+static json_t *us_to_ms(double us)
+{
+	return json_real(us / 1000.0);
+}
+
+json_t *ibw_json_endport(const struct ibw_endport *ep)
+{
+	json_t *o = json_object(), *rtt = json_object();
+
+	json_object_set_new(o, "port_guid",
+			    ep->port_guid ? ibw_json_guid(ep->port_guid)
+					  : json_null());
+	json_object_set_new(o, "node_guid",
+			    ep->node_guid ? ibw_json_guid(ep->node_guid)
+					  : json_null());
+	json_object_set_new(o, "port", json_integer(ep->port));
+	json_object_set_new(o, "lid", json_integer(ep->lid));
+	json_object_set_new(o, "name", json_string(ep->name));
+	if (ep->target[0])
+		json_object_set_new(o, "target", json_string(ep->target));
+	json_object_set_new(o, "found", json_boolean(ep->found));
+	json_object_set_new(o, "state",
+			    json_string(ibw_endport_state_str(ep->state)));
+	json_object_set_new(o, "state_since",
+			    ibw_json_time(ep->state_since_us));
+	json_object_set_new(o, "reason", json_string(ep->reason));
+	json_object_set_new(o, "method",
+			    json_string(ibw_ping_method_str(ep->last_method)));
+	json_object_set_new(o, "responder", json_boolean(ep->echo_answered));
+	if (ep->responder_host[0])
+		json_object_set_new(o, "responder_host",
+				    json_string(ep->responder_host));
+	json_object_set_new(o, "sent", ibw_json_u64(ep->sent));
+	json_object_set_new(o, "received", ibw_json_u64(ep->received));
+	json_object_set_new(
+		o, "loss_percent",
+		json_real(ep->sent ? 100.0 * (double)(ep->sent - ep->received) /
+					     (double)ep->sent
+				   : 0.0));
+	json_object_set_new(o, "window_probes", json_integer(ep->window_n));
+	json_object_set_new(
+		o, "window_loss_percent",
+		json_real(ep->window_n ? 100.0 * ep->window_lost / ep->window_n
+				       : 0.0));
+	if (ep->received) {
+		json_object_set_new(rtt, "last_ms",
+				    us_to_ms((double)ep->rtt_last_us));
+		json_object_set_new(rtt, "min_ms",
+				    us_to_ms((double)ep->rtt_min_us));
+		json_object_set_new(rtt, "avg_ms", us_to_ms(ep->rtt_avg_us));
+		json_object_set_new(rtt, "max_ms",
+				    us_to_ms((double)ep->rtt_max_us));
+		json_object_set_new(rtt, "mdev_ms", us_to_ms(ep->rtt_mdev_us));
+	}
+	json_object_set_new(o, "rtt", rtt);
+	json_object_set_new(o, "last_reply", ibw_json_time(ep->last_reply_us));
+	return o;
+}
+
+json_t *ibw_json_endports(const struct ibw_snapshot *s)
+{
+	json_t *a = json_array();
+	unsigned i;
+
+	for (i = 0; i < s->nendports; i++)
+		json_array_append_new(a, ibw_json_endport(&s->endports[i]));
+	return a;
+}
+
+json_t *ibw_json_ping_summary(const struct ibw_ping_summary *s)
+{
+	json_t *o = json_object(), *probes = json_array(), *rtt = json_object();
+	unsigned i;
+
+	json_object_set_new(o, "lid", json_integer(s->lid));
+	json_object_set_new(o, "method",
+			    json_string(ibw_ping_method_str(s->method)));
+	json_object_set_new(o, "sent", json_integer(s->sent));
+	json_object_set_new(o, "received", json_integer(s->received));
+	json_object_set_new(o, "loss_percent", json_real(s->loss_pct));
+	if (s->received) {
+		json_object_set_new(rtt, "min_ms",
+				    us_to_ms((double)s->rtt_min_us));
+		json_object_set_new(rtt, "avg_ms", us_to_ms(s->rtt_avg_us));
+		json_object_set_new(rtt, "max_ms",
+				    us_to_ms((double)s->rtt_max_us));
+		json_object_set_new(rtt, "mdev_ms", us_to_ms(s->rtt_mdev_us));
+	}
+	json_object_set_new(o, "rtt", rtt);
+	if (s->responder_host[0])
+		json_object_set_new(o, "responder_host",
+				    json_string(s->responder_host));
+	if (s->have_reply && s->last_reply.type == IBW_INFO_RESP) {
+		json_object_set_new(o, "reply_lid",
+				    json_integer(s->last_reply.lid));
+		json_object_set_new(o, "reply_port_guid",
+				    ibw_json_guid(s->last_reply.port_guid));
+	}
+	if (s->have_reply && s->last_reply.type == IBW_TS_RESP)
+		json_object_set_new(
+			o, "timestamps",
+			json_pack("{s:I, s:I, s:I}", "originate",
+				  (json_int_t)s->last_reply.ts_orig, "receive",
+				  (json_int_t)s->last_reply.ts_recv, "transmit",
+				  (json_int_t)s->last_reply.ts_xmit));
+	for (i = 0; i < s->sent; i++) {
+		const struct ibw_ping_probe *p = &s->probes[i];
+		json_t *po = json_object();
+
+		json_object_set_new(po, "seq", json_integer(p->seq));
+		json_object_set_new(
+			po, "result",
+			json_string(p->bad_echo
+					    ? "bad echo"
+					    : ibw_mad_result_str(p->result)));
+		if (p->result == IBW_MAD_OK && !p->bad_echo)
+			json_object_set_new(po, "rtt_ms",
+					    us_to_ms((double)p->rtt_us));
+		json_array_append_new(probes, po);
+	}
+	json_object_set_new(o, "probes", probes);
+	return o;
 }

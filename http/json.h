@@ -35,6 +35,9 @@ json_t *ibw_json_counters(const struct ibw_port_ctrs *pc);
 json_t *ibw_json_nodes(const struct ibw_snapshot *s);
 json_t *ibw_json_local_cas(const struct ibw_local_ca *cas, unsigned n);
 json_t *ibw_json_events(const struct ibw_event *ev, unsigned n);
+json_t *ibw_json_endport(const struct ibw_endport *ep);
+json_t *ibw_json_endports(const struct ibw_snapshot *s);
+json_t *ibw_json_ping_summary(const struct ibw_ping_summary *s);
 
 json_t *ibw_json_engine_stats(const struct ibw_engine_stats *st);
 

@@ -1,0 +1,781 @@
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "codec.h"
+#include "ping.h"
+
+#define ECHO_PROBE_EVERY 10 /* auto: look for a responder this often */
+#define MAX_ONDEMAND 16
+#define ECHO_PATTERN_LEN 32
+
+static const char *const method_names[] = { "auto", "echo", "pma", "smp" };
+static const char *const state_names[] = { "unknown", "up", "degraded",
+					   "down" };
+
+const char *ibw_ping_method_str(enum ibw_ping_method m)
+{
+	return (unsigned)m < 4 ? method_names[m] : "unknown";
+}
+
+int ibw_ping_method_parse(const char *s, enum ibw_ping_method *m)
+{
+	unsigned i;
+
+	for (i = 0; i < 4; i++) {
+		if (!strcmp(s, method_names[i])) {
+			*m = (enum ibw_ping_method)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *ibw_endport_state_str(enum ibw_endport_state s)
+{
+	return (unsigned)s < 4 ? state_names[s] : "unknown";
+}
+
+struct ibw_pinger {
+	struct ibw_engine *e;
+	struct ibw_events *ev;
+	struct ibw_ping_opts o;
+	struct ibw_endport *eps;
+	unsigned neps, cap;
+	struct ibw_timer *timer;
+	int periodic;
+	unsigned round_left;
+	void (*round_cb)(struct ibw_pinger *p, void *arg);
+	void *round_arg;
+	unsigned ondemand;
+	uint16_t id; /* echo identifier of this pinger */
+};
+
+static uint64_t realtime_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static void pattern(uint8_t *buf, uint16_t seq)
+{
+	unsigned i;
+
+	for (i = 0; i < ECHO_PATTERN_LEN; i++)
+		buf[i] = (uint8_t)(seq * 31u + i * 7u + 1u);
+}
+
+/* The request for one probe. */
+static void build(struct ibw_mad_req *r, uint16_t lid, enum ibw_ping_method m,
+		  enum ibw_echo_type type, uint16_t id, uint16_t seq,
+		  uint8_t *payload, unsigned timeout_ms, int retries)
+{
+	uint8_t pat[ECHO_PATTERN_LEN];
+
+	memset(r, 0, sizeof(*r));
+	ibw_dest_lid(&r->dest, lid);
+	r->method = IBW_METHOD_GET;
+	r->timeout_ms = timeout_ms;
+	r->retries = retries;
+	switch (m) {
+	case IBW_PING_SMP:
+		r->mgmt_class = IBW_CLASS_SMI;
+		r->attr_id = IBW_ATTR_NODE_INFO;
+		break;
+	case IBW_PING_PMA:
+		r->mgmt_class = IBW_CLASS_PERF;
+		r->attr_id = IBW_ATTR_CLASS_PORT_INFO;
+		break;
+	default:
+		r->mgmt_class = IBW_CLASS_VENDOR_ECHO;
+		r->attr_id = 0;
+		pattern(pat, seq);
+		ibw_echo_request(payload, type, id, seq, pat, sizeof(pat));
+		r->data = payload;
+		r->data_len = IBW_ECHO_PAYLOAD;
+		break;
+	}
+}
+
+/* Did an echo answer echo what we sent? Fills @host for ibping-style
+ * answers. Returns 1 good, 0 bad. */
+static int check_echo(const struct ibw_mad_done *d, enum ibw_echo_type type,
+		      uint16_t id, uint16_t seq, struct ibw_echo_reply *rep)
+{
+	uint8_t pat[ECHO_PATTERN_LEN];
+
+	if (ibw_echo_parse_reply(d->mad, d->len, rep) < 0)
+		return 0;
+	if (rep->type == IBW_ECHO_IBPING)
+		return 1; /* ibping -S: its host name is the answer */
+	if (rep->id != id || rep->seq != seq)
+		return 0;
+	switch (type) {
+	case IBW_ECHO_REQ:
+		pattern(pat, seq);
+		return rep->type == IBW_ECHO_RESP &&
+		       !memcmp(rep->data, pat, sizeof(pat));
+	case IBW_TS_REQ:
+		return rep->type == IBW_TS_RESP;
+	case IBW_INFO_REQ:
+		return rep->type == IBW_INFO_RESP;
+	default:
+		return 1;
+	}
+}
+
+static void emit_state(struct ibw_events *ev, const struct ibw_endport *ep,
+		       enum ibw_endport_state from)
+{
+	struct ibw_event e;
+
+	if (!ev)
+		return;
+	memset(&e, 0, sizeof(e));
+	e.kind = IBW_EVT_ENDPORT_STATE;
+	e.node_guid = ep->node_guid;
+	e.port = ep->port;
+	e.peer_guid = ep->port_guid;
+	e.old_value = from;
+	e.new_value = ep->state;
+	snprintf(e.what, sizeof(e.what), "%.47s", ep->reason);
+	ibw_events_add(ev, &e);
+}
+
+int ibw_endport_account(struct ibw_endport *ep, const struct ibw_ping_opts *o,
+			int ok, uint64_t rtt_us, struct ibw_events *ev)
+{
+	unsigned win = o->window ? o->window : 20;
+	unsigned down_after = o->down_after ? o->down_after : 3;
+	unsigned up_after = o->up_after ? o->up_after : 2;
+	unsigned deg = o->degraded_loss_pct ? o->degraded_loss_pct : 20;
+	unsigned rec = o->recover_loss_pct ? o->recover_loss_pct : 5;
+	enum ibw_endport_state old = ep->state, nw = ep->state;
+	unsigned i, lost = 0;
+	double loss;
+
+	if (win > IBW_PING_WINDOW_MAX)
+		win = IBW_PING_WINDOW_MAX;
+	ep->sent++;
+	ep->win[ep->win_pos] = ok ? 1 : 2;
+	ep->win_pos = (ep->win_pos + 1) % win;
+	if (ep->window_n < win)
+		ep->window_n++;
+	for (i = 0; i < win; i++)
+		lost += ep->win[i] == 2;
+	ep->window_lost = lost;
+	loss = 100.0 * lost / ep->window_n;
+	if (ok) {
+		double mean;
+
+		ep->received++;
+		ep->consec_ok++;
+		ep->consec_fail = 0;
+		ep->rtt_last_us = rtt_us;
+		if (!ep->rtt_n || rtt_us < ep->rtt_min_us)
+			ep->rtt_min_us = rtt_us;
+		if (rtt_us > ep->rtt_max_us)
+			ep->rtt_max_us = rtt_us;
+		ep->rtt_n++;
+		ep->rtt_sum += (double)rtt_us;
+		ep->rtt_sum2 += (double)rtt_us * (double)rtt_us;
+		mean = ep->rtt_sum / (double)ep->rtt_n;
+		ep->rtt_avg_us = mean;
+		/* mdev as ping(8) prints it: the standard deviation */
+		ep->rtt_mdev_us = sqrt(fmax(
+			0.0, ep->rtt_sum2 / (double)ep->rtt_n - mean * mean));
+		ep->last_reply_us = realtime_us();
+	} else {
+		ep->consec_fail++;
+		ep->consec_ok = 0;
+	}
+	if (ep->consec_fail >= down_after) {
+		nw = IBW_EP_DOWN;
+		snprintf(ep->reason, sizeof(ep->reason),
+			 "%u probes in a row unanswered", ep->consec_fail);
+	} else if (old == IBW_EP_UNKNOWN || old == IBW_EP_DOWN) {
+		if (ep->consec_ok >= up_after) {
+			nw = loss >= deg && ep->window_n >= 10 ? IBW_EP_DEGRADED
+							       : IBW_EP_UP;
+			snprintf(ep->reason, sizeof(ep->reason),
+				 "%u probes in a row answered", ep->consec_ok);
+		}
+	} else if (ep->window_n >= (win < 10 ? win : 10)) {
+		if (old == IBW_EP_UP && loss >= deg) {
+			nw = IBW_EP_DEGRADED;
+			snprintf(ep->reason, sizeof(ep->reason),
+				 "loss %.0f%% over %u probes", loss,
+				 ep->window_n);
+		} else if (old == IBW_EP_DEGRADED && loss <= rec) {
+			nw = IBW_EP_UP;
+			snprintf(ep->reason, sizeof(ep->reason),
+				 "loss %.0f%% over %u probes", loss,
+				 ep->window_n);
+		}
+	}
+	if (nw == old)
+		return 0;
+	ep->state = nw;
+	ep->state_since_us = realtime_us();
+	/* Coming up at start is not news; everything else is. */
+	if (!(old == IBW_EP_UNKNOWN && nw == IBW_EP_UP))
+		emit_state(ev, ep, old);
+	return 1;
+}
+
+/* ---- periodic probes ---- */
+
+struct probe {
+	struct ibw_pinger *p;
+	uint64_t port_guid; /* find the endport again by GUID */
+	enum ibw_ping_method method;
+	int auto_echo; /* an auto probe trying echo first */
+	uint16_t seq;
+	uint8_t payload[IBW_ECHO_PAYLOAD];
+	int in_round;
+};
+
+static struct ibw_endport *ep_find(struct ibw_pinger *p, uint64_t guid)
+{
+	unsigned i;
+
+	for (i = 0; i < p->neps; i++)
+		if (p->eps[i].port_guid == guid)
+			return &p->eps[i];
+	return NULL;
+}
+
+static void send_probe(struct ibw_pinger *p, struct ibw_endport *ep,
+		       int in_round);
+
+static void probe_done(const struct ibw_mad_done *d, void *arg)
+{
+	struct probe *pr = arg;
+	struct ibw_pinger *p = pr->p;
+	struct ibw_endport *ep;
+	struct ibw_echo_reply rep;
+	int ok = d->result == IBW_MAD_OK;
+
+	if (d->result == IBW_MAD_CANCELLED) {
+		free(pr);
+		return;
+	}
+	ep = ep_find(p, pr->port_guid);
+	if (!ep) {
+		free(pr);
+		return;
+	}
+	if (ok && (pr->method == IBW_PING_ECHO || pr->auto_echo)) {
+		ok = check_echo(d, IBW_ECHO_REQ, p->id, pr->seq, &rep);
+		if (ok && rep.type == IBW_ECHO_IBPING)
+			snprintf(ep->responder_host, sizeof(ep->responder_host),
+				 "%s", rep.host);
+		if (ok)
+			ep->echo_answered = 1;
+	}
+	if (!ok && pr->auto_echo) {
+		/* No responder there (or it went): this probe is a PMA
+		 * one after all. */
+		ep->echo_answered = 0;
+		ep->busy = 0;
+		ep->last_method = IBW_PING_PMA;
+		{
+			struct probe *np = calloc(1, sizeof(*np));
+			struct ibw_mad_req r;
+
+			if (np) {
+				*np = *pr;
+				np->auto_echo = 0;
+				np->method = IBW_PING_PMA;
+				build(&r, ep->lid, IBW_PING_PMA, 0, 0, 0, NULL,
+				      p->o.timeout_ms, p->o.retries);
+				r.cb = probe_done;
+				r.arg = np;
+				if (ibw_engine_submit(p->e, &r) == 0) {
+					ep->busy = 1;
+					free(pr);
+					return;
+				}
+				free(np);
+			}
+		}
+	}
+	ep->busy = 0;
+	ibw_endport_account(ep, &p->o, ok, ok ? d->rtt_us : 0, p->ev);
+	if (pr->in_round && p->round_left && --p->round_left == 0 &&
+	    p->round_cb)
+		p->round_cb(p, p->round_arg);
+	free(pr);
+}
+
+static void send_probe(struct ibw_pinger *p, struct ibw_endport *ep,
+		       int in_round)
+{
+	struct probe *pr;
+	struct ibw_mad_req r;
+	enum ibw_ping_method m = p->o.method;
+
+	if (!ep->lid) {
+		/* Nowhere to send it: a lost probe all the same. */
+		ibw_endport_account(ep, &p->o, 0, 0, p->ev);
+		if (in_round && p->round_left && --p->round_left == 0 &&
+		    p->round_cb)
+			p->round_cb(p, p->round_arg);
+		return;
+	}
+	pr = calloc(1, sizeof(*pr));
+	if (!pr)
+		return;
+	pr->p = p;
+	pr->port_guid = ep->port_guid;
+	pr->seq = ++ep->seq;
+	pr->in_round = in_round;
+	if (m == IBW_PING_AUTO) {
+		if (ep->echo_answered || ep->sent % ECHO_PROBE_EVERY == 0) {
+			m = IBW_PING_ECHO;
+			pr->auto_echo = 1;
+		} else {
+			m = IBW_PING_PMA;
+		}
+	}
+	pr->method = m;
+	ep->last_method = m;
+	build(&r, ep->lid, m, IBW_ECHO_REQ, p->id, pr->seq, pr->payload,
+	      p->o.timeout_ms, p->o.retries);
+	r.cb = probe_done;
+	r.arg = pr;
+	if (ibw_engine_submit(p->e, &r) < 0) {
+		free(pr);
+		ibw_endport_account(ep, &p->o, 0, 0, p->ev);
+		return;
+	}
+	ep->busy = 1;
+}
+
+static void arm(struct ibw_pinger *p)
+{
+	uint64_t next = 0;
+	unsigned i;
+
+	for (i = 0; i < p->neps; i++)
+		if (!next || p->eps[i].next_due < next)
+			next = p->eps[i].next_due;
+	if (next)
+		ibw_timer_arm_at(p->timer, next);
+}
+
+static void on_tick(struct ibw_timer *t, void *arg)
+{
+	struct ibw_pinger *p = arg;
+	uint64_t now = ibw_now_us();
+	unsigned i;
+
+	for (i = 0; i < p->neps; i++) {
+		struct ibw_endport *ep = &p->eps[i];
+
+		if (ep->next_due > now)
+			continue;
+		ep->next_due += p->o.interval_us;
+		if (ep->next_due <= now)
+			ep->next_due = now + p->o.interval_us;
+		if (ep->busy)
+			continue; /* still waiting: that one is slow */
+		send_probe(p, ep, 0);
+	}
+	if (p->periodic)
+		arm(p);
+}
+
+struct ibw_pinger *ibw_pinger_new(struct ibw_engine *e, struct ibw_events *ev,
+				  const struct ibw_ping_opts *o)
+{
+	struct ibw_pinger *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->e = e;
+	p->ev = ev;
+	if (o)
+		p->o = *o;
+	else
+		p->o.retries = -1;
+	if (!p->o.interval_us)
+		p->o.interval_us = 10000000u;
+	if (!p->o.timeout_ms)
+		p->o.timeout_ms = 200;
+	if (p->o.retries < 0)
+		p->o.retries = 0;
+	p->id = (uint16_t)(ibw_now_us() ^ (uintptr_t)p);
+	p->timer = ibw_timer_new(ibw_engine_loop(e), on_tick, p);
+	if (!p->timer) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void ibw_pinger_free(struct ibw_pinger *p)
+{
+	if (!p)
+		return;
+	ibw_timer_free(p->timer);
+	free(p->eps);
+	free(p);
+}
+
+static struct ibw_endport *ep_add(struct ibw_pinger *p, uint64_t guid)
+{
+	struct ibw_endport *ep;
+
+	if (p->neps == p->cap) {
+		unsigned cap = p->cap ? p->cap * 2 : 64;
+		struct ibw_endport *n = realloc(p->eps, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		p->eps = n;
+		p->cap = cap;
+	}
+	ep = &p->eps[p->neps++];
+	memset(ep, 0, sizeof(*ep));
+	ep->port_guid = guid;
+	ep->state_since_us = realtime_us();
+	/* Spread first probes over the interval. */
+	ep->next_due = ibw_now_us() +
+		       (guid * 2654435761u) %
+			       (p->o.interval_us ? p->o.interval_us : 1);
+	return ep;
+}
+
+static void fill(struct ibw_endport *ep, const struct ibw_fnode *n,
+		 const struct ibw_fport *fp, const char *name)
+{
+	ep->node_guid = n->guid;
+	ep->port = fp->num;
+	ep->lid = fp->pi.lid;
+	ep->found = 1;
+	ep->seen = 1;
+	snprintf(ep->name, sizeof(ep->name), "%s", name ? name : n->desc);
+}
+
+/* Resolve one configured target in @f: a LID, a GUID (port or node) or a
+ * node name. */
+static int resolve(const struct ibw_fabric *f, const char *t,
+		   const char *(*name_of)(const struct ibw_fnode *, void *),
+		   void *arg, const struct ibw_fnode **nout,
+		   const struct ibw_fport **pout)
+{
+	char *end;
+	unsigned long long v;
+	unsigned i, p;
+
+	v = strtoull(t, &end, 0);
+	if (*t && !*end) {
+		if (strncmp(t, "0x", 2) && v && v < 0xc000) {
+			*nout = ibw_fabric_find_lid(f, (uint16_t)v, pout);
+			return *nout ? 0 : -ENOENT;
+		}
+		for (i = 0; i < f->nnodes; i++) {
+			const struct ibw_fnode *n = &f->nodes[i];
+
+			for (p = 0; p < n->nports; p++) {
+				if ((n->ports[p].guid == v || n->guid == v) &&
+				    n->ports[p].have_pi && n->ports[p].pi.lid &&
+				    (n->ni.node_type == IBW_NODE_SWITCH
+					     ? p == 0
+					     : p > 0)) {
+					*nout = n;
+					*pout = &n->ports[p];
+					return 0;
+				}
+			}
+		}
+		return -ENOENT;
+	}
+	for (i = 0; i < f->nnodes; i++) {
+		const struct ibw_fnode *n = &f->nodes[i];
+		const char *nm = name_of ? name_of(n, arg) : n->desc;
+
+		if (strcmp(nm, t) && strcmp(n->desc, t))
+			continue;
+		for (p = 0; p < n->nports; p++) {
+			if (n->ports[p].have_pi && n->ports[p].pi.lid &&
+			    (n->ni.node_type == IBW_NODE_SWITCH ? p == 0
+								: p > 0)) {
+				*nout = n;
+				*pout = &n->ports[p];
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+void ibw_pinger_update(struct ibw_pinger *p, const struct ibw_fabric *f,
+		       const char *(*name_of)(const struct ibw_fnode *n,
+					      void *arg),
+		       void *arg)
+{
+	unsigned i, k;
+	struct ibw_endport *ep;
+
+	for (i = 0; i < p->neps; i++)
+		p->eps[i].seen = 0;
+	if (p->o.ntargets) {
+		for (k = 0; k < p->o.ntargets; k++) {
+			const struct ibw_fnode *n = NULL;
+			const struct ibw_fport *fp = NULL;
+			const char *t = p->o.targets[k];
+
+			for (i = 0; i < p->neps; i++)
+				if (!strcmp(p->eps[i].target, t))
+					break;
+			ep = i < p->neps ? &p->eps[i] : NULL;
+			if (resolve(f, t, name_of, arg, &n, &fp) == 0) {
+				if (!ep)
+					ep = ep_add(p, fp->guid);
+				if (!ep)
+					continue;
+				ep->port_guid = fp->guid;
+				fill(ep, n, fp,
+				     name_of ? name_of(n, arg) : NULL);
+			} else if (!ep) {
+				/* Not in the fabric (yet): kept, unknown. */
+				ep = ep_add(p, 0);
+				if (!ep)
+					continue;
+				ep->seen = 1;
+				snprintf(ep->name, sizeof(ep->name), "%s", t);
+				snprintf(ep->reason, sizeof(ep->reason),
+					 "not found in the fabric");
+			} else {
+				ep->seen = 1;
+			}
+			snprintf(ep->target, sizeof(ep->target), "%s", t);
+		}
+		return;
+	}
+	for (i = 0; i < f->nnodes; i++) {
+		const struct ibw_fnode *n = &f->nodes[i];
+		unsigned pn;
+
+		if (n->gone)
+			continue;
+		for (pn = 0; pn < n->nports; pn++) {
+			const struct ibw_fport *fp = &n->ports[pn];
+
+			if (!fp->have_pi || !fp->pi.lid || !fp->guid)
+				continue;
+			if (p->o.capmask_bits) {
+				if ((fp->pi.capmask & p->o.capmask_bits) !=
+					    p->o.capmask_bits ||
+				    (n->ni.node_type == IBW_NODE_SWITCH
+					     ? pn != 0
+					     : pn == 0))
+					continue;
+			} else if (n->ni.node_type == IBW_NODE_SWITCH ||
+				   pn == 0) {
+				continue;
+			}
+			ep = ep_find(p, fp->guid);
+			if (!ep)
+				ep = ep_add(p, fp->guid);
+			if (ep)
+				fill(ep, n, fp,
+				     name_of ? name_of(n, arg) : NULL);
+		}
+	}
+	/* Endports no longer discovered stay, at their last LID: their
+	 * pings tell whether they are really gone. */
+}
+
+void ibw_pinger_start(struct ibw_pinger *p)
+{
+	p->periodic = 1;
+	arm(p);
+}
+
+int ibw_pinger_round(struct ibw_pinger *p,
+		     void (*cb)(struct ibw_pinger *p, void *arg), void *arg)
+{
+	unsigned i, n = 0;
+
+	if (p->round_left)
+		return -EBUSY;
+	for (i = 0; i < p->neps; i++)
+		n += !p->eps[i].busy;
+	if (!n)
+		return -ENOENT;
+	p->round_cb = cb;
+	p->round_arg = arg;
+	p->round_left = n;
+	for (i = 0; i < p->neps; i++)
+		if (!p->eps[i].busy)
+			send_probe(p, &p->eps[i], 1);
+	return 0;
+}
+
+const struct ibw_endport *ibw_pinger_endports(const struct ibw_pinger *p,
+					      unsigned *n)
+{
+	*n = p->neps;
+	return p->eps;
+}
+
+/* ---- on demand ---- */
+
+struct run {
+	struct ibw_pinger *p;
+	uint16_t lid;
+	enum ibw_ping_method method;
+	enum ibw_echo_type type;
+	unsigned count, done;
+	unsigned timeout_ms;
+	uint16_t seq0;
+	uint8_t payload[IBW_ECHO_PAYLOAD];
+	struct ibw_ping_probe *probes;
+	struct ibw_ping_summary sum;
+	double rtt_sum, rtt_sum2;
+	ibw_ping_cb cb;
+	void *arg;
+};
+
+static void run_next(struct run *r);
+
+static void run_done(const struct ibw_mad_done *d, void *arg)
+{
+	struct run *r = arg;
+	struct ibw_ping_probe *pb = &r->probes[r->done];
+	int ok = d->result == IBW_MAD_OK;
+
+	pb->seq = (uint16_t)(r->seq0 + r->done);
+	pb->result = d->result;
+	pb->status = d->status;
+	pb->method = r->method;
+	if (ok && r->method == IBW_PING_ECHO) {
+		struct ibw_echo_reply rep;
+
+		ok = check_echo(d, r->type, r->p->id, pb->seq, &rep);
+		if (!ok) {
+			pb->bad_echo = 1;
+		} else {
+			r->sum.last_reply = rep;
+			r->sum.last_reply.data = NULL;
+			r->sum.have_reply = 1;
+			if (rep.type == IBW_ECHO_IBPING)
+				snprintf(r->sum.responder_host,
+					 sizeof(r->sum.responder_host), "%s",
+					 rep.host);
+		}
+	}
+	r->sum.sent++;
+	if (ok && d->result != IBW_MAD_CANCELLED) {
+		pb->rtt_us = d->rtt_us;
+		r->sum.received++;
+		if (r->sum.received == 1 || d->rtt_us < r->sum.rtt_min_us)
+			r->sum.rtt_min_us = d->rtt_us;
+		if (d->rtt_us > r->sum.rtt_max_us)
+			r->sum.rtt_max_us = d->rtt_us;
+		r->rtt_sum += (double)d->rtt_us;
+		r->rtt_sum2 += (double)d->rtt_us * (double)d->rtt_us;
+	}
+	r->done++;
+	if (d->result == IBW_MAD_CANCELLED)
+		r->count = r->done;
+	run_next(r);
+}
+
+static void run_next(struct run *r)
+{
+	struct ibw_mad_req q;
+
+	if (r->done < r->count) {
+		build(&q, r->lid, r->method, r->type, r->p->id,
+		      (uint16_t)(r->seq0 + r->done), r->payload, r->timeout_ms,
+		      0);
+		q.cb = run_done;
+		q.arg = r;
+		if (ibw_engine_submit(r->p->e, &q) == 0)
+			return;
+		r->count = r->done; /* cannot send: stop here */
+	}
+	if (r->sum.received) {
+		double mean = r->rtt_sum / r->sum.received;
+
+		r->sum.rtt_avg_us = mean;
+		r->sum.rtt_mdev_us = sqrt(
+			fmax(0.0, r->rtt_sum2 / r->sum.received - mean * mean));
+	}
+	r->sum.loss_pct =
+		r->sum.sent
+			? 100.0 * (r->sum.sent - r->sum.received) / r->sum.sent
+			: 0.0;
+	r->sum.probes = r->probes;
+	r->p->ondemand--;
+	r->cb(&r->sum, r->arg);
+	free(r->probes);
+	free(r);
+}
+
+int ibw_ping_run(struct ibw_pinger *p, uint16_t lid,
+		 enum ibw_ping_method method, enum ibw_echo_type type,
+		 unsigned count, unsigned timeout_ms, ibw_ping_cb cb, void *arg)
+{
+	struct run *r;
+
+	if (!lid || !count || count > 10000 || !cb)
+		return -EINVAL;
+	if (p->ondemand >= MAX_ONDEMAND)
+		return -EBUSY;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->probes = calloc(count, sizeof(*r->probes));
+	if (!r->probes) {
+		free(r);
+		return -ENOMEM;
+	}
+	if (method == IBW_PING_AUTO) {
+		const struct ibw_endport *ep = NULL;
+		unsigned i;
+
+		for (i = 0; i < p->neps; i++)
+			if (p->eps[i].lid == lid)
+				ep = &p->eps[i];
+		method = ep && ep->echo_answered ? IBW_PING_ECHO : IBW_PING_PMA;
+	}
+	r->p = p;
+	r->lid = lid;
+	r->method = method;
+	r->type = type;
+	r->count = count;
+	r->timeout_ms = timeout_ms ? timeout_ms : p->o.timeout_ms;
+	r->seq0 = (uint16_t)(ibw_now_us() & 0x7fff);
+	r->sum.lid = lid;
+	r->sum.method = method;
+	r->cb = cb;
+	r->arg = arg;
+	p->ondemand++;
+	/* Start from the loop, never inside this call. */
+	{
+		struct ibw_mad_req q;
+
+		build(&q, lid, method, type, p->id, r->seq0, r->payload,
+		      r->timeout_ms, 0);
+		q.cb = run_done;
+		q.arg = r;
+		if (ibw_engine_submit(p->e, &q) < 0) {
+			p->ondemand--;
+			free(r->probes);
+			free(r);
+			return -EIO;
+		}
+	}
+	return 0;
+}

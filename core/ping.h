@@ -1,0 +1,154 @@
+/*
+ * Endport liveness. Each target (an endport, followed by port GUID
+ * across LID changes) is pinged at an interval by one of:
+ *
+ *   echo  vendor class 0x32 echo (needs a responder: ibwatchd
+ *         --responder or ibping -S at the target)
+ *   pma   PerfMgt Get(ClassPortInfo): every IB device answers it
+ *   smp   LID-routed SubnGet(NodeInfo)
+ *   auto  echo where a responder has answered, else pma
+ *
+ * with statistics (loss over a sliding window and since start, RTT
+ * last/min/avg/max/mdev on CLOCK_MONOTONIC) and a state machine
+ * unknown/up/degraded/down with hysteresis; each transition is an event.
+ */
+#ifndef IBW_PING_H
+#define IBW_PING_H
+
+#include <stdint.h>
+
+#include "echo.h"
+#include "engine.h"
+#include "events.h"
+#include "fabric.h"
+
+enum ibw_ping_method {
+	IBW_PING_AUTO,
+	IBW_PING_ECHO,
+	IBW_PING_PMA,
+	IBW_PING_SMP,
+};
+
+enum ibw_endport_state {
+	IBW_EP_UNKNOWN,
+	IBW_EP_UP,
+	IBW_EP_DEGRADED,
+	IBW_EP_DOWN,
+};
+
+#define IBW_PING_WINDOW_MAX 256
+
+const char *ibw_ping_method_str(enum ibw_ping_method m);
+int ibw_ping_method_parse(const char *s, enum ibw_ping_method *m);
+const char *ibw_endport_state_str(enum ibw_endport_state s);
+
+struct ibw_endport {
+	uint64_t port_guid;
+	uint64_t node_guid;
+	uint8_t port;
+	uint16_t lid;
+	char name[65];
+	char target[80]; /* as configured, for configured targets */
+	uint8_t found; /* resolved in the fabric */
+	uint8_t echo_answered; /* a responder has answered an echo */
+	enum ibw_ping_method last_method;
+	enum ibw_endport_state state;
+	uint64_t state_since_us; /* CLOCK_REALTIME */
+	char reason[64];
+	uint64_t sent, received;
+	unsigned window_n, window_lost;
+	uint64_t rtt_last_us, rtt_min_us, rtt_max_us;
+	double rtt_avg_us, rtt_mdev_us;
+	uint64_t last_reply_us; /* CLOCK_REALTIME */
+	char responder_host[IBW_ECHO_PAYLOAD + 1];
+	/* private */
+	uint8_t win[IBW_PING_WINDOW_MAX];
+	unsigned win_pos;
+	double rtt_sum, rtt_sum2;
+	uint64_t rtt_n;
+	unsigned consec_ok, consec_fail;
+	uint64_t next_due;
+	uint8_t busy;
+	uint8_t seen; /* in the last fabric update */
+	uint16_t seq;
+};
+
+struct ibw_ping_opts {
+	uint64_t interval_us; /* 0: 10 s */
+	unsigned timeout_ms; /* per try; 0: 200 */
+	int retries; /* -1: 0 */
+	enum ibw_ping_method method;
+	unsigned down_after; /* consecutive lost probes; 0: 3 */
+	unsigned up_after; /* consecutive answers; 0: 2 */
+	unsigned window; /* probes in the loss window; 0: 20 */
+	unsigned degraded_loss_pct; /* 0: 20 */
+	unsigned recover_loss_pct; /* 0: 5 */
+	/* Targets: a list ("6", "0x0002c90300a00001", "node0001 HCA-1"),
+	 * else the endports with every bit of capmask_bits, else every CA
+	 * port of the fabric. */
+	char **targets;
+	unsigned ntargets;
+	uint32_t capmask_bits;
+};
+
+struct ibw_pinger;
+
+struct ibw_pinger *ibw_pinger_new(struct ibw_engine *e, struct ibw_events *ev,
+				  const struct ibw_ping_opts *o);
+void ibw_pinger_free(struct ibw_pinger *p);
+
+/* Follow a new discovery: add targets, refresh LIDs by GUID. @names
+ * resolves node names (may be NULL). */
+void ibw_pinger_update(struct ibw_pinger *p, const struct ibw_fabric *f,
+		       const char *(*name_of)(const struct ibw_fnode *n,
+					      void *arg),
+		       void *arg);
+/* Ping every target at its interval, spread across it. */
+void ibw_pinger_start(struct ibw_pinger *p);
+/* Ping every target once now; @cb when all are settled. */
+int ibw_pinger_round(struct ibw_pinger *p,
+		     void (*cb)(struct ibw_pinger *p, void *arg), void *arg);
+
+const struct ibw_endport *ibw_pinger_endports(const struct ibw_pinger *p,
+					      unsigned *n);
+
+/* On demand: @count probes to @lid, one after another. */
+struct ibw_ping_probe {
+	uint16_t seq;
+	enum ibw_mad_result result;
+	int status;
+	uint64_t rtt_us;
+	enum ibw_ping_method method;
+	int bad_echo; /* answered, but the echo did not match */
+};
+
+struct ibw_ping_summary {
+	uint16_t lid;
+	enum ibw_ping_method method;
+	unsigned sent, received;
+	double loss_pct;
+	uint64_t rtt_min_us, rtt_max_us;
+	double rtt_avg_us, rtt_mdev_us;
+	char responder_host[IBW_ECHO_PAYLOAD + 1];
+	const struct ibw_ping_probe *probes; /* valid during the callback */
+	/* echo replies of the last probe, for LID/GUID and timestamps */
+	struct ibw_echo_reply last_reply;
+	int have_reply;
+};
+
+typedef void (*ibw_ping_cb)(const struct ibw_ping_summary *s, void *arg);
+
+/* At most 16 on-demand runs at once: -EBUSY beyond that. @type picks the
+ * echo type for IBW_PING_ECHO (1 echo, 3 timestamp, 5 LID/GUID, 0 plain
+ * ibping). */
+int ibw_ping_run(struct ibw_pinger *p, uint16_t lid,
+		 enum ibw_ping_method method, enum ibw_echo_type type,
+		 unsigned count, unsigned timeout_ms, ibw_ping_cb cb,
+		 void *arg);
+
+/* Feed one probe's outcome to @ep's statistics and state machine
+ * (exposed for unit tests). Returns 1 when the state changed. */
+int ibw_endport_account(struct ibw_endport *ep, const struct ibw_ping_opts *o,
+			int ok, uint64_t rtt_us, struct ibw_events *ev);
+
+#endif
