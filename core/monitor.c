@@ -170,7 +170,7 @@ static void log_events(struct ibw_monitor *m)
 			if (e->kind == IBW_EVT_ENDPORT_STATE)
 				log_info("event",
 					 "endport 0x%016" PRIx64 " is %s (was "
-								 "%s)",
+					 "%s)",
 					 e->peer_guid,
 					 ibw_endport_state_str(e->new_value),
 					 ibw_endport_state_str(e->old_value));
