@@ -162,6 +162,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		OPT_PING_TARGET,
 		OPT_PING_CAPMASK,
 		OPT_DOWN_AFTER,
+		OPT_PING_WINDOW,
 		OPT_UP_AFTER,
 		OPT_PING,
 		OPT_COUNT,
@@ -197,6 +198,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "ping-target", required_argument, NULL, OPT_PING_TARGET },
 		{ "ping-capmask", required_argument, NULL, OPT_PING_CAPMASK },
 		{ "down-after", required_argument, NULL, OPT_DOWN_AFTER },
+		{ "ping-window", required_argument, NULL, OPT_PING_WINDOW },
 		{ "up-after", required_argument, NULL, OPT_UP_AFTER },
 		{ "ping", required_argument, NULL, OPT_PING },
 		{ "count", required_argument, NULL, OPT_COUNT },
@@ -390,6 +392,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			if (!v)
 				return parse_uint_fail("--down-after");
 			o->mon.ping.down_after = v;
+			break;
+		case OPT_PING_WINDOW:
+			if (parse_uint("--ping-window", optarg,
+				       IBW_PING_WINDOW_MAX, &v) < 0)
+				return -1;
+			if (!v)
+				return parse_uint_fail("--ping-window");
+			o->mon.ping.window = v;
 			break;
 		case OPT_UP_AFTER:
 			if (parse_uint("--up-after", optarg, 1000, &v) < 0)

@@ -67,6 +67,7 @@ say "== ibwatchd --once on $host (abridged with jq) =="
 	"$build/agent/ibwatchd" --once --no-state-file) >"$demo/once.json"
 jq '{local_port, sweeps,
      nodes: (.nodes | length),
+     endports: (.endports | group_by(.state) | map({(.[0].state): length}) | add),
      links: ([.nodes[].ports[] | select(.remote != null)] | length / 2),
      "a port, node0002 port 1": (.nodes[] | select(.name == "node0002 HCA-1")
         | .ports[0] | {lid, state, width, speed, remote,
