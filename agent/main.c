@@ -20,6 +20,7 @@
 #include "ping.h"
 #include "responder.h"
 #include "sa.h"
+#include "trace.h"
 #include "log.h"
 #include "loop.h"
 #include "umad.h"
@@ -36,9 +37,12 @@ struct opts {
 	int responder;
 	int no_probes;
 	const char *ping; /* on-demand: this target */
+	const char *trace; /* on-demand: this target */
+	unsigned trace_flags;
 	unsigned count;
 	enum ibw_echo_type ping_type;
 	char *targets[MAX_PING_TARGETS];
+	char *watch[MAX_PING_TARGETS];
 	struct ibw_engine_config ecfg;
 	struct ibw_monitor_opts mon;
 };
@@ -55,6 +59,7 @@ struct daemon {
 	struct ibw_monitor *mon;
 	struct ibw_responder *resp;
 	struct ibw_pinger *pinger; /* --ping without the monitor */
+	struct ibw_tracer *tracer; /* --trace */
 	int once_done;
 	int ping_started;
 	int ping_status;
@@ -221,6 +226,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		OPT_PING,
 		OPT_COUNT,
 		OPT_PING_TYPE,
+		OPT_TRACE,
+		OPT_REVERSE,
+		OPT_CONFIRM,
+		OPT_WATCH,
+		OPT_TRACE_IVL,
 		OPT_VERSION,
 		OPT_HELP,
 	};
@@ -257,6 +267,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "ping", required_argument, NULL, OPT_PING },
 		{ "count", required_argument, NULL, OPT_COUNT },
 		{ "ping-type", required_argument, NULL, OPT_PING_TYPE },
+		{ "trace", required_argument, NULL, OPT_TRACE },
+		{ "reverse", no_argument, NULL, OPT_REVERSE },
+		{ "confirm", no_argument, NULL, OPT_CONFIRM },
+		{ "watch-path", required_argument, NULL, OPT_WATCH },
+		{ "trace-interval", required_argument, NULL, OPT_TRACE_IVL },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
@@ -490,6 +505,33 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return -1;
 			}
 			break;
+		case OPT_TRACE:
+			o->trace = optarg;
+			break;
+		case OPT_REVERSE:
+			o->trace_flags |= IBW_TRACE_REVERSE;
+			break;
+		case OPT_CONFIRM:
+			o->trace_flags |= IBW_TRACE_CONFIRM;
+			break;
+		case OPT_WATCH:
+			if (o->mon.nwatch == MAX_PING_TARGETS) {
+				fprintf(stderr,
+					"ibwatchd: more than %d --watch-path\n",
+					MAX_PING_TARGETS);
+				return -1;
+			}
+			o->watch[o->mon.nwatch++] = optarg;
+			o->mon.watch = o->watch;
+			break;
+		case OPT_TRACE_IVL:
+			if (parse_uint("--trace-interval", optarg, 86400, &v) <
+			    0)
+				return -1;
+			if (!v)
+				return parse_uint_fail("--trace-interval");
+			o->mon.trace_interval_us = (uint64_t)v * 1000000u;
+			break;
 		case OPT_VERSION:
 			printf("ibwatchd %s\n", IBW_VERSION);
 			exit(0);
@@ -516,6 +558,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		o->mon.ping.up_after = 1;
 	if (o->once && !o->mon.ping.down_after)
 		o->mon.ping.down_after = 1;
+	if (o->trace && (o->once || o->ping)) {
+		fprintf(stderr, "ibwatchd: --trace goes with neither --once "
+				"nor --ping\n");
+		return -1;
+	}
 	if (o->ping && o->once) {
 		fprintf(stderr, "ibwatchd: --ping and --once do not go "
 				"together\n");
@@ -556,6 +603,7 @@ static json_t *snapshot_json(struct daemon *d)
 	json_object_set_new(root, "sweeps", sweeps);
 	json_object_set_new(root, "nodes", ibw_json_nodes(snap));
 	json_object_set_new(root, "endports", ibw_json_endports(snap));
+	json_object_set_new(root, "traces", ibw_json_watched(snap));
 	nev = ibw_events_since(ibw_monitor_events(d->mon), 0, evs, 256);
 	json_object_set_new(root, "events", ibw_json_events(evs, nev));
 	json_object_set_new(root, "engine", ibw_json_engine_stats(&st));
@@ -578,7 +626,9 @@ static void on_local(struct ibw_localport_query *q, void *arg)
 			  ibw_port_state_str(q->pi.state));
 	if (q->have_portinfo && d->resp)
 		ibw_responder_set_lid(d->resp, q->pi.lid);
-	if (d->o.ping && !d->ping_started)
+	if (q->have_portinfo && d->mon)
+		ibw_monitor_set_local_lid(d->mon, q->pi.lid);
+	if ((d->o.ping || d->o.trace) && !d->ping_started)
 		start_ping(d);
 	if (d->o.once && d->once_done)
 		ibw_loop_stop(d->loop);
@@ -615,25 +665,57 @@ static void ping_lid(struct daemon *d, uint16_t lid)
 	}
 }
 
+static void on_trace(const struct ibw_trace *t, void *arg)
+{
+	struct daemon *d = arg;
+	json_t *j = ibw_json_trace(t);
+	char *text = ibw_json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+
+	if (text)
+		printf("%s\n", text);
+	free(text);
+	json_decref(j);
+	d->ping_status = t->fwd.status == IBW_TRACE_OK ? 0 : 1;
+	ibw_loop_stop(d->loop);
+}
+
+static void trace_lid(struct daemon *d, uint16_t lid)
+{
+	int rc;
+
+	ibw_tracer_set_local_lid(d->tracer, d->lq.have_portinfo ? d->lq.pi.lid
+								: d->lp.lid);
+	rc = ibw_trace_start(d->tracer, lid, d->o.trace_flags, 0, on_trace, d);
+	if (rc < 0) {
+		fprintf(stderr, "ibwatchd: cannot trace to lid %u: %s\n", lid,
+			strerror(-rc));
+		d->ping_status = 1;
+		ibw_loop_stop(d->loop);
+	}
+}
+
 static void on_target_lid(const struct ibw_sa_lid *r, void *arg)
 {
 	struct daemon *d = arg;
 
 	if (r->result != IBW_MAD_OK || !r->lid) {
-		fprintf(stderr,
-			"ibwatchd: --ping %s: the SA does not know it (%s)\n",
-			d->o.ping, ibw_mad_result_str(r->result));
+		fprintf(stderr, "ibwatchd: %s: the SA does not know it (%s)\n",
+			d->o.ping ? d->o.ping : d->o.trace,
+			ibw_mad_result_str(r->result));
 		d->ping_status = 1;
 		ibw_loop_stop(d->loop);
 		return;
 	}
-	ping_lid(d, r->lid);
+	if (d->o.ping)
+		ping_lid(d, r->lid);
+	else
+		trace_lid(d, r->lid);
 }
 
-/* --ping: a LID as it is; a GUID or a name through the SA. */
+/* --ping/--trace: a LID as it is; a GUID or a name through the SA. */
 static void start_ping(struct daemon *d)
 {
-	const char *t = d->o.ping;
+	const char *t = d->o.ping ? d->o.ping : d->o.trace;
 	uint16_t sm = d->lq.have_portinfo ? d->lq.pi.sm_lid : d->lp.sm_lid;
 	char *end;
 	unsigned long long v;
@@ -643,7 +725,10 @@ static void start_ping(struct daemon *d)
 	errno = 0;
 	v = strtoull(t, &end, 0);
 	if (*t && !*end && !errno && strncmp(t, "0x", 2) && v && v < 0xc000) {
-		ping_lid(d, (uint16_t)v);
+		if (d->o.ping)
+			ping_lid(d, (uint16_t)v);
+		else
+			trace_lid(d, (uint16_t)v);
 		return;
 	}
 	if (*t && !*end && !errno)
@@ -768,7 +853,12 @@ int main(int argc, char **argv)
 		d.pinger = ibw_pinger_new(d.e, NULL, &d.o.mon.ping);
 		if (!d.pinger)
 			return 1;
+	} else if (d.o.trace) {
+		d.tracer = ibw_tracer_new(d.e, (unsigned)d.lp.portnum);
+		if (!d.tracer)
+			return 1;
 	} else if (!d.o.no_probes) {
+		d.o.mon.local_port = (unsigned)d.lp.portnum;
 		d.mon = ibw_monitor_new(d.e, &d.o.mon, err, sizeof(err));
 		if (!d.mon) {
 			fprintf(stderr, "ibwatchd: %s\n", err);
@@ -812,13 +902,14 @@ int main(int argc, char **argv)
 		}
 	}
 	ibw_timer_free(d.refresh);
-	if (d.o.ping && !status)
+	if ((d.o.ping || d.o.trace) && !status)
 		status = d.ping_status;
 	ibw_responder_free(d.resp);
 	/* The engine first: it cancels what the probes have in flight. */
 	ibw_engine_free(d.e);
 	ibw_monitor_free(d.mon);
 	ibw_pinger_free(d.pinger);
+	ibw_tracer_free(d.tracer);
 	ibw_transport_close(d.t);
 	if (d.sfd >= 0)
 		close(d.sfd);

@@ -24,6 +24,7 @@ static const char *const kind_names[IBW_EVT_KIND_MAX] = {
 	[IBW_EVT_THRESHOLD_CROSSED] = "threshold_crossed",
 	[IBW_EVT_COUNTER_RESET] = "counter_reset",
 	[IBW_EVT_ENDPORT_STATE] = "endport_state",
+	[IBW_EVT_PATH_CHANGED] = "path_changed",
 };
 
 const char *ibw_event_kind_str(enum ibw_event_kind k)

@@ -21,6 +21,7 @@ enum ibw_event_kind {
 	IBW_EVT_THRESHOLD_CROSSED,
 	IBW_EVT_COUNTER_RESET, /* reset by someone else */
 	IBW_EVT_ENDPORT_STATE, /* old/new: enum ibw_endport_state */
+	IBW_EVT_PATH_CHANGED, /* detail: "old -> new" paths */
 	IBW_EVT_KIND_MAX,
 };
 
@@ -35,6 +36,7 @@ struct ibw_event {
 	uint64_t old_value;
 	uint64_t new_value;
 	char what[48]; /* a counter name, for threshold/reset events */
+	char detail[512]; /* path changes: the old and the new path */
 };
 
 struct ibw_events;

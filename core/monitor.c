@@ -21,6 +21,10 @@ struct ibw_monitor {
 	struct ibw_counters *ctrs;
 	struct ibw_pinger *pinger;
 	struct ibw_timer *pub_timer;
+	struct ibw_tracer *tracer;
+	struct ibw_watched *watched;
+	struct ibw_timer *trace_timer;
+	unsigned trace_pending;
 	struct ibw_fabric *fabric; /* last discovery */
 	struct ibw_snapshot *snap;
 	struct ibw_timer *disc_timer, *ctr_timer;
@@ -28,6 +32,7 @@ struct ibw_monitor {
 	uint64_t logged_seq;
 	int state_err; /* last state-file error logged, to log it once */
 	int periodic;
+	int once_tracing;
 	void (*once_cb)(struct ibw_monitor *m, void *arg);
 	void *once_arg;
 };
@@ -53,6 +58,7 @@ void ibw_snapshot_unref(struct ibw_snapshot *s)
 	ibw_fabric_unref(s->fabric);
 	free(s->ports);
 	free(s->endports);
+	free(s->watched);
 	free(s);
 }
 
@@ -142,6 +148,14 @@ static void publish(struct ibw_monitor *m)
 			}
 		}
 	}
+	if (m->o.nwatch) {
+		s->watched = malloc(m->o.nwatch * sizeof(*s->watched));
+		if (s->watched) {
+			memcpy(s->watched, m->watched,
+			       m->o.nwatch * sizeof(*s->watched));
+			s->nwatched = m->o.nwatch;
+		}
+	}
 	if (m->fabric)
 		s->discovery = m->fabric->sweep;
 	s->counters = ibw_counters_last_sweep(m->ctrs);
@@ -167,6 +181,9 @@ static void log_events(struct ibw_monitor *m)
 				 ibw_event_kind_str(e->kind), e->node_guid,
 				 e->port, e->what[0] ? " " : "", e->what,
 				 e->old_value, e->new_value);
+			if (e->kind == IBW_EVT_PATH_CHANGED)
+				log_info("event", "path to %s changed: %s",
+					 e->what, e->detail);
 			if (e->kind == IBW_EVT_ENDPORT_STATE)
 				log_info("event",
 					 "endport 0x%016" PRIx64 " is %s (was "
@@ -179,14 +196,145 @@ static void log_events(struct ibw_monitor *m)
 	}
 }
 
-static void ping_round_done(struct ibw_pinger *p, void *arg)
-{
-	struct ibw_monitor *m = arg;
+static void trace_round_done(struct ibw_monitor *m);
+static const char *name_of(const struct ibw_fnode *n, void *arg);
 
+struct wctx {
+	struct ibw_monitor *m;
+	unsigned i;
+};
+
+static void on_watched(const struct ibw_trace *t, void *arg)
+{
+	struct wctx *w = arg;
+	struct ibw_monitor *m = w->m;
+	struct ibw_watched *wp = &m->watched[w->i];
+
+	free(w);
+	if (wp->have && !ibw_path_equal(&wp->last.fwd, &t->fwd)) {
+		struct ibw_event e;
+		char a[240], b[240];
+
+		memset(&e, 0, sizeof(e));
+		e.kind = IBW_EVT_PATH_CHANGED;
+		e.new_value = t->dlid;
+		e.old_value = wp->last.dlid;
+		snprintf(e.what, sizeof(e.what), "%.47s", wp->target);
+		ibw_path_str(&wp->last.fwd, a, sizeof(a));
+		ibw_path_str(&t->fwd, b, sizeof(b));
+		snprintf(e.detail, sizeof(e.detail), "%s (%s) -> %s (%s)", a,
+			 ibw_trace_status_str(wp->last.fwd.status), b,
+			 ibw_trace_status_str(t->fwd.status));
+		ibw_events_add(m->ev, &e);
+		wp->changes++;
+	}
+	wp->last = *t;
+	wp->have = 1;
+	wp->traces++;
+	wp->last_us = realtime_us();
+	if (--m->trace_pending == 0)
+		trace_round_done(m);
+}
+
+/* A watched target's LID, by the last discovery (LID, GUID or name). */
+static uint16_t watched_lid(struct ibw_monitor *m, const char *t)
+{
+	const struct ibw_fnode *n;
+	char *end;
+	unsigned long long v;
+	unsigned i, p;
+
+	v = strtoull(t, &end, 0);
+	if (*t && !*end && strncmp(t, "0x", 2) && v && v < 0xc000)
+		return (uint16_t)v;
+	for (i = 0; m->fabric && i < m->fabric->nnodes; i++) {
+		n = &m->fabric->nodes[i];
+		if (n->gone)
+			continue;
+		for (p = 0; p < n->nports; p++) {
+			const struct ibw_fport *fp = &n->ports[p];
+			int match = (*t && !*end)
+					    ? (fp->guid == v || n->guid == v)
+					    : !strcmp(name_of(n, m), t) ||
+						      !strcmp(n->desc, t);
+
+			if (match && fp->have_pi && fp->pi.lid &&
+			    (n->ni.node_type == IBW_NODE_SWITCH ? p == 0
+								: p > 0))
+				return fp->pi.lid;
+		}
+	}
+	return 0;
+}
+
+static void start_watched(struct ibw_monitor *m)
+{
+	unsigned i;
+
+	if (m->trace_pending)
+		return;
+	for (i = 0; i < m->o.nwatch; i++) {
+		struct ibw_watched *wp = &m->watched[i];
+		struct wctx *w;
+		uint16_t lid = watched_lid(m, wp->target);
+
+		if (lid)
+			wp->lid = lid;
+		if (!wp->lid)
+			continue;
+		w = calloc(1, sizeof(*w));
+		if (!w)
+			continue;
+		w->m = m;
+		w->i = i;
+		/* Watched paths read every forwarding table afresh: they
+		 * are there to notice changes. */
+		if (ibw_trace_start(m->tracer, wp->lid, IBW_TRACE_NOCACHE, 0,
+				    on_watched, w) < 0) {
+			free(w);
+			continue;
+		}
+		m->trace_pending++;
+	}
+	if (!m->trace_pending)
+		trace_round_done(m);
+}
+
+static void on_trace_timer(struct ibw_timer *t, void *arg)
+{
+	start_watched(arg);
+}
+
+static void once_finish(struct ibw_monitor *m)
+{
 	publish(m);
 	log_events(m);
+	if (m->o.nwatch) {
+		/* then the watched paths, once */
+		m->once_tracing = 1;
+		start_watched(m);
+		return;
+	}
 	if (m->once_cb)
 		m->once_cb(m, m->once_arg);
+}
+
+static void ping_round_done(struct ibw_pinger *p, void *arg)
+{
+	once_finish(arg);
+}
+
+static void trace_round_done(struct ibw_monitor *m)
+{
+	publish(m);
+	log_events(m);
+	if (m->periodic) {
+		ibw_timer_arm(m->trace_timer, m->o.trace_interval_us);
+	} else if (m->once_tracing) {
+		m->once_tracing = 0;
+		if (m->once_cb)
+			m->once_cb(m, m->once_arg);
+	}
 }
 
 static const char *name_of(const struct ibw_fnode *n, void *arg)
@@ -239,8 +387,7 @@ static void counters_done(struct ibw_counters *c, void *arg)
 		ibw_timer_arm(m->ctr_timer, m->o.counter_interval_us);
 	} else if (!m->pinger ||
 		   ibw_pinger_round(m->pinger, ping_round_done, m) < 0) {
-		if (m->once_cb)
-			m->once_cb(m, m->once_arg);
+		once_finish(m);
 	}
 }
 
@@ -286,6 +433,7 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 	m->fabric = f;
 	if (m->pinger)
 		ibw_pinger_update(m->pinger, f, name_of, m);
+	ibw_tracer_set_fabric(m->tracer, f);
 	publish(m);
 	log_events(m);
 	if (m->periodic) {
@@ -294,6 +442,8 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 		 * discovery. */
 		if (m->discoveries == 1) {
 			start_counters(m);
+			if (m->o.nwatch)
+				start_watched(m);
 			if (m->pinger) {
 				ibw_pinger_start(m->pinger);
 				ibw_timer_arm(m->pub_timer,
@@ -341,6 +491,19 @@ struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
 	m->ctrs = ibw_counters_new(e, m->ev, &o->counters);
 	m->disc_timer = ibw_timer_new(m->loop, on_disc_timer, m);
 	m->pub_timer = ibw_timer_new(m->loop, on_pub_timer, m);
+	m->trace_timer = ibw_timer_new(m->loop, on_trace_timer, m);
+	m->tracer = ibw_tracer_new(e, o->local_port ? o->local_port : 1);
+	if (!m->o.trace_interval_us)
+		m->o.trace_interval_us = 60000000u;
+	if (o->nwatch) {
+		unsigned i;
+
+		m->watched = calloc(o->nwatch, sizeof(*m->watched));
+		for (i = 0; m->watched && i < o->nwatch; i++)
+			snprintf(m->watched[i].target,
+				 sizeof(m->watched[i].target), "%s",
+				 o->watch[i]);
+	}
 	if (!o->no_ping)
 		m->pinger = ibw_pinger_new(e, m->ev, &o->ping);
 	m->ctr_timer = ibw_timer_new(m->loop, on_ctr_timer, m);
@@ -385,7 +548,10 @@ void ibw_monitor_free(struct ibw_monitor *m)
 	ibw_timer_free(m->disc_timer);
 	ibw_timer_free(m->ctr_timer);
 	ibw_timer_free(m->pub_timer);
+	ibw_timer_free(m->trace_timer);
 	ibw_pinger_free(m->pinger);
+	ibw_tracer_free(m->tracer);
+	free(m->watched);
 	ibw_discover_free(m->disc);
 	ibw_counters_free(m->ctrs);
 	ibw_events_free(m->ev);
@@ -421,6 +587,16 @@ struct ibw_snapshot *ibw_monitor_snapshot(struct ibw_monitor *m)
 struct ibw_pinger *ibw_monitor_pinger(struct ibw_monitor *m)
 {
 	return m->pinger;
+}
+
+struct ibw_tracer *ibw_monitor_tracer(struct ibw_monitor *m)
+{
+	return m->tracer;
+}
+
+void ibw_monitor_set_local_lid(struct ibw_monitor *m, uint16_t lid)
+{
+	ibw_tracer_set_local_lid(m->tracer, lid);
 }
 
 struct ibw_events *ibw_monitor_events(struct ibw_monitor *m)

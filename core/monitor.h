@@ -12,6 +12,7 @@
 #include "events.h"
 #include "fabric.h"
 #include "ping.h"
+#include "trace.h"
 
 struct ibw_snapshot {
 	unsigned refs;
@@ -26,6 +27,17 @@ struct ibw_snapshot {
 	uint64_t discoveries, counter_sweeps;
 	struct ibw_endport *endports; /* ping targets and their state */
 	unsigned nendports;
+	struct ibw_watched *watched; /* watched paths, last traces */
+	unsigned nwatched;
+};
+
+struct ibw_watched {
+	char target[80];
+	uint16_t lid; /* resolved */
+	uint64_t traces, changes;
+	uint64_t last_us; /* CLOCK_REALTIME of the last trace */
+	int have;
+	struct ibw_trace last;
 };
 
 struct ibw_snapshot *ibw_snapshot_ref(struct ibw_snapshot *s);
@@ -48,6 +60,10 @@ struct ibw_monitor_opts {
 	struct ibw_counters_opts counters;
 	int no_ping; /* no endport pings */
 	struct ibw_ping_opts ping;
+	char **watch; /* watched paths: targets as for pings */
+	unsigned nwatch;
+	uint64_t trace_interval_us; /* 0: 60 s */
+	unsigned local_port; /* traces start here */
 };
 
 struct ibw_monitor;
@@ -68,6 +84,9 @@ int ibw_monitor_once(struct ibw_monitor *m,
 struct ibw_snapshot *ibw_monitor_snapshot(struct ibw_monitor *m);
 /* The pinger, for on-demand pings (NULL with no_ping). */
 struct ibw_pinger *ibw_monitor_pinger(struct ibw_monitor *m);
+/* The tracer, for on-demand traces, with the last discovery's facts. */
+struct ibw_tracer *ibw_monitor_tracer(struct ibw_monitor *m);
+void ibw_monitor_set_local_lid(struct ibw_monitor *m, uint16_t lid);
 struct ibw_events *ibw_monitor_events(struct ibw_monitor *m);
 int ibw_monitor_save_state(struct ibw_monitor *m);
 /* Re-read the node-name map; the old one stays if the new one is bad. */

@@ -484,3 +484,90 @@ json_t *ibw_json_ping_summary(const struct ibw_ping_summary *s)
 	json_object_set_new(o, "probes", probes);
 	return o;
 }
+
+json_t *ibw_json_path(const struct ibw_path *p)
+{
+	json_t *o = json_object(), *hops = json_array();
+	unsigned i;
+
+	json_object_set_new(o, "status",
+			    json_string(ibw_trace_status_str(p->status)));
+	if (p->status != IBW_TRACE_OK) {
+		json_object_set_new(o, "reason", json_string(p->reason));
+		json_object_set_new(o, "failed_hop", json_integer(p->fail_hop));
+	}
+	for (i = 0; i < p->nhops; i++) {
+		const struct ibw_hop *h = &p->hops[i];
+		json_t *ho = json_object();
+
+		json_object_set_new(ho, "hop", json_integer(i));
+		json_object_set_new(ho, "node_guid",
+				    ibw_json_guid(h->node_guid));
+		if (h->type != IBW_NODE_SWITCH && h->port_guid)
+			json_object_set_new(ho, "port_guid",
+					    ibw_json_guid(h->port_guid));
+		json_object_set_new(ho, "type",
+				    json_string(ibw_node_type_str(h->type)));
+		json_object_set_new(ho, "name", json_string(h->name));
+		json_object_set_new(ho, "lid", json_integer(h->lid));
+		json_object_set_new(ho, "in_port", json_integer(h->in_port));
+		json_object_set_new(ho, "out_port", json_integer(h->out_port));
+		if (h->out_port && h->state)
+			json_object_set_new(
+				ho, "link",
+				json_pack("{s:s, s:s, s:s}", "state",
+					  ibw_port_state_str(h->state), "width",
+					  ibw_width_str(h->width), "speed",
+					  ibw_speed_str(h->speed,
+							h->speed_ext)));
+		json_array_append_new(hops, ho);
+	}
+	json_object_set_new(o, "hops", hops);
+	return o;
+}
+
+json_t *ibw_json_trace(const struct ibw_trace *t)
+{
+	json_t *o = ibw_json_path(&t->fwd);
+
+	json_object_set_new(o, "source_lid", json_integer(t->slid));
+	json_object_set_new(o, "destination_lid", json_integer(t->dlid));
+	if (t->have_reverse) {
+		json_object_set_new(o, "reverse", ibw_json_path(&t->rev));
+		json_object_set_new(o, "paths_differ",
+				    json_boolean(t->differs));
+	}
+	if (t->confirm != IBW_CONFIRM_NOT_TRIED) {
+		json_object_set_new(o, "endport",
+				    json_string(ibw_confirm_str(t->confirm)));
+		if (t->confirm_guid)
+			json_object_set_new(o, "endport_guid",
+					    ibw_json_guid(t->confirm_guid));
+	}
+	json_object_set_new(o, "mads", json_integer(t->mads));
+	json_object_set_new(o, "duration_ms",
+			    json_real((double)t->duration_us / 1000.0));
+	return o;
+}
+
+json_t *ibw_json_watched(const struct ibw_snapshot *s)
+{
+	json_t *a = json_array();
+	unsigned i;
+
+	for (i = 0; i < s->nwatched; i++) {
+		const struct ibw_watched *w = &s->watched[i];
+		json_t *o = json_object();
+
+		json_object_set_new(o, "target", json_string(w->target));
+		json_object_set_new(o, "lid", json_integer(w->lid));
+		json_object_set_new(o, "traces", ibw_json_u64(w->traces));
+		json_object_set_new(o, "changes", ibw_json_u64(w->changes));
+		json_object_set_new(o, "last_trace", ibw_json_time(w->last_us));
+		json_object_set_new(o, "last",
+				    w->have ? ibw_json_trace(&w->last)
+					    : json_null());
+		json_array_append_new(a, o);
+	}
+	return a;
+}

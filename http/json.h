@@ -12,6 +12,7 @@
 #include "engine.h"
 #include "events.h"
 #include "monitor.h"
+#include "trace.h"
 #include "umad.h"
 
 /* "0x%016" PRIx64, the GUID form of every ibwatch interface. */
@@ -38,6 +39,9 @@ json_t *ibw_json_events(const struct ibw_event *ev, unsigned n);
 json_t *ibw_json_endport(const struct ibw_endport *ep);
 json_t *ibw_json_endports(const struct ibw_snapshot *s);
 json_t *ibw_json_ping_summary(const struct ibw_ping_summary *s);
+json_t *ibw_json_path(const struct ibw_path *p);
+json_t *ibw_json_trace(const struct ibw_trace *t);
+json_t *ibw_json_watched(const struct ibw_snapshot *s);
 
 json_t *ibw_json_engine_stats(const struct ibw_engine_stats *st);
 

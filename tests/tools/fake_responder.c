@@ -1,0 +1,69 @@
+/*
+ * Test tool: an echo responder that claims another port GUID, to check
+ * that a trace notices when the port answering at a LID is not the one
+ * expected (a duplicate or stale LID). Runs until SIGTERM.
+ *
+ *   fake_responder 0xGUID
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "echo.h"
+#include "engine.h"
+#include "umad.h"
+
+static uint64_t claimed;
+static uint16_t my_lid;
+static struct ibw_engine *eng;
+static volatile sig_atomic_t stop;
+
+static int on_request(const struct ibw_rx *rx, void *arg)
+{
+	uint8_t mad[IBW_MAD_SIZE];
+	struct ibw_mad_addr to;
+
+	if (rx->len < IBW_MAD_SIZE)
+		return 1;
+	memcpy(mad, rx->mad, IBW_MAD_SIZE);
+	if (ibw_echo_answer(mad, IBW_MAD_SIZE, "fake", my_lid, claimed) < 0)
+		return 1;
+	to = rx->from;
+	to.qpn = to.qpn ? to.qpn : 1;
+	to.qkey = IBW_QP1_QKEY;
+	ibw_engine_send_raw(eng, &to, mad, IBW_MAD_SIZE);
+	return 1;
+}
+
+static void on_term(int sig)
+{
+	stop = 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct ibw_local_port lp;
+	struct ibw_transport *t;
+	struct ibw_loop *loop;
+	char err[256];
+
+	if (argc != 2)
+		return 2;
+	claimed = strtoull(argv[1], NULL, 0);
+	signal(SIGTERM, on_term);
+	if (ibw_umad_open2(NULL, 0, 1, &t, &lp, err, sizeof(err)) < 0) {
+		fprintf(stderr, "fake_responder: %s\n", err);
+		return 1;
+	}
+	my_lid = lp.lid;
+	loop = ibw_loop_new();
+	eng = ibw_engine_new(loop, t, NULL);
+	ibw_engine_set_request_handler(eng, on_request, NULL);
+	while (!stop)
+		ibw_loop_run_once(loop, 200000);
+	ibw_engine_free(eng);
+	ibw_transport_close(t);
+	ibw_loop_free(loop);
+	return 0;
+}
