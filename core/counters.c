@@ -209,14 +209,6 @@ struct port_op {
 	uint8_t ext[IB_PC_DATA_SZ];
 };
 
-static uint64_t realtime_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 static int cmp_port(const void *a, const void *b)
 {
 	const struct ibw_port_ctrs *x = a, *y = b;
@@ -276,12 +268,9 @@ static struct ibw_port_ctrs *port_get(struct ibw_counters *c, uint64_t guid,
 	return p;
 }
 
-static struct node_cap *cap_find(struct ibw_counters *c, uint64_t guid)
+/* Index of @guid in the sorted capability table, or where it goes. */
+static unsigned cap_index(const struct ibw_counters *c, uint64_t guid)
 {
-	unsigned i;
-
-	/* Sorted insertions would be faster; sweeps touch each node once,
-	 * and a binary search over a sorted array keeps it O(log n). */
 	unsigned lo = 0, hi = c->ncaps;
 
 	while (lo < hi) {
@@ -292,24 +281,20 @@ static struct node_cap *cap_find(struct ibw_counters *c, uint64_t guid)
 		else
 			hi = mid;
 	}
-	i = lo;
-	if (i < c->ncaps && c->caps[i].guid == guid)
-		return &c->caps[i];
-	return NULL;
+	return lo;
+}
+
+static struct node_cap *cap_find(struct ibw_counters *c, uint64_t guid)
+{
+	unsigned i = cap_index(c, guid);
+
+	return i < c->ncaps && c->caps[i].guid == guid ? &c->caps[i] : NULL;
 }
 
 static void cap_set(struct ibw_counters *c, uint64_t guid, uint32_t mask)
 {
-	unsigned lo = 0, hi = c->ncaps;
+	unsigned lo = cap_index(c, guid);
 
-	while (lo < hi) {
-		unsigned mid = (lo + hi) / 2;
-
-		if (c->caps[mid].guid < guid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo < c->ncaps && c->caps[lo].guid == guid) {
 		c->caps[lo].capmask = mask;
 		return;
@@ -495,7 +480,7 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 	}
 	if (nresets) {
 		p->resets += nresets;
-		p->discontinuity_us = realtime_us();
+		p->discontinuity_us = ibw_realtime_us();
 		emit(c, IBW_EVT_COUNTER_RESET, p, first_reset, 0, nresets);
 	}
 	dt = p->prev_updated_mono ? now_mono - p->prev_updated_mono : 0;
@@ -512,7 +497,7 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 			(double)(p->v[IBW_CTR_RCV_PKTS].total - prev_rp) / s;
 	}
 	p->prev_updated_mono = now_mono;
-	p->updated_us = realtime_us();
+	p->updated_us = ibw_realtime_us();
 	p->stale = 0;
 	p->unreachable = 0;
 	if (reset_mask)
@@ -823,7 +808,7 @@ int ibw_counters_sweep(struct ibw_counters *c, const struct ibw_fabric *f,
 	c->cb = cb;
 	c->arg = arg;
 	memset(&c->cur, 0, sizeof(c->cur));
-	c->cur.start_us = realtime_us();
+	c->cur.start_us = ibw_realtime_us();
 	c->unreachable_cur = 0;
 	c->t0_mono = ibw_now_us();
 	if (!c->njobs) {

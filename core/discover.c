@@ -34,14 +34,6 @@ struct ibw_discover {
 	unsigned hcap;
 };
 
-static uint64_t realtime_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 static unsigned hslot(uint64_t key, unsigned cap)
 {
 	key ^= key >> 33;
@@ -361,7 +353,7 @@ int ibw_discover_start(struct ibw_discover *d, ibw_discover_cb cb, void *arg)
 	d->arg = arg;
 	d->pending = 0;
 	d->t0_mono = ibw_now_us();
-	d->f->sweep.start_us = realtime_us();
+	d->f->sweep.start_us = ibw_realtime_us();
 	ibw_dest_dr_parse(&local, "0");
 	query(d, 0, &local, IBW_ATTR_NODE_INFO, 0, 0, 0);
 	if (!d->pending) {

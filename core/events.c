@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include "events.h"
+#include "loop.h"
 
 struct ibw_events {
 	struct ibw_event *ring;
@@ -64,13 +65,8 @@ uint64_t ibw_events_add(struct ibw_events *ev, const struct ibw_event *e)
 
 	*slot = *e;
 	slot->seq = ev->next_seq++;
-	if (!slot->time_us) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		slot->time_us = (uint64_t)ts.tv_sec * 1000000u +
-				(uint64_t)ts.tv_nsec / 1000u;
-	}
+	if (!slot->time_us)
+		slot->time_us = ibw_realtime_us();
 	return slot->seq;
 }
 

@@ -2,6 +2,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "loop.h"
 #include "fabric.h"
 
 struct ibw_fabric *ibw_fabric_new(void)
@@ -122,14 +123,6 @@ const struct ibw_fnode *ibw_fabric_find_lid(const struct ibw_fabric *f,
 	return NULL;
 }
 
-static uint64_t now_realtime_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 static void emit(struct ibw_events *ev, enum ibw_event_kind k, uint64_t guid,
 		 uint8_t port, uint64_t old_v, uint64_t new_v, uint64_t peer,
 		 uint8_t peer_port)
@@ -244,7 +237,7 @@ unsigned ibw_fabric_diff(const struct ibw_fabric *old, struct ibw_fabric *cur,
 			 struct ibw_events *ev)
 {
 	unsigned i, p, n = 0, ncur = cur->nnodes, added_gone = 0;
-	uint64_t now = now_realtime_us();
+	uint64_t now = ibw_realtime_us();
 
 	/* The first sweep is the baseline, not a list of changes. */
 	if (!old)

@@ -55,6 +55,14 @@ uint64_t ibw_now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+uint64_t ibw_realtime_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
 static void tfd_update(struct ibw_loop *loop)
 {
 	struct itimerspec its;

@@ -22,6 +22,8 @@ typedef void (*ibw_hook_cb)(struct ibw_loop *loop, void *arg);
 
 /* Microseconds on CLOCK_MONOTONIC. */
 uint64_t ibw_now_us(void);
+/* Microseconds on CLOCK_REALTIME: for times shown to people. */
+uint64_t ibw_realtime_us(void);
 
 struct ibw_loop *ibw_loop_new(void);
 void ibw_loop_free(struct ibw_loop *loop);

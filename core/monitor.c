@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "loop.h"
 #include "monitor.h"
 #include "namemap.h"
 
@@ -96,14 +97,6 @@ const struct ibw_port_ctrs *ibw_snapshot_port(const struct ibw_snapshot *s,
 	return bsearch(&key, s->ports, s->nports, sizeof(key), cmp_port);
 }
 
-static uint64_t realtime_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 /* Build a new snapshot from the current state and swap it in. */
 static void publish(struct ibw_monitor *m)
 {
@@ -116,7 +109,7 @@ static void publish(struct ibw_monitor *m)
 		return;
 	}
 	s->refs = 1;
-	s->taken_us = realtime_us();
+	s->taken_us = ibw_realtime_us();
 	s->fabric = ibw_fabric_ref(m->fabric);
 	if (s->fabric && m->names) {
 		s->names = calloc(s->fabric->nnodes + 1, sizeof(*s->names));
@@ -231,7 +224,7 @@ static void on_watched(const struct ibw_trace *t, void *arg)
 	wp->last = *t;
 	wp->have = 1;
 	wp->traces++;
-	wp->last_us = realtime_us();
+	wp->last_us = ibw_realtime_us();
 	if (--m->trace_pending == 0)
 		trace_round_done(m);
 }

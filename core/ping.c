@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "codec.h"
+#include "loop.h"
 #include "ping.h"
 
 #define ECHO_PROBE_EVERY 10 /* auto: look for a responder this often */
@@ -54,14 +55,6 @@ struct ibw_pinger {
 	unsigned ondemand;
 	uint16_t id; /* echo identifier of this pinger */
 };
-
-static uint64_t realtime_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 static void pattern(uint8_t *buf, uint16_t seq)
 {
@@ -190,7 +183,7 @@ int ibw_endport_account(struct ibw_endport *ep, const struct ibw_ping_opts *o,
 		/* mdev as ping(8) prints it: the standard deviation */
 		ep->rtt_mdev_us = sqrt(fmax(
 			0.0, ep->rtt_sum2 / (double)ep->rtt_n - mean * mean));
-		ep->last_reply_us = realtime_us();
+		ep->last_reply_us = ibw_realtime_us();
 	} else {
 		ep->consec_fail++;
 		ep->consec_ok = 0;
@@ -222,7 +215,7 @@ int ibw_endport_account(struct ibw_endport *ep, const struct ibw_ping_opts *o,
 	if (nw == old)
 		return 0;
 	ep->state = nw;
-	ep->state_since_us = realtime_us();
+	ep->state_since_us = ibw_realtime_us();
 	/* Coming up at start is not news; everything else is. */
 	if (!(old == IBW_EP_UNKNOWN && nw == IBW_EP_UP))
 		emit_state(ev, ep, old);
@@ -445,7 +438,7 @@ static struct ibw_endport *ep_add(struct ibw_pinger *p, uint64_t guid)
 	ep = &p->eps[p->neps++];
 	memset(ep, 0, sizeof(*ep));
 	ep->port_guid = guid;
-	ep->state_since_us = realtime_us();
+	ep->state_since_us = ibw_realtime_us();
 	/* Spread first probes over the interval. */
 	ep->next_due = ibw_now_us() +
 		       (guid * 2654435761u) %

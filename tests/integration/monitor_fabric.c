@@ -17,6 +17,7 @@
 
 #include "engine.h"
 #include "monitor.h"
+#include "simcon.h"
 #include "umad.h"
 
 static struct ibw_loop *loop;
@@ -26,12 +27,7 @@ static struct ibw_monitor *mon;
 
 static void console(const char *line)
 {
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd),
-		 "env -u LD_PRELOAD \"%s\" cmd \"%s\" '%s' >/dev/null",
-		 getenv("IBW_SIMFABRIC"), getenv("IBW_SIM_DIR"), line);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(sim_console(line), 0);
 }
 
 /* Run until @n more counter sweeps (and discoveries) are done. */

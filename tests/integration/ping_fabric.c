@@ -20,6 +20,7 @@
 #include "echo.h"
 #include "engine.h"
 #include "ping.h"
+#include "simcon.h"
 #include "umad.h"
 #include "walk.h"
 
@@ -31,12 +32,7 @@ static struct ibw_events *ev;
 
 static void console(const char *line)
 {
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd),
-		 "env -u LD_PRELOAD \"%s\" cmd \"%s\" '%s' >/dev/null",
-		 getenv("IBW_SIMFABRIC"), getenv("IBW_SIM_DIR"), line);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(sim_console(line), 0);
 }
 
 static void got_fabric(struct ibw_fabric *f, void *arg)
