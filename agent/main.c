@@ -19,6 +19,7 @@
 #include "monitor.h"
 #include "ping.h"
 #include "responder.h"
+#include "server.h"
 #include "sa.h"
 #include "trace.h"
 #include "log.h"
@@ -38,6 +39,8 @@ struct opts {
 	int no_probes;
 	const char *ping; /* on-demand: this target */
 	const char *trace; /* on-demand: this target */
+	struct ibw_http_opts http;
+	int no_http;
 	unsigned trace_flags;
 	unsigned count;
 	enum ibw_echo_type ping_type;
@@ -60,6 +63,7 @@ struct daemon {
 	struct ibw_responder *resp;
 	struct ibw_pinger *pinger; /* --ping without the monitor */
 	struct ibw_tracer *tracer; /* --trace */
+	struct ibw_http *http;
 	int once_done;
 	int ping_started;
 	int ping_status;
@@ -148,6 +152,14 @@ static void usage(FILE *f)
 		   "repeatable\n"
 		   "  --trace-interval S   seconds between traces of watched "
 		   "paths (default 60)\n"
+		   "\n"
+		   "HTTP:\n"
+		   "  --http ADDR:PORT     serve JSON and Prometheus metrics "
+		   "here "
+		   "(default\n"
+		   "                       127.0.0.1:9776; [::1]:9776 for "
+		   "IPv6)\n"
+		   "  --no-http            no HTTP endpoint\n"
 		   "\n"
 		   "  --log-level LEVEL    err, warn, info or debug (default "
 		   "info)\n"
@@ -245,6 +257,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		OPT_CONFIRM,
 		OPT_WATCH,
 		OPT_TRACE_IVL,
+		OPT_HTTP,
+		OPT_NO_HTTP,
 		OPT_VERSION,
 		OPT_HELP,
 	};
@@ -286,6 +300,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "confirm", no_argument, NULL, OPT_CONFIRM },
 		{ "watch-path", required_argument, NULL, OPT_WATCH },
 		{ "trace-interval", required_argument, NULL, OPT_TRACE_IVL },
+		{ "http", required_argument, NULL, OPT_HTTP },
+		{ "no-http", no_argument, NULL, OPT_NO_HTTP },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
@@ -545,6 +561,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			if (!v)
 				return parse_uint_fail("--trace-interval");
 			o->mon.trace_interval_us = (uint64_t)v * 1000000u;
+			break;
+		case OPT_HTTP:
+			o->http.listen = optarg;
+			break;
+		case OPT_NO_HTTP:
+			o->no_http = 1;
 			break;
 		case OPT_VERSION:
 			printf("ibwatchd %s\n", IBW_VERSION);
@@ -880,6 +902,15 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (d.mon && !d.o.once && !d.o.no_http) {
+		d.http = ibw_http_new(d.loop, d.mon, d.e, &d.o.http, err,
+				      sizeof(err));
+		if (!d.http) {
+			fprintf(stderr, "ibwatchd: %s\n", err);
+			return 1;
+		}
+	}
+
 	d.refresh = ibw_timer_new(d.loop, on_refresh, &d);
 	ibw_timer_arm(d.refresh, 0);
 	rc = 0;
@@ -918,6 +949,7 @@ int main(int argc, char **argv)
 	ibw_timer_free(d.refresh);
 	if ((d.o.ping || d.o.trace) && !status)
 		status = d.ping_status;
+	ibw_http_free(d.http);
 	ibw_responder_free(d.resp);
 	/* The engine first: it cancels what the probes have in flight. */
 	ibw_engine_free(d.e);

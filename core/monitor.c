@@ -34,6 +34,7 @@ struct ibw_monitor {
 	int state_err; /* last state-file error logged, to log it once */
 	int periodic;
 	int once_tracing;
+	uint64_t started_us;
 	void (*once_cb)(struct ibw_monitor *m, void *arg);
 	void *once_arg;
 };
@@ -149,8 +150,22 @@ static void publish(struct ibw_monitor *m)
 			s->nwatched = m->o.nwatch;
 		}
 	}
-	if (m->fabric)
+	if (m->fabric) {
+		const struct ibw_fnode *ln =
+			ibw_fabric_find(m->fabric, m->fabric->local_guid);
+		unsigned lp = m->o.local_port ? m->o.local_port : 1;
+
 		s->discovery = m->fabric->sweep;
+		if (ln && lp < ln->nports && ln->ports[lp].have_pi)
+			s->local_state = ln->ports[lp].pi.state;
+	}
+	s->started_us = m->started_us;
+	/* Three missed discoveries or counter sweeps make the data stale. */
+	s->fresh_until_us =
+		s->taken_us +
+		3 * (m->o.discovery_interval_us > m->o.counter_interval_us
+			     ? m->o.discovery_interval_us
+			     : m->o.counter_interval_us);
 	s->counters = ibw_counters_last_sweep(m->ctrs);
 	s->unreachable_ports = ibw_counters_unreachable(m->ctrs);
 	s->discoveries = m->discoveries;
@@ -191,6 +206,7 @@ static void log_events(struct ibw_monitor *m)
 
 static void trace_round_done(struct ibw_monitor *m);
 static const char *name_of(const struct ibw_fnode *n, void *arg);
+uint16_t ibw_monitor_resolve(struct ibw_monitor *m, const char *t);
 
 struct wctx {
 	struct ibw_monitor *m;
@@ -204,6 +220,10 @@ static void on_watched(const struct ibw_trace *t, void *arg)
 	struct ibw_watched *wp = &m->watched[w->i];
 
 	free(w);
+	if (t->cancelled) {
+		m->trace_pending--;
+		return;
+	}
 	if (wp->have && !ibw_path_equal(&wp->last.fwd, &t->fwd)) {
 		struct ibw_event e;
 		char a[240], b[240];
@@ -229,8 +249,8 @@ static void on_watched(const struct ibw_trace *t, void *arg)
 		trace_round_done(m);
 }
 
-/* A watched target's LID, by the last discovery (LID, GUID or name). */
-static uint16_t watched_lid(struct ibw_monitor *m, const char *t)
+/* A target's LID, by the last discovery (LID, GUID or name). */
+uint16_t ibw_monitor_resolve(struct ibw_monitor *m, const char *t)
 {
 	const struct ibw_fnode *n;
 	char *end;
@@ -269,7 +289,7 @@ static void start_watched(struct ibw_monitor *m)
 	for (i = 0; i < m->o.nwatch; i++) {
 		struct ibw_watched *wp = &m->watched[i];
 		struct wctx *w;
-		uint16_t lid = watched_lid(m, wp->target);
+		uint16_t lid = ibw_monitor_resolve(m, wp->target);
 
 		if (lid)
 			wp->lid = lid;
@@ -472,6 +492,7 @@ struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
 		return NULL;
 	m->e = e;
 	m->loop = ibw_engine_loop(e);
+	m->started_us = ibw_realtime_us();
 	m->o = *o;
 	if (!m->o.discovery_interval_us)
 		m->o.discovery_interval_us = 60000000u;

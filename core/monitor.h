@@ -29,6 +29,9 @@ struct ibw_snapshot {
 	unsigned nendports;
 	struct ibw_watched *watched; /* watched paths, last traces */
 	unsigned nwatched;
+	uint64_t started_us; /* when the monitor started (CLOCK_REALTIME) */
+	uint64_t fresh_until_us; /* data older than this is stale */
+	uint8_t local_state; /* PortInfo state of the local port, 0: unknown */
 };
 
 struct ibw_watched {
@@ -88,6 +91,9 @@ struct ibw_pinger *ibw_monitor_pinger(struct ibw_monitor *m);
 struct ibw_tracer *ibw_monitor_tracer(struct ibw_monitor *m);
 void ibw_monitor_set_local_lid(struct ibw_monitor *m, uint16_t lid);
 struct ibw_events *ibw_monitor_events(struct ibw_monitor *m);
+/* Name to LID by the last discovery (a LID, a GUID or a node name, as
+ * ping targets); 0 when unknown. */
+uint16_t ibw_monitor_resolve(struct ibw_monitor *m, const char *target);
 int ibw_monitor_save_state(struct ibw_monitor *m);
 /* Re-read the node-name map; the old one stays if the new one is bad. */
 int ibw_monitor_reload_names(struct ibw_monitor *m, char *err, size_t errlen);

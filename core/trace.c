@@ -491,8 +491,9 @@ static void on_answer(const struct ibw_mad_done *d, void *arg)
 	struct ibw_portinfo pi;
 
 	if (d->result == IBW_MAD_CANCELLED) {
-		x->tr->running--;
-		free(x);
+		/* The engine is going away: the callback still runs once. */
+		x->t.cancelled = 1;
+		fail(x, IBW_TRACE_ERROR, "cancelled");
 		return;
 	}
 	if (x->op == OP_CONFIRM) {

@@ -71,6 +71,7 @@ struct ibw_trace {
 	uint64_t confirm_guid; /* what the responder said */
 	unsigned mads;
 	uint64_t duration_us;
+	int cancelled; /* the engine went away mid-trace */
 };
 
 #define IBW_TRACE_REVERSE 0x1

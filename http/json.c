@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ibw_version.h"
 #include "json.h"
 
 json_t *ibw_json_guid(uint64_t guid)
@@ -231,51 +232,157 @@ static json_t *port_json(const struct ibw_snapshot *s,
 	return o;
 }
 
+static json_t *node_json(const struct ibw_snapshot *s,
+			 const struct ibw_fnode *n)
+{
+	json_t *o = json_object(), *ports = json_array();
+	char dr[300];
+	unsigned p;
+
+	json_object_set_new(o, "guid", ibw_json_guid(n->guid));
+	json_object_set_new(o, "type",
+			    json_string(ibw_node_type_str(n->ni.node_type)));
+	json_object_set_new(o, "name",
+			    json_string(ibw_snapshot_node_name(s, n)));
+	json_object_set_new(o, "description", json_string(n->desc));
+	json_object_set_new(o, "lid", json_integer(n->lid));
+	json_object_set_new(o, "num_ports", json_integer(n->ni.num_ports));
+	json_object_set_new(o, "system_guid", ibw_json_guid(n->ni.system_guid));
+	json_object_set_new(o, "vendor_id", json_integer(n->ni.vendor_id));
+	json_object_set_new(o, "device_id", json_integer(n->ni.device_id));
+	json_object_set_new(o, "revision", json_integer(n->ni.revision));
+	json_object_set_new(
+		o, "dr_path",
+		json_string(ibw_dest_str(&n->dr, dr, sizeof(dr)) + 3));
+	json_object_set_new(o, "gone", json_boolean(n->gone));
+	json_object_set_new(o, "gone_since", ibw_json_time(n->gone_since_us));
+	for (p = 0; p < n->nports; p++) {
+		/* CA port 0 does not exist; switch port 0 does. */
+		if (p == 0 && n->ni.node_type != IBW_NODE_SWITCH)
+			continue;
+		json_array_append_new(ports, port_json(s, n, &n->ports[p]));
+	}
+	json_object_set_new(o, "ports", ports);
+	return o;
+}
+
 json_t *ibw_json_nodes(const struct ibw_snapshot *s)
+{
+	json_t *arr = json_array();
+	unsigned i;
+
+	for (i = 0; s->fabric && i < s->fabric->nnodes; i++)
+		json_array_append_new(arr, node_json(s, &s->fabric->nodes[i]));
+	return arr;
+}
+
+json_t *ibw_json_node(const struct ibw_snapshot *s, uint64_t guid)
+{
+	const struct ibw_fnode *n = ibw_fabric_find(s->fabric, guid);
+
+	return n ? node_json(s, n) : NULL;
+}
+
+json_t *ibw_json_ports(const struct ibw_snapshot *s,
+		       const struct ibw_port_filter *f)
 {
 	json_t *arr = json_array();
 	unsigned i, p;
 
 	for (i = 0; s->fabric && i < s->fabric->nnodes; i++) {
 		const struct ibw_fnode *n = &s->fabric->nodes[i];
-		json_t *o = json_object(), *ports = json_array();
-		char dr[300];
+		int sw = n->ni.node_type == IBW_NODE_SWITCH;
 
-		json_object_set_new(o, "guid", ibw_json_guid(n->guid));
-		json_object_set_new(
-			o, "type",
-			json_string(ibw_node_type_str(n->ni.node_type)));
-		json_object_set_new(o, "name",
-				    json_string(ibw_snapshot_node_name(s, n)));
-		json_object_set_new(o, "description", json_string(n->desc));
-		json_object_set_new(o, "lid", json_integer(n->lid));
-		json_object_set_new(o, "num_ports",
-				    json_integer(n->ni.num_ports));
-		json_object_set_new(o, "system_guid",
-				    ibw_json_guid(n->ni.system_guid));
-		json_object_set_new(o, "vendor_id",
-				    json_integer(n->ni.vendor_id));
-		json_object_set_new(o, "device_id",
-				    json_integer(n->ni.device_id));
-		json_object_set_new(o, "revision",
-				    json_integer(n->ni.revision));
-		json_object_set_new(
-			o, "dr_path",
-			json_string(ibw_dest_str(&n->dr, dr, sizeof(dr)) + 3));
-		json_object_set_new(o, "gone", json_boolean(n->gone));
-		json_object_set_new(o, "gone_since",
-				    ibw_json_time(n->gone_since_us));
-		for (p = 0; p < n->nports; p++) {
-			/* CA port 0 does not exist; switch port 0 does. */
-			if (p == 0 && n->ni.node_type != IBW_NODE_SWITCH)
+		if ((f->type == 1 && !sw) || (f->type == 2 && sw) ||
+		    (f->guid && f->guid != n->guid))
+			continue;
+		for (p = sw ? 0 : 1; p < n->nports; p++) {
+			const struct ibw_fport *fp = &n->ports[p];
+			const struct ibw_port_ctrs *pc;
+			json_t *o;
+
+			if (f->state >= 0 &&
+			    (!fp->have_pi || fp->pi.state != f->state))
 				continue;
-			json_array_append_new(ports,
-					      port_json(s, n, &n->ports[p]));
+			pc = ibw_snapshot_port(s, n->guid, fp->num);
+			if (f->errors && (!pc || !pc->error_increments))
+				continue;
+			o = port_json(s, n, fp);
+			json_object_set_new(o, "node_guid",
+					    ibw_json_guid(n->guid));
+			json_object_set_new(
+				o, "node_name",
+				json_string(ibw_snapshot_node_name(s, n)));
+			json_object_set_new(o, "node_type",
+					    json_string(ibw_node_type_str(
+						    n->ni.node_type)));
+			json_array_append_new(arr, o);
 		}
-		json_object_set_new(o, "ports", ports);
-		json_array_append_new(arr, o);
 	}
 	return arr;
+}
+
+json_t *ibw_json_status(const struct ibw_snapshot *s,
+			const struct ibw_engine_stats *st, uint64_t now_us)
+{
+	json_t *o = json_object(), *fab = json_object(), *sw = json_object();
+	json_t *ep = json_object();
+	unsigned i, p, nsw = 0, nca = 0, nports = 0, links = 0, gone = 0;
+	unsigned counts[4] = { 0 };
+
+	for (i = 0; s->fabric && i < s->fabric->nnodes; i++) {
+		const struct ibw_fnode *n = &s->fabric->nodes[i];
+
+		if (n->gone) {
+			gone++;
+			continue;
+		}
+		if (n->ni.node_type == IBW_NODE_SWITCH)
+			nsw++;
+		else
+			nca++;
+		for (p = 1; p < n->nports; p++) {
+			nports++;
+			links += n->ports[p].remote_guid != 0;
+		}
+	}
+	json_object_set_new(o, "version", json_string(IBW_VERSION));
+	json_object_set_new(o, "started", ibw_json_time(s->started_us));
+	json_object_set_new(
+		o, "uptime_seconds",
+		json_real(now_us > s->started_us
+				  ? (double)(now_us - s->started_us) / 1e6
+				  : 0.0));
+	json_object_set_new(o, "snapshot_time", ibw_json_time(s->taken_us));
+	json_object_set_new(o, "stale",
+			    json_boolean(now_us > s->fresh_until_us));
+	json_object_set_new(o, "local_port_state",
+			    json_string(ibw_port_state_str(s->local_state)));
+	json_object_set_new(fab, "nodes", json_integer(nsw + nca));
+	json_object_set_new(fab, "switches", json_integer(nsw));
+	json_object_set_new(fab, "cas", json_integer(nca));
+	json_object_set_new(fab, "ports", json_integer(nports));
+	json_object_set_new(fab, "links", json_integer(links / 2));
+	json_object_set_new(fab, "gone_nodes", json_integer(gone));
+	json_object_set_new(o, "fabric", fab);
+	json_object_set_new(sw, "discovery", ibw_json_sweep(&s->discovery));
+	json_object_set_new(sw, "counters", ibw_json_sweep(&s->counters));
+	json_object_set_new(sw, "discoveries", ibw_json_u64(s->discoveries));
+	json_object_set_new(sw, "counter_sweeps",
+			    ibw_json_u64(s->counter_sweeps));
+	json_object_set_new(sw, "unreachable_ports",
+			    json_integer(s->unreachable_ports));
+	json_object_set_new(o, "sweeps", sw);
+	for (i = 0; i < s->nendports; i++)
+		if (s->endports[i].state < 4)
+			counts[s->endports[i].state]++;
+	for (i = 0; i < 4; i++)
+		json_object_set_new(ep, ibw_endport_state_str(i),
+				    json_integer(counts[i]));
+	json_object_set_new(o, "endports", ep);
+	if (st)
+		json_object_set_new(o, "engine", ibw_json_engine_stats(st));
+	return o;
 }
 
 json_t *ibw_json_local_cas(const struct ibw_local_ca *cas, unsigned n)

@@ -42,6 +42,22 @@ json_t *ibw_json_ping_summary(const struct ibw_ping_summary *s);
 json_t *ibw_json_path(const struct ibw_path *p);
 json_t *ibw_json_trace(const struct ibw_trace *t);
 json_t *ibw_json_watched(const struct ibw_snapshot *s);
+/* One node with its ports (NULL if @guid is unknown). */
+json_t *ibw_json_node(const struct ibw_snapshot *s, uint64_t guid);
+
+struct ibw_port_filter {
+	int type; /* 0 any, 1 switch, 2 CA */
+	uint64_t guid; /* 0: any node */
+	int state; /* -1 any, else the PortInfo state */
+	int errors; /* only ports whose error counters rose */
+};
+
+/* Every port, flat, with its node's GUID, name and type. */
+json_t *ibw_json_ports(const struct ibw_snapshot *s,
+		       const struct ibw_port_filter *f);
+/* The status document of /api/v1/status. */
+json_t *ibw_json_status(const struct ibw_snapshot *s,
+			const struct ibw_engine_stats *st, uint64_t now_us);
 
 json_t *ibw_json_engine_stats(const struct ibw_engine_stats *st);
 

@@ -1,0 +1,308 @@
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "counters.h"
+#include "prom.h"
+
+struct buf {
+	char *p;
+	size_t len, cap;
+	int oom;
+};
+
+static void put(struct buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void put(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->oom)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->oom = 1;
+			return;
+		}
+		if ((size_t)n < b->cap - b->len) {
+			b->len += (size_t)n;
+			return;
+		}
+		{
+			size_t cap = (b->cap + (size_t)n) * 2;
+			char *np = realloc(b->p, cap);
+
+			if (!np) {
+				b->oom = 1;
+				return;
+			}
+			b->p = np;
+			b->cap = cap;
+		}
+	}
+}
+
+/* A label value: backslash, double quote and newline escaped. */
+static void put_label(struct buf *b, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\')
+			put(b, "\\\\");
+		else if (*s == '"')
+			put(b, "\\\"");
+		else if (*s == '\n')
+			put(b, "\\n");
+		else
+			put(b, "%c", *s);
+	}
+}
+
+static void family(struct buf *b, const char *name, const char *type,
+		   const char *help)
+{
+	put(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* Exporter names of our counters (after infiniband_<kind>_port_). */
+static const char *const ctr_names[IBW_CTR_MAX] = {
+	[IBW_CTR_SYMBOL_ERRORS] = "symbol_error",
+	[IBW_CTR_LINK_ERROR_RECOVERY] = "link_error_recovery",
+	[IBW_CTR_LINK_DOWNED] = "link_downed",
+	[IBW_CTR_RCV_ERRORS] = "receive_errors",
+	[IBW_CTR_RCV_REMOTE_PHYS_ERRORS] = "receive_remote_physical_errors",
+	[IBW_CTR_RCV_SWITCH_RELAY_ERRORS] = "receive_switch_relay_errors",
+	[IBW_CTR_XMIT_DISCARDS] = "transmit_discards",
+	[IBW_CTR_XMIT_CONSTRAINT_ERRORS] = "transmit_constraint_errors",
+	[IBW_CTR_RCV_CONSTRAINT_ERRORS] = "receive_constraint_errors",
+	[IBW_CTR_LOCAL_LINK_INTEGRITY_ERRORS] = "local_link_integrity_errors",
+	[IBW_CTR_EXCESSIVE_BUFFER_OVERRUN_ERRORS] = "excessive_buffer_overrun_"
+						    "errors",
+	[IBW_CTR_VL15_DROPPED] = "vl15_dropped",
+	[IBW_CTR_XMIT_WAIT] = "transmit_wait",
+	[IBW_CTR_QP1_DROPPED] = "qp1_dropped",
+	[IBW_CTR_XMIT_DATA] = "transmit_data_bytes",
+	[IBW_CTR_RCV_DATA] = "receive_data_bytes",
+	[IBW_CTR_XMIT_PKTS] = "transmit_packets",
+	[IBW_CTR_RCV_PKTS] = "receive_packets",
+	[IBW_CTR_UNICAST_XMIT_PKTS] = "unicast_transmit_packets",
+	[IBW_CTR_UNICAST_RCV_PKTS] = "unicast_receive_packets",
+	[IBW_CTR_MULTICAST_XMIT_PKTS] = "multicast_transmit_packets",
+	[IBW_CTR_MULTICAST_RCV_PKTS] = "multicast_receive_packets",
+};
+
+static const char *kind_of(int is_switch)
+{
+	return is_switch ? "switch" : "hca";
+}
+
+static void counter_families(struct buf *b, const struct ibw_snapshot *s,
+			     int is_switch)
+{
+	unsigned i, c;
+	char name[128];
+
+	for (c = 0; c < IBW_CTR_MAX; c++) {
+		int any = 0;
+
+		for (i = 0; i < s->nports; i++) {
+			const struct ibw_port_ctrs *p = &s->ports[i];
+
+			if (p->is_switch != is_switch || !p->v[c].have_raw)
+				continue;
+			if (!any) {
+				snprintf(name, sizeof(name),
+					 "infiniband_%s_port_%s_total",
+					 kind_of(is_switch), ctr_names[c]);
+				family(b, name, "counter",
+				       ibw_ctr_desc(c)->name);
+				any = 1;
+			}
+			put(b,
+			    "%s{guid=\"0x%016" PRIx64 "\",port=\"%u\"} %" PRIu64
+			    "\n",
+			    name, p->guid, p->port, p->v[c].total);
+		}
+	}
+}
+
+static void info_family(struct buf *b, const struct ibw_snapshot *s,
+			int is_switch)
+{
+	unsigned i, n = 0;
+	char name[64];
+
+	snprintf(name, sizeof(name), "infiniband_%s_info", kind_of(is_switch));
+	for (i = 0; s->fabric && i < s->fabric->nnodes; i++) {
+		const struct ibw_fnode *nd = &s->fabric->nodes[i];
+
+		if ((nd->ni.node_type == IBW_NODE_SWITCH) != is_switch ||
+		    nd->gone)
+			continue;
+		if (!n++)
+			family(b, name, "gauge",
+			       "A node of the fabric, its name and LID.");
+		put(b, "%s{guid=\"0x%016" PRIx64 "\",name=\"", name, nd->guid);
+		put_label(b, ibw_snapshot_node_name(s, nd));
+		put(b, "\",lid=\"%u\"} 1\n", nd->lid);
+	}
+}
+
+static void port_families(struct buf *b, const struct ibw_snapshot *s,
+			  int is_switch)
+{
+	static const char *const what[2] = { "rate_bytes_per_second", "state" };
+	unsigned w, i, p, n;
+	char name[96];
+
+	for (w = 0; w < 2; w++) {
+		snprintf(name, sizeof(name), "infiniband_%s_port_%s",
+			 kind_of(is_switch), what[w]);
+		n = 0;
+		for (i = 0; s->fabric && i < s->fabric->nnodes; i++) {
+			const struct ibw_fnode *nd = &s->fabric->nodes[i];
+
+			if ((nd->ni.node_type == IBW_NODE_SWITCH) !=
+				    is_switch ||
+			    nd->gone)
+				continue;
+			for (p = 1; p < nd->nports; p++) {
+				const struct ibw_fport *fp = &nd->ports[p];
+
+				if (!fp->have_pi ||
+				    (w == 0 && fp->pi.state < 2))
+					continue;
+				if (!n++)
+					family(b, name, "gauge",
+					       w == 0 ? "Link rate in bytes "
+							"per second "
+							"(signalling rate / 8)."
+						      : "Port state: 1 down, 2 "
+							"init, 3 armed, 4 "
+							"active.");
+				if (w == 0)
+					put(b,
+					    "%s{guid=\"0x%016" PRIx64 "\",port="
+								      "\"%u\"} "
+								      "%.0f\n",
+					    name, nd->guid, p,
+					    ibw_link_gbps(&fp->pi) * 1e9 / 8);
+				else
+					put(b,
+					    "%s{guid=\"0x%016" PRIx64 "\",port="
+								      "\"%u\"} "
+								      "%u\n",
+					    name, nd->guid, p, fp->pi.state);
+			}
+		}
+	}
+}
+
+static void endport_families(struct buf *b, const struct ibw_snapshot *s)
+{
+	unsigned i;
+
+	if (!s->nendports)
+		return;
+	family(b, "ibwatch_endport_up", "gauge",
+	       "1 when the endport answers pings (state up or degraded).");
+	for (i = 0; i < s->nendports; i++) {
+		const struct ibw_endport *e = &s->endports[i];
+
+		put(b, "ibwatch_endport_up{guid=\"0x%016" PRIx64 "\",name=\"",
+		    e->port_guid);
+		put_label(b, e->name);
+		put(b, "\",lid=\"%u\",state=\"%s\"} %d\n", e->lid,
+		    ibw_endport_state_str(e->state),
+		    e->state == IBW_EP_UP || e->state == IBW_EP_DEGRADED);
+	}
+	family(b, "ibwatch_endport_rtt_seconds", "gauge",
+	       "Round-trip time of the last answered ping.");
+	for (i = 0; i < s->nendports; i++) {
+		const struct ibw_endport *e = &s->endports[i];
+
+		if (e->received)
+			put(b,
+			    "ibwatch_endport_rtt_seconds{guid=\"0x%016" PRIx64
+			    "\"} %.6f\n",
+			    e->port_guid, (double)e->rtt_last_us / 1e6);
+	}
+	family(b, "ibwatch_endport_loss_ratio", "gauge",
+	       "Share of pings lost over the sliding window.");
+	for (i = 0; i < s->nendports; i++) {
+		const struct ibw_endport *e = &s->endports[i];
+
+		put(b,
+		    "ibwatch_endport_loss_ratio{guid=\"0x%016" PRIx64 "\"} "
+								      "%.4f\n",
+		    e->port_guid,
+		    e->window_n ? (double)e->window_lost / e->window_n : 0.0);
+	}
+}
+
+char *ibw_prom_render(const struct ibw_snapshot *s,
+		      const struct ibw_engine_stats *st, uint64_t now_us,
+		      size_t *len)
+{
+	struct buf b = { 0 };
+	static const char *const probes[2] = { "discovery", "counters" };
+	const struct ibw_sweep_stats *sw[2] = { &s->discovery, &s->counters };
+	int k;
+
+	for (k = 1; k >= 0; k--) {
+		counter_families(&b, s, k);
+		info_family(&b, s, k);
+		port_families(&b, s, k);
+	}
+	endport_families(&b, s);
+	family(&b, "ibwatch_sweep_duration_seconds", "gauge",
+	       "Duration of the last sweep of each probe.");
+	for (k = 0; k < 2; k++)
+		put(&b, "ibwatch_sweep_duration_seconds{probe=\"%s\"} %.6f\n",
+		    probes[k], (double)sw[k]->duration_us / 1e6);
+	family(&b, "ibwatch_sweep_mads", "gauge",
+	       "MADs the last sweep of each probe sent.");
+	for (k = 0; k < 2; k++)
+		put(&b, "ibwatch_sweep_mads{probe=\"%s\"} %" PRIu64 "\n",
+		    probes[k], sw[k]->mads);
+	family(&b, "ibwatch_sweep_timeouts", "gauge",
+	       "MADs of the last sweep of each probe that were not answered.");
+	for (k = 0; k < 2; k++)
+		put(&b, "ibwatch_sweep_timeouts{probe=\"%s\"} %" PRIu64 "\n",
+		    probes[k], sw[k]->timeouts);
+	family(&b, "ibwatch_unreachable_ports", "gauge",
+	       "Ports whose counters did not answer in the last sweep.");
+	put(&b, "ibwatch_unreachable_ports %u\n", s->unreachable_ports);
+	family(&b, "ibwatch_snapshot_age_seconds", "gauge",
+	       "Age of the data served.");
+	put(&b, "ibwatch_snapshot_age_seconds %.3f\n",
+	    now_us > s->taken_us ? (double)(now_us - s->taken_us) / 1e6 : 0.0);
+	if (st) {
+		family(&b, "ibwatch_mads_sent_total", "counter",
+		       "MADs put on the wire, retries included.");
+		put(&b, "ibwatch_mads_sent_total %" PRIu64 "\n", st->sent);
+		family(&b, "ibwatch_mads_received_total", "counter",
+		       "MADs read from the port.");
+		put(&b, "ibwatch_mads_received_total %" PRIu64 "\n",
+		    st->received);
+		family(&b, "ibwatch_mad_timeouts_total", "counter",
+		       "Tries that met their deadline.");
+		put(&b, "ibwatch_mad_timeouts_total %" PRIu64 "\n",
+		    st->try_timeouts);
+		family(&b, "ibwatch_mad_retries_total", "counter",
+		       "Tries sent again.");
+		put(&b, "ibwatch_mad_retries_total %" PRIu64 "\n", st->retries);
+	}
+	if (b.oom) {
+		free(b.p);
+		return NULL;
+	}
+	*len = b.len;
+	return b.p;
+}

@@ -1,0 +1,21 @@
+/*
+ * Prometheus text format 0.0.4 from a snapshot. Port counters carry the
+ * names of the most used InfiniBand exporter
+ * (infiniband_{switch,hca}_port_*_total{guid,port}) so that dashboards
+ * and alert rules keep working; ibwatch's own series use ibwatch_.
+ */
+#ifndef IBW_PROM_H
+#define IBW_PROM_H
+
+#include <stddef.h>
+
+#include "engine.h"
+#include "monitor.h"
+
+/* Render @s (and the engine's counters, if @st) into a new buffer the
+ * caller frees; *@len gets its length. @now_us: CLOCK_REALTIME. */
+char *ibw_prom_render(const struct ibw_snapshot *s,
+		      const struct ibw_engine_stats *st, uint64_t now_us,
+		      size_t *len);
+
+#endif

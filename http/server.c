@@ -1,0 +1,708 @@
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <microhttpd.h>
+
+#include "json.h"
+#include "log.h"
+#include "prom.h"
+#include "server.h"
+
+#define ONDEMAND_CLIENTS 64
+#define MAX_PING_COUNT 100
+
+struct bucket {
+	char addr[INET6_ADDRSTRLEN];
+	double tokens;
+	uint64_t last_us;
+};
+
+struct req;
+
+struct ibw_http {
+	struct ibw_loop *loop;
+	struct ibw_monitor *m;
+	struct ibw_engine *e;
+	struct ibw_http_opts o;
+	struct MHD_Daemon *d;
+	int epfd;
+	struct ibw_timer *timer;
+	struct bucket buckets[ONDEMAND_CLIENTS];
+	struct req *waiting; /* suspended, a probe under way */
+	unsigned port;
+};
+
+struct req {
+	struct ibw_http *h;
+	struct MHD_Connection *conn;
+	int state; /* 0 new, 1 waiting for a probe, 2 answer ready */
+	int probing; /* a probe's callback is still to come */
+	int orphan; /* the connection went first: the callback frees */
+	unsigned code;
+	char *body;
+	size_t len;
+	const char *ctype;
+	struct req *next;
+};
+
+static const char *title(unsigned code)
+{
+	switch (code) {
+	case 400:
+		return "Bad Request";
+	case 401:
+		return "Unauthorized";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 413:
+		return "Content Too Large";
+	case 429:
+		return "Too Many Requests";
+	case 503:
+		return "Service Unavailable";
+	case 504:
+		return "Gateway Timeout";
+	}
+	return "Error";
+}
+
+static void set_json(struct req *r, unsigned code, json_t *j)
+{
+	free(r->body);
+	r->body = ibw_json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+	json_decref(j);
+	r->len = r->body ? strlen(r->body) : 0;
+	r->code = code;
+	r->ctype = "application/json";
+}
+
+static void set_problem(struct req *r, unsigned code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* RFC 9457 problem details. */
+static void set_problem(struct req *r, unsigned code, const char *fmt, ...)
+{
+	char detail[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	set_json(r, code,
+		 json_pack("{s:s, s:s, s:i, s:s}", "type", "about:blank",
+			   "title", title(code), "status", code, "detail",
+			   detail));
+	r->ctype = "application/problem+json";
+}
+
+static enum MHD_Result send_answer(struct MHD_Connection *c, struct req *r)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	if (!r->body)
+		set_problem(r, 503, "out of memory");
+	resp = MHD_create_response_from_buffer(r->len, r->body,
+					       MHD_RESPMEM_MUST_FREE);
+	if (!resp)
+		return MHD_NO;
+	r->body = NULL; /* the response owns it now */
+	MHD_add_response_header(resp, "Content-Type", r->ctype);
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	if (r->code == 405)
+		MHD_add_response_header(resp, "Allow", "GET, HEAD");
+	ret = MHD_queue_response(c, r->code, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static void kick(struct ibw_http *h)
+{
+	/* Resumed connections are served by the next MHD_run. */
+	ibw_timer_arm(h->timer, 0);
+}
+
+static void unlink_waiting(struct ibw_http *h, struct req *r)
+{
+	struct req **pp;
+
+	for (pp = &h->waiting; *pp; pp = &(*pp)->next) {
+		if (*pp == r) {
+			*pp = r->next;
+			return;
+		}
+	}
+}
+
+/* A probe's answer: resume the connection (or drop it, if it went). */
+static int probe_landed(struct req *r)
+{
+	r->probing = 0;
+	if (r->orphan) {
+		free(r->body);
+		free(r);
+		return 0;
+	}
+	if (r->state == 2)
+		return 0; /* answered already (the agent is stopping) */
+	unlink_waiting(r->h, r);
+	r->state = 2;
+	MHD_resume_connection(r->conn);
+	kick(r->h);
+	return 1;
+}
+
+static void on_trace(const struct ibw_trace *t, void *arg)
+{
+	struct req *r = arg;
+
+	if (r->orphan || r->state == 2) {
+		probe_landed(r);
+		return;
+	}
+	if (t->fwd.status == IBW_TRACE_TIMEOUT && !t->fwd.nhops)
+		set_problem(r, 504, "the trace timed out");
+	else
+		set_json(r, 200, ibw_json_trace(t));
+	probe_landed(r);
+}
+
+static void on_ping(const struct ibw_ping_summary *s, void *arg)
+{
+	struct req *r = arg;
+
+	if (r->orphan || r->state == 2) {
+		probe_landed(r);
+		return;
+	}
+	set_json(r, 200, ibw_json_ping_summary(s));
+	probe_landed(r);
+}
+
+static const char *arg(struct MHD_Connection *c, const char *name)
+{
+	return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
+}
+
+static int parse_num(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_guid(const char *s, uint64_t *g)
+{
+	char *end;
+
+	if (!s || strncmp(s, "0x", 2) || strlen(s) > 18 || strlen(s) < 3)
+		return -1;
+	errno = 0;
+	*g = strtoull(s, &end, 16);
+	return errno || *end ? -1 : 0;
+}
+
+/* Per client address: a token bucket for on-demand probes. */
+static int allow_probe(struct ibw_http *h, struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	char addr[INET6_ADDRSTRLEN] = "?";
+	double rate = h->o.ondemand_per_minute / 60.0;
+	uint64_t now = ibw_now_us();
+	struct bucket *b = NULL, *oldest = &h->buckets[0];
+	unsigned i;
+
+	if (ci && ci->client_addr) {
+		const struct sockaddr *sa = ci->client_addr;
+
+		if (sa->sa_family == AF_INET)
+			inet_ntop(AF_INET,
+				  &((const struct sockaddr_in *)sa)->sin_addr,
+				  addr, sizeof(addr));
+		else if (sa->sa_family == AF_INET6)
+			inet_ntop(AF_INET6,
+				  &((const struct sockaddr_in6 *)sa)->sin6_addr,
+				  addr, sizeof(addr));
+	}
+	for (i = 0; i < ONDEMAND_CLIENTS; i++) {
+		if (!strcmp(h->buckets[i].addr, addr)) {
+			b = &h->buckets[i];
+			break;
+		}
+		if (h->buckets[i].last_us < oldest->last_us)
+			oldest = &h->buckets[i];
+	}
+	if (!b) {
+		b = oldest;
+		snprintf(b->addr, sizeof(b->addr), "%s", addr);
+		b->tokens = h->o.ondemand_per_minute;
+		b->last_us = now;
+	}
+	b->tokens += (double)(now - b->last_us) / 1e6 * rate;
+	if (b->tokens > h->o.ondemand_per_minute)
+		b->tokens = h->o.ondemand_per_minute;
+	b->last_us = now;
+	if (b->tokens < 1.0)
+		return 0;
+	b->tokens -= 1.0;
+	return 1;
+}
+
+static void suspend(struct req *r)
+{
+	r->state = 1;
+	r->probing = 1;
+	r->next = r->h->waiting;
+	r->h->waiting = r;
+	MHD_suspend_connection(r->conn);
+}
+
+static void do_trace(struct req *r, struct ibw_snapshot *s)
+{
+	struct ibw_http *h = r->h;
+	const char *t = arg(r->conn, "target"), *rev = arg(r->conn, "reverse");
+	unsigned long tmo = 5000;
+	unsigned flags = 0;
+	uint16_t lid;
+	int rc;
+
+	(void)s;
+	if (!t || !*t) {
+		set_problem(r, 400, "give a target: a LID, a GUID or a name");
+		return;
+	}
+	if (arg(r->conn, "timeout_ms") &&
+	    parse_num(arg(r->conn, "timeout_ms"), 60000, &tmo) < 0) {
+		set_problem(r, 400, "timeout_ms must be a number up to 60000");
+		return;
+	}
+	if (rev && strcmp(rev, "0") && strcmp(rev, "1")) {
+		set_problem(r, 400, "reverse must be 0 or 1");
+		return;
+	}
+	if (rev && !strcmp(rev, "1"))
+		flags |= IBW_TRACE_REVERSE;
+	lid = ibw_monitor_resolve(h->m, t);
+	if (!lid) {
+		set_problem(r, 404, "unknown target '%s'", t);
+		return;
+	}
+	if (!allow_probe(h, r->conn)) {
+		set_problem(r, 429, "too many on-demand probes from here");
+		return;
+	}
+	rc = ibw_trace_start(ibw_monitor_tracer(h->m), lid, flags,
+			     (unsigned)(tmo ? tmo : 5000), on_trace, r);
+	if (rc == -EBUSY) {
+		set_problem(r, 429, "too many traces under way");
+		return;
+	}
+	if (rc < 0) {
+		set_problem(r, 400, "cannot trace to lid %u: %s", lid,
+			    strerror(-rc));
+		return;
+	}
+	suspend(r);
+}
+
+static void do_ping(struct req *r)
+{
+	struct ibw_http *h = r->h;
+	struct ibw_pinger *p = ibw_monitor_pinger(h->m);
+	const char *t = arg(r->conn, "target"), *ms = arg(r->conn, "method");
+	unsigned long count = 5, tmo = 0;
+	enum ibw_ping_method m = IBW_PING_AUTO;
+	uint16_t lid;
+	int rc;
+
+	if (!t || !*t) {
+		set_problem(r, 400, "give a target: a LID, a GUID or a name");
+		return;
+	}
+	if (arg(r->conn, "count") &&
+	    (parse_num(arg(r->conn, "count"), MAX_PING_COUNT, &count) < 0 ||
+	     !count)) {
+		set_problem(r, 400, "count must be 1 to %d", MAX_PING_COUNT);
+		return;
+	}
+	if (arg(r->conn, "timeout_ms") &&
+	    parse_num(arg(r->conn, "timeout_ms"), 10000, &tmo) < 0) {
+		set_problem(r, 400, "timeout_ms must be a number up to 10000");
+		return;
+	}
+	if (ms && ibw_ping_method_parse(ms, &m) < 0) {
+		set_problem(r, 400, "method must be auto, echo, pma or smp");
+		return;
+	}
+	if (!p) {
+		set_problem(r, 503, "pings are turned off (--no-ping)");
+		return;
+	}
+	lid = ibw_monitor_resolve(h->m, t);
+	if (!lid) {
+		set_problem(r, 404, "unknown target '%s'", t);
+		return;
+	}
+	if (!allow_probe(h, r->conn)) {
+		set_problem(r, 429, "too many on-demand probes from here");
+		return;
+	}
+	rc = ibw_ping_run(p, lid, m, IBW_ECHO_REQ, (unsigned)count,
+			  (unsigned)tmo, on_ping, r);
+	if (rc == -EBUSY) {
+		set_problem(r, 429, "too many pings under way");
+		return;
+	}
+	if (rc < 0) {
+		set_problem(r, 400, "cannot ping lid %u: %s", lid,
+			    strerror(-rc));
+		return;
+	}
+	suspend(r);
+}
+
+static void do_ports(struct req *r, struct ibw_snapshot *s)
+{
+	struct ibw_port_filter f = { 0, 0, -1, 0 };
+	const char *type = arg(r->conn, "type"), *g = arg(r->conn, "guid");
+	const char *st = arg(r->conn, "state"), *e = arg(r->conn, "errors");
+	static const char *const states[] = { "", "down", "init", "armed",
+					      "active" };
+	int i;
+
+	if (type && !strcmp(type, "switch")) {
+		f.type = 1;
+	} else if (type && !strcmp(type, "ca")) {
+		f.type = 2;
+	} else if (type) {
+		set_problem(r, 400, "type must be switch or ca");
+		return;
+	}
+	if (g && parse_guid(g, &f.guid) < 0) {
+		set_problem(r, 400, "guid must be 0x followed by hex digits");
+		return;
+	}
+	if (st) {
+		for (i = 1; i < 5; i++)
+			if (!strcmp(st, states[i]))
+				f.state = i;
+		if (f.state < 0) {
+			set_problem(r, 400,
+				    "state must be down, init, armed or "
+				    "active");
+			return;
+		}
+	}
+	if (e && strcmp(e, "0") && strcmp(e, "1")) {
+		set_problem(r, 400, "errors must be 0 or 1");
+		return;
+	}
+	f.errors = e && !strcmp(e, "1");
+	set_json(r, 200, ibw_json_ports(s, &f));
+}
+
+static void do_events(struct req *r)
+{
+	struct ibw_events *ev = ibw_monitor_events(r->h->m);
+	static struct ibw_event buf[4096];
+	unsigned long since = 0;
+	unsigned n;
+
+	if (arg(r->conn, "since") &&
+	    parse_num(arg(r->conn, "since"), 0xffffffffUL, &since) < 0) {
+		set_problem(r, 400, "since must be an event number");
+		return;
+	}
+	n = ibw_events_since(ev, since, buf, 4096);
+	set_json(r, 200,
+		 json_pack("{s:o, s:o}", "last_seq",
+			   ibw_json_u64(ibw_events_last_seq(ev)), "events",
+			   ibw_json_events(buf, n)));
+}
+
+static void route(struct req *r, const char *url)
+{
+	struct ibw_http *h = r->h;
+	struct ibw_snapshot *s = ibw_monitor_snapshot(h->m);
+	struct ibw_engine_stats st;
+	uint64_t now = ibw_realtime_us();
+
+	ibw_engine_get_stats(h->e, &st);
+	if (!strcmp(url, "/healthz")) {
+		if (s->local_state != 4)
+			set_problem(r, 503, "local port is %s",
+				    ibw_port_state_str(s->local_state));
+		else if (!s->discoveries || now > s->fresh_until_us)
+			set_problem(r, 503, "no fresh sweep");
+		else
+			set_json(r, 200, json_pack("{s:s}", "status", "ok"));
+	} else if (!strcmp(url, "/metrics")) {
+		r->body = ibw_prom_render(s, &st, now, &r->len);
+		r->code = 200;
+		r->ctype = "text/plain; version=0.0.4; charset=utf-8";
+	} else if (!strcmp(url, "/api/v1/status")) {
+		set_json(r, 200, ibw_json_status(s, &st, now));
+	} else if (!strcmp(url, "/api/v1/nodes")) {
+		set_json(r, 200, ibw_json_nodes(s));
+	} else if (!strncmp(url, "/api/v1/nodes/", 14)) {
+		uint64_t g;
+		json_t *j;
+
+		if (parse_guid(url + 14, &g) < 0) {
+			set_problem(r, 400,
+				    "a node is named by its GUID, 0x...");
+		} else if (!(j = ibw_json_node(s, g))) {
+			set_problem(r, 404, "no node 0x%016" PRIx64, g);
+		} else {
+			set_json(r, 200, j);
+		}
+	} else if (!strcmp(url, "/api/v1/ports")) {
+		do_ports(r, s);
+	} else if (!strcmp(url, "/api/v1/endports")) {
+		set_json(r, 200, ibw_json_endports(s));
+	} else if (!strcmp(url, "/api/v1/traces")) {
+		set_json(r, 200, ibw_json_watched(s));
+	} else if (!strcmp(url, "/api/v1/events")) {
+		do_events(r);
+	} else if (!strcmp(url, "/api/v1/trace")) {
+		do_trace(r, s);
+	} else if (!strcmp(url, "/api/v1/ping")) {
+		do_ping(r);
+	} else {
+		set_problem(r, 404, "no such path");
+	}
+	ibw_snapshot_unref(s);
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
+			       const char *url, const char *method,
+			       const char *version, const char *upload_data,
+			       size_t *upload_data_size, void **con_cls)
+{
+	struct ibw_http *h = cls;
+	struct req *r = *con_cls;
+
+	if (!r) {
+		/* First call: headers only. */
+		r = calloc(1, sizeof(*r));
+		if (!r)
+			return MHD_NO;
+		r->h = h;
+		r->conn = c;
+		*con_cls = r;
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		/* No endpoint takes a body: swallow it, answer 413 if it
+		 * is bigger than a request may be. */
+		if (*upload_data_size > h->o.max_request_bytes && !r->code)
+			set_problem(r, 413, "request body too large");
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (r->state == 2 || r->code)
+		return send_answer(c, r);
+	if (r->state == 1)
+		return MHD_YES; /* resumed by mistake: still waiting */
+	if (strcmp(method, MHD_HTTP_METHOD_GET) &&
+	    strcmp(method, MHD_HTTP_METHOD_HEAD)) {
+		set_problem(r, 405, "only GET and HEAD are served");
+		return send_answer(c, r);
+	}
+	route(r, url);
+	if (r->state == 1)
+		return MHD_YES;
+	return send_answer(c, r);
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+		      enum MHD_RequestTerminationCode toe)
+{
+	struct req *r = *con_cls;
+
+	if (!r)
+		return;
+	*con_cls = NULL;
+	if (r->probing) {
+		/* A probe is still under way: its callback frees this. */
+		r->orphan = 1;
+		unlink_waiting(r->h, r);
+		return;
+	}
+	free(r->body);
+	free(r);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+	size_t n;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n && msg[n - 1] == '\n')
+		msg[--n] = '\0';
+	log_warn("http", "%s", msg);
+}
+
+static void run(struct ibw_http *h)
+{
+	MHD_UNSIGNED_LONG_LONG ms;
+
+	MHD_run(h->d);
+	if (MHD_get_timeout(h->d, &ms) == MHD_YES)
+		ibw_timer_arm(h->timer, (uint64_t)ms * 1000u);
+}
+
+static void on_fd(struct ibw_loop *loop, int fd, unsigned ev, void *arg)
+{
+	run(arg);
+}
+
+static void on_timer(struct ibw_timer *t, void *arg)
+{
+	run(arg);
+}
+
+static int parse_listen(const char *s, struct sockaddr_storage *ss,
+			socklen_t *len, int *v6)
+{
+	char host[128];
+	const char *colon, *port;
+	struct addrinfo hints, *ai;
+
+	if (*s == '[') {
+		const char *end = strchr(s, ']');
+
+		if (!end || end[1] != ':' ||
+		    (size_t)(end - s - 1) >= sizeof(host))
+			return -EINVAL;
+		snprintf(host, sizeof(host), "%.*s", (int)(end - s - 1), s + 1);
+		port = end + 2;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon || (size_t)(colon - s) >= sizeof(host))
+			return -EINVAL;
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - s), s);
+		port = colon + 1;
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+	hints.ai_socktype = SOCK_STREAM;
+	if (getaddrinfo(host, port, &hints, &ai) != 0)
+		return -EINVAL;
+	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+	*len = ai->ai_addrlen;
+	*v6 = ai->ai_family == AF_INET6;
+	freeaddrinfo(ai);
+	return 0;
+}
+
+struct ibw_http *ibw_http_new(struct ibw_loop *loop, struct ibw_monitor *m,
+			      struct ibw_engine *e,
+			      const struct ibw_http_opts *o, char *err,
+			      size_t errlen)
+{
+	struct ibw_http *h = calloc(1, sizeof(*h));
+	struct sockaddr_storage ss;
+	socklen_t sslen;
+	const union MHD_DaemonInfo *di;
+	int v6 = 0;
+
+	if (!h)
+		return NULL;
+	h->loop = loop;
+	h->m = m;
+	h->e = e;
+	h->o = *o;
+	if (!h->o.listen)
+		h->o.listen = "127.0.0.1:9776";
+	if (!h->o.max_connections)
+		h->o.max_connections = 64;
+	if (!h->o.max_request_bytes)
+		h->o.max_request_bytes = 16384;
+	if (!h->o.ondemand_per_minute)
+		h->o.ondemand_per_minute = 60;
+	if (parse_listen(h->o.listen, &ss, &sslen, &v6) < 0) {
+		snprintf(err, errlen,
+			 "--http %s: not ADDRESS:PORT (an IPv6 address in [])",
+			 h->o.listen);
+		free(h);
+		return NULL;
+	}
+	h->d = MHD_start_daemon(
+		MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
+			(v6 ? MHD_USE_IPv6 : 0),
+		0, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR, &ss,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)h->o.max_connections,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		(size_t)h->o.max_request_bytes * 2,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
+		MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_END);
+	if (!h->d) {
+		snprintf(err, errlen, "cannot listen on %s: %s", h->o.listen,
+			 strerror(errno ? errno : EADDRINUSE));
+		free(h);
+		return NULL;
+	}
+	di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
+	h->epfd = di ? di->epoll_fd : -1;
+	di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+	h->port = di ? di->port : 0;
+	h->timer = ibw_timer_new(loop, on_timer, h);
+	if (h->epfd < 0 || !h->timer ||
+	    ibw_loop_watch(loop, h->epfd, IBW_EV_READ, on_fd, h) < 0) {
+		snprintf(err, errlen, "cannot plug the HTTP server in");
+		ibw_http_free(h);
+		return NULL;
+	}
+	log_info("http", "listening on %s", h->o.listen);
+	return h;
+}
+
+unsigned ibw_http_port(const struct ibw_http *h)
+{
+	return h->port;
+}
+
+void ibw_http_free(struct ibw_http *h)
+{
+	struct req *r;
+
+	if (!h)
+		return;
+	/* MHD must not stop with connections suspended. */
+	while ((r = h->waiting)) {
+		h->waiting = r->next;
+		r->state = 2;
+		set_problem(r, 503, "the agent is stopping");
+		MHD_resume_connection(r->conn);
+	}
+	if (h->d) {
+		MHD_run(h->d);
+		if (h->epfd >= 0)
+			ibw_loop_unwatch(h->loop, h->epfd);
+		MHD_stop_daemon(h->d);
+	}
+	ibw_timer_free(h->timer);
+	free(h);
+}

@@ -1,0 +1,32 @@
+/*
+ * The HTTP endpoint: libmicrohttpd in external-select mode on the
+ * agent's event loop (its epoll fd watched, its timeout armed before each
+ * wait), so handlers run on the loop's thread and read the monitor's
+ * snapshots; on-demand traces and pings suspend the connection until
+ * their callback resumes it. A scrape never sends a MAD.
+ */
+#ifndef IBW_SERVER_H
+#define IBW_SERVER_H
+
+#include "loop.h"
+#include "monitor.h"
+
+struct ibw_http_opts {
+	const char *listen; /* "127.0.0.1:9776", "[::1]:9776" */
+	unsigned max_connections; /* 0: 64 */
+	unsigned max_request_bytes; /* 0: 16384 */
+	unsigned ondemand_per_minute; /* per client address; 0: 60 */
+};
+
+struct ibw_http;
+
+/* Returns NULL with a sentence in @err. */
+struct ibw_http *ibw_http_new(struct ibw_loop *loop, struct ibw_monitor *m,
+			      struct ibw_engine *e,
+			      const struct ibw_http_opts *o, char *err,
+			      size_t errlen);
+void ibw_http_free(struct ibw_http *h);
+/* The port actually bound (for ":0"). */
+unsigned ibw_http_port(const struct ibw_http *h);
+
+#endif
