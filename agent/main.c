@@ -160,6 +160,13 @@ static void usage(FILE *f)
 		   "                       127.0.0.1:9776; [::1]:9776 for "
 		   "IPv6)\n"
 		   "  --no-http            no HTTP endpoint\n"
+		   "  --http-cert FILE     serve HTTPS with this PEM "
+		   "certificate\n"
+		   "  --http-key FILE      ... and this PEM key\n"
+		   "  --http-token-file F  require this bearer token on trace "
+		   "and "
+		   "ping\n"
+		   "  --http-token-everywhere  ... and on every endpoint\n"
 		   "\n"
 		   "  --log-level LEVEL    err, warn, info or debug (default "
 		   "info)\n"
@@ -259,6 +266,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		OPT_TRACE_IVL,
 		OPT_HTTP,
 		OPT_NO_HTTP,
+		OPT_HTTP_CERT,
+		OPT_HTTP_KEY,
+		OPT_HTTP_TOKEN,
+		OPT_HTTP_AUTH_ALL,
 		OPT_VERSION,
 		OPT_HELP,
 	};
@@ -302,6 +313,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "trace-interval", required_argument, NULL, OPT_TRACE_IVL },
 		{ "http", required_argument, NULL, OPT_HTTP },
 		{ "no-http", no_argument, NULL, OPT_NO_HTTP },
+		{ "http-cert", required_argument, NULL, OPT_HTTP_CERT },
+		{ "http-key", required_argument, NULL, OPT_HTTP_KEY },
+		{ "http-token-file", required_argument, NULL, OPT_HTTP_TOKEN },
+		{ "http-token-everywhere", no_argument, NULL,
+		  OPT_HTTP_AUTH_ALL },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
@@ -563,7 +579,26 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->mon.trace_interval_us = (uint64_t)v * 1000000u;
 			break;
 		case OPT_HTTP:
-			o->http.listen = optarg;
+			if (o->http.nlisten == IBW_HTTP_MAX_LISTEN) {
+				fprintf(stderr,
+					"ibwatchd: at most %d --http "
+					"addresses\n",
+					IBW_HTTP_MAX_LISTEN);
+				return -1;
+			}
+			o->http.listen[o->http.nlisten++] = optarg;
+			break;
+		case OPT_HTTP_CERT:
+			o->http.tls_cert = optarg;
+			break;
+		case OPT_HTTP_KEY:
+			o->http.tls_key = optarg;
+			break;
+		case OPT_HTTP_TOKEN:
+			o->http.token_file = optarg;
+			break;
+		case OPT_HTTP_AUTH_ALL:
+			o->http.token_everywhere = 1;
 			break;
 		case OPT_NO_HTTP:
 			o->no_http = 1;

@@ -89,6 +89,8 @@ struct tctx {
 	unsigned nvisited;
 	enum op op;
 	uint32_t lft_block;
+	uint8_t src_port; /* the port the trace leaves the source by */
+	int remote_src; /* the source is not the local node */
 	int done;
 };
 
@@ -344,11 +346,11 @@ static void advance(struct tctx *x)
 		}
 		if (!x->c.have_lid) {
 			/* A switch's LID is on port 0; a CA's on the port we
-			 * are at (the source's: the local port). */
+			 * are at (the source: the port it leaves by). */
 			unsigned lp = h->type == IBW_NODE_SWITCH ? 0
 				      : x->c.in_port		 ? x->c.in_port
 				      : x->path->nhops == 1 && !x->reverse
-					      ? x->tr->local_port
+					      ? x->src_port
 					      : x->c.ni.local_port;
 
 			if (fn && lp < fn->nports && fn->ports[lp].have_pi) {
@@ -392,7 +394,7 @@ static void advance(struct tctx *x)
 						? x->t.fwd.hops[x->t.fwd.nhops -
 								1]
 							  .in_port
-						: (uint8_t)x->tr->local_port;
+						: x->src_port;
 				if (!x->c.out_port)
 					x->c.out_port =
 						(uint8_t)x->c.ni.local_port;
@@ -466,6 +468,22 @@ static void advance(struct tctx *x)
 				nf = NULL;
 			start_hop(x, &x->fwd_dr[k], nf,
 				  x->t.fwd.hops[k].out_port);
+			continue;
+		}
+		if (!x->reverse && x->remote_src && x->path->nhops == 1 &&
+		    h->type != IBW_NODE_SWITCH) {
+			/* Leaving a source CA that is not ours: on to its
+			 * neighbour by the neighbour's own directed route. */
+			uint8_t in = 0;
+			const struct ibw_fnode *nf =
+				fabric_next(x, x->c.out_port, &in);
+
+			if (!nf) {
+				fail(x, IBW_TRACE_ERROR,
+				     "the source's neighbour is not known");
+				return;
+			}
+			start_hop(x, &nf->dr, nf, in);
 			continue;
 		}
 		{
@@ -621,11 +639,25 @@ void ibw_tracer_set_local_lid(struct ibw_tracer *tr, uint16_t lid)
 int ibw_trace_start(struct ibw_tracer *tr, uint16_t dlid, unsigned flags,
 		    unsigned timeout_ms, ibw_trace_cb cb, void *arg)
 {
+	return ibw_trace_start_from(tr, 0, dlid, flags, timeout_ms, cb, arg);
+}
+
+int ibw_trace_start_from(struct ibw_tracer *tr, uint16_t src_lid, uint16_t dlid,
+			 unsigned flags, unsigned timeout_ms, ibw_trace_cb cb,
+			 void *arg)
+{
+	const struct ibw_fnode *src = NULL;
+	const struct ibw_fport *sp = NULL;
 	struct tctx *x;
 	struct ibw_dest local;
 
-	if (!dlid || dlid >= 0xc000 || !cb)
+	if (!dlid || dlid >= 0xc000 || !cb || src_lid >= 0xc000)
 		return -EINVAL;
+	if (src_lid && src_lid != tr->local_lid) {
+		src = ibw_fabric_find_lid(tr->f, src_lid, &sp);
+		if (!src)
+			return -ENOENT;
+	}
 	if (tr->running >= MAX_TRACES)
 		return -EBUSY;
 	x = calloc(1, sizeof(*x));
@@ -639,12 +671,16 @@ int ibw_trace_start(struct ibw_tracer *tr, uint16_t dlid, unsigned flags,
 	x->deadline =
 		x->t0 + (uint64_t)(timeout_ms ? timeout_ms : 5000) * 1000u;
 	x->t.dlid = dlid;
-	x->t.slid = tr->local_lid;
+	x->t.slid = src ? src_lid : tr->local_lid;
 	x->path = &x->t.fwd;
 	x->target = dlid;
+	x->src_port = src ? sp->num : (uint8_t)tr->local_port;
+	x->remote_src = src != NULL;
 	tr->running++;
 	ibw_dest_dr_parse(&local, "0");
-	start_hop(x, &local, NULL, 0);
+	/* A remote source is reached by its discovered directed route; its
+	 * NodeInfo is asked afresh, which also checks it is still there. */
+	start_hop(x, src ? &src->dr : &local, NULL, 0);
 	/* The first step is a MAD (the local NodeInfo), so the callback
 	 * never runs inside this call. */
 	query(x, OP_NODEINFO, IBW_ATTR_NODE_INFO, 0);

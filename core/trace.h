@@ -72,6 +72,7 @@ struct ibw_trace {
 	unsigned mads;
 	uint64_t duration_us;
 	int cancelled; /* the engine went away mid-trace */
+	int deadline_hit; /* gave up at the trace's own deadline */
 };
 
 #define IBW_TRACE_REVERSE 0x1
@@ -94,6 +95,12 @@ void ibw_tracer_set_local_lid(struct ibw_tracer *tr, uint16_t lid);
  * @timeout_ms (0: 5000). The callback runs once, never inside. */
 int ibw_trace_start(struct ibw_tracer *tr, uint16_t dlid, unsigned flags,
 		    unsigned timeout_ms, ibw_trace_cb cb, void *arg);
+
+/* The same from another endport, @src_lid, which the last discovery must
+ * know (-ENOENT if not): a trace between two other nodes. */
+int ibw_trace_start_from(struct ibw_tracer *tr, uint16_t src_lid,
+			 uint16_t dlid, unsigned flags, unsigned timeout_ms,
+			 ibw_trace_cb cb, void *arg);
 
 /* "guid[in>out] ..." of a path, for events and logs. */
 void ibw_path_str(const struct ibw_path *p, char *buf, size_t len);

@@ -189,15 +189,15 @@ static void port_families(struct buf *b, const struct ibw_snapshot *s,
 				if (w == 0)
 					put(b,
 					    "%s{guid=\"0x%016" PRIx64 "\",port="
-								      "\"%u\"} "
-								      "%.0f\n",
+					    "\"%u\"} "
+					    "%.0f\n",
 					    name, nd->guid, p,
 					    ibw_link_gbps(&fp->pi) * 1e9 / 8);
 				else
 					put(b,
 					    "%s{guid=\"0x%016" PRIx64 "\",port="
-								      "\"%u\"} "
-								      "%u\n",
+					    "\"%u\"} "
+					    "%u\n",
 					    name, nd->guid, p, fp->pi.state);
 			}
 		}
@@ -240,7 +240,7 @@ static void endport_families(struct buf *b, const struct ibw_snapshot *s)
 
 		put(b,
 		    "ibwatch_endport_loss_ratio{guid=\"0x%016" PRIx64 "\"} "
-								      "%.4f\n",
+		    "%.4f\n",
 		    e->port_guid,
 		    e->window_n ? (double)e->window_lost / e->window_n : 0.0);
 	}

@@ -26,17 +26,24 @@ struct bucket {
 
 struct req;
 
+struct listener {
+	struct MHD_Daemon *d;
+	int epfd;
+	unsigned port;
+};
+
 struct ibw_http {
 	struct ibw_loop *loop;
 	struct ibw_monitor *m;
 	struct ibw_engine *e;
 	struct ibw_http_opts o;
-	struct MHD_Daemon *d;
-	int epfd;
+	struct listener l[IBW_HTTP_MAX_LISTEN];
+	unsigned nl;
+	char *token;
+	char *cert, *key;
 	struct ibw_timer *timer;
 	struct bucket buckets[ONDEMAND_CLIENTS];
 	struct req *waiting; /* suspended, a probe under way */
-	unsigned port;
 };
 
 struct req {
@@ -120,6 +127,9 @@ static enum MHD_Result send_answer(struct MHD_Connection *c, struct req *r)
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
 	if (r->code == 405)
 		MHD_add_response_header(resp, "Allow", "GET, HEAD");
+	if (r->code == 401)
+		MHD_add_response_header(resp, "WWW-Authenticate",
+					"Bearer realm=\"ibwatch\"");
 	ret = MHD_queue_response(c, r->code, resp);
 	MHD_destroy_response(resp);
 	return ret;
@@ -169,8 +179,9 @@ static void on_trace(const struct ibw_trace *t, void *arg)
 		probe_landed(r);
 		return;
 	}
-	if (t->fwd.status == IBW_TRACE_TIMEOUT && !t->fwd.nhops)
-		set_problem(r, 504, "the trace timed out");
+	if (t->deadline_hit)
+		set_problem(r, 504, "the trace found no answer within %.0f ms",
+			    (double)t->duration_us / 1000.0);
 	else
 		set_json(r, 200, ibw_json_trace(t));
 	probe_landed(r);
@@ -279,9 +290,10 @@ static void do_trace(struct req *r, struct ibw_snapshot *s)
 {
 	struct ibw_http *h = r->h;
 	const char *t = arg(r->conn, "target"), *rev = arg(r->conn, "reverse");
+	const char *src = arg(r->conn, "source");
 	unsigned long tmo = 5000;
 	unsigned flags = 0;
-	uint16_t lid;
+	uint16_t lid, slid = 0;
 	int rc;
 
 	(void)s;
@@ -305,12 +317,21 @@ static void do_trace(struct req *r, struct ibw_snapshot *s)
 		set_problem(r, 404, "unknown target '%s'", t);
 		return;
 	}
+	if (src && *src && !(slid = ibw_monitor_resolve(h->m, src))) {
+		set_problem(r, 404, "unknown source '%s'", src);
+		return;
+	}
 	if (!allow_probe(h, r->conn)) {
 		set_problem(r, 429, "too many on-demand probes from here");
 		return;
 	}
-	rc = ibw_trace_start(ibw_monitor_tracer(h->m), lid, flags,
-			     (unsigned)(tmo ? tmo : 5000), on_trace, r);
+	rc = ibw_trace_start_from(ibw_monitor_tracer(h->m), slid, lid, flags,
+				  (unsigned)(tmo ? tmo : 5000), on_trace, r);
+	if (rc == -ENOENT) {
+		set_problem(r, 404, "the source '%s' is not in the fabric",
+			    src ? src : "");
+		return;
+	}
 	if (rc == -EBUSY) {
 		set_problem(r, 429, "too many traces under way");
 		return;
@@ -438,13 +459,40 @@ static void do_events(struct req *r)
 			   ibw_json_events(buf, n)));
 }
 
+/* Constant time: the token is a secret. */
+static int token_ok(const struct ibw_http *h, struct MHD_Connection *c)
+{
+	const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						    "Authorization");
+	size_t n, i;
+	unsigned diff = 0;
+
+	if (!a || strncmp(a, "Bearer ", 7))
+		return 0;
+	a += 7;
+	n = strlen(h->token);
+	if (strlen(a) != n)
+		return 0;
+	for (i = 0; i < n; i++)
+		diff |= (unsigned)(a[i] ^ h->token[i]);
+	return diff == 0;
+}
+
 static void route(struct req *r, const char *url)
 {
 	struct ibw_http *h = r->h;
-	struct ibw_snapshot *s = ibw_monitor_snapshot(h->m);
+	struct ibw_snapshot *s;
 	struct ibw_engine_stats st;
 	uint64_t now = ibw_realtime_us();
+	int ondemand = !strcmp(url, "/api/v1/trace") || !strcmp(url, "/api/v1/"
+								     "ping");
 
+	if (h->token && (ondemand || h->o.token_everywhere) &&
+	    !token_ok(h, r->conn)) {
+		set_problem(r, 401, "a bearer token is required here");
+		return;
+	}
+	s = ibw_monitor_snapshot(h->m);
 	ibw_engine_get_stats(h->e, &st);
 	if (!strcmp(url, "/healthz")) {
 		if (s->local_state != 4)
@@ -566,10 +614,17 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 static void run(struct ibw_http *h)
 {
 	MHD_UNSIGNED_LONG_LONG ms;
+	uint64_t next = 0;
+	unsigned i;
 
-	MHD_run(h->d);
-	if (MHD_get_timeout(h->d, &ms) == MHD_YES)
-		ibw_timer_arm(h->timer, (uint64_t)ms * 1000u);
+	for (i = 0; i < h->nl; i++) {
+		MHD_run(h->l[i].d);
+		if (MHD_get_timeout(h->l[i].d, &ms) == MHD_YES &&
+		    (!next || ms * 1000u < next))
+			next = ms * 1000u;
+	}
+	if (next)
+		ibw_timer_arm(h->timer, next);
 }
 
 static void on_fd(struct ibw_loop *loop, int fd, unsigned ev, void *arg)
@@ -616,16 +671,100 @@ static int parse_listen(const char *s, struct sockaddr_storage *ss,
 	return 0;
 }
 
+/* A whole small file (a token, a PEM), NUL-terminated; NULL on error. */
+static char *slurp(const char *path, size_t max, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	size_t n;
+
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	buf = calloc(1, max + 1);
+	n = buf ? fread(buf, 1, max + 1, f) : 0;
+	fclose(f);
+	if (!buf || n > max) {
+		snprintf(err, errlen, "%s: larger than %zu bytes", path, max);
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static int listen_on(struct ibw_http *h, const char *addr, char *err,
+		     size_t errlen)
+{
+	struct listener *l = &h->l[h->nl];
+	struct sockaddr_storage ss;
+	socklen_t sslen;
+	const union MHD_DaemonInfo *di;
+	unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+			 MHD_USE_ERROR_LOG;
+	int v6 = 0;
+
+	if (parse_listen(addr, &ss, &sslen, &v6) < 0) {
+		snprintf(err, errlen,
+			 "--http %s: not ADDRESS:PORT (an IPv6 address in [])",
+			 addr);
+		return -1;
+	}
+	if (v6)
+		flags |= MHD_USE_IPv6;
+	if (h->cert)
+		flags |= MHD_USE_TLS;
+	errno = 0;
+	if (h->cert)
+		l->d = MHD_start_daemon(
+			flags, 0, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR,
+			&ss, MHD_OPTION_CONNECTION_LIMIT,
+			(unsigned)h->o.max_connections,
+			MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+			(size_t)h->o.max_request_bytes * 2,
+			MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
+			MHD_OPTION_NOTIFY_COMPLETED, completed, h,
+			MHD_OPTION_HTTPS_MEM_CERT, h->cert,
+			MHD_OPTION_HTTPS_MEM_KEY, h->key, MHD_OPTION_END);
+	else
+		l->d = MHD_start_daemon(flags, 0, NULL, NULL, handler, h,
+					MHD_OPTION_SOCK_ADDR, &ss,
+					MHD_OPTION_CONNECTION_LIMIT,
+					(unsigned)h->o.max_connections,
+					MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+					(size_t)h->o.max_request_bytes * 2,
+					MHD_OPTION_CONNECTION_TIMEOUT,
+					(unsigned)30,
+					MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
+					MHD_OPTION_NOTIFY_COMPLETED, completed,
+					h, MHD_OPTION_END);
+	if (!l->d) {
+		snprintf(err, errlen, "cannot listen on %s: %s", addr,
+			 strerror(errno ? errno : EADDRINUSE));
+		return -1;
+	}
+	h->nl++;
+	di = MHD_get_daemon_info(l->d, MHD_DAEMON_INFO_EPOLL_FD);
+	l->epfd = di ? di->epoll_fd : -1;
+	di = MHD_get_daemon_info(l->d, MHD_DAEMON_INFO_BIND_PORT);
+	l->port = di ? di->port : 0;
+	if (l->epfd < 0 ||
+	    ibw_loop_watch(h->loop, l->epfd, IBW_EV_READ, on_fd, h) < 0) {
+		snprintf(err, errlen, "cannot plug the HTTP server in");
+		return -1;
+	}
+	log_info("http", "listening on %s%s", addr, h->cert ? " (TLS)" : "");
+	return 0;
+}
+
 struct ibw_http *ibw_http_new(struct ibw_loop *loop, struct ibw_monitor *m,
 			      struct ibw_engine *e,
 			      const struct ibw_http_opts *o, char *err,
 			      size_t errlen)
 {
 	struct ibw_http *h = calloc(1, sizeof(*h));
-	struct sockaddr_storage ss;
-	socklen_t sslen;
-	const union MHD_DaemonInfo *di;
-	int v6 = 0;
+	unsigned i;
 
 	if (!h)
 		return NULL;
@@ -633,60 +772,61 @@ struct ibw_http *ibw_http_new(struct ibw_loop *loop, struct ibw_monitor *m,
 	h->m = m;
 	h->e = e;
 	h->o = *o;
-	if (!h->o.listen)
-		h->o.listen = "127.0.0.1:9776";
+	if (!h->o.nlisten) {
+		h->o.listen[0] = "127.0.0.1:9776";
+		h->o.nlisten = 1;
+	}
 	if (!h->o.max_connections)
 		h->o.max_connections = 64;
 	if (!h->o.max_request_bytes)
 		h->o.max_request_bytes = 16384;
 	if (!h->o.ondemand_per_minute)
 		h->o.ondemand_per_minute = 60;
-	if (parse_listen(h->o.listen, &ss, &sslen, &v6) < 0) {
-		snprintf(err, errlen,
-			 "--http %s: not ADDRESS:PORT (an IPv6 address in [])",
-			 h->o.listen);
-		free(h);
-		return NULL;
-	}
-	h->d = MHD_start_daemon(
-		MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
-			(v6 ? MHD_USE_IPv6 : 0),
-		0, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR, &ss,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)h->o.max_connections,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-		(size_t)h->o.max_request_bytes * 2,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
-		MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_END);
-	if (!h->d) {
-		snprintf(err, errlen, "cannot listen on %s: %s", h->o.listen,
-			 strerror(errno ? errno : EADDRINUSE));
-		free(h);
-		return NULL;
-	}
-	di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
-	h->epfd = di ? di->epoll_fd : -1;
-	di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
-	h->port = di ? di->port : 0;
 	h->timer = ibw_timer_new(loop, on_timer, h);
-	if (h->epfd < 0 || !h->timer ||
-	    ibw_loop_watch(loop, h->epfd, IBW_EV_READ, on_fd, h) < 0) {
-		snprintf(err, errlen, "cannot plug the HTTP server in");
-		ibw_http_free(h);
-		return NULL;
+	if (!h->timer)
+		goto fail;
+	if (!!h->o.tls_cert != !!h->o.tls_key) {
+		snprintf(err, errlen, "TLS needs both a certificate and a key");
+		goto fail;
 	}
-	log_info("http", "listening on %s", h->o.listen);
+	if (h->o.tls_cert &&
+	    (!(h->cert = slurp(h->o.tls_cert, 1 << 20, err, errlen)) ||
+	     !(h->key = slurp(h->o.tls_key, 1 << 20, err, errlen))))
+		goto fail;
+	if (h->o.token_file) {
+		size_t n;
+
+		h->token = slurp(h->o.token_file, 4096, err, errlen);
+		if (!h->token)
+			goto fail;
+		n = strlen(h->token);
+		while (n && (h->token[n - 1] == '\n' ||
+			     h->token[n - 1] == '\r' || h->token[n - 1] == ' '))
+			h->token[--n] = '\0';
+		if (!n) {
+			snprintf(err, errlen, "%s: the token is empty",
+				 h->o.token_file);
+			goto fail;
+		}
+	}
+	for (i = 0; i < h->o.nlisten && i < IBW_HTTP_MAX_LISTEN; i++)
+		if (listen_on(h, h->o.listen[i], err, errlen) < 0)
+			goto fail;
 	return h;
+fail:
+	ibw_http_free(h);
+	return NULL;
 }
 
 unsigned ibw_http_port(const struct ibw_http *h)
 {
-	return h->port;
+	return h->nl ? h->l[0].port : 0;
 }
 
 void ibw_http_free(struct ibw_http *h)
 {
 	struct req *r;
+	unsigned i;
 
 	if (!h)
 		return;
@@ -697,12 +837,17 @@ void ibw_http_free(struct ibw_http *h)
 		set_problem(r, 503, "the agent is stopping");
 		MHD_resume_connection(r->conn);
 	}
-	if (h->d) {
-		MHD_run(h->d);
-		if (h->epfd >= 0)
-			ibw_loop_unwatch(h->loop, h->epfd);
-		MHD_stop_daemon(h->d);
+	for (i = 0; i < h->nl; i++) {
+		MHD_run(h->l[i].d);
+		if (h->l[i].epfd >= 0)
+			ibw_loop_unwatch(h->loop, h->l[i].epfd);
+		MHD_stop_daemon(h->l[i].d);
 	}
 	ibw_timer_free(h->timer);
+	if (h->token)
+		memset(h->token, 0, strlen(h->token));
+	free(h->token);
+	free(h->cert);
+	free(h->key);
 	free(h);
 }

@@ -11,8 +11,16 @@
 #include "loop.h"
 #include "monitor.h"
 
+#define IBW_HTTP_MAX_LISTEN 4
+
 struct ibw_http_opts {
-	const char *listen; /* "127.0.0.1:9776", "[::1]:9776" */
+	/* "127.0.0.1:9776", "[::1]:9776"; up to IBW_HTTP_MAX_LISTEN */
+	const char *listen[IBW_HTTP_MAX_LISTEN];
+	unsigned nlisten; /* 0: 127.0.0.1:9776 */
+	const char *tls_cert; /* PEM files: both, or neither */
+	const char *tls_key;
+	const char *token_file; /* bearer token required on trace and ping */
+	int token_everywhere; /* ... and on every endpoint */
 	unsigned max_connections; /* 0: 64 */
 	unsigned max_request_bytes; /* 0: 16384 */
 	unsigned ondemand_per_minute; /* per client address; 0: 60 */
