@@ -305,6 +305,7 @@ static void advance(struct tctx *x)
 	for (n = 0; n < 4 * (IBW_TRACE_MAX_HOPS + 2); n++) {
 		h = hop(x);
 		if (ibw_now_us() > x->deadline) {
+			x->t.deadline_hit = 1;
 			fail(x, IBW_TRACE_TIMEOUT,
 			     "no result within the deadline");
 			return;
