@@ -92,23 +92,47 @@ static void set_json(struct req *r, unsigned code, json_t *j)
 	r->ctype = "application/json";
 }
 
+static void problem(struct req *r, unsigned code, const char *key, json_t *ext,
+		    const char *fmt, va_list ap)
+{
+	char detail[512];
+	json_t *j;
+
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	j = json_pack("{s:s, s:s, s:i, s:s}", "type", "about:blank", "title",
+		      title(code), "status", code, "detail", detail);
+	if (key && ext)
+		json_object_set_new(j, key, ext);
+	set_json(r, code, j);
+	r->ctype = "application/problem+json";
+}
+
 static void set_problem(struct req *r, unsigned code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* RFC 9457 problem details. */
 static void set_problem(struct req *r, unsigned code, const char *fmt, ...)
 {
-	char detail[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(detail, sizeof(detail), fmt, ap);
+	problem(r, code, NULL, NULL, fmt, ap);
 	va_end(ap);
-	set_json(r, code,
-		 json_pack("{s:s, s:s, s:i, s:s}", "type", "about:blank",
-			   "title", title(code), "status", code, "detail",
-			   detail));
-	r->ctype = "application/problem+json";
+}
+
+static void set_problem_ext(struct req *r, unsigned code, const char *key,
+			    json_t *ext, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/* ... with an extension member: what the probe found before it gave up. */
+static void set_problem_ext(struct req *r, unsigned code, const char *key,
+			    json_t *ext, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	problem(r, code, key, ext, fmt, ap);
+	va_end(ap);
 }
 
 static enum MHD_Result send_answer(struct MHD_Connection *c, struct req *r)
@@ -179,9 +203,10 @@ static void on_trace(const struct ibw_trace *t, void *arg)
 		probe_landed(r);
 		return;
 	}
-	if (t->deadline_hit)
-		set_problem(r, 504, "the trace found no answer within %.0f ms",
-			    (double)t->duration_us / 1000.0);
+	if (t->fwd.status == IBW_TRACE_TIMEOUT)
+		set_problem_ext(r, 504, "trace", ibw_json_trace(t),
+				"hop %u did not answer: %s", t->fwd.fail_hop,
+				t->fwd.reason);
 	else
 		set_json(r, 200, ibw_json_trace(t));
 	probe_landed(r);
@@ -195,7 +220,11 @@ static void on_ping(const struct ibw_ping_summary *s, void *arg)
 		probe_landed(r);
 		return;
 	}
-	set_json(r, 200, ibw_json_ping_summary(s));
+	if (!s->received)
+		set_problem_ext(r, 504, "ping", ibw_json_ping_summary(s),
+				"no answer to %u pings", s->sent);
+	else
+		set_json(r, 200, ibw_json_ping_summary(s));
 	probe_landed(r);
 }
 
