@@ -106,7 +106,7 @@ static void counter_families(struct buf *b, const struct ibw_snapshot *s,
 			     int is_switch)
 {
 	unsigned i, c;
-	char name[128];
+	char name[128], help[160];
 
 	for (c = 0; c < IBW_CTR_MAX; c++) {
 		int any = 0;
@@ -120,8 +120,14 @@ static void counter_families(struct buf *b, const struct ibw_snapshot *s,
 				snprintf(name, sizeof(name),
 					 "infiniband_%s_port_%s_total",
 					 kind_of(is_switch), ctr_names[c]);
-				family(b, name, "counter",
-				       ibw_ctr_desc(c)->name);
+				snprintf(help, sizeof(help),
+					 "%s as a monotonic 64-bit total%s.",
+					 ibw_ctr_desc(c)->name,
+					 ibw_ctr_desc(c)->scale == 4
+						 ? ", in bytes (the counter "
+						   "counts 4-octet words)"
+						 : "");
+				family(b, name, "counter", help);
 				any = 1;
 			}
 			put(b,
@@ -218,10 +224,14 @@ static void endport_families(struct buf *b, const struct ibw_snapshot *s)
 		put(b, "ibwatch_endport_up{guid=\"0x%016" PRIx64 "\",name=\"",
 		    e->port_guid);
 		put_label(b, e->name);
-		put(b, "\",lid=\"%u\",state=\"%s\"} %d\n", e->lid,
-		    ibw_endport_state_str(e->state),
+		put(b, "\",lid=\"%u\"} %d\n", e->lid,
 		    e->state == IBW_EP_UP || e->state == IBW_EP_DEGRADED);
 	}
+	family(b, "ibwatch_endport_state", "gauge",
+	       "0 unknown, 1 up, 2 degraded, 3 down.");
+	for (i = 0; i < s->nendports; i++)
+		put(b, "ibwatch_endport_state{guid=\"0x%016" PRIx64 "\"} %d\n",
+		    s->endports[i].port_guid, (int)s->endports[i].state);
 	family(b, "ibwatch_endport_rtt_seconds", "gauge",
 	       "Round-trip time of the last answered ping.");
 	for (i = 0; i < s->nendports; i++) {
