@@ -10,6 +10,7 @@ libibumad-dev libibmad-dev
 libsnmp-dev libmicrohttpd-dev libjansson-dev libcmocka-dev
 ibsim-utils libumad2sim0 opensm infiniband-diags
 snmpd snmp snmptrapd curl jq python3 bc
+prometheus monitoring-plugins-basic openssl wrk
 "
 
 missing=""

@@ -17,6 +17,7 @@
 
 #define ONDEMAND_CLIENTS 64
 #define MAX_PING_COUNT 100
+#define TLS_POLL_US 10000
 
 struct bucket {
 	char addr[INET6_ADDRSTRLEN];
@@ -55,6 +56,7 @@ struct req {
 	unsigned code;
 	char *body;
 	size_t len;
+	size_t uploaded; /* request body bytes seen (and dropped) */
 	const char *ctype;
 	struct req *next;
 };
@@ -578,21 +580,37 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 	struct req *r = *con_cls;
 
 	if (!r) {
-		/* First call: headers only. */
+		/* First call: headers only. Refuse what is too big or not a
+		 * GET before any body is read. */
+		const char *cl = MHD_lookup_connection_value(
+			c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+
 		r = calloc(1, sizeof(*r));
 		if (!r)
 			return MHD_NO;
 		r->h = h;
 		r->conn = c;
 		*con_cls = r;
+		if (cl && strtoull(cl, NULL, 10) > h->o.max_request_bytes) {
+			set_problem(r, 413, "request body too large");
+			return send_answer(c, r);
+		}
+		if (strcmp(method, MHD_HTTP_METHOD_GET) &&
+		    strcmp(method, MHD_HTTP_METHOD_HEAD)) {
+			set_problem(r, 405, "only GET and HEAD are served");
+			return send_answer(c, r);
+		}
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
-		/* No endpoint takes a body: swallow it, answer 413 if it
-		 * is bigger than a request may be. */
-		if (*upload_data_size > h->o.max_request_bytes && !r->code)
-			set_problem(r, 413, "request body too large");
+		/* No endpoint takes a body: count it, and once it is more
+		 * than a request may be, answer 413 at once. */
+		r->uploaded += *upload_data_size;
 		*upload_data_size = 0;
+		if (r->uploaded > h->o.max_request_bytes && !r->code) {
+			set_problem(r, 413, "request body too large");
+			return send_answer(c, r);
+		}
 		return MHD_YES;
 	}
 	if (r->state == 2 || r->code)
@@ -643,16 +661,20 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 static void run(struct ibw_http *h)
 {
 	MHD_UNSIGNED_LONG_LONG ms;
-	uint64_t next = 0;
+	uint64_t next = UINT64_MAX;
 	unsigned i;
 
 	for (i = 0; i < h->nl; i++) {
 		MHD_run(h->l[i].d);
 		if (MHD_get_timeout(h->l[i].d, &ms) == MHD_YES &&
-		    (!next || ms * 1000u < next))
+		    ms * 1000u < next)
 			next = ms * 1000u;
 	}
-	if (next)
+	/* With TLS, GnuTLS can hold data that no fd reports (a record
+	 * half written when the socket filled): look again soon. */
+	if (h->cert && next > TLS_POLL_US)
+		next = TLS_POLL_US;
+	if (next != UINT64_MAX)
 		ibw_timer_arm(h->timer, next);
 }
 
@@ -746,13 +768,13 @@ static int listen_on(struct ibw_http *h, const char *addr, char *err,
 	errno = 0;
 	if (h->cert)
 		l->d = MHD_start_daemon(
-			flags, 0, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR,
-			&ss, MHD_OPTION_CONNECTION_LIMIT,
+			flags, 0, NULL, NULL, handler, h,
+			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
+			MHD_OPTION_SOCK_ADDR, &ss, MHD_OPTION_CONNECTION_LIMIT,
 			(unsigned)h->o.max_connections,
 			MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 			(size_t)h->o.max_request_bytes * 2,
 			MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
 			MHD_OPTION_NOTIFY_COMPLETED, completed, h,
 			MHD_OPTION_HTTPS_MEM_CERT, h->cert,
 			MHD_OPTION_HTTPS_MEM_KEY, h->key, MHD_OPTION_END);

@@ -1,0 +1,189 @@
+#!/bin/bash
+# The HTTP endpoint on the 324-host fat tree, with curl, promtool, a real
+# Prometheus and Nagios' check_http: every endpoint, values equal to
+# perfquery and ibtracert, on-demand trace and ping, each error status
+# as problem+json, the token and TLS paths, and /healthz going critical
+# when the local link goes.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+: "${IBWATCHD:?}" "${IBW_FATTREE:?}"
+
+if [ -z "${IBW_SIM_DIR:-}" ]; then
+	work=${IBW_TEST_WORK:-$PWD/test-work}
+	mkdir -p "$work"
+	"$IBW_FATTREE" --levels 2 --hosts 324 >"$work/http-324.net"
+	exec "$here/lib/with-fabric.sh" http "$work/http-324.net" \
+		--sm node0324 -- "$0"
+fi
+
+fails=0 passes=0
+ok() { passes=$((passes + 1)); echo "ok - $*"; }
+bad() { fails=$((fails + 1)); echo "not ok - $*"; }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+at() { local h=$1; shift; SIM_HOST=$h LD_PRELOAD=$IBW_SIM_PRELOAD "$@"; }
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
+trap cleanup EXIT
+
+# Start an agent on $1 with the other arguments; its HTTP port in $port.
+start_agent() {
+	local host=$1 try; shift
+	for try in 1 2 3 4 5; do
+		port=$((20000 + (RANDOM % 20000)))
+		at "$host" "$IBWATCHD" --no-state-file --http "127.0.0.1:$port" "$@" \
+			>"agent-$port.out" 2>"agent-$port.log" &
+		agent=$!
+		for _ in $(seq 1 100); do
+			grep -q 'listening on' "agent-$port.log" && { pids+=("$agent"); return 0; }
+			kill -0 "$agent" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill "$agent" 2>/dev/null
+	done
+	return 1
+}
+start_agent node0001 --discovery-interval 1 --counter-interval 1 \
+	--ping-interval-ms 500 --watch-path "node0100 HCA-1" --trace-interval 1 ||
+	{ echo "not ok - the agent does not start"; exit 1; }
+P=$port
+U=http://127.0.0.1:$P
+get() { curl -s -m 20 -o body.json -w '%{http_code} %{content_type}' "$@"; }
+for _ in $(seq 1 100); do
+	[ "$(curl -s -m 20 -o /dev/null -w '%{http_code}' "$U/healthz")" = 200 ] && break
+	sleep 0.1
+done
+
+# Every endpoint.
+r=$(get "$U/healthz"); check "/healthz is 200 on a healthy fabric" [ "${r%% *}" = 200 ]
+r=$(get "$U/api/v1/status"); check "/api/v1/status" jq -e '.fabric.nodes == 360 and .fabric.switches == 36 and .fabric.links == 648 and .local_port_state == "active"' body.json
+r=$(get "$U/api/v1/nodes"); check "/api/v1/nodes: 360" jq -e 'length == 360' body.json
+g=$(jq -r '.[] | select(.name == "leaf01") | .guid' body.json)
+r=$(get "$U/api/v1/nodes/$g"); check "/api/v1/nodes/{guid}" jq -e '.name == "leaf01" and (.ports | length) == 37' body.json
+r=$(get "$U/api/v1/ports?type=ca"); check "/api/v1/ports?type=ca: 324" jq -e 'length == 324' body.json
+r=$(get "$U/api/v1/ports?type=switch&state=active"); # port 0 of each switch, and 648 links less the 324 that end at a host
+check "/api/v1/ports?type=switch&state=active" jq -e 'length == 36 + 2 * 648 - 324' body.json
+for _ in $(seq 1 50); do r=$(get "$U/api/v1/endports"); jq -e '[.[] | select(.state == "up")] | length == 324' body.json >/dev/null && break; sleep 0.2; done
+check "/api/v1/endports: all 324 up" jq -e '[.[] | select(.state == "up")] | length == 324' body.json
+r=$(get "$U/api/v1/events"); check "/api/v1/events" jq -e 'has("last_seq") and (.events | type == "array")' body.json
+r=$(get "$U/api/v1/traces"); check "/api/v1/traces: the watched path" jq -e '.[0].target == "node0100 HCA-1" and .[0].last.status == "ok"' body.json
+
+# Values equal perfquery's.
+"$IBW_SIMFABRIC" cmd "$IBW_SIM_DIR" 'PerformanceSet "node0007"[1] PortCounters.SymbolErrorCounter=1234' >/dev/null
+n7=$(curl -s -m 20 "$U/api/v1/nodes" | jq -r '.[] | select(.name == "node0007 HCA-1") | .guid')
+l7=$(curl -s -m 20 "$U/api/v1/nodes/$n7" | jq -r '.lid')
+for _ in $(seq 1 50); do
+	curl -s -m 20 "$U/api/v1/ports?guid=$n7" >p7.json
+	jq -e '.[0].counters.raw.SymbolErrorCounter == 1234' p7.json >/dev/null && break
+	sleep 0.2
+done
+pq=$(at node0001 perfquery "$l7" 1)
+same=1
+for f in SymbolErrorCounter LinkErrorRecoveryCounter LinkDownedCounter PortRcvErrors VL15Dropped PortXmitDiscards; do
+	[ "$(jq ".[0].counters.raw.$f" p7.json)" = "$(sed -n "s/^$f:\.*//p" <<<"$pq")" ] || same=0
+done
+check "/api/v1/ports counters equal perfquery's (SymbolErrorCounter 1234)" [ $same = 1 ]
+check "... and the port is listed with ?errors=1" jq -e --arg g "$n7" '[.[] | select(.node_guid == $g)] | length == 1' <(curl -s -m 20 "$U/api/v1/ports?errors=1")
+
+# On demand: a trace between two named hosts equals ibtracert's; a ping.
+r=$(get "$U/api/v1/trace?source=node0002%20HCA-1&target=node0200%20HCA-1")
+ours=$(jq -r '.hops[] | "\(.node_guid) \(.in_port) \(.out_port)"' body.json)
+l2=$(curl -s -m 20 "$U/api/v1/ports?type=ca" | jq -r '.[] | select(.node_name == "node0002 HCA-1") | .lid')
+l200=$(curl -s -m 20 "$U/api/v1/ports?type=ca" | jq -r '.[] | select(.node_name == "node0200 HCA-1") | .lid')
+ref=$(at node0001 ibtracert "$l2" "$l200" | awk '/^\[/ { match($0, /^\[[0-9]+\]/); o = substr($0, 2, RLENGTH - 2); print o }' | xargs)
+echo "# ours: $(jq -r '[.hops[:-1][].out_port] | join(" ")' body.json) ibtracert $l2 $l200: $ref"
+check "/api/v1/trace between two named hosts equals ibtracert (${r%% *})" \
+	test "${r%% *}" = 200 -a "$(jq -r '[.hops[:-1][].out_port] | join(" ")' body.json)" = "$ref"
+r=$(get "$U/api/v1/ping?target=node0050%20HCA-1&count=3&method=pma")
+check "/api/v1/ping" jq -e '.received == 3 and .method == "pma"' body.json
+
+# Errors: problem+json with the right status.
+problem() { # expected-status curl-args...
+	local want=$1 r; shift
+	r=$(get "$@")
+	[ "${r%% *}" = "$want" ] && [ "${r#* }" = application/problem+json ] &&
+		jq -e --argjson s "$want" '.status == $s and (.detail | length > 0)' body.json >/dev/null
+}
+check "400 on a bad parameter" problem 400 "$U/api/v1/ports?type=router"
+check "400 on a bad GUID" problem 400 "$U/api/v1/nodes/0xzz"
+check "404 on an unknown path" problem 404 "$U/api/v1/nope"
+check "404 on an unknown node" problem 404 "$U/api/v1/nodes/0x0000000000000bad"
+check "404 on an unknown trace target" problem 404 "$U/api/v1/trace?target=no-such-node"
+check "405 on POST" problem 405 -X POST "$U/api/v1/status"
+head -c 100000 /dev/zero >big.bin
+check "413 on a large body" problem 413 --data-binary @big.bin "$U/api/v1/status"
+"$IBW_SIMFABRIC" cmd "$IBW_SIM_DIR" 'Unlink "node0300"[1]' >/dev/null
+check "504 on a ping nobody answers, with the result" problem 504 "$U/api/v1/ping?target=node0300%20HCA-1&count=2&method=pma&timeout_ms=50"
+check "... carrying the probes" jq -e '.ping.sent == 2 and .ping.received == 0' body.json
+"$IBW_SIMFABRIC" cmd "$IBW_SIM_DIR" 'Relink "node0300"[1]' >/dev/null
+codes=$(for _ in $(seq 1 70); do curl -s -m 20 -o /dev/null -w '%{http_code}\n' "$U/api/v1/ping?target=node0050%20HCA-1&count=1&method=pma"; done | sort | uniq -c | xargs)
+check "429 once a client floods on-demand probes ($codes)" grep -q '429' <<<"$codes"
+check "the agent still serves after all that" [ "$(curl -s -m 20 -o /dev/null -w '%{http_code}' "$U/api/v1/status")" = 200 ]
+
+# promtool and a real Prometheus.
+curl -s -m 20 "$U/metrics" >metrics.txt
+out=$(promtool check metrics <metrics.txt 2>&1); rc=$?
+check "promtool check metrics reports nothing" test $rc = 0 -a -z "$out"
+check "down ports are exported with their state" grep -q '^infiniband_switch_port_state{.*} 1$' metrics.txt
+for try in 1 2 3; do
+	pp=$((20000 + (RANDOM % 20000)))
+	cat >prometheus.yml <<YML
+global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: ibwatch
+    static_configs:
+      - targets: ['127.0.0.1:$P']
+YML
+	prometheus --config.file=prometheus.yml --storage.tsdb.path="$PWD/tsdb" \
+		--web.listen-address="127.0.0.1:$pp" >prometheus.log 2>&1 &
+	prom=$!
+	pids+=("$prom")
+	for _ in $(seq 1 100); do
+		curl -s "http://127.0.0.1:$pp/-/ready" | grep -q Ready && break 2
+		kill -0 "$prom" 2>/dev/null || break
+		sleep 0.1
+	done
+done
+val=""
+for _ in $(seq 1 100); do
+	val=$(curl -s "http://127.0.0.1:$pp/api/v1/query" \
+		--data-urlencode "query=infiniband_hca_port_symbol_error_total{guid=\"$n7\",port=\"1\"}" |
+		jq -r '.data.result[0].value[1] // empty')
+	[ -n "$val" ] && break
+	sleep 0.2
+done
+check "Prometheus scrapes /metrics; PromQL gives SymbolErrorCounter $val" [ "$val" = 1234 ]
+
+# check_http on /healthz: OK, then CRITICAL with the local link down.
+ch=/usr/lib/nagios/plugins/check_http
+out=$("$ch" -H 127.0.0.1 -p "$P" -u /healthz); rc=$?
+check "check_http /healthz is OK ($out)" [ $rc = 0 ]
+"$IBW_SIMFABRIC" cmd "$IBW_SIM_DIR" 'Unlink "node0001"[1]' >/dev/null
+for _ in $(seq 1 50); do
+	"$ch" -H 127.0.0.1 -p "$P" -u /healthz >/dev/null; rc=$?
+	[ $rc = 2 ] && break
+	sleep 0.2
+done
+out=$("$ch" -H 127.0.0.1 -p "$P" -u /healthz)
+check "check_http /healthz is CRITICAL with the local link unlinked ($out)" [ $rc = 2 ]
+"$IBW_SIMFABRIC" cmd "$IBW_SIM_DIR" 'Relink "node0001"[1]' >/dev/null
+
+# The token and TLS paths, on a second agent.
+echo "s3cret-token" >token
+openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem -out cert.pem -days 1 \
+	-subj /CN=127.0.0.1 >/dev/null 2>&1
+start_agent node0002 --http-token-file token --http-cert cert.pem --http-key key.pem --no-ping ||
+	bad "the TLS agent does not start"
+T=https://127.0.0.1:$port
+for _ in $(seq 1 50); do
+	[ "$(curl -sk -m 20 -o /dev/null -w '%{http_code}' "$T/api/v1/status")" = 200 ] && break; sleep 0.1
+done
+check "TLS: status over https" [ "$(curl -sk -m 20 -o /dev/null -w '%{http_code}' "$T/api/v1/status")" = 200 ]
+check "token: 401 without it on an on-demand endpoint" problem 401 -k "$T/api/v1/trace?target=1"
+r=$(get -k -H "Authorization: Bearer s3cret-token" "$T/api/v1/trace?target=1")
+check "token: 200 with it" [ "${r%% *}" = 200 ]
+check "token: a wrong one is refused" problem 401 -k -H "Authorization: Bearer nope" "$T/api/v1/trace?target=1"
+check "token: /metrics needs none (not --http-token-everywhere)" [ "$(curl -sk -m 20 -o /dev/null -w '%{http_code}' "$T/metrics")" = 200 ]
+
+echo "$passes passed, $fails failed"
+[ $fails = 0 ]
