@@ -11,6 +11,7 @@ struct buf {
 	char *p;
 	size_t len, cap;
 	int oom;
+	int om; /* OpenMetrics */
 };
 
 static void put(struct buf *b, const char *fmt, ...)
@@ -67,7 +68,14 @@ static void put_label(struct buf *b, const char *s)
 static void family(struct buf *b, const char *name, const char *type,
 		   const char *help)
 {
-	put(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	size_t n = strlen(name);
+
+	/* OpenMetrics names a counter family without its _total. */
+	if (b->om && !strcmp(type, "counter") && n > 6 &&
+	    !strcmp(name + n - 6, "_total"))
+		n -= 6;
+	put(b, "# HELP %.*s %s\n# TYPE %.*s %s\n", (int)n, name, help, (int)n,
+	    name, type);
 }
 
 /* Exporter names of our counters (after infiniband_<kind>_port_). */
@@ -256,15 +264,16 @@ static void endport_families(struct buf *b, const struct ibw_snapshot *s)
 	}
 }
 
-char *ibw_prom_render(const struct ibw_snapshot *s,
-		      const struct ibw_engine_stats *st, uint64_t now_us,
-		      size_t *len)
+static char *render(const struct ibw_snapshot *s,
+		    const struct ibw_engine_stats *st, uint64_t now_us,
+		    size_t *len, int om)
 {
 	struct buf b = { 0 };
 	static const char *const probes[2] = { "discovery", "counters" };
 	const struct ibw_sweep_stats *sw[2] = { &s->discovery, &s->counters };
 	int k;
 
+	b.om = om;
 	for (k = 1; k >= 0; k--) {
 		counter_families(&b, s, k);
 		info_family(&b, s, k);
@@ -309,10 +318,26 @@ char *ibw_prom_render(const struct ibw_snapshot *s,
 		       "Tries sent again.");
 		put(&b, "ibwatch_mad_retries_total %" PRIu64 "\n", st->retries);
 	}
+	if (om)
+		put(&b, "# EOF\n");
 	if (b.oom) {
 		free(b.p);
 		return NULL;
 	}
 	*len = b.len;
 	return b.p;
+}
+
+char *ibw_prom_render(const struct ibw_snapshot *s,
+		      const struct ibw_engine_stats *st, uint64_t now_us,
+		      size_t *len)
+{
+	return render(s, st, now_us, len, 0);
+}
+
+char *ibw_openmetrics_render(const struct ibw_snapshot *s,
+			     const struct ibw_engine_stats *st, uint64_t now_us,
+			     size_t *len)
+{
+	return render(s, st, now_us, len, 1);
 }

@@ -534,9 +534,18 @@ static void route(struct req *r, const char *url)
 		else
 			set_json(r, 200, json_pack("{s:s}", "status", "ok"));
 	} else if (!strcmp(url, "/metrics")) {
-		r->body = ibw_prom_render(s, &st, now, &r->len);
+		const char *acc = MHD_lookup_connection_value(
+			r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+
+		if (acc && strstr(acc, "application/openmetrics-text")) {
+			r->body = ibw_openmetrics_render(s, &st, now, &r->len);
+			r->ctype = "application/openmetrics-text; "
+				   "version=1.0.0; charset=utf-8";
+		} else {
+			r->body = ibw_prom_render(s, &st, now, &r->len);
+			r->ctype = "text/plain; version=0.0.4; charset=utf-8";
+		}
 		r->code = 200;
-		r->ctype = "text/plain; version=0.0.4; charset=utf-8";
 	} else if (!strcmp(url, "/api/v1/status")) {
 		set_json(r, 200, ibw_json_status(s, &st, now));
 	} else if (!strcmp(url, "/api/v1/nodes")) {

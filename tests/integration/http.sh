@@ -124,6 +124,8 @@ curl -s -m 20 "$U/metrics" >metrics.txt
 out=$(promtool check metrics <metrics.txt 2>&1); rc=$?
 check "promtool check metrics reports nothing" test $rc = 0 -a -z "$out"
 check "down ports are exported with their state" grep -q '^infiniband_switch_port_state{.*} 1$' metrics.txt
+r=$(curl -s -m 20 -H 'Accept: application/openmetrics-text; version=1.0.0' -o om.txt -w '%{content_type}' "$U/metrics")
+check "OpenMetrics when the scraper asks for it" test "${r%%;*}" = application/openmetrics-text -a "$(tail -n1 om.txt)" = "# EOF"
 for try in 1 2 3; do
 	pp=$((20000 + (RANDOM % 20000)))
 	cat >prometheus.yml <<YML

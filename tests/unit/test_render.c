@@ -87,8 +87,8 @@ static struct ibw_snapshot *fixture(void)
 		struct ibw_port_ctrs *pc = &s->ports[i];
 		int c;
 
-		pc->guid = i < 3 ? 0x0002c90300000001ull :
-				   0x0002c90300000010ull + (i - 3);
+		pc->guid = i < 3 ? 0x0002c90300000001ull
+				 : 0x0002c90300000010ull + (i - 3);
 		pc->port = (uint8_t)(i < 3 ? i + 1 : 1);
 		pc->is_switch = i < 3;
 		pc->have_ext = 1;
@@ -273,6 +273,24 @@ static void test_promtool_finds_nothing(void **state)
 	ibw_snapshot_unref(s);
 }
 
+static void test_openmetrics(void **state)
+{
+	struct ibw_snapshot *s = fixture();
+	size_t len;
+	char *text = ibw_openmetrics_render(s, NULL, T0, &len);
+
+	assert_non_null(text);
+	assert_true(len > 6 && !strcmp(text + len - 6, "# EOF\n"));
+	assert_non_null(strstr(text, "# TYPE infiniband_hca_port_symbol_error "
+				     "counter\n"));
+	assert_null(strstr(text, "# TYPE "
+				 "infiniband_hca_port_symbol_error_total"));
+	assert_non_null(strstr(text, "\ninfiniband_hca_port_symbol_error_"
+				     "total{"));
+	free(text);
+	ibw_snapshot_unref(s);
+}
+
 static void test_json_documents(void **state)
 {
 	struct ibw_snapshot *s = fixture();
@@ -302,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_metrics_document),
 		cmocka_unit_test(test_metrics_structure),
 		cmocka_unit_test(test_promtool_finds_nothing),
+		cmocka_unit_test(test_openmetrics),
 		cmocka_unit_test(test_json_documents),
 	};
 
