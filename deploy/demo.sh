@@ -15,6 +15,7 @@ build=${IBW_BUILD_DIR:-$top/build}
 net=$top/deploy/fabric/fattree-96.net
 sf=$top/tests/lib/simfabric.sh
 host=node0001 # where ibwatchd runs
+http=${IBW_DEMO_HTTP:-127.0.0.1:9776}
 sm=node0096   # where opensm runs
 
 say() { printf '%s\n' "$*"; }
@@ -77,8 +78,14 @@ jq '{local_port, sweeps,
 (cd "$demo/fabric/work" && SIM_HOST=$host LD_PRELOAD=$IBW_SIM_PRELOAD \
 	exec "$build/agent/ibwatchd" --log-level info \
 	--state-file "$demo/counters.state" --discovery-interval 5 \
-	--counter-interval 5 >"$demo/ibwatchd.log" 2>&1) &
+	--counter-interval 5 --http "$http" \
+	--watch-path "node0090 HCA-1" --trace-interval 5 \
+	>"$demo/ibwatchd.log" 2>&1) &
 echo $! >"$demo/ibwatchd.pid"
+for _ in $(seq 1 50); do
+	curl -s -o /dev/null "http://$http/healthz" && break
+	sleep 0.1
+done
 
 cat <<MSG
 
@@ -86,6 +93,13 @@ cat <<MSG
 ibwatchd (pid $(cat "$demo/ibwatchd.pid")) is attached to $host, sweeping every 5 s;
 its log, with every event, is $demo/ibwatchd.log. opensm runs on $sm.
 Try, in another shell:
+
+  # Prometheus metrics, the ports, a trace between two named hosts
+  curl -s http://$http/metrics | grep symbol_error | head -3
+  curl -s 'http://$http/api/v1/ports?type=ca' | jq '.[1] | {node_name, lid, state, remote, totals: .counters.totals}'
+  curl -s 'http://$http/api/v1/trace?source=node0002%20HCA-1&target=node0090%20HCA-1' | jq -c '.hops[] | [.hop, .name, .in_port, .out_port]'
+  curl -s 'http://$http/api/v1/ping?target=node0042%20HCA-1&count=3' | jq '{sent, received, rtt}'
+  curl -s http://$http/api/v1/status | jq .
 
   # the agent's one-shot view from another host of the fabric
   (. $demo/fabric/env; cd $demo/fabric/work;

@@ -6,6 +6,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 export IBW_DEMO_DIR=${IBW_TEST_WORK:-$PWD/test-work}/demo
 export IBW_BUILD_DIR=${IBW_BUILD_DIR:-$(dirname "$(dirname "${IBWATCHD:?}")")}
+export IBW_DEMO_HTTP=127.0.0.1:$((20000 + RANDOM % 20000))
 fails=0 passes=0
 ok() { passes=$((passes + 1)); echo "ok - $*"; }
 bad() { fails=$((fails + 1)); echo "not ok - $*"; }
@@ -31,6 +32,14 @@ pids="$(cat "$IBW_DEMO_DIR/ibwatchd.pid") $(cat "$IBW_DEMO_DIR/fabric/opensm.pid
 cmd=$(sed -n '/# the agent.s one-shot view/{n;N;p}' "$out")
 json=$(bash -c "$cmd" 2>/dev/null)
 check "the printed --once command works" jq -e '.node_description == "node0042 HCA-1"' <<<"$json"
+m=$(bash -c "$(grep -m1 'curl -s http.*/metrics' "$out")")
+check "the printed metrics command works" grep -q 'infiniband_.*_port_symbol_error_total{' <<<"$m"
+p=$(bash -c "$(grep -m1 'api/v1/ports' "$out")")
+check "the printed ports command works" jq -e '.lid > 0 and .state == "active"' <<<"$p"
+t=$(bash -c "$(grep -m1 'api/v1/trace' "$out")")
+check "the printed trace between two named hosts works ($(wc -l <<<"$t") hops)" test "$(head -n1 <<<"$t")" = '[0,"node0002 HCA-1",0,1]' -a "$(tail -n1 <<<"$t" | grep -c node0090)" = 1
+q=$(bash -c "$(grep -m1 'api/v1/ping' "$out")")
+check "the printed ping command works" jq -e '.received == 3' <<<"$q"
 reply=$(bash -c "$(grep -m1 "cmd .*Unlink" "$out")")
 check "the printed console command works" [ -n "$reply" ]
 gone=0
