@@ -35,6 +35,7 @@ struct ibw_monitor {
 	int periodic;
 	int once_tracing;
 	uint64_t started_us;
+	uint64_t snap_seq;
 	void (*once_cb)(struct ibw_monitor *m, void *arg);
 	void *once_arg;
 };
@@ -110,6 +111,7 @@ static void publish(struct ibw_monitor *m)
 		return;
 	}
 	s->refs = 1;
+	s->seq = ++m->snap_seq;
 	s->taken_us = ibw_realtime_us();
 	s->fabric = ibw_fabric_ref(m->fabric);
 	if (s->fabric && m->names) {

@@ -16,6 +16,7 @@
 
 struct ibw_snapshot {
 	unsigned refs;
+	uint64_t seq; /* increases with every snapshot published */
 	uint64_t taken_us; /* CLOCK_REALTIME */
 	struct ibw_fabric *fabric; /* NULL before the first discovery */
 	char **names; /* per fabric node: the name map's name, else NULL */

@@ -264,9 +264,23 @@ static void endport_families(struct buf *b, const struct ibw_snapshot *s)
 	}
 }
 
-static char *render(const struct ibw_snapshot *s,
-		    const struct ibw_engine_stats *st, uint64_t now_us,
-		    size_t *len, int om)
+static char *finish(struct buf *b, size_t *len)
+{
+	if (b->oom) {
+		free(b->p);
+		return NULL;
+	}
+	if (!b->p) {
+		b->p = calloc(1, 1);
+		if (!b->p)
+			return NULL;
+	}
+	*len = b->len;
+	return b->p;
+}
+
+char *ibw_prom_render_snapshot(const struct ibw_snapshot *s, int om,
+			       size_t *len)
 {
 	struct buf b = { 0 };
 	static const char *const probes[2] = { "discovery", "counters" };
@@ -298,6 +312,16 @@ static char *render(const struct ibw_snapshot *s,
 	family(&b, "ibwatch_unreachable_ports", "gauge",
 	       "Ports whose counters did not answer in the last sweep.");
 	put(&b, "ibwatch_unreachable_ports %u\n", s->unreachable_ports);
+	return finish(&b, len);
+}
+
+char *ibw_prom_render_live(const struct ibw_snapshot *s,
+			   const struct ibw_engine_stats *st, uint64_t now_us,
+			   int om, size_t *len)
+{
+	struct buf b = { 0 };
+
+	b.om = om;
 	family(&b, "ibwatch_snapshot_age_seconds", "gauge",
 	       "Age of the data served.");
 	put(&b, "ibwatch_snapshot_age_seconds %.3f\n",
@@ -320,12 +344,27 @@ static char *render(const struct ibw_snapshot *s,
 	}
 	if (om)
 		put(&b, "# EOF\n");
-	if (b.oom) {
-		free(b.p);
+	return finish(&b, len);
+}
+
+static char *render(const struct ibw_snapshot *s,
+		    const struct ibw_engine_stats *st, uint64_t now_us,
+		    size_t *len, int om)
+{
+	size_t a, b;
+	char *x = ibw_prom_render_snapshot(s, om, &a);
+	char *y = ibw_prom_render_live(s, st, now_us, om, &b);
+	char *all = x && y ? realloc(x, a + b + 1) : NULL;
+
+	if (!all) {
+		free(x);
+		free(y);
 		return NULL;
 	}
-	*len = b.len;
-	return b.p;
+	memcpy(all + a, y, b + 1);
+	free(y);
+	*len = a + b;
+	return all;
 }
 
 char *ibw_prom_render(const struct ibw_snapshot *s,

@@ -17,6 +17,15 @@
 char *ibw_prom_render(const struct ibw_snapshot *s,
 		      const struct ibw_engine_stats *st, uint64_t now_us,
 		      size_t *len);
+/* The two parts of it: what depends only on the snapshot (cached by the
+ * server per snapshot), and what changes with every scrape (ages, the
+ * engine's counters; with @om, the "# EOF" too). */
+char *ibw_prom_render_snapshot(const struct ibw_snapshot *s, int om,
+			       size_t *len);
+char *ibw_prom_render_live(const struct ibw_snapshot *s,
+			   const struct ibw_engine_stats *st, uint64_t now_us,
+			   int om, size_t *len);
+
 /* The same in OpenMetrics 1.0 (counter families named without _total,
  * "# EOF" at the end), for scrapers that ask for it. */
 char *ibw_openmetrics_render(const struct ibw_snapshot *s,

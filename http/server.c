@@ -27,6 +27,37 @@ struct bucket {
 
 struct req;
 
+/* The snapshot's part of /metrics, shared by the responses sending it. */
+struct mcache {
+	unsigned refs;
+	uint64_t seq;
+	char *text;
+	size_t len;
+};
+
+static void mcache_unref(struct mcache *m)
+{
+	if (m && !--m->refs) {
+		free(m->text);
+		free(m);
+	}
+}
+
+/* What a /metrics response owns until MHD is done with it. */
+struct mbody {
+	struct mcache *mc;
+	char *live;
+};
+
+static void mbody_free(void *cls)
+{
+	struct mbody *b = cls;
+
+	mcache_unref(b->mc);
+	free(b->live);
+	free(b);
+}
+
 struct listener {
 	struct MHD_Daemon *d;
 	int epfd;
@@ -45,6 +76,7 @@ struct ibw_http {
 	struct ibw_timer *timer;
 	struct bucket buckets[ONDEMAND_CLIENTS];
 	struct req *waiting; /* suspended, a probe under way */
+	struct mcache *cache[2]; /* /metrics per kind (text, OpenMetrics) */
 };
 
 struct req {
@@ -57,6 +89,8 @@ struct req {
 	char *body;
 	size_t len;
 	size_t uploaded; /* request body bytes seen (and dropped) */
+	struct mbody *metrics; /* /metrics: the shared part and the live one */
+	size_t live_len;
 	const char *ctype;
 	struct req *next;
 };
@@ -142,13 +176,26 @@ static enum MHD_Result send_answer(struct MHD_Connection *c, struct req *r)
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 
-	if (!r->body)
-		set_problem(r, 503, "out of memory");
-	resp = MHD_create_response_from_buffer(r->len, r->body,
-					       MHD_RESPMEM_MUST_FREE);
-	if (!resp)
-		return MHD_NO;
-	r->body = NULL; /* the response owns it now */
+	if (r->metrics) {
+		struct MHD_IoVec iov[2] = {
+			{ r->metrics->mc->text, r->metrics->mc->len },
+			{ r->metrics->live, r->live_len },
+		};
+
+		resp = MHD_create_response_from_iovec(iov, 2, mbody_free,
+						      r->metrics);
+		if (!resp)
+			return MHD_NO;
+		r->metrics = NULL; /* the response owns it now */
+	} else {
+		if (!r->body)
+			set_problem(r, 503, "out of memory");
+		resp = MHD_create_response_from_buffer(r->len, r->body,
+						       MHD_RESPMEM_MUST_FREE);
+		if (!resp)
+			return MHD_NO;
+		r->body = NULL; /* the response owns it now */
+	}
 	MHD_add_response_header(resp, "Content-Type", r->ctype);
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
 	if (r->code == 405)
@@ -509,6 +556,44 @@ static int token_ok(const struct ibw_http *h, struct MHD_Connection *c)
 	return diff == 0;
 }
 
+/* The snapshot's part is rendered once per snapshot and shared by every
+ * scrape of it (no copy); each scrape adds the few lines that change by
+ * the second. */
+static void metrics(struct req *r, struct ibw_snapshot *s,
+		    const struct ibw_engine_stats *st, uint64_t now, int om)
+{
+	struct ibw_http *h = r->h;
+	struct mcache *mc = h->cache[om];
+	struct mbody *b;
+
+	if (!mc || mc->seq != s->seq) {
+		mcache_unref(mc);
+		mc = calloc(1, sizeof(*mc));
+		h->cache[om] = mc;
+		if (!mc)
+			return;
+		mc->refs = 1;
+		mc->seq = s->seq;
+		mc->text = ibw_prom_render_snapshot(s, om, &mc->len);
+		if (!mc->text) {
+			mcache_unref(mc);
+			h->cache[om] = NULL;
+			return;
+		}
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return;
+	b->live = ibw_prom_render_live(s, st, now, om, &r->live_len);
+	if (!b->live) {
+		free(b);
+		return;
+	}
+	b->mc = mc;
+	mc->refs++;
+	r->metrics = b;
+}
+
 static void route(struct req *r, const char *url)
 {
 	struct ibw_http *h = r->h;
@@ -537,14 +622,12 @@ static void route(struct req *r, const char *url)
 		const char *acc = MHD_lookup_connection_value(
 			r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
 
-		if (acc && strstr(acc, "application/openmetrics-text")) {
-			r->body = ibw_openmetrics_render(s, &st, now, &r->len);
-			r->ctype = "application/openmetrics-text; "
-				   "version=1.0.0; charset=utf-8";
-		} else {
-			r->body = ibw_prom_render(s, &st, now, &r->len);
-			r->ctype = "text/plain; version=0.0.4; charset=utf-8";
-		}
+		int om = acc && strstr(acc, "application/openmetrics-text");
+
+		metrics(r, s, &st, now, om);
+		r->ctype = om ? "application/openmetrics-text; "
+				"version=1.0.0; charset=utf-8"
+			      : "text/plain; version=0.0.4; charset=utf-8";
 		r->code = 200;
 	} else if (!strcmp(url, "/api/v1/status")) {
 		set_json(r, 200, ibw_json_status(s, &st, now));
@@ -652,6 +735,8 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		return;
 	}
 	free(r->body);
+	if (r->metrics)
+		mbody_free(r->metrics);
 	free(r);
 }
 
@@ -904,6 +989,8 @@ void ibw_http_free(struct ibw_http *h)
 		MHD_stop_daemon(h->l[i].d);
 	}
 	ibw_timer_free(h->timer);
+	mcache_unref(h->cache[0]);
+	mcache_unref(h->cache[1]);
 	if (h->token)
 		memset(h->token, 0, strlen(h->token));
 	free(h->token);
