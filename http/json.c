@@ -453,16 +453,46 @@ json_t *ibw_json_events(const struct ibw_event *ev, unsigned n)
 		json_object_set_new(o, "node_guid",
 				    ibw_json_guid(e->node_guid));
 		json_object_set_new(o, "port", json_integer(e->port));
-		if (e->peer_guid) {
-			json_object_set_new(o, "peer_guid",
+		switch (e->kind) {
+		case IBW_EVT_ENDPORT_STATE:
+			json_object_set_new(o, "port_guid",
 					    ibw_json_guid(e->peer_guid));
-			json_object_set_new(o, "peer_port",
-					    json_integer(e->peer_port));
+			json_object_set_new(o, "old",
+					    json_string(ibw_endport_state_str(
+						    e->old_value)));
+			json_object_set_new(o, "new",
+					    json_string(ibw_endport_state_str(
+						    e->new_value)));
+			json_object_set_new(o, "reason", json_string(e->what));
+			break;
+		case IBW_EVT_PATH_CHANGED:
+			json_object_set_new(o, "target", json_string(e->what));
+			json_object_set_new(o, "paths", json_string(e->detail));
+			break;
+		case IBW_EVT_PORT_STATE_CHANGED:
+			json_object_set_new(
+				o, "old",
+				json_string(ibw_port_state_str(e->old_value)));
+			json_object_set_new(
+				o, "new",
+				json_string(ibw_port_state_str(e->new_value)));
+			break;
+		default:
+			if (e->peer_guid) {
+				json_object_set_new(
+					o, "peer_guid",
+					ibw_json_guid(e->peer_guid));
+				json_object_set_new(o, "peer_port",
+						    json_integer(e->peer_port));
+			}
+			if (e->what[0])
+				json_object_set_new(o, "counter",
+						    json_string(e->what));
+			json_object_set_new(o, "old",
+					    ibw_json_u64(e->old_value));
+			json_object_set_new(o, "new",
+					    ibw_json_u64(e->new_value));
 		}
-		if (e->what[0])
-			json_object_set_new(o, "counter", json_string(e->what));
-		json_object_set_new(o, "old", ibw_json_u64(e->old_value));
-		json_object_set_new(o, "new", ibw_json_u64(e->new_value));
 		json_array_append_new(arr, o);
 	}
 	return arr;
