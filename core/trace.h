@@ -98,9 +98,9 @@ int ibw_trace_start(struct ibw_tracer *tr, uint16_t dlid, unsigned flags,
 
 /* The same from another endport, @src_lid, which the last discovery must
  * know (-ENOENT if not): a trace between two other nodes. */
-int ibw_trace_start_from(struct ibw_tracer *tr, uint16_t src_lid,
-			 uint16_t dlid, unsigned flags, unsigned timeout_ms,
-			 ibw_trace_cb cb, void *arg);
+int ibw_trace_start_from(struct ibw_tracer *tr, uint16_t src_lid, uint16_t dlid,
+			 unsigned flags, unsigned timeout_ms, ibw_trace_cb cb,
+			 void *arg);
 
 /* "guid[in>out] ..." of a path, for events and logs. */
 void ibw_path_str(const struct ibw_path *p, char *buf, size_t len);

@@ -50,6 +50,39 @@ static void put(struct buf *b, const char *fmt, ...)
 	}
 }
 
+/* Append @n bytes as they are: the hot path of a large scrape. */
+static void put_mem(struct buf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = (b->cap + n + 1) * 2;
+		char *np = realloc(b->p, cap);
+
+		if (!np) {
+			b->oom = 1;
+			return;
+		}
+		b->p = np;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void put_u64(struct buf *b, uint64_t v)
+{
+	char tmp[24];
+	int i = sizeof(tmp);
+
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	put_mem(b, tmp + i, sizeof(tmp) - (size_t)i);
+}
+
 /* A label value: backslash, double quote and newline escaped. */
 static void put_label(struct buf *b, const char *s)
 {
@@ -115,19 +148,34 @@ static void counter_families(struct buf *b, const struct ibw_snapshot *s,
 {
 	unsigned i, c;
 	char name[128], help[160];
+	size_t nlen;
+	/* Each port's labels, formatted once rather than once a counter. */
+	char(*labels)[64] = calloc(s->nports ? s->nports : 1, sizeof(*labels));
+	size_t *llen = calloc(s->nports ? s->nports : 1, sizeof(*llen));
 
+	if (!labels || !llen) {
+		b->oom = 1;
+		free(labels);
+		free(llen);
+		return;
+	}
+	for (i = 0; i < s->nports; i++)
+		llen[i] = (size_t)snprintf(labels[i], sizeof(labels[i]),
+					   "{guid=\"0x%016" PRIx64 "\",port=\"%"
+								   "u\"} ",
+					   s->ports[i].guid, s->ports[i].port);
 	for (c = 0; c < IBW_CTR_MAX; c++) {
 		int any = 0;
 
+		nlen = (size_t)snprintf(name, sizeof(name),
+					"infiniband_%s_port_%s_total",
+					kind_of(is_switch), ctr_names[c]);
 		for (i = 0; i < s->nports; i++) {
 			const struct ibw_port_ctrs *p = &s->ports[i];
 
 			if (p->is_switch != is_switch || !p->v[c].have_raw)
 				continue;
 			if (!any) {
-				snprintf(name, sizeof(name),
-					 "infiniband_%s_port_%s_total",
-					 kind_of(is_switch), ctr_names[c]);
 				snprintf(help, sizeof(help),
 					 "%s as a monotonic 64-bit total%s.",
 					 ibw_ctr_desc(c)->name,
@@ -138,12 +186,14 @@ static void counter_families(struct buf *b, const struct ibw_snapshot *s,
 				family(b, name, "counter", help);
 				any = 1;
 			}
-			put(b,
-			    "%s{guid=\"0x%016" PRIx64 "\",port=\"%u\"} %" PRIu64
-			    "\n",
-			    name, p->guid, p->port, p->v[c].total);
+			put_mem(b, name, nlen);
+			put_mem(b, labels[i], llen[i]);
+			put_u64(b, p->v[c].total);
+			put_mem(b, "\n", 1);
 		}
 	}
+	free(labels);
+	free(llen);
 }
 
 static void info_family(struct buf *b, const struct ibw_snapshot *s,

@@ -29,7 +29,7 @@ char *ibw_prom_render_live(const struct ibw_snapshot *s,
 /* The same in OpenMetrics 1.0 (counter families named without _total,
  * "# EOF" at the end), for scrapers that ask for it. */
 char *ibw_openmetrics_render(const struct ibw_snapshot *s,
-			     const struct ibw_engine_stats *st,
-			     uint64_t now_us, size_t *len);
+			     const struct ibw_engine_stats *st, uint64_t now_us,
+			     size_t *len);
 
 #endif

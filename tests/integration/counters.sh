@@ -128,7 +128,7 @@ done
 
 # 4. Reset behind the agent's back, then SIGKILL and restart.
 state=$PWD/counters.state
-LD_PRELOAD=$IBW_SIM_PRELOAD "$IBWATCHD" --state-file "$state" --counter-interval 1 \
+LD_PRELOAD=$IBW_SIM_PRELOAD "$IBWATCHD" --state-file "$state" --counter-interval 1 --no-http \
 	--discovery-interval 30 >d.out 2>d.err &
 agent=$!
 trap 'kill -KILL $agent 2>/dev/null' EXIT

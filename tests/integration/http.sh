@@ -174,8 +174,9 @@ check "check_http /healthz is CRITICAL with the local link unlinked ($out)" [ $r
 echo "s3cret-token" >token
 openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem -out cert.pem -days 1 \
 	-subj /CN=127.0.0.1 >/dev/null 2>&1
-start_agent node0002 --http-token-file token --http-cert cert.pem --http-key key.pem --no-ping ||
-	bad "the TLS agent does not start"
+p6=$((20000 + (RANDOM % 20000)))
+start_agent node0002 --http-token-file token --http-cert cert.pem --http-key key.pem --no-ping \
+	--http "[::1]:$p6" || bad "the TLS agent does not start"
 T=https://127.0.0.1:$port
 for _ in $(seq 1 50); do
 	[ "$(curl -sk -m 20 -o /dev/null -w '%{http_code}' "$T/api/v1/status")" = 200 ] && break; sleep 0.1
@@ -185,6 +186,7 @@ check "token: 401 without it on an on-demand endpoint" problem 401 -k "$T/api/v1
 r=$(get -k -H "Authorization: Bearer s3cret-token" "$T/api/v1/trace?target=1")
 check "token: 200 with it" [ "${r%% *}" = 200 ]
 check "token: a wrong one is refused" problem 401 -k -H "Authorization: Bearer nope" "$T/api/v1/trace?target=1"
+check "IPv6: the same agent on [::1]" [ "$(curl -sk -m 20 -o /dev/null -w '%{http_code}' "https://[::1]:$p6/api/v1/status")" = 200 ]
 check "token: /metrics needs none (not --http-token-everywhere)" [ "$(curl -sk -m 20 -o /dev/null -w '%{http_code}' "$T/metrics")" = 200 ]
 
 echo "$passes passed, $fails failed"

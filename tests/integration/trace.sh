@@ -138,7 +138,7 @@ check "no responder: said so, the trace still ok" jq -e '.endport == "no respond
 
 # A watched path changes when a spine link on it goes.
 l100=$(lid_of node0100)
-at node0001 "$IBWATCHD" --no-state-file --no-ping --watch-path "node0100 HCA-1" \
+at node0001 "$IBWATCHD" --no-state-file --no-ping --no-http --watch-path "node0100 HCA-1" \
 	--trace-interval 1 --discovery-interval 1 --counter-interval 3600 >w.out 2>w.log &
 w=$!
 trap 'kill $r2 $r3 $w 2>/dev/null' EXIT
