@@ -162,7 +162,7 @@ static void counter_families(struct buf *b, const struct ibw_snapshot *s,
 	for (i = 0; i < s->nports; i++)
 		llen[i] = (size_t)snprintf(labels[i], sizeof(labels[i]),
 					   "{guid=\"0x%016" PRIx64 "\",port=\"%"
-								   "u\"} ",
+					   "u\"} ",
 					   s->ports[i].guid, s->ports[i].port);
 	for (c = 0; c < IBW_CTR_MAX; c++) {
 		int any = 0;

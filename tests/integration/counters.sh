@@ -6,6 +6,7 @@
 # stay monotonic over `perfquery -R`, and survive SIGKILL and a restart.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/lib/tap.sh"
 : "${IBWATCHD:?}" "${IBW_FATTREE:?}"
 
 if [ -z "${IBW_SIM_DIR:-}" ]; then
@@ -16,10 +17,6 @@ if [ -z "${IBW_SIM_DIR:-}" ]; then
 		--sm node0324 --osm-args "-s 0" -- "$0"
 fi
 
-fails=0 passes=0
-ok() { passes=$((passes + 1)); echo "ok - $*"; }
-bad() { fails=$((fails + 1)); echo "not ok - $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
 jqe() { jq -e "$@" >/dev/null; }
 pre() { LD_PRELOAD=$IBW_SIM_PRELOAD "$@"; }
 con() { "$IBW_SIMFABRIC" cmd "$IBW_SIM_DIR" "$1" >/dev/null; }
@@ -168,5 +165,4 @@ pre "$IBWATCHD" --once --state-file "$state" >f.json 2>f.err
 check "a torn state file is ignored with a warning" grep -q 'torn or corrupt' f.err
 check "and the agent runs on" jqe '.nodes | length == 360' f.json
 
-echo "$passes passed, $fails failed"
-[ $fails = 0 ]
+finish

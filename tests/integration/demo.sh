@@ -4,13 +4,10 @@
 # started.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/lib/tap.sh"
 export IBW_DEMO_DIR=${IBW_TEST_WORK:-$PWD/test-work}/demo
 export IBW_BUILD_DIR=${IBW_BUILD_DIR:-$(dirname "$(dirname "${IBWATCHD:?}")")}
 export IBW_DEMO_HTTP=127.0.0.1:$((20000 + RANDOM % 20000))
-fails=0 passes=0
-ok() { passes=$((passes + 1)); echo "ok - $*"; }
-bad() { fails=$((fails + 1)); echo "not ok - $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
 running() { [ -n "$(tr -d '\0' 2>/dev/null <"/proc/$1/cmdline")" ]; }
 
 out=$IBW_DEMO_DIR.out
@@ -57,5 +54,4 @@ alive=0
 for p in $pids; do running "$p" && alive=1; done
 check "stop ends the agent, opensm and ibsim" [ $alive = 0 ]
 
-echo "$passes passed, $fails failed"
-[ $fails = 0 ]
+finish

@@ -6,6 +6,7 @@
 # when the local link goes.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/lib/tap.sh"
 : "${IBWATCHD:?}" "${IBW_FATTREE:?}"
 
 if [ -z "${IBW_SIM_DIR:-}" ]; then
@@ -16,10 +17,6 @@ if [ -z "${IBW_SIM_DIR:-}" ]; then
 		--sm node0324 -- "$0"
 fi
 
-fails=0 passes=0
-ok() { passes=$((passes + 1)); echo "ok - $*"; }
-bad() { fails=$((fails + 1)); echo "not ok - $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
 at() { local h=$1; shift; SIM_HOST=$h LD_PRELOAD=$IBW_SIM_PRELOAD "$@"; }
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
@@ -189,5 +186,4 @@ check "token: a wrong one is refused" problem 401 -k -H "Authorization: Bearer n
 check "IPv6: the same agent on [::1]" [ "$(curl -sk -m 20 -o /dev/null -w '%{http_code}' "https://[::1]:$p6/api/v1/status")" = 200 ]
 check "token: /metrics needs none (not --http-token-everywhere)" [ "$(curl -sk -m 20 -o /dev/null -w '%{http_code}' "$T/metrics")" = 200 ]
 
-echo "$passes passed, $fails failed"
-[ $fails = 0 ]
+finish

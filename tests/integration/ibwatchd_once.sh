@@ -3,6 +3,7 @@
 # as the reference tools see it; a bad --ca is a clear error.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/lib/tap.sh"
 net=/usr/share/doc/ibsim-utils/net-examples/net.2sw2path4hca
 : "${IBWATCHD:?IBWATCHD must name the ibwatchd binary}"
 
@@ -10,10 +11,6 @@ if [ -z "${IBW_SIM_DIR:-}" ]; then
 	exec "$here/lib/with-fabric.sh" ibwatchd_once "$net" --sm Hca1 -- "$0"
 fi
 
-fails=0 passes=0
-ok() { passes=$((passes + 1)); echo "ok - $*"; }
-bad() { fails=$((fails + 1)); echo "not ok - $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
 jqe() { jq -e "$@" >/dev/null; }
 pre() { SIM_HOST=Hca3 LD_PRELOAD=$IBW_SIM_PRELOAD "$@"; }
 
@@ -41,5 +38,4 @@ check "bad --ca prints no JSON" [ -z "$out" ]
 "$IBWATCHD" --port nine >/dev/null 2>err.txt; rc=$?
 check "bad --port exits 2 with a message" [ $rc = 2 ] && grep -q -- "--port: 'nine'" err.txt
 
-echo "$passes passed, $fails failed"
-[ $fails = 0 ]
+finish

@@ -6,6 +6,7 @@
 # responder that survives strays) runs against a responder here.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/lib/tap.sh"
 : "${IBWATCHD:?}" "${IBW_FATTREE:?}" "${PING_FABRIC:?}"
 
 if [ -z "${IBW_SIM_DIR:-}" ]; then
@@ -16,10 +17,6 @@ if [ -z "${IBW_SIM_DIR:-}" ]; then
 		--sm node0324 -- "$0"
 fi
 
-fails=0 passes=0
-ok() { passes=$((passes + 1)); echo "ok - $*"; }
-bad() { fails=$((fails + 1)); echo "not ok - $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
 jqe() { jq -e "$@" once.json >/dev/null; }
 at() { local h=$1; shift; SIM_HOST=$h LD_PRELOAD=$IBW_SIM_PRELOAD "$@"; }
 pids=()
@@ -78,5 +75,4 @@ rc=$?
 check "ping_fabric (Unlink/Relink, 50% loss, strays)" [ $rc = 0 ]
 check "the responder is still running" kill -0 "${pids[0]}"
 
-echo "$passes passed, $fails failed"
-[ $fails = 0 ]
+finish

@@ -4,15 +4,12 @@
 # exactly the processes it started.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/lib/tap.sh"
 sf=$here/lib/simfabric.sh
 net=/usr/share/doc/ibsim-utils/net-examples/net.2sw2path4hca
 work=${IBW_TEST_WORK:-$PWD/test-work}/testbed
 a=$work/a b=$work/b
-fails=0 passes=0
 
-ok() { passes=$((passes + 1)); echo "ok - $*"; }
-bad() { fails=$((fails + 1)); echo "not ok - $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
 # running PID: alive and not a zombie (an orphan waits a moment for init)
 running() { [ -n "$(tr -d '\0' 2>/dev/null <"/proc/$1/cmdline")" ]; }
 
@@ -58,5 +55,4 @@ for p in $pids_b; do running "$p" || alive=0; done
 check "and leaves the other fabric alone" [ $alive = 1 ]
 "$sf" stop "$b"
 
-echo "$passes passed, $fails failed"
-[ $fails = 0 ]
+finish

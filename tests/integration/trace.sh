@@ -7,6 +7,7 @@
 # after a spine link goes: the new path equals ibtracert's, one event.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/lib/tap.sh"
 : "${IBWATCHD:?}" "${IBW_FATTREE:?}" "${FAKE_RESPONDER:?}"
 nets=/usr/share/doc/ibsim-utils/net-examples
 
@@ -25,10 +26,6 @@ if [ -z "${IBW_SIM_DIR:-}" ]; then
 	exit $rc
 fi
 
-fails=0 passes=0
-ok() { passes=$((passes + 1)); echo "ok - $*"; }
-bad() { fails=$((fails + 1)); echo "not ok - $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
 at() { local h=$1; shift; SIM_HOST=$h LD_PRELOAD=$IBW_SIM_PRELOAD "$@"; }
 
 # ibtracert's hops as "OUT GUID IN" lines ("From" gives the first, with
@@ -84,8 +81,7 @@ if [ "$IBW_CASE" != big ]; then
 		done <switches.txt
 	done <hosts.txt
 	check "$IBW_CASE: all $n pairs equal ibtracert (forward and reverse)" test $bad_pairs = 0 -a $n -gt 0
-	echo "$passes passed, $fails failed"
-	[ $fails = 0 ]
+	finish
 	exit
 fi
 
@@ -174,5 +170,4 @@ check "the new path equals ibtracert's" [ -n "$ours_sw" ] && [ "$ours_sw" = "$re
 [ "$ours_sw" = "$ref_sw" ] || { echo "# ours"; echo "$ours_sw"; echo "# ibtracert"; echo "$ref_sw"; }
 kill $w 2>/dev/null
 
-echo "$passes passed, $fails failed"
-[ $fails = 0 ]
+finish
