@@ -205,6 +205,7 @@ struct port_op {
 	uint8_t is_switch;
 	uint8_t want_ext;
 	uint8_t got_pc, got_ext, failed, left;
+	uint32_t reset_mask; /* PerfSet: the counters asked to clear */
 	uint8_t pc[IB_PC_DATA_SZ];
 	uint8_t ext[IB_PC_DATA_SZ];
 };
@@ -354,14 +355,9 @@ static void reset_done(const struct ibw_mad_done *d, void *arg)
 	if (op->sweep == c->sweep_id && d->result == IBW_MAD_OK) {
 		p = (struct ibw_port_ctrs *)ibw_counters_find(c, op->guid,
 							      op->port);
-		/* The bits we asked for are in op->pc[0..3]. */
-		for (i = 0; p && i < IBW_CTR_MAX; i++) {
-			uint32_t mask;
-
-			memcpy(&mask, op->pc, sizeof(mask));
-			if (mask & select_bit[i])
+		for (i = 0; p && i < IBW_CTR_MAX; i++)
+			if (op->reset_mask & select_bit[i])
 				p->v[i].reset_by_us = 1;
-		}
 	}
 	c->pending--;
 	free(op);
@@ -380,7 +376,7 @@ static void reset_counters(struct ibw_counters *c, const struct port_op *src,
 	if (!op)
 		return;
 	*op = *src;
-	memcpy(op->pc, &mask, sizeof(mask));
+	op->reset_mask = mask;
 	memset(payload, 0, sizeof(payload));
 	mad_set_field(payload, 0, IB_PC_PORT_SELECT_F, src->port);
 	mad_set_field(payload, 0, IB_PC_COUNTER_SELECT_F, mask & 0xffff);

@@ -113,6 +113,9 @@ static int teardown_path(void **state)
 
 /* A one-CA fabric, its counters answered by the test. */
 struct fake {
+	uint32_t capmask; /* PerfMgt ClassPortInfo; 0: 0x1200 */
+	uint32_t sets; /* PerfSet(PortCounters) seen */
+	uint32_t last_select;
 	uint32_t sym;
 	uint32_t xmit_data;
 	uint64_t ext_xmit_pkts;
@@ -129,7 +132,7 @@ struct rig {
 	int done;
 };
 
-static void rig_init(struct rig *r)
+static void rig_init_opts(struct rig *r, const struct ibw_counters_opts *co)
 {
 	struct ibw_engine_config cfg = { 64, 8, 20, 0 };
 	struct ibw_fnode *n;
@@ -139,7 +142,7 @@ static void rig_init(struct rig *r)
 	r->t = ibw_mem_transport_new();
 	r->e = ibw_engine_new(r->loop, r->t, &cfg);
 	r->ev = ibw_events_new(64);
-	r->c = ibw_counters_new(r->e, r->ev, NULL);
+	r->c = ibw_counters_new(r->e, r->ev, co);
 	r->f = ibw_fabric_new();
 	n = ibw_fabric_add_node(r->f, 0x10, 2);
 	n->ni.node_type = IBW_NODE_CA;
@@ -149,6 +152,11 @@ static void rig_init(struct rig *r)
 	n->ports[1].pi.lid = 5;
 	n->lid = 5;
 	ibw_fabric_freeze(r->f);
+}
+
+static void rig_init(struct rig *r)
+{
+	rig_init_opts(r, NULL);
 }
 
 static void rig_free(struct rig *r)
@@ -166,7 +174,7 @@ static void swept(struct ibw_counters *c, void *arg)
 	((struct rig *)arg)->done = 1;
 }
 
-static void serve(struct rig *r, const struct fake *fk)
+static void serve(struct rig *r, struct fake *fk)
 {
 	uint8_t m[IBW_MAD_SIZE];
 
@@ -177,8 +185,13 @@ static void serve(struct rig *r, const struct fake *fk)
 		if (fk->silent)
 			continue;
 		assert_int_equal(m[1], IBW_CLASS_PERF);
-		if (attr == IBW_ATTR_CLASS_PORT_INFO) {
-			mad_set_field(d, 0, IB_CPI_CAPMASK_F, 0x1200);
+		if (m[3] == IBW_METHOD_SET) {
+			fk->sets++;
+			fk->last_select =
+				ibw_mad_get(d, IB_PC_COUNTER_SELECT_F);
+		} else if (attr == IBW_ATTR_CLASS_PORT_INFO) {
+			mad_set_field(d, 0, IB_CPI_CAPMASK_F,
+				      fk->capmask ? fk->capmask : 0x1200);
 		} else if (attr == IBW_ATTR_PORT_COUNTERS) {
 			assert_int_equal(ibw_mad_get(d, IB_PC_PORT_SELECT_F),
 					 1);
@@ -194,7 +207,7 @@ static void serve(struct rig *r, const struct fake *fk)
 	}
 }
 
-static void sweep(struct rig *r, const struct fake *fk)
+static void sweep(struct rig *r, struct fake *fk)
 {
 	uint64_t end = ibw_now_us() + 2000000u;
 
@@ -220,7 +233,7 @@ static unsigned count_events(struct rig *r, enum ibw_event_kind k)
 static void test_sweep_threshold_stale_and_state(void **state)
 {
 	struct rig r, r2;
-	struct fake fk = { 5, 1000, 18446744073709551606ull, 0 };
+	struct fake fk = { 0, 0, 0, 5, 1000, 18446744073709551606ull, 0 };
 	const struct ibw_port_ctrs *p;
 
 	rig_init(&r);
@@ -281,6 +294,41 @@ static void test_sweep_threshold_stale_and_state(void **state)
 	rig_free(&r2);
 }
 
+/* Off by default; with --reset-counters data a 32-bit data counter past
+ * three quarters of its range is cleared after it was counted, and the
+ * next reading is not taken for someone else's reset. */
+static void test_reset_before_saturation(void **state)
+{
+	struct ibw_counters_opts co;
+	struct rig r;
+	struct fake fk = { 0 };
+	const struct ibw_port_ctrs *p;
+
+	fk.capmask = 0x100; /* no PortCountersExtended */
+	fk.xmit_data = 0xf0000000u;
+	rig_init(&r);
+	sweep(&r, &fk);
+	assert_int_equal(fk.sets, 0); /* never unless asked */
+	rig_free(&r);
+
+	memset(&co, 0, sizeof(co));
+	co.retries = -1;
+	co.reset_data = 1;
+	rig_init_opts(&r, &co);
+	sweep(&r, &fk);
+	assert_int_equal(fk.sets, 1);
+	assert_int_equal(fk.last_select, 1u << 12); /* PortXmitData only */
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_true(p->v[IBW_CTR_XMIT_DATA].total == 0xf0000000ull * 4);
+	fk.xmit_data = 100; /* counting again from zero */
+	sweep(&r, &fk);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_true(p->v[IBW_CTR_XMIT_DATA].total == (0xf0000000ull + 100) * 4);
+	assert_int_equal(p->v[IBW_CTR_XMIT_DATA].resets, 0);
+	assert_int_equal(p->resets, 0);
+	rig_free(&r);
+}
+
 static void test_state_file_corruption(void **state)
 {
 	struct rig r;
@@ -322,6 +370,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_sweep_threshold_stale_and_state, setup_path,
 			teardown_path),
+		cmocka_unit_test(test_reset_before_saturation),
 		cmocka_unit_test_setup_teardown(test_state_file_corruption,
 						setup_path, teardown_path),
 	};
