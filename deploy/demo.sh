@@ -36,6 +36,8 @@ stop_demo() {
 }
 
 if [ "${1:-}" = stop ]; then
+	# Tell the demo's own loop that the agent's end is ours.
+	[ -d "$demo" ] && touch "$demo/stopping"
 	stop_demo
 	say "demo stopped"
 	exit 0
@@ -125,7 +127,7 @@ MSG
 while kill -0 "$(cat "$demo/ibwatchd.pid" 2>/dev/null)" 2>/dev/null; do
 	sleep 1
 done
-if [ ! -f "$demo/ibwatchd.pid" ]; then
+if [ -f "$demo/stopping" ] || [ ! -f "$demo/ibwatchd.pid" ]; then
 	say "demo stopped"
 	exit 0
 fi
