@@ -109,6 +109,8 @@ static void usage(FILE *f)
 		   "they saturate:\n"
 		   "                       data, errors or all (default: "
 		   "never)\n"
+		   "  --detail-counters    also PortRcvErrorDetails and "
+		   "PortXmitDiscardDetails\n"
 		   "\n"
 		   "Pings:\n"
 		   "  --responder          also answer echo pings (ibping and "
@@ -244,6 +246,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		OPT_SCOPE,
 		OPT_THRESHOLD,
 		OPT_RESET,
+		OPT_DETAILS,
 		OPT_RESPONDER,
 		OPT_NO_PROBES,
 		OPT_NO_PING,
@@ -290,6 +293,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "scope", required_argument, NULL, OPT_SCOPE },
 		{ "threshold", required_argument, NULL, OPT_THRESHOLD },
 		{ "reset-counters", required_argument, NULL, OPT_RESET },
+		{ "detail-counters", no_argument, NULL, OPT_DETAILS },
 		{ "responder", no_argument, NULL, OPT_RESPONDER },
 		{ "no-probes", no_argument, NULL, OPT_NO_PROBES },
 		{ "no-ping", no_argument, NULL, OPT_NO_PING },
@@ -434,6 +438,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 					optarg);
 				return -1;
 			}
+			break;
+		case OPT_DETAILS:
+			o->mon.counters.details = 1;
 			break;
 		case OPT_RESPONDER:
 			o->responder = 1;

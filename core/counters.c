@@ -83,6 +83,41 @@ static const struct ibw_ctr_desc descs[IBW_CTR_MAX] = {
 	[IBW_CTR_MULTICAST_RCV_PKTS] = { "PortMulticastRcvPkts",
 					 "multicast_receive_packets", 0, -1,
 					 EXT(RCV_MPKTS), 1, 0, 0 },
+#define DET(name, key, attr, f)                         \
+	{                                               \
+		name, key, 16, -1, -1, 1, 1, 0, attr, f \
+	}
+	[IBW_CTR_LOCAL_PHYSICAL_ERRORS] = DET("PortLocalPhysicalErrors",
+					      "local_physical_errors", 0x15,
+					      IB_PC_RCV_LOCAL_PHY_ERR_F),
+	[IBW_CTR_MALFORMED_PACKET_ERRORS] = DET("PortMalformedPktErrors",
+						"malformed_packet_errors", 0x15,
+						IB_PC_RCV_MALFORMED_PKT_ERR_F),
+	[IBW_CTR_BUFFER_OVERRUN_ERRORS] = DET("PortBufferOverrunErrors",
+					      "buffer_overrun_errors", 0x15,
+					      IB_PC_RCV_BUF_OVR_ERR_F),
+	[IBW_CTR_DLID_MAPPING_ERRORS] = DET("PortDLIDMappingErrors",
+					    "dlid_mapping_errors", 0x15,
+					    IB_PC_RCV_DLID_MAP_ERR_F),
+	[IBW_CTR_VL_MAPPING_ERRORS] = DET("PortVLMappingErrors",
+					  "vl_mapping_errors", 0x15,
+					  IB_PC_RCV_VL_MAP_ERR_F),
+	[IBW_CTR_LOOPING_ERRORS] = DET("PortLoopingErrors", "looping_errors",
+				       0x15, IB_PC_RCV_LOOPING_ERR_F),
+	[IBW_CTR_INACTIVE_DISCARDS] = DET("PortInactiveDiscards",
+					  "inactive_discards", 0x16,
+					  IB_PC_XMT_INACT_DISC_F),
+	[IBW_CTR_NEIGHBOR_MTU_DISCARDS] = DET("PortNeighborMTUDiscards",
+					      "neighbor_mtu_discards", 0x16,
+					      IB_PC_XMT_NEIGH_MTU_DISC_F),
+	[IBW_CTR_SW_LIFETIME_LIMIT_DISCARDS] =
+		DET("PortSwLifetimeLimitDiscards", "sw_lifetime_limit_discards",
+		    0x16, IB_PC_XMT_SW_LIFE_DISC_F),
+	[IBW_CTR_SW_HOQ_LIFETIME_LIMIT_DISCARDS] =
+		DET("PortSwHOQLifetimeLimitDiscards",
+		    "sw_hoq_lifetime_limit_discards", 0x16,
+		    IB_PC_XMT_SW_HOL_DISC_F),
+#undef DET
 };
 
 /* PortCounters CounterSelect bit of each counter (CounterSelect2 for the
@@ -156,6 +191,7 @@ int ibw_ctr_fold(struct ibw_ctr_val *v, uint64_t raw, uint64_t max,
 struct node_cap {
 	uint64_t guid;
 	uint32_t capmask;
+	uint8_t no_details; /* the detail attributes got a status error */
 };
 
 struct job; /* one node of a sweep */
@@ -208,6 +244,8 @@ struct port_op {
 	uint32_t reset_mask; /* PerfSet: the counters asked to clear */
 	uint8_t pc[IB_PC_DATA_SZ];
 	uint8_t ext[IB_PC_DATA_SZ];
+	uint8_t got_det[2]; /* PortRcvErrorDetails, PortXmitDiscardDetails */
+	uint8_t det[2][IB_PC_DATA_SZ];
 };
 
 static int cmp_port(const void *a, const void *b)
@@ -314,6 +352,14 @@ static void cap_set(struct ibw_counters *c, uint64_t guid, uint32_t mask)
 	c->caps[lo].guid = guid;
 	c->caps[lo].capmask = mask;
 	c->ncaps++;
+}
+
+static void cap_no_details(struct ibw_counters *c, uint64_t guid)
+{
+	struct node_cap *nc = cap_find(c, guid);
+
+	if (nc)
+		nc->no_details = 1;
 }
 
 static uint64_t threshold(const struct ibw_counters *c, int i)
@@ -426,7 +472,14 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 		uint64_t raw, max;
 		int use_ext = op->got_ext && d->ext_field >= 0;
 
-		if (use_ext) {
+		if (d->detail_attr) {
+			int k = d->detail_attr == 0x16;
+
+			if (!op->got_det[k])
+				continue;
+			raw = ibw_mad_get(op->det[k], d->detail_field);
+			max = 0xffff;
+		} else if (use_ext) {
 			raw = ibw_mad_get64(op->ext, d->ext_field);
 			max = 0; /* 64 bits do not saturate in practice */
 		} else if (d->pc_field >= 0) {
@@ -527,9 +580,25 @@ static void port_answer(const struct ibw_mad_done *d, void *arg)
 			free(op);
 		return;
 	}
-	if (d->mad && d->len >= IBW_MAD_SIZE)
-		ext = ibw_mad_get(d->mad, IB_MAD_ATTRID_F) ==
-		      IBW_ATTR_PORT_COUNTERS_EXT;
+	if (d->mad && d->len >= IBW_MAD_SIZE) {
+		unsigned attr = ibw_mad_get(d->mad, IB_MAD_ATTRID_F);
+
+		ext = attr == IBW_ATTR_PORT_COUNTERS_EXT;
+		if (attr == 0x15 || attr == 0x16) {
+			/* Details are extra: a port that has none (a status
+			 * error, no answer) keeps its other counters. */
+			int k = attr == 0x16;
+
+			if (d->result == IBW_MAD_OK) {
+				memcpy(op->det[k], d->mad + IB_PC_DATA_OFFS,
+				       IB_PC_DATA_SZ);
+				op->got_det[k] = 1;
+			} else if (d->result == IBW_MAD_STATUS) {
+				cap_no_details(c, op->guid);
+			}
+			goto settled;
+		}
+	}
 	if (d->result == IBW_MAD_OK) {
 		if (ext) {
 			memcpy(op->ext, d->mad + IB_PC_DATA_OFFS,
@@ -549,6 +618,7 @@ static void port_answer(const struct ibw_mad_done *d, void *arg)
 		if (!ext || d->result != IBW_MAD_STATUS)
 			op->failed = 1;
 	}
+settled:
 	c->pending--;
 	if (--op->left)
 		return;
@@ -561,17 +631,24 @@ static void port_answer(const struct ibw_mad_done *d, void *arg)
 }
 
 static void query_port(struct ibw_counters *c, const struct job *j,
-		       uint8_t port, int want_ext)
+		       uint8_t port, int want_ext, int details)
 {
+	static const uint16_t all[4] = { IBW_ATTR_PORT_COUNTERS,
+					 IBW_ATTR_PORT_COUNTERS_EXT, 0x15,
+					 0x16 };
 	struct port_op *op = calloc(1, sizeof(*op));
+	uint16_t attrs[4];
 	uint8_t payload[IB_PC_DATA_SZ];
 	struct ibw_mad_req r;
-	int k;
+	unsigned k, n = 0;
 
 	if (!op) {
 		c->cur.errors++;
 		return;
 	}
+	for (k = 0; k < 4; k++)
+		if (k == 0 || (k == 1 && want_ext) || (k > 1 && details))
+			attrs[n++] = all[k];
 	op->c = c;
 	op->sweep = c->sweep_id;
 	op->guid = j->guid;
@@ -579,17 +656,16 @@ static void query_port(struct ibw_counters *c, const struct job *j,
 	op->port = port;
 	op->is_switch = j->is_switch;
 	op->want_ext = (uint8_t)want_ext;
-	op->left = want_ext ? 2 : 1;
-	for (k = 0; k < (want_ext ? 2 : 1); k++) {
+	op->left = (uint8_t)n;
+	for (k = 0; k < n; k++) {
 		memset(payload, 0, sizeof(payload));
-		/* PortSelect sits at the same place in both attributes. */
+		/* PortSelect sits at the same place in all four. */
 		mad_set_field(payload, 0, IB_PC_PORT_SELECT_F, port);
 		memset(&r, 0, sizeof(r));
 		ibw_dest_lid(&r.dest, j->lid);
 		r.mgmt_class = IBW_CLASS_PERF;
 		r.method = IBW_METHOD_GET;
-		r.attr_id = k ? IBW_ATTR_PORT_COUNTERS_EXT
-			      : IBW_ATTR_PORT_COUNTERS;
+		r.attr_id = attrs[k];
 		r.data = payload;
 		r.data_len = sizeof(payload);
 		r.timeout_ms = c->o.timeout_ms;
@@ -598,7 +674,8 @@ static void query_port(struct ibw_counters *c, const struct job *j,
 		r.arg = op;
 		if (ibw_engine_submit(c->e, &r) < 0) {
 			c->cur.errors++;
-			op->failed = 1;
+			if (k < 2)
+				op->failed = 1;
 			if (--op->left == 0) {
 				port_failed(c, op);
 				free(op);
@@ -616,10 +693,11 @@ static void run_job_ports(struct ibw_counters *c, const struct job *j)
 	struct node_cap *nc = cap_find(c, j->guid);
 	uint32_t mask = nc ? nc->capmask : 0;
 	int ext = (mask & (PM_CAP_EXT_WIDTH | PM_CAP_EXT_WIDTH_NOIETF)) != 0;
+	int details = c->o.details && !(nc && nc->no_details);
 	unsigned i;
 
 	for (i = 0; i < j->nports; i++)
-		query_port(c, j, j->port_list[i], ext);
+		query_port(c, j, j->port_list[i], ext, details);
 }
 
 struct cpi_op {

@@ -36,6 +36,18 @@ enum ibw_ctr {
 	IBW_CTR_UNICAST_RCV_PKTS,
 	IBW_CTR_MULTICAST_XMIT_PKTS,
 	IBW_CTR_MULTICAST_RCV_PKTS,
+	/* PortRcvErrorDetails, with --detail-counters */
+	IBW_CTR_LOCAL_PHYSICAL_ERRORS,
+	IBW_CTR_MALFORMED_PACKET_ERRORS,
+	IBW_CTR_BUFFER_OVERRUN_ERRORS,
+	IBW_CTR_DLID_MAPPING_ERRORS,
+	IBW_CTR_VL_MAPPING_ERRORS,
+	IBW_CTR_LOOPING_ERRORS,
+	/* PortXmitDiscardDetails, with --detail-counters */
+	IBW_CTR_INACTIVE_DISCARDS,
+	IBW_CTR_NEIGHBOR_MTU_DISCARDS,
+	IBW_CTR_SW_LIFETIME_LIMIT_DISCARDS,
+	IBW_CTR_SW_HOQ_LIFETIME_LIMIT_DISCARDS,
 	IBW_CTR_MAX,
 };
 
@@ -48,6 +60,9 @@ struct ibw_ctr_desc {
 	unsigned scale; /* raw unit to ours: 4 for the data counters */
 	int is_error;
 	uint64_t threshold; /* default error threshold, 0: none */
+	/* PortRcvErrorDetails (0x15), PortXmitDiscardDetails (0x16), or 0 */
+	uint16_t detail_attr;
+	int detail_field; /* the field in it */
 };
 
 const struct ibw_ctr_desc *ibw_ctr_desc(enum ibw_ctr c);
@@ -101,6 +116,7 @@ struct ibw_counters_opts {
 	uint64_t thresholds[IBW_CTR_MAX]; /* 0: the default */
 	int reset_data; /* reset data/packet counters before they saturate */
 	int reset_errors; /* ... error counters too (off unless asked) */
+	int details; /* also PortRcvErrorDetails, PortXmitDiscardDetails */
 	unsigned timeout_ms; /* 0: the engine's */
 	int retries; /* -1: the engine's */
 };

@@ -136,6 +136,17 @@ static const char *const ctr_names[IBW_CTR_MAX] = {
 	[IBW_CTR_UNICAST_RCV_PKTS] = "unicast_receive_packets",
 	[IBW_CTR_MULTICAST_XMIT_PKTS] = "multicast_transmit_packets",
 	[IBW_CTR_MULTICAST_RCV_PKTS] = "multicast_receive_packets",
+	[IBW_CTR_LOCAL_PHYSICAL_ERRORS] = "local_physical_errors",
+	[IBW_CTR_MALFORMED_PACKET_ERRORS] = "malformed_packet_errors",
+	[IBW_CTR_BUFFER_OVERRUN_ERRORS] = "buffer_overrun_errors",
+	[IBW_CTR_DLID_MAPPING_ERRORS] = "dlid_mapping_errors",
+	[IBW_CTR_VL_MAPPING_ERRORS] = "vl_mapping_errors",
+	[IBW_CTR_LOOPING_ERRORS] = "looping_errors",
+	[IBW_CTR_INACTIVE_DISCARDS] = "inactive_discards",
+	[IBW_CTR_NEIGHBOR_MTU_DISCARDS] = "neighbor_mtu_discards",
+	[IBW_CTR_SW_LIFETIME_LIMIT_DISCARDS] = "sw_lifetime_limit_discards",
+	[IBW_CTR_SW_HOQ_LIFETIME_LIMIT_DISCARDS] = "sw_hoq_lifetime_limit_"
+						   "discards",
 };
 
 static const char *kind_of(int is_switch)

@@ -52,6 +52,22 @@ check "a 64-bit PortXmitPkts near 2^64 comes out exactly (ours ${ours12% *}, per
 	python3 -c "import sys; o, t = map(int, '$ours12'.split()); r = int('$refx')
 sys.exit(not (18446744073709551606 <= o <= r <= o + 4 and t == o))"
 
+# Detail counters, when asked for: equal to perfquery -E / -D.
+con 'PerformanceSet "node0013"[1] PortRcvErrorDetails.PortMalformedPacketErrors=42'
+con 'PerformanceSet "node0013"[1] PortXmitDiscardDetails.PortNeighborMTUDiscards=17'
+pre "$IBWATCHD" --once --no-state-file --no-ping --detail-counters >det.json 2>/dev/null
+p13=$(port_of "node0013 HCA-1" 1 det.json)
+l13=$(lid_of "node0013 HCA-1" det.json)
+pqe=$(pre perfquery -E "$l13" 1)
+pqd=$(pre perfquery -D "$l13" 1)
+check "--detail-counters: PortMalformedPacketErrors 42, as perfquery -E says" \
+	test "$(jq .counters.raw.PortMalformedPktErrors <<<"$p13")" = 42 -a \
+	"$(sed -n 's/^PortMalformedPktErrors:\.*//p' <<<"$pqe")" = 42
+check "--detail-counters: PortNeighborMTUDiscards 17, as perfquery -D says" \
+	test "$(jq .counters.totals.neighbor_mtu_discards <<<"$p13")" = 17 -a \
+	"$(sed -n 's/^PortNeighborMTUDiscards:\.*//p' <<<"$pqd")" = 17
+check "without --detail-counters there are none" jqe 'has("PortMalformedPktErrors") | not' <(jq '.counters.raw' <<<"$(port_of "node0013 HCA-1" 1 a.json)")
+
 # 2. Every port between two ibqueryerrors reads.
 dump_counters() { # ibqueryerrors --counters -> "nodeguid port name=value..."
 	pre ibqueryerrors --counters 2>/dev/null | sed -n 's/^ *GUID \(0x[0-9a-f]*\) port \([0-9]*\): \(.*\)$/\1 \2 \3/p' |
