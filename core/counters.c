@@ -349,6 +349,7 @@ static void cap_set(struct ibw_counters *c, uint64_t guid, uint32_t mask)
 	}
 	memmove(&c->caps[lo + 1], &c->caps[lo],
 		(c->ncaps - lo) * sizeof(*c->caps));
+	memset(&c->caps[lo], 0, sizeof(c->caps[lo]));
 	c->caps[lo].guid = guid;
 	c->caps[lo].capmask = mask;
 	c->ncaps++;

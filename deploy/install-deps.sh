@@ -7,7 +7,7 @@ set -eu
 PKGS="
 build-essential cmake pkg-config clang-format
 libibumad-dev libibmad-dev
-libsnmp-dev libmicrohttpd-dev libjansson-dev libcmocka-dev
+libsnmp-dev libmicrohttpd-dev libjansson-dev libcmocka-dev zlib1g-dev
 ibsim-utils libumad2sim0 opensm infiniband-diags
 snmpd snmp snmptrapd curl jq python3 bc
 prometheus monitoring-plugins-basic openssl wrk

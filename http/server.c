@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include <microhttpd.h>
+#include <zlib.h>
 
 #include "json.h"
 #include "log.h"
@@ -27,19 +28,69 @@ struct bucket {
 
 struct req;
 
-/* The snapshot's part of /metrics, shared by the responses sending it. */
+/*
+ * The snapshot's part of /metrics, shared by the responses sending it;
+ * also gzipped (Prometheus asks for gzip), once: the deflate stream is
+ * flushed at the end of the shared part and kept, and each scrape
+ * finishes a copy of it with its own few live lines.
+ */
 struct mcache {
 	unsigned refs;
 	uint64_t seq;
 	char *text;
 	size_t len;
+	int have_gz;
+	z_stream zs; /* flushed after text, not finished */
+	unsigned char *gz;
+	size_t gzlen;
 };
 
 static void mcache_unref(struct mcache *m)
 {
 	if (m && !--m->refs) {
+		if (m->have_gz)
+			deflateEnd(&m->zs);
+		free(m->gz);
 		free(m->text);
 		free(m);
+	}
+}
+
+/* Deflate @len bytes of @in into a growing buffer with @flush. */
+static int deflate_into(z_stream *zs, const char *in, size_t len, int flush,
+			unsigned char **out, size_t *outlen)
+{
+	size_t cap = *outlen + deflateBound(zs, len) + 64;
+	unsigned char *o = realloc(*out, cap);
+	int rc;
+
+	if (!o)
+		return -1;
+	*out = o;
+	zs->next_in = (unsigned char *)(uintptr_t)in;
+	zs->avail_in = (uInt)len;
+	zs->next_out = o + *outlen;
+	zs->avail_out = (uInt)(cap - *outlen);
+	rc = deflate(zs, flush);
+	*outlen = cap - zs->avail_out;
+	return (rc == Z_OK || rc == Z_STREAM_END) && !zs->avail_in ? 0 : -1;
+}
+
+static void mcache_gzip(struct mcache *m)
+{
+	memset(&m->zs, 0, sizeof(m->zs));
+	/* level 1: the body is repetitive; 15 + 16 asks for a gzip wrapper */
+	if (deflateInit2(&m->zs, 1, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return;
+	m->have_gz = 1;
+	if (deflate_into(&m->zs, m->text, m->len, Z_SYNC_FLUSH, &m->gz,
+			 &m->gzlen) < 0) {
+		deflateEnd(&m->zs);
+		m->have_gz = 0;
+		free(m->gz);
+		m->gz = NULL;
+		m->gzlen = 0;
 	}
 }
 
@@ -47,6 +98,8 @@ static void mcache_unref(struct mcache *m)
 struct mbody {
 	struct mcache *mc;
 	char *live;
+	size_t live_len;
+	int gz; /* live holds the gzip tail, not text */
 };
 
 static void mbody_free(void *cls)
@@ -90,7 +143,6 @@ struct req {
 	size_t len;
 	size_t uploaded; /* request body bytes seen (and dropped) */
 	struct mbody *metrics; /* /metrics: the shared part and the live one */
-	size_t live_len;
 	const char *ctype;
 	struct req *next;
 };
@@ -177,16 +229,21 @@ static enum MHD_Result send_answer(struct MHD_Connection *c, struct req *r)
 	enum MHD_Result ret;
 
 	if (r->metrics) {
+		struct mbody *b = r->metrics;
 		struct MHD_IoVec iov[2] = {
-			{ r->metrics->mc->text, r->metrics->mc->len },
-			{ r->metrics->live, r->live_len },
+			{ b->gz ? (const void *)b->mc->gz : b->mc->text,
+			  b->gz ? b->mc->gzlen : b->mc->len },
+			{ b->live, b->live_len },
 		};
 
-		resp = MHD_create_response_from_iovec(iov, 2, mbody_free,
-						      r->metrics);
+		resp = MHD_create_response_from_iovec(iov, 2, mbody_free, b);
 		if (!resp)
 			return MHD_NO;
 		r->metrics = NULL; /* the response owns it now */
+		if (b->gz)
+			MHD_add_response_header(resp, "Content-Encoding",
+						"gzip");
+		MHD_add_response_header(resp, "Vary", "Accept-Encoding");
 	} else {
 		if (!r->body)
 			set_problem(r, 503, "out of memory");
@@ -560,11 +617,14 @@ static int token_ok(const struct ibw_http *h, struct MHD_Connection *c)
  * scrape of it (no copy); each scrape adds the few lines that change by
  * the second. */
 static void metrics(struct req *r, struct ibw_snapshot *s,
-		    const struct ibw_engine_stats *st, uint64_t now, int om)
+		    const struct ibw_engine_stats *st, uint64_t now, int om,
+		    int gz)
 {
 	struct ibw_http *h = r->h;
 	struct mcache *mc = h->cache[om];
 	struct mbody *b;
+	char *live;
+	size_t llen;
 
 	if (!mc || mc->seq != s->seq) {
 		mcache_unref(mc);
@@ -580,15 +640,36 @@ static void metrics(struct req *r, struct ibw_snapshot *s,
 			h->cache[om] = NULL;
 			return;
 		}
+		mcache_gzip(mc);
 	}
 	b = calloc(1, sizeof(*b));
-	if (!b)
-		return;
-	b->live = ibw_prom_render_live(s, st, now, om, &r->live_len);
-	if (!b->live) {
+	live = ibw_prom_render_live(s, st, now, om, &llen);
+	if (!b || !live) {
 		free(b);
+		free(live);
 		return;
 	}
+	if (gz && mc->have_gz) {
+		/* Finish a copy of the flushed stream with the live lines. */
+		z_stream zs;
+		unsigned char *tail = NULL;
+		size_t tlen = 0;
+
+		if (deflateCopy(&zs, &mc->zs) == Z_OK) {
+			if (deflate_into(&zs, live, llen, Z_FINISH, &tail,
+					 &tlen) == 0) {
+				free(live);
+				live = (char *)tail;
+				llen = tlen;
+				b->gz = 1;
+			} else {
+				free(tail);
+			}
+			deflateEnd(&zs);
+		}
+	}
+	b->live = live;
+	b->live_len = llen;
 	b->mc = mc;
 	mc->refs++;
 	r->metrics = b;
@@ -622,9 +703,12 @@ static void route(struct req *r, const char *url)
 		const char *acc = MHD_lookup_connection_value(
 			r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
 
+		const char *enc = MHD_lookup_connection_value(
+			r->conn, MHD_HEADER_KIND,
+			MHD_HTTP_HEADER_ACCEPT_ENCODING);
 		int om = acc && strstr(acc, "application/openmetrics-text");
 
-		metrics(r, s, &st, now, om);
+		metrics(r, s, &st, now, om, enc && strstr(enc, "gzip"));
 		r->ctype = om ? "application/openmetrics-text; "
 				"version=1.0.0; charset=utf-8"
 			      : "text/plain; version=0.0.4; charset=utf-8";

@@ -121,6 +121,13 @@ curl -s -m 20 "$U/metrics" >metrics.txt
 out=$(promtool check metrics <metrics.txt 2>&1); rc=$?
 check "promtool check metrics reports nothing" test $rc = 0 -a -z "$out"
 check "down ports are exported with their state" grep -q '^infiniband_switch_port_state{.*} 1$' metrics.txt
+curl -s -m 20 -H 'Accept-Encoding: gzip' -D gz.hdr -o metrics.gz "$U/metrics"
+check "gzip when the scraper asks (Prometheus does): the same text, $(stat -c %s metrics.gz) bytes for $(stat -c %s metrics.txt)" \
+	python3 -c 'import gzip, sys
+a = [l for l in gzip.decompress(open("metrics.gz", "rb").read()).decode().splitlines() if not l.startswith(("ibwatch_snapshot_age", "ibwatch_mad"))]
+b = [l for l in open("metrics.txt").read().splitlines() if not l.startswith(("ibwatch_snapshot_age", "ibwatch_mad"))]
+sys.exit(a != b or len(a) < 1000)'
+check "... marked Content-Encoding: gzip" grep -qi '^content-encoding: gzip' gz.hdr
 r=$(curl -s -m 20 -H 'Accept: application/openmetrics-text; version=1.0.0' -o om.txt -w '%{content_type}' "$U/metrics")
 check "OpenMetrics when the scraper asks for it" test "${r%%;*}" = application/openmetrics-text -a "$(tail -n1 om.txt)" = "# EOF"
 for try in 1 2 3; do
