@@ -1,8 +1,8 @@
 #!/bin/bash
 # /metrics under load on the 3-level fat tree (2592 hosts, 14256 ports)
 # while the agent sweeps (discovery and counters every 5 s, pings every
-# 10 s): wrk with 20 connections for 20 s, the body's size, and one
-# scrape timed alone.
+# 10 s): wrk with 20 connections for 20 s, with gzip (as Prometheus
+# asks) and without, the body's size, and one scrape timed alone.
 #   tests/bench/http.sh [BUILD_DIR]
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -24,6 +24,10 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	done
 	curl -s -o metrics.txt -w 'one scrape: %{time_total} s, %{size_download} bytes\n' "$U/metrics"
 	echo "series: $(grep -vc '^#' metrics.txt), ports in the fabric: $(curl -s "$U/api/v1/status" | jq .fabric.ports)"
+	curl -s -H 'Accept-Encoding: gzip' -o metrics.gz -w 'one gzip scrape: %{time_total} s, %{size_download} bytes\n' "$U/metrics"
+	echo "== 20 scrapers asking for gzip, as Prometheus does"
+	wrk -t 2 -c 20 -d 20s --latency -H 'Accept-Encoding: gzip' "$U/metrics"
+	echo "== 20 scrapers asking for plain text"
 	wrk -t 2 -c 20 -d 20s --latency "$U/metrics"
 	echo "sweeps during the run: $(curl -s "$U/api/v1/status" | jq -c '{discoveries: .sweeps.discoveries, counter_sweeps: .sweeps.counter_sweeps}')"
 	exit 0
