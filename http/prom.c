@@ -14,6 +14,27 @@ struct buf {
 	int om; /* OpenMetrics */
 };
 
+/* Room for @n more bytes and a NUL; 0, or -1 (and b->oom) if none. */
+static int grow(struct buf *b, size_t n)
+{
+	size_t cap;
+	char *np;
+
+	if (b->oom)
+		return -1;
+	if (b->len + n + 1 <= b->cap)
+		return 0;
+	cap = (b->cap + n + 1) * 2;
+	np = realloc(b->p, cap);
+	if (!np) {
+		b->oom = 1;
+		return -1;
+	}
+	b->p = np;
+	b->cap = cap;
+	return 0;
+}
+
 static void put(struct buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -36,36 +57,16 @@ static void put(struct buf *b, const char *fmt, ...)
 			b->len += (size_t)n;
 			return;
 		}
-		{
-			size_t cap = (b->cap + (size_t)n) * 2;
-			char *np = realloc(b->p, cap);
-
-			if (!np) {
-				b->oom = 1;
-				return;
-			}
-			b->p = np;
-			b->cap = cap;
-		}
+		if (grow(b, (size_t)n) < 0)
+			return;
 	}
 }
 
 /* Append @n bytes as they are: the hot path of a large scrape. */
 static void put_mem(struct buf *b, const char *s, size_t n)
 {
-	if (b->oom)
+	if (grow(b, n) < 0)
 		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = (b->cap + n + 1) * 2;
-		char *np = realloc(b->p, cap);
-
-		if (!np) {
-			b->oom = 1;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
-	}
 	memcpy(b->p + b->len, s, n);
 	b->len += n;
 	b->p[b->len] = '\0';
