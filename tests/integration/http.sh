@@ -27,7 +27,7 @@ start_agent() {
 	local host=$1 try; shift
 	for try in 1 2 3 4 5; do
 		port=$((20000 + (RANDOM % 20000)))
-		at "$host" "$IBWATCHD" --no-state-file --http "127.0.0.1:$port" "$@" \
+		spawn "$host" "$IBWATCHD" --no-state-file --http "127.0.0.1:$port" "$@" \
 			>"agent-$port.out" 2>"agent-$port.log" &
 		agent=$!
 		for _ in $(seq 1 100); do

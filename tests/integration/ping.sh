@@ -30,9 +30,9 @@ guid_of() { jq -r --arg n "$1 HCA-1" '.nodes[] | select(.name == $n) | .ports[0]
 # The responders: ours on node0002, ibping -S on node0004. Each is the
 # SM-flagged process of its node (SIM_SET_ISSM): ibsim hands such a
 # process the QP1 requests it does not answer itself.
-SIM_SET_ISSM=1 at node0002 "$IBWATCHD" --responder --no-probes >resp.log 2>&1 &
+SIM_SET_ISSM=1 spawn node0002 "$IBWATCHD" --responder --no-probes >resp.log 2>&1 &
 pids+=($!)
-SIM_SET_ISSM=1 at node0004 ibping -S >ibping-server.log 2>&1 &
+SIM_SET_ISSM=1 spawn node0004 ibping -S >ibping-server.log 2>&1 &
 pids+=($!)
 sleep 0.5
 l2=$(lid_of node0002) l4=$(lid_of node0004)

@@ -119,9 +119,9 @@ check "a trace to an unlinked host fails at a hop, with the reason ($(jq -c '[.s
 "$IBW_SIMFABRIC" cmd "$IBW_SIM_DIR" 'Relink "node0020"[1]' >/dev/null
 
 # Endport confirmation: our responder on node0002, an impostor on node0003.
-SIM_SET_ISSM=1 at node0002 "$IBWATCHD" --responder --no-probes >r2.log 2>&1 &
+SIM_SET_ISSM=1 spawn node0002 "$IBWATCHD" --responder --no-probes >r2.log 2>&1 &
 r2=$!
-SIM_SET_ISSM=1 at node0003 "$FAKE_RESPONDER" 0x00000000deadbeef >r3.log 2>&1 &
+SIM_SET_ISSM=1 spawn node0003 "$FAKE_RESPONDER" 0x00000000deadbeef >r3.log 2>&1 &
 r3=$!
 trap 'kill $r2 $r3 2>/dev/null' EXIT
 sleep 0.5
@@ -134,7 +134,7 @@ check "no responder: said so, the trace still ok" jq -e '.endport == "no respond
 
 # A watched path changes when a spine link on it goes.
 l100=$(lid_of node0100)
-at node0001 "$IBWATCHD" --no-state-file --no-ping --no-http --watch-path "node0100 HCA-1" \
+spawn node0001 "$IBWATCHD" --no-state-file --no-ping --no-http --watch-path "node0100 HCA-1" \
 	--trace-interval 1 --discovery-interval 1 --counter-interval 3600 >w.out 2>w.log &
 w=$!
 trap 'kill $r2 $r3 $w 2>/dev/null' EXIT
