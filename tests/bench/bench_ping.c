@@ -18,11 +18,6 @@
 static struct ibw_fabric *fab;
 static int round_done;
 
-static void got_fabric(struct ibw_fabric *f, void *arg)
-{
-	fab = f;
-}
-
 static void on_round(struct ibw_pinger *p, void *arg)
 {
 	round_done = 1;
@@ -38,7 +33,6 @@ int main(int argc, char **argv)
 	struct ibw_ping_opts po;
 	struct ibw_local_port lp;
 	struct ibw_transport *t;
-	struct ibw_discover *d;
 	struct ibw_pinger *p;
 	struct ibw_loop *loop;
 	struct ibw_engine *e;
@@ -64,9 +58,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	e = ibw_engine_new(loop, t, NULL);
-	d = ibw_discover_new(e, NULL);
-	if (ibw_discover_start(d, got_fabric, NULL) < 0 ||
-	    walk_run_until_idle(loop, e, 120000) < 0 || !fab)
+	fab = walk_discover(loop, e, 120000);
+	if (!fab)
 		return 1;
 	p = ibw_pinger_new(e, NULL, &po);
 	ibw_pinger_update(p, fab, NULL, NULL);
@@ -93,7 +86,6 @@ int main(int argc, char **argv)
 	}
 	ibw_engine_free(e);
 	ibw_pinger_free(p);
-	ibw_discover_free(d);
 	ibw_fabric_unref(fab);
 	ibw_transport_close(t);
 	ibw_loop_free(loop);

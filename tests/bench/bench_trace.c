@@ -19,11 +19,6 @@ static struct ibw_fabric *fab;
 static struct ibw_trace last;
 static int done;
 
-static void got_fabric(struct ibw_fabric *f, void *arg)
-{
-	fab = f;
-}
-
 static void on_trace(const struct ibw_trace *t, void *arg)
 {
 	last = *t;
@@ -51,7 +46,6 @@ int main(int argc, char **argv)
 	struct ibw_local_port lp;
 	struct ibw_transport *t;
 	struct ibw_tracer *cold, *warm;
-	struct ibw_discover *d;
 	struct ibw_loop *loop;
 	struct ibw_engine *e;
 	char err[256];
@@ -63,9 +57,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	e = ibw_engine_new(loop, t, NULL);
-	d = ibw_discover_new(e, NULL);
-	if (ibw_discover_start(d, got_fabric, NULL) < 0 ||
-	    walk_run_until_idle(loop, e, 120000) < 0 || !fab)
+	fab = walk_discover(loop, e, 120000);
+	if (!fab)
 		return 1;
 	cold = ibw_tracer_new(e, (unsigned)lp.portnum);
 	warm = ibw_tracer_new(e, (unsigned)lp.portnum);
@@ -80,7 +73,6 @@ int main(int argc, char **argv)
 	ibw_engine_free(e);
 	ibw_tracer_free(cold);
 	ibw_tracer_free(warm);
-	ibw_discover_free(d);
 	ibw_fabric_unref(fab);
 	ibw_transport_close(t);
 	ibw_loop_free(loop);

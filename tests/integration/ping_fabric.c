@@ -35,27 +35,19 @@ static void console(const char *line)
 	assert_int_equal(sim_console(line), 0);
 }
 
-static void got_fabric(struct ibw_fabric *f, void *arg)
-{
-	fab = f;
-}
-
 static int setup(void **state)
 {
 	char err[256];
 	struct ibw_local_port lp;
-	struct ibw_discover *d;
 
 	loop = ibw_loop_new();
 	if (ibw_umad_open(NULL, 0, &tr, &lp, err, sizeof(err)) < 0)
 		return -1;
 	eng = ibw_engine_new(loop, tr, NULL);
 	ev = ibw_events_new(1024);
-	d = ibw_discover_new(eng, NULL);
-	if (ibw_discover_start(d, got_fabric, NULL) < 0 ||
-	    walk_run_until_idle(loop, eng, 30000) < 0 || !fab)
+	fab = walk_discover(loop, eng, 30000);
+	if (!fab)
 		return -1;
-	ibw_discover_free(d);
 	return 0;
 }
 

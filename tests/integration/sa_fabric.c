@@ -29,15 +29,9 @@ static struct ibw_local_port lp;
 static struct ibw_fabric *fab;
 static uint16_t sm_lid;
 
-static void got_fabric(struct ibw_fabric *f, void *arg)
-{
-	fab = f;
-}
-
 static int setup(void **state)
 {
 	char err[256];
-	struct ibw_discover *d;
 	unsigned i;
 
 	loop = ibw_loop_new();
@@ -46,11 +40,9 @@ static int setup(void **state)
 		return -1;
 	}
 	eng = ibw_engine_new(loop, tr, NULL);
-	d = ibw_discover_new(eng, NULL);
-	if (ibw_discover_start(d, got_fabric, NULL) < 0 ||
-	    walk_run_until_idle(loop, eng, 30000) < 0 || !fab)
+	fab = walk_discover(loop, eng, 30000);
+	if (!fab)
 		return -1;
-	ibw_discover_free(d);
 	for (i = 0; i < fab->nnodes; i++)
 		if (fab->nodes[i].guid == fab->local_guid)
 			sm_lid = fab->nodes[i].ports[lp.portnum].pi.sm_lid;

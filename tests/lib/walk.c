@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "discover.h"
 #include "walk.h"
 
 struct probe {
@@ -158,4 +159,26 @@ void walk_free(struct walk *w)
 {
 	free(w->nodes);
 	memset(w, 0, sizeof(*w));
+}
+
+static void got_fabric(struct ibw_fabric *f, void *arg)
+{
+	*(struct ibw_fabric **)arg = f;
+}
+
+struct ibw_fabric *walk_discover(struct ibw_loop *loop, struct ibw_engine *e,
+				 unsigned timeout_ms)
+{
+	struct ibw_discover *d = ibw_discover_new(e, NULL);
+	struct ibw_fabric *f = NULL;
+
+	if (!d)
+		return NULL;
+	if (ibw_discover_start(d, got_fabric, &f) < 0 ||
+	    walk_run_until_idle(loop, e, timeout_ms) < 0) {
+		ibw_fabric_unref(f);
+		f = NULL;
+	}
+	ibw_discover_free(d);
+	return f;
 }

@@ -7,6 +7,7 @@
 
 #include "codec.h"
 #include "engine.h"
+#include "fabric.h"
 
 struct walk_node {
 	struct ibw_dest dr; /* directed route from the local port */
@@ -27,6 +28,11 @@ struct walk {
 int walk_fabric(struct ibw_loop *loop, struct ibw_engine *e, struct walk *w,
 		unsigned timeout_ms);
 void walk_free(struct walk *w);
+
+/* One sweep of the core's discovery, waited for: the new fabric (the
+ * caller owns the reference), or NULL. */
+struct ibw_fabric *walk_discover(struct ibw_loop *loop, struct ibw_engine *e,
+				 unsigned timeout_ms);
 
 /* Run @loop until @e is idle, at most @timeout_ms; 0 or -ETIMEDOUT. */
 int walk_run_until_idle(struct ibw_loop *loop, struct ibw_engine *e,
