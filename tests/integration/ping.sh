@@ -20,7 +20,7 @@ fi
 jqe() { jq -e "$@" once.json >/dev/null; }
 at() { local h=$1; shift; SIM_HOST=$h LD_PRELOAD=$IBW_SIM_PRELOAD "$@"; }
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
+cleanup() { [ ${#pids[@]} -gt 0 ] && stop "${pids[@]}"; wait 2>/dev/null; }
 trap cleanup EXIT
 
 at node0001 "$IBWATCHD" --once --no-state-file --no-ping >fab.json 2>/dev/null

@@ -123,7 +123,7 @@ SIM_SET_ISSM=1 spawn node0002 "$IBWATCHD" --responder --no-probes >r2.log 2>&1 &
 r2=$!
 SIM_SET_ISSM=1 spawn node0003 "$FAKE_RESPONDER" 0x00000000deadbeef >r3.log 2>&1 &
 r3=$!
-trap 'kill $r2 $r3 2>/dev/null' EXIT
+trap 'stop $r2 $r3' EXIT
 sleep 0.5
 j=$(at node0001 "$IBWATCHD" --trace "$(lid_of node0002)" --confirm 2>/dev/null)
 check "with a responder there the endport is confirmed" jq -e '.endport == "confirmed"' <<<"$j"
@@ -137,7 +137,7 @@ l100=$(lid_of node0100)
 spawn node0001 "$IBWATCHD" --no-state-file --no-ping --no-http --watch-path "node0100 HCA-1" \
 	--trace-interval 1 --discovery-interval 1 --counter-interval 3600 >w.out 2>w.log &
 w=$!
-trap 'kill $r2 $r3 $w 2>/dev/null' EXIT
+trap 'stop $r2 $r3 $w' EXIT
 sleep 2
 before=$(at node0001 ibtracert "$(lid_of node0001)" "$l100" | canon_ref)
 spine_line=$(grep -m1 'switch port' <<<"$(at node0001 ibtracert "$(lid_of node0001)" "$l100")")
@@ -168,6 +168,6 @@ ref_sw=$(at node0001 ibtracert "$(lid_of node0001)" "$l100" |
 	     /ca port/ { match($0, /^\[[0-9]+\]/); o = substr($0, 2, RLENGTH - 2); if (g) print g, i, o }')
 check "the new path equals ibtracert's" [ -n "$ours_sw" ] && [ "$ours_sw" = "$ref_sw" ]
 [ "$ours_sw" = "$ref_sw" ] || { echo "# ours"; echo "$ours_sw"; echo "# ibtracert"; echo "$ref_sw"; }
-kill $w 2>/dev/null
+stop $w
 
 finish

@@ -11,3 +11,20 @@ finish() { echo "$passes passed, $fails failed"; [ "$fails" = 0 ]; }
 # only (`spawn node0002 cmd &`): the exec makes $! the command's own PID,
 # so the test stops exactly that process.
 spawn() { local h=$1; shift; SIM_HOST=$h LD_PRELOAD=$IBW_SIM_PRELOAD exec "$@"; }
+# stop PID...: SIGTERM, then SIGKILL whatever is still there after 5 s
+# (under the simulator a process can hang in libumad2sim's own exit
+# handler after ibwatchd itself has finished). A zombie counts as gone.
+stop() {
+	local p i alive
+	kill -TERM "$@" 2>/dev/null
+	for ((i = 0; i < 50; i++)); do
+		alive=0
+		for p in "$@"; do
+			[ -n "$(tr -d '\0' 2>/dev/null <"/proc/$p/cmdline")" ] && alive=1
+		done
+		[ $alive = 0 ] && return 0
+		sleep 0.1
+	done
+	kill -KILL "$@" 2>/dev/null
+	return 0
+}
