@@ -332,11 +332,6 @@ struct ibw_discover *ibw_discover_new(struct ibw_engine *e,
 	return d;
 }
 
-int ibw_discover_running(const struct ibw_discover *d)
-{
-	return d->f != NULL;
-}
-
 int ibw_discover_start(struct ibw_discover *d, ibw_discover_cb cb, void *arg)
 {
 	struct ibw_dest local;

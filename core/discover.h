@@ -26,6 +26,5 @@ struct ibw_discover *ibw_discover_new(struct ibw_engine *e,
 				      const struct ibw_discover_opts *o);
 void ibw_discover_free(struct ibw_discover *d);
 int ibw_discover_start(struct ibw_discover *d, ibw_discover_cb cb, void *arg);
-int ibw_discover_running(const struct ibw_discover *d);
 
 #endif

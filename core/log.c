@@ -23,11 +23,6 @@ void ibw_log_set_level(enum ibw_log_level level)
 	cur_level = level;
 }
 
-enum ibw_log_level ibw_log_get_level(void)
-{
-	return cur_level;
-}
-
 int ibw_log_level_parse(const char *name, enum ibw_log_level *level)
 {
 	size_t i;

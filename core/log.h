@@ -15,7 +15,6 @@ enum ibw_log_level {
 
 /* Messages above @level are dropped. Default: IBW_LOG_INFO. */
 void ibw_log_set_level(enum ibw_log_level level);
-enum ibw_log_level ibw_log_get_level(void);
 
 /* Parse "err", "warn", "info" or "debug"; returns -EINVAL otherwise. */
 int ibw_log_level_parse(const char *name, enum ibw_log_level *level);

@@ -229,21 +229,6 @@ static void fill_info(const umad_port_t *p, struct ibw_local_port *info)
 	}
 }
 
-int ibw_umad_port_info(const char *ca, int port, struct ibw_local_port *info)
-{
-	umad_port_t p;
-	int rc;
-
-	if (umad_init() < 0)
-		return -ENODEV;
-	rc = umad_get_port(ca, port, &p);
-	if (rc < 0)
-		return rc;
-	fill_info(&p, info);
-	umad_release_port(&p);
-	return 0;
-}
-
 static int reg(struct umad_transport *u, int mclass, int version, int rmpp)
 {
 	int id = umad_register(u->fd, mclass, version, rmpp, NULL);

@@ -61,7 +61,4 @@ struct ibw_local_ca {
 /* Every local CA, at most @max; returns how many or -errno. */
 int ibw_umad_local_cas(struct ibw_local_ca *out, unsigned max);
 
-/* Fill @info for @ca/@port without opening the device. */
-int ibw_umad_port_info(const char *ca, int port, struct ibw_local_port *info);
-
 #endif

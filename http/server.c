@@ -1047,11 +1047,6 @@ fail:
 	return NULL;
 }
 
-unsigned ibw_http_port(const struct ibw_http *h)
-{
-	return h->nl ? h->l[0].port : 0;
-}
-
 void ibw_http_free(struct ibw_http *h)
 {
 	struct req *r;

@@ -34,7 +34,5 @@ struct ibw_http *ibw_http_new(struct ibw_loop *loop, struct ibw_monitor *m,
 			      const struct ibw_http_opts *o, char *err,
 			      size_t errlen);
 void ibw_http_free(struct ibw_http *h);
-/* The port actually bound (for ":0"). */
-unsigned ibw_http_port(const struct ibw_http *h);
 
 #endif
