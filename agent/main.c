@@ -20,6 +20,7 @@
 #include "ping.h"
 #include "responder.h"
 #include "server.h"
+#include "snmp.h"
 #include "sa.h"
 #include "trace.h"
 #include "log.h"
@@ -41,6 +42,8 @@ struct opts {
 	const char *trace; /* on-demand: this target */
 	struct ibw_http_opts http;
 	int no_http;
+	struct ibw_snmp_opts snmp;
+	int no_snmp;
 	unsigned trace_flags;
 	unsigned count;
 	enum ibw_echo_type ping_type;
@@ -64,6 +67,7 @@ struct daemon {
 	struct ibw_pinger *pinger; /* --ping without the monitor */
 	struct ibw_tracer *tracer; /* --trace */
 	struct ibw_http *http;
+	struct ibw_snmp *snmp;
 	int once_done;
 	int ping_started;
 	int ping_status;
@@ -170,6 +174,18 @@ static void usage(FILE *f)
 		   "ping\n"
 		   "  --http-token-everywhere  ... and on every endpoint\n"
 		   "\n"
+		   "SNMP (an AgentX subagent of snmpd):\n"
+		   "  --agentx SOCKET      the master agent's AgentX socket "
+		   "(default\n"
+		   "                       /var/agentx/master)\n"
+		   "  --agentx-ping-interval S  seconds between pings of the "
+		   "master;\n"
+		   "                       reconnect this often when it is "
+		   "gone (default 15)\n"
+		   "  --snmp-trap-rate N   notifications per minute at most "
+		   "(default 60)\n"
+		   "  --no-snmp            no SNMP subagent\n"
+		   "\n"
 		   "  --log-level LEVEL    err, warn, info or debug (default "
 		   "info)\n"
 		   "  --version            print the version and exit\n"
@@ -273,6 +289,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		OPT_HTTP_KEY,
 		OPT_HTTP_TOKEN,
 		OPT_HTTP_AUTH_ALL,
+		OPT_AGENTX,
+		OPT_AGENTX_PING,
+		OPT_TRAP_RATE,
+		OPT_NO_SNMP,
 		OPT_VERSION,
 		OPT_HELP,
 	};
@@ -322,6 +342,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "http-token-file", required_argument, NULL, OPT_HTTP_TOKEN },
 		{ "http-token-everywhere", no_argument, NULL,
 		  OPT_HTTP_AUTH_ALL },
+		{ "agentx", required_argument, NULL, OPT_AGENTX },
+		{ "agentx-ping-interval", required_argument, NULL,
+		  OPT_AGENTX_PING },
+		{ "snmp-trap-rate", required_argument, NULL, OPT_TRAP_RATE },
+		{ "no-snmp", no_argument, NULL, OPT_NO_SNMP },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
@@ -610,6 +635,34 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_NO_HTTP:
 			o->no_http = 1;
 			break;
+		case OPT_AGENTX:
+			if (!*optarg) {
+				fprintf(stderr, "ibwatchd: --agentx: empty "
+						"socket\n");
+				return -1;
+			}
+			o->snmp.agentx_socket = optarg;
+			break;
+		case OPT_AGENTX_PING:
+			if (parse_uint("--agentx-ping-interval", optarg, 3600,
+				       &v) < 0)
+				return -1;
+			if (!v)
+				return parse_uint_fail("--agentx-ping-"
+						       "interval");
+			o->snmp.ping_interval_s = v;
+			break;
+		case OPT_TRAP_RATE:
+			if (parse_uint("--snmp-trap-rate", optarg, 60000, &v) <
+			    0)
+				return -1;
+			if (!v)
+				return parse_uint_fail("--snmp-trap-rate");
+			o->snmp.trap_rate = v;
+			break;
+		case OPT_NO_SNMP:
+			o->no_snmp = 1;
+			break;
 		case OPT_VERSION:
 			printf("ibwatchd %s\n", IBW_VERSION);
 			exit(0);
@@ -896,6 +949,9 @@ int main(int argc, char **argv)
 	 * the process from another thread. */
 	stop_signals(&set);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	/* A master agent that goes away must not kill us on the next write
+	 * to its socket. */
+	signal(SIGPIPE, SIG_IGN);
 	if (parse_opts(argc, argv, &d.o) < 0)
 		return 2;
 
@@ -953,6 +1009,15 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (d.mon && !d.o.once && !d.o.no_snmp) {
+		d.snmp = ibw_snmp_new(d.loop, d.mon, &d.lp, &d.lq, &d.o.snmp,
+				      err, sizeof(err));
+		if (!d.snmp) {
+			fprintf(stderr, "ibwatchd: %s\n", err);
+			return 1;
+		}
+	}
+
 	d.refresh = ibw_timer_new(d.loop, on_refresh, &d);
 	ibw_timer_arm(d.refresh, 0);
 	rc = 0;
@@ -992,6 +1057,7 @@ int main(int argc, char **argv)
 	if ((d.o.ping || d.o.trace) && !status)
 		status = d.ping_status;
 	ibw_http_free(d.http);
+	ibw_snmp_free(d.snmp);
 	ibw_responder_free(d.resp);
 	/* The engine first: it cancels what the probes have in flight. */
 	ibw_engine_free(d.e);

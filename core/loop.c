@@ -154,7 +154,11 @@ int ibw_loop_watch(struct ibw_loop *loop, int fd, unsigned events, ibw_fd_cb cb,
 	if (!loop->next_gen)
 		loop->next_gen = 1;
 	ev.data.u64 = ((uint64_t)loop->watches[fd].gen << 32) | (uint32_t)fd;
-	if (epoll_ctl(loop->epfd, op, fd, &ev) < 0) {
+	/* A watched fd that was closed and opened again has left the epoll
+	 * set on close: add it afresh. */
+	if (epoll_ctl(loop->epfd, op, fd, &ev) < 0 &&
+	    (op != EPOLL_CTL_MOD || errno != ENOENT ||
+	     epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)) {
 		int err = errno;
 
 		loop->watches[fd].gen = 0;

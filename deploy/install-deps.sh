@@ -10,7 +10,8 @@ libibumad-dev libibmad-dev
 libsnmp-dev libmicrohttpd-dev libjansson-dev libcmocka-dev zlib1g-dev
 ibsim-utils libumad2sim0 opensm infiniband-diags
 snmpd snmp snmptrapd curl jq python3 bc
-prometheus monitoring-plugins-basic openssl wrk
+prometheus monitoring-plugins-basic monitoring-plugins-standard openssl wrk
+smitools
 "
 
 missing=""

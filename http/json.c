@@ -354,6 +354,7 @@ json_t *ibw_json_status(const struct ibw_snapshot *s,
 				  ? (double)(now_us - s->started_us) / 1e6
 				  : 0.0));
 	json_object_set_new(o, "snapshot_time", ibw_json_time(s->taken_us));
+	json_object_set_new(o, "snapshot_seq", ibw_json_u64(s->seq));
 	json_object_set_new(o, "stale",
 			    json_boolean(now_us > s->fresh_until_us));
 	json_object_set_new(o, "local_port_state",

@@ -1,0 +1,33 @@
+/*
+ * The AgentX subagent: net-snmp in ibwatchd's event loop, IBWATCH-MIB
+ * registered with the master agent (snmpd), re-registered when snmpd
+ * comes back, and notifications raised from the monitor's events through
+ * a rate limit.
+ */
+#ifndef IBW_SNMP_H
+#define IBW_SNMP_H
+
+#include "localport.h"
+#include "loop.h"
+#include "monitor.h"
+#include "umad.h"
+
+struct ibw_snmp_opts {
+	const char *agentx_socket; /* NULL: net-snmp's default */
+	unsigned ping_interval_s; /* 0: 15 */
+	/* notifications per minute, sustained and in a burst; 0: 60 */
+	unsigned trap_rate;
+};
+
+struct ibw_snmp;
+
+/* @lp and @lq must outlive the subagent. NULL on failure, with @err. */
+struct ibw_snmp *ibw_snmp_new(struct ibw_loop *loop, struct ibw_monitor *mon,
+			      const struct ibw_local_port *lp,
+			      const struct ibw_localport_query *lq,
+			      const struct ibw_snmp_opts *o, char *err,
+			      size_t errlen);
+/* Closes the AgentX session and shuts net-snmp down. */
+void ibw_snmp_free(struct ibw_snmp *s);
+
+#endif

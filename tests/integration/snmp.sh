@@ -1,0 +1,340 @@
+#!/bin/bash
+# The AgentX subagent with a real snmpd master agent on a private socket
+# and a loopback port, on a 32-host fat tree: snmpwalk of the whole
+# subtree against the JSON API and perfquery, the fixed-length GUID
+# index, notifications received by a real snmptrapd (endport down/up,
+# port state, error threshold), snmpd killed and restarted while HTTP
+# keeps answering, and Nagios' check_snmp on an endport's state.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/lib/tap.sh"
+: "${IBWATCHD:?}" "${IBW_FATTREE:?}"
+
+if [ -z "${IBW_SIM_DIR:-}" ]; then
+	work=${IBW_TEST_WORK:-$PWD/test-work}
+	mkdir -p "$work"
+	"$IBW_FATTREE" --levels 2 --hosts 32 >"$work/snmp-32.net"
+	exec "$here/lib/with-fabric.sh" snmp "$work/snmp-32.net" \
+		--sm node0032 -- "$0"
+fi
+
+at() { local h=$1; shift; SIM_HOST=$h LD_PRELOAD=$IBW_SIM_PRELOAD "$@"; }
+sim() { "$IBW_SIMFABRIC" cmd "$IBW_SIM_DIR" "$1" >/dev/null; }
+pids=()
+cleanup() { [ ${#pids[@]} -gt 0 ] && stop "${pids[@]}"; wait 2>/dev/null; }
+trap cleanup EXIT
+
+ROOT=.1.3.6.1.4.1.32473
+# snmptrapd logs a notification per line, varbinds separated by tabs.
+has_trap() { grep -q "= OID: $ROOT\.0\.$1	" traps.log; }
+MIBARGS=(-M "$here/mibs:$here/../mib" -m IBWATCH-MIB)
+# The tools load no MIB unless told (Debian has none of the IETF ones).
+export MIBS="" MIBDIRS=""
+export SNMP_PERSISTENT_DIR=$PWD/snmp-persist
+export SNMPCONFPATH=$PWD/snmp-conf # no /etc/snmp for the tools
+mkdir -p "$SNMP_PERSISTENT_DIR" "$SNMPCONFPATH"
+free_port() { echo $((20000 + (RANDOM % 20000))); }
+
+# snmptrapd on a loopback port, logging every notification it gets.
+trap_port=""
+for _ in 1 2 3 4 5; do
+	trap_port=$(free_port)
+	echo "disableAuthorization yes" >snmptrapd.conf
+	snmptrapd -f -C -c snmptrapd.conf -On -Lf traps.log -p snmptrapd.pid \
+		"udp:127.0.0.1:$trap_port" >/dev/null 2>&1 &
+	tp=$!
+	sleep 0.5
+	kill -0 $tp 2>/dev/null && { pids+=($tp); break; }
+done
+
+# snmpd: master agent on ./agentx.sock, SNMP on a loopback port.
+SOCK=$PWD/agentx.sock
+snmp_port=$(free_port)
+cat >snmpd.conf <<EOF
+master agentx
+agentXSocket $SOCK
+agentXTimeout 5
+rocommunity public 127.0.0.1
+trap2sink 127.0.0.1:$trap_port public
+EOF
+start_snmpd() {
+	snmpd -f -C -c snmpd.conf -Lf snmpd.log -p snmpd.pid -I -ifTable,ipAddressTable,ipv6 \
+		"udp:127.0.0.1:$snmp_port" >/dev/null 2>&1 &
+	snmpd_pid=$!
+	pids+=($snmpd_pid)
+	for _ in $(seq 1 100); do
+		snmpget -v2c -c public -t 0.2 -r 0 "127.0.0.1:$snmp_port" .1.3.6.1.2.1.1.3.0 >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+start_snmpd || bad "snmpd does not start"
+A=(-v2c -c public -t 2 -r 1 "127.0.0.1:$snmp_port")
+
+# Start an agent on node0001 with the other arguments; HTTP port in $P.
+start_agent() {
+	local try
+	for try in 1 2 3 4 5; do
+		P=$(free_port)
+		spawn node0001 "$IBWATCHD" --no-state-file --http "127.0.0.1:$P" --agentx "$SOCK" "$@" \
+			>"agent-$P.out" 2>"agent-$P.log" &
+		agent=$!
+		for _ in $(seq 1 100); do
+			grep -q 'listening on' "agent-$P.log" && { pids+=("$agent"); return 0; }
+			kill -0 "$agent" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill "$agent" 2>/dev/null
+	done
+	return 1
+}
+U() { echo "http://127.0.0.1:$P$1"; }
+
+# 1. The whole subtree. The walk, /api/v1/ports, /api/v1/endports and
+# /api/v1/status must come from one snapshot: ibwAgentSnapshotSeq before
+# and after the walk and the JSON's snapshot_seq all equal (snapshots are
+# published every 5 s here; a walk takes about a second, so retry).
+sim 'PerformanceSet "node0007"[1] PortCounters.SymbolErrorCounter=77'
+sim 'PerformanceSet "node0007"[1] PortCounters.PortRcvErrors=5'
+start_agent --discovery-interval 3600 --counter-interval 5 --ping-interval-ms 5000 \
+	--up-after 1 --ping-method pma || { echo "not ok - the agent does not start"; exit 1; }
+for _ in $(seq 1 150); do
+	curl -s -m 5 "$(U /api/v1/status)" >status.json
+	jq -e '.sweeps.counter_sweeps >= 1 and .endports.up == 32' status.json >/dev/null && break
+	sleep 0.2
+done
+for _ in $(seq 1 100); do
+	snmpget "${A[@]}" -Oqv "$ROOT.1.1.1.0" 2>/dev/null | grep -q . && break
+	sleep 0.2
+done
+seqs=""
+for try in 1 2 3 4 5 6 7 8; do
+	s0=$(snmpget "${A[@]}" -Oqv "$ROOT.1.1.9.0")
+	curl -s -m 20 "$(U /api/v1/status)" >status.json
+	curl -s -m 20 "$(U /api/v1/ports)" >ports.json
+	curl -s -m 20 "$(U /api/v1/endports)" >eps.json
+	snmpwalk "${A[@]}" -On -Oe -Oq -Ot "$ROOT" >walk.txt 2>walk.err
+	s1=$(snmpget "${A[@]}" -Oqv "$ROOT.1.1.9.0")
+	seqs="$seqs $s0/$(jq .snapshot_seq status.json)/$s1"
+	[ "$s0" = "$s1" ] && [ "$s0" = "$(jq .snapshot_seq status.json)" ] && break
+done
+echo "# snapshot seqs (snmp before/json/snmp after):$seqs"
+check "one snapshot for the walk and the JSON (try $try)" \
+	test "$s0" = "$s1" -a "$s0" = "$(jq .snapshot_seq status.json)"
+echo "# walked $(wc -l <walk.txt) objects"
+check "snmpwalk ends cleanly at the end of the subtree" \
+	test -s walk.txt -a ! -s walk.err
+check "... and the walk's snapshot and counter sweep are the JSON's" \
+	test "$(awk -v o="$ROOT.1.1.16.0" '$1 == o { print $2 }' walk.txt)" = "$(jq .sweeps.counter_sweeps status.json)" \
+	-a "$(awk -v o="$ROOT.1.1.9.0" '$1 == o { print $2 }' walk.txt)" = "$(jq .snapshot_seq status.json)"
+check "... the fabric totals equal /api/v1/status" python3 - "$ROOT" <<'PY'
+import json, sys
+root = sys.argv[1]
+w = dict(l.split(" ", 1) for l in open("walk.txt").read().splitlines() if " " in l)
+st = json.load(open("status.json"))
+f = st["fabric"]
+want = {18: f["nodes"], 19: f["switches"], 20: f["cas"], 21: f["ports"], 22: f["links"],
+        23: st["endports"]["up"], 25: st["endports"]["down"]}
+bad = [(k, w.get(f"{root}.1.1.{k}.0"), v) for k, v in want.items() if w.get(f"{root}.1.1.{k}.0") != str(v)]
+print("# mismatches:", bad) if bad else None
+sys.exit(1 if bad else 0)
+PY
+# Every port: the walk's rows are the JSON's ports, and every counter the
+# JSON has is in the walk with the same total (MIB column <- JSON key,
+# read from the MIB's own DESCRIPTIONs).
+check "every port and counter of the walk equals /api/v1/ports" python3 - "$ROOT" "$here/../mib/IBWATCH-MIB.txt" <<'PY'
+import json, re, sys
+root, mibfile = sys.argv[1], sys.argv[2]
+mib = open(mibfile).read()
+cols = {}
+for name, col_desc, num in re.findall(r'(ibwPort\w+) OBJECT-TYPE(.*?)::= \{ ibwPortEntry (\d+) \}', mib, re.S):
+    m = re.search(r'counters\.totals\.(\w+)', col_desc)
+    if m:
+        cols[int(num)] = m.group(1)
+assert len(cols) == 32, cols
+walk = {}
+pre = root + ".1.3.1."
+for line in open("walk.txt"):
+    oid, _, val = line.rstrip("\n").partition(" ")
+    if oid.startswith(pre):
+        sub = [int(x) for x in oid[len(pre):].split(".")]
+        col, guid, port = sub[0], sub[1:9], sub[9]
+        assert len(sub) == 10, oid
+        g = "0x" + "".join("%02x" % b for b in guid)
+        walk.setdefault((g, port), {})[col] = val
+ports = json.load(open("ports.json"))
+bad = 0
+seen = set()
+for p in ports:
+    key = (p["node_guid"], p["port"])
+    seen.add(key)
+    row = walk.get(key)
+    if row is None:
+        print("# missing in the walk:", key); bad += 1; continue
+    if p.get("lid") is not None and row.get(4) != str(p["lid"]):
+        print("# lid differs", key, row.get(4), p["lid"]); bad += 1
+    states = {"down": "1", "init": "2", "armed": "3", "active": "4"}
+    if p.get("state") in states and row.get(6) != states[p["state"]]:
+        print("# state differs", key); bad += 1
+    tot = (p.get("counters") or {}).get("totals", {})
+    for col, k in cols.items():
+        if k in tot and row.get(col) != str(tot[k]):
+            print("# counter", k, key, row.get(col), tot[k]); bad += 1
+        if k not in tot and col in row:
+            print("# counter in the walk only", k, key); bad += 1
+extra = set(walk) - seen
+if extra:
+    print("# in the walk only:", sorted(extra)[:5]); bad += 1
+ctrs = sum(len((p.get("counters") or {}).get("totals", {})) for p in ports)
+print("# %d ports, %d counters compared" % (len(ports), ctrs))
+sys.exit(1 if bad or len(ports) < 100 or ctrs < 100 * 18 else 0)
+PY
+check "every endport of the walk equals /api/v1/endports" python3 - "$ROOT" <<'PY'
+import json, sys
+root = sys.argv[1]
+pre = root + ".1.4.1."
+walk = {}
+for line in open("walk.txt"):
+    oid, _, val = line.rstrip("\n").partition(" ")
+    if oid.startswith(pre):
+        sub = [int(x) for x in oid[len(pre):].split(".")]
+        g = "0x" + "".join("%02x" % b for b in sub[1:9])
+        walk.setdefault((g, sub[9]), {})[sub[0]] = val
+eps = json.load(open("eps.json"))
+states = {"up": "1", "degraded": "2", "down": "3", "unknown": "4"}
+bad = 0
+for e in eps:
+    row = walk.get((e["node_guid"], e["port"]), {})
+    g = e["port_guid"][2:].upper()
+    pg = row.get(3, "").strip('"').replace(" ", "")
+    if row.get(4) != str(e["lid"]) or row.get(7) != states[e["state"]] or \
+       row.get(5) != '"%s"' % e["name"] or pg != g:
+        print("# endport differs", e["name"], row); bad += 1
+print("# %d endports compared" % len(eps))
+sys.exit(1 if bad or len(eps) != 32 or len(walk) != 32 else 0)
+PY
+
+# ... and perfquery for the same port.
+n7=$(jq -r '.[] | select(.node_name == "node0007 HCA-1") | .node_guid' ports.json)
+l7=$(jq -r '.[] | select(.node_name == "node0007 HCA-1") | .lid' ports.json)
+idx7=$(python3 -c 'import sys; g=int(sys.argv[1],16); print(".".join(str((g >> (56-8*i)) & 255) for i in range(8)))' "$n7")
+pq=$(at node0002 perfquery "$l7" 1)
+pqv() { sed -n "s/^$1:\.*//p" <<<"$pq"; }
+sv() { snmpget "${A[@]}" -Oqv "$ROOT.1.3.1.$1.$idx7.1"; }
+check "ibwPortSymbolErrors equals perfquery ($(pqv SymbolErrorCounter))" \
+	test "$(sv 20)" = "$(pqv SymbolErrorCounter)" -a "$(pqv SymbolErrorCounter)" = 77
+check "ibwPortRcvErrors equals perfquery ($(pqv PortRcvErrors))" test "$(sv 23)" = "$(pqv PortRcvErrors)"
+x=$(sv 34) xq=$(pqv PortXmitData)
+check "ibwPortXmitDataBytes ($x) is in octets: at most 4 x perfquery's words ($xq), read later" \
+	test "$x" -gt 0 -a "$x" -le $((4 * xq)) -a $((x % 4)) = 0
+check "ibwPortLid equals the JSON's LID ($l7)" test "$(sv 4)" = "$l7"
+
+# 2. The fixed-length GUID index.
+out=$(snmpget "${A[@]}" -On "$ROOT.1.3.1.6.$idx7.1" 2>&1)
+check "snmpget by a hand-built GUID+port index: ibwPortState = active ($out)" grep -q ' = INTEGER: 4$' <<<"$out"
+out=$(snmpget "${A[@]}" -On "$ROOT.1.3.1.6.8.$idx7.1" 2>&1)
+check "the same index with a length prefix is no such instance ($out)" grep -q 'No Such Instance' <<<"$out"
+out=$(snmpget "${A[@]}" "${MIBARGS[@]}" "IBWATCH-MIB::ibwNodeName.$idx7" 2>&1)
+check "the MIB names it: ibwNodeName ($out)" grep -q 'node0007 HCA-1' <<<"$out"
+stop "$agent"
+
+# 3-5: an agent that pings and sweeps fast.
+start_agent --discovery-interval 1 --counter-interval 1 --ping-interval-ms 300 \
+	--down-after 2 --up-after 2 --ping-method pma --agentx-ping-interval 2 \
+	--threshold SymbolErrorCounter=100 ||
+	{ echo "not ok - the second agent does not start"; finish; exit 1; }
+for _ in $(seq 1 100); do
+	curl -s -m 5 "$(U /api/v1/endports)" | jq -e 'length == 32 and all(.state == "up")' >/dev/null && break
+	sleep 0.2
+done
+for _ in $(seq 1 100); do
+	snmpget "${A[@]}" -Oqv "$ROOT.1.4.1.7.$idx7.1" 2>/dev/null | grep -qx 1 && break
+	sleep 0.2
+done
+chk=/usr/lib/nagios/plugins/check_snmp
+epoid=$ROOT.1.4.1.7.$idx7.1
+out=$("$chk" -H 127.0.0.1 -p "$snmp_port" -P 2c -C public -o "$epoid" -w 1 -c 2); rc=$?
+check "check_snmp on the endport's state: OK while it answers ($out)" [ $rc = 0 ]
+
+: >traps.log.mark
+sim 'Unlink "node0007"[1]'
+for _ in $(seq 1 100); do
+	has_trap 1 && break
+	sleep 0.1
+done
+check "snmptrapd gets ibwEndportDown after Unlink" has_trap 1
+check "... with the endport's state down(3) and its previous state up(1)" \
+	awk -v o="OID: $ROOT.0.1	" -v s="$ROOT.1.4.1.7.$idx7.1 = INTEGER: 3" -v p="$ROOT.1.7.5.0 = INTEGER: 1" \
+	'index($0, o) && index($0, s) && index($0, p) { a = 1 } END { exit !a }' traps.log
+check "... its name, LID and port GUID" \
+	awk -v n="$ROOT.1.4.1.5.$idx7.1 = STRING: \"node0007 HCA-1\"" -v l="$ROOT.1.4.1.4.$idx7.1 = Gauge32: $l7" -v g="$ROOT.1.4.1.3.$idx7.1 = " \
+	'index($0, n) { a = 1 } index($0, l) { b = 1 } index($0, g) { c = 1 } END { exit !(a && b && c) }' traps.log
+for _ in $(seq 1 50); do
+	"$chk" -H 127.0.0.1 -p "$snmp_port" -P 2c -C public -o "$epoid" -w 1 -c 2 >/dev/null; rc=$?
+	[ $rc = 2 ] && break
+	sleep 0.2
+done
+out=$("$chk" -H 127.0.0.1 -p "$snmp_port" -P 2c -C public -o "$epoid" -w 1 -c 2)
+check "check_snmp: CRITICAL after Unlink ($out)" [ $rc = 2 ]
+for _ in $(seq 1 50); do
+	has_trap 3 && break
+	sleep 0.1
+done
+check "ibwPortStateChange for the switch port at the other end: down(1), was active(4)" \
+	awk -v o="OID: $ROOT.0.3	" -v s="$ROOT.1.3.1.6." -v p="$ROOT.1.7.4.0 = INTEGER: 4" \
+	'index($0, o) && index($0, s) && index($0, p) && /\.1\.3\.1\.6\.[0-9.]* = INTEGER: 1\t/ { a = 1 } END { exit !a }' traps.log
+sim 'Relink "node0007"[1]'
+for _ in $(seq 1 100); do
+	has_trap 2 && break
+	sleep 0.1
+done
+check "snmptrapd gets ibwEndportUp after Relink" has_trap 2
+# Back from down it may pass through degraded (lost probes are still in
+# the loss window): up is raised from either.
+check "... with state up(1), previously down(3) or degraded(2)" \
+	awk -v o="OID: $ROOT.0.2	" -v s="$ROOT.1.4.1.7.$idx7.1 = INTEGER: 1" -v p="$ROOT.1.7.5.0 = INTEGER: [23]" \
+	'index($0, o) && index($0, s) && $0 ~ p { a = 1 } END { exit !a }' traps.log
+sim 'PerformanceSet "node0009"[1] PortCounters.SymbolErrorCounter=150'
+thr_trap() {
+	awk -v o="OID: $ROOT.0.4	" -v c="$ROOT.1.7.1.0 = STRING: \"SymbolErrorCounter\"" \
+		-v v="$ROOT.1.7.3.0 = Gauge32: 150" -v t="$ROOT.1.7.2.0 = Gauge32: 100" \
+		'index($0, o) && index($0, c) && index($0, v) && index($0, t) { a = 1 } END { exit !a }' traps.log
+}
+for _ in $(seq 1 100); do
+	thr_trap && break
+	sleep 0.1
+done
+check "snmptrapd gets ibwErrorThreshold after PerformanceSet: SymbolErrorCounter, value 150, threshold 100" thr_trap
+check "snmpTrapOID.0 comes right after sysUpTime.0 in each notification" \
+	awk -v t=".1.3.6.1.6.3.1.1.4.1.0" '/\.1\.3\.6\.1\.2\.1\.1\.3\.0 = / { n++; s = $0; sub(/.*\.1\.3\.6\.1\.2\.1\.1\.3\.0 = [^\t]*\t/, "", s); if (index(s, t) == 1) ok++ } END { exit !(n > 0 && n == ok) }' traps.log
+
+# 4. snmpd killed and restarted: the subagent comes back within twice
+# the ping interval (2 s), and HTTP answers meanwhile.
+kill -KILL "$snmpd_pid"
+wait "$snmpd_pid" 2>/dev/null
+httpbad=0
+for _ in $(seq 1 15); do
+	[ "$(curl -s -m 5 -o /dev/null -w '%{http_code}' "$(U /api/v1/status)")" = 200 ] || httpbad=$((httpbad + 1))
+	sleep 0.2
+done
+check "HTTP keeps answering while snmpd is gone" [ $httpbad = 0 ]
+start_snmpd || bad "snmpd does not start again"
+back=""
+t0=$(date +%s%N)
+for _ in $(seq 1 60); do
+	if snmpget "${A[@]}" -Oqv "$ROOT.1.1.1.0" 2>/dev/null | grep -q '[0-9]'; then
+		back=$((($(date +%s%N) - t0) / 1000000)); break
+	fi
+	curl -s -m 5 -o /dev/null "$(U /api/v1/status)"
+	sleep 0.1
+done
+echo "# back after ${back:-never} ms"
+check "the subagent re-registers within twice the ping interval (${back:-never} ms)" \
+	test -n "$back" -a "${back:-99999}" -le 4000
+snmpwalk "${A[@]}" -On -Oq "$ROOT.1.4" >walk2.txt 2>walk2.err
+check "... and walks succeed again ($(wc -l <walk2.txt) endport objects)" \
+	test "$(grep -c "^$ROOT.1.4.1.7\." walk2.txt)" = 32 -a ! -s walk2.err
+check "net-snmp's messages are in ibwatchd's log" grep -q 'snmp: net-snmp: ' "agent-$P.log"
+check "the agent is still running" kill -0 "$agent"
+
+finish

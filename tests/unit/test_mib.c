@@ -1,0 +1,374 @@
+/*
+ * IBWATCH-MIB's handlers on the fixture snapshot, without an agent: a
+ * walk of the whole module is in strictly increasing OID order and ends,
+ * every table has its rows, the GUID index is eight sub-identifiers with
+ * no length (and a length makes it no such instance), sparse columns skip
+ * rows without a value, values carry the MIB's types and units, and
+ * events become the notifications the MIB defines.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "mib.h"
+#include "snapfixture.h"
+
+#include <net-snmp/agent/net-snmp-agent-includes.h>
+
+static const oid root[] = { IBW_MIB_ROOT };
+#define ROOT_LEN OID_LENGTH(root)
+
+#define SW 0x0002c90300000001ull
+#define H1 0x0002c90300000010ull
+#define H2 0x0002c90300000011ull
+
+struct fx {
+	struct ibw_snapshot *snap;
+	struct ibw_local_port lp;
+	struct ibw_localport_query lq;
+	struct ibw_mib_stats stats;
+	struct ibw_mib *mib;
+};
+
+static struct ibw_snapshot *get_snap(void *arg)
+{
+	return ibw_snapshot_ref(arg);
+}
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct ibw_snapshot *s = ibw_test_snapshot();
+	struct ibw_watched *w;
+	struct ibw_endport *e;
+	unsigned i;
+
+	/* A configured target nobody found: no row (it has no index). */
+	s->endports = realloc(s->endports, 3 * sizeof(*s->endports));
+	e = &s->endports[2];
+	memset(e, 0, sizeof(*e));
+	snprintf(e->target, sizeof(e->target), "no-such-host");
+	s->nendports = 3;
+	/* A watched path: three hops there, three back. */
+	s->watched = calloc(1, sizeof(*s->watched));
+	s->nwatched = 1;
+	w = &s->watched[0];
+	snprintf(w->target, sizeof(w->target), "node0002 HCA-1");
+	w->lid = 3;
+	w->have = 1;
+	w->traces = 4;
+	w->changes = 1;
+	w->last_us = T0;
+	w->last.have_reverse = 1;
+	w->last.fwd.nhops = w->last.rev.nhops = 3;
+	for (i = 0; i < 3; i++) {
+		w->last.fwd.hops[i].node_guid = i == 1 ? SW : i ? H2 : H1;
+		w->last.fwd.hops[i].lid = (uint16_t)(i + 2);
+		w->last.rev.hops[i].node_guid = i == 1 ? SW : i ? H1 : H2;
+	}
+	w->last.fwd.hops[1].in_port = 1;
+	w->last.fwd.hops[1].out_port = 2;
+	s->ports[3].v[IBW_CTR_SYMBOL_ERRORS].total = 5000000000ull;
+
+	snprintf(f->lp.ca_name, sizeof(f->lp.ca_name), "mlx5_0");
+	f->lp.portnum = 1;
+	f->lp.port_guid = 0x0002c90300000020ull;
+	f->lq.have_portinfo = 1;
+	f->lq.pi.lid = 2;
+	f->lq.pi.state = 4;
+	f->stats.notifications_sent = 3;
+	f->snap = s;
+	f->mib = ibw_mib_new(get_snap, s, &f->lp, &f->lq, &f->stats);
+	assert_non_null(f->mib);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	ibw_mib_free(f->mib);
+	ibw_snapshot_unref(f->snap);
+	free(f);
+	return 0;
+}
+
+/* ROOT.sub... plus an optional GUID index and more sub-ids */
+static size_t mkoid(oid *o, const oid *sub, size_t nsub, uint64_t guid,
+		    const oid *tail, size_t ntail)
+{
+	size_t n = ROOT_LEN;
+
+	memcpy(o, root, sizeof(root));
+	memcpy(o + n, sub, nsub * sizeof(oid));
+	n += nsub;
+	if (guid)
+		n += ibw_mib_guid_index(guid, o + n);
+	memcpy(o + n, tail, ntail * sizeof(oid));
+	return n + ntail;
+}
+
+static netsnmp_variable_list *query(struct fx *f, const oid *o, size_t n,
+				    int next, int *rc)
+{
+	netsnmp_variable_list *vb = NULL;
+
+	snmp_varlist_add_variable(&vb, o, n, ASN_NULL, NULL, 0);
+	assert_non_null(vb);
+	*rc = ibw_mib_query(f->mib, vb, next);
+	return vb;
+}
+
+static void test_walk(void **state)
+{
+	struct fx *f = *state;
+	netsnmp_variable_list *vb = NULL;
+	oid prev[MAX_OID_LEN];
+	size_t plen = ROOT_LEN;
+	unsigned n = 0, percol[8][64] = { { 0 } };
+	int rc;
+
+	memcpy(prev, root, sizeof(root));
+	snmp_varlist_add_variable(&vb, root, ROOT_LEN, ASN_NULL, NULL, 0);
+	for (;;) {
+		rc = ibw_mib_query(f->mib, vb, 1);
+		if (rc)
+			break;
+		assert_true(snmp_oid_compare(vb->name, vb->name_length, prev,
+					     plen) > 0);
+		assert_memory_equal(vb->name, root, sizeof(root));
+		assert_int_equal(vb->name[ROOT_LEN], 1);
+		memcpy(prev, vb->name, vb->name_length * sizeof(oid));
+		plen = vb->name_length;
+		if (vb->name[ROOT_LEN + 1] < 8 && vb->name[ROOT_LEN + 3] < 64)
+			percol[vb->name[ROOT_LEN + 1]]
+			      [vb->name[ROOT_LEN + 1] == 1
+				       ? vb->name[ROOT_LEN + 2]
+				       : vb->name[ROOT_LEN + 3]]++;
+		assert_true(++n < 100000);
+	}
+	assert_int_equal(rc, SNMP_ENDOFMIBVIEW);
+	snmp_free_varbind(vb);
+	/* 28 scalars; 3 nodes; switch ports 0-3 and two host ports; two
+	 * endports (not the unresolved target); 1 path; 6 hops */
+	assert_int_equal(percol[1][1] + percol[1][28], 2);
+	assert_int_equal(percol[2][2], 3);
+	assert_int_equal(percol[3][6], 6);
+	assert_int_equal(percol[3][20], 5); /* counters: 5 ports have them */
+	assert_int_equal(percol[3][11], 4); /* linked: sw 1, 2 and hosts */
+	assert_int_equal(percol[4][7], 2);
+	assert_int_equal(percol[5][2], 1);
+	assert_int_equal(percol[6][3], 6);
+	assert_int_equal(percol[3][1] + percol[3][2] + percol[2][1], 0);
+}
+
+static void test_fixed_guid_index(void **state)
+{
+	struct fx *f = *state;
+	static const oid symerr[] = { 1, 3, 1, 20 };
+	static const oid state_col[] = { 1, 3, 1, 6 };
+	static const oid port1[] = { 1 };
+	oid o[MAX_OID_LEN];
+	netsnmp_variable_list *vb;
+	size_t n;
+	int rc;
+
+	/* ports[3] of the fixture is host 1's port 1 */
+	n = mkoid(o, symerr, 4, H1, port1, 1);
+	assert_int_equal(n, ROOT_LEN + 4 + 8 + 1);
+	vb = query(f, o, n, 0, &rc);
+	assert_int_equal(rc, 0);
+	assert_int_equal(vb->type, ASN_COUNTER64);
+	assert_int_equal(vb->val.counter64->high, 1);
+	assert_int_equal(vb->val.counter64->low, 5000000000ull - 4294967296ull);
+	snmp_free_varbind(vb);
+
+	/* The same with a length prefix: no such instance. */
+	o[ROOT_LEN + 4] = 8;
+	n = ROOT_LEN + 4 + 1 + ibw_mib_guid_index(H1, o + ROOT_LEN + 5);
+	o[n++] = 1;
+	vb = query(f, o, n, 0, &rc);
+	assert_int_equal(rc, SNMP_NOSUCHINSTANCE);
+	snmp_free_varbind(vb);
+
+	/* A port that does not exist, a column that does not, an index. */
+	n = mkoid(o, state_col, 4, H1, (const oid[]){ 2 }, 1);
+	vb = query(f, o, n, 0, &rc);
+	assert_int_equal(rc, SNMP_NOSUCHINSTANCE);
+	snmp_free_varbind(vb);
+	n = mkoid(o, (const oid[]){ 1, 3, 1, 99 }, 4, H1, port1, 1);
+	vb = query(f, o, n, 0, &rc);
+	assert_int_equal(rc, SNMP_NOSUCHOBJECT);
+	snmp_free_varbind(vb);
+	n = mkoid(o, (const oid[]){ 1, 3, 1, 1 }, 4, H1, port1, 1);
+	vb = query(f, o, n, 0, &rc);
+	assert_int_equal(rc, SNMP_NOSUCHOBJECT);
+	snmp_free_varbind(vb);
+
+	/* GETNEXT from the GUID prefix alone lands on that node's port. */
+	n = mkoid(o, state_col, 4, H1, NULL, 0);
+	vb = query(f, o, n, 1, &rc);
+	assert_int_equal(rc, 0);
+	assert_int_equal(vb->name_length, ROOT_LEN + 4 + 9);
+	assert_int_equal(vb->name[ROOT_LEN + 4 + 7], 0x10);
+	assert_int_equal(vb->name[ROOT_LEN + 4 + 8], 1);
+	assert_int_equal(*vb->val.integer, 4); /* active */
+	snmp_free_varbind(vb);
+}
+
+static void test_sparse_columns(void **state)
+{
+	struct fx *f = *state;
+	oid o[MAX_OID_LEN];
+	netsnmp_variable_list *vb;
+	size_t n;
+	int rc;
+
+	/* Switch port 0 has no counters: the first symbol error instance
+	 * is switch port 1. */
+	n = mkoid(o, (const oid[]){ 1, 3, 1, 20 }, 4, 0, NULL, 0);
+	vb = query(f, o, n, 1, &rc);
+	assert_int_equal(rc, 0);
+	assert_int_equal(vb->name[ROOT_LEN + 4 + 7], 0x01);
+	assert_int_equal(vb->name[ROOT_LEN + 4 + 8], 1);
+	snmp_free_varbind(vb);
+	/* Width of the down switch port 3: absent, so GETNEXT from port 2
+	 * goes on to host 1. */
+	n = mkoid(o, (const oid[]){ 1, 3, 1, 8 }, 4, SW, (const oid[]){ 2 }, 1);
+	vb = query(f, o, n, 1, &rc);
+	assert_int_equal(rc, 0);
+	assert_int_equal(vb->name[ROOT_LEN + 4 + 7], 0x10);
+	assert_int_equal(*vb->val.integer, 2); /* width4x */
+	snmp_free_varbind(vb);
+}
+
+static void test_values(void **state)
+{
+	struct fx *f = *state;
+	oid o[MAX_OID_LEN];
+	netsnmp_variable_list *vb;
+	size_t n;
+	int rc;
+
+	/* ibwAgentSnapshotTime.0: DateAndTime, UTC */
+	n = mkoid(o, (const oid[]){ 1, 1, 8, 0 }, 4, 0, NULL, 0);
+	vb = query(f, o, n, 0, &rc);
+	assert_int_equal(rc, 0);
+	assert_int_equal(vb->type, ASN_OCTET_STR);
+	assert_int_equal(vb->val_len, 11);
+	assert_memory_equal(vb->val.string,
+			    "\x07\xea\x0b\x16\x00\x0b\x28\x00+\x00\x00", 11);
+	snmp_free_varbind(vb);
+	/* ibwAgentLocalPortGuid.0 */
+	n = mkoid(o, (const oid[]){ 1, 1, 4, 0 }, 4, 0, NULL, 0);
+	vb = query(f, o, n, 0, &rc);
+	assert_int_equal(rc, 0);
+	assert_memory_equal(vb->val.string, "\x00\x02\xc9\x03\x00\x00\x00\x20",
+			    8);
+	snmp_free_varbind(vb);
+	/* ibwEndportState of host 2: down(3); its window loss 60.00% */
+	n = mkoid(o, (const oid[]){ 1, 4, 1, 7 }, 4, H2, (const oid[]){ 1 }, 1);
+	vb = query(f, o, n, 0, &rc);
+	assert_int_equal(rc, 0);
+	assert_int_equal(*vb->val.integer, 3);
+	snmp_free_varbind(vb);
+	n = mkoid(o, (const oid[]){ 1, 4, 1, 14 }, 4, H2, (const oid[]){ 1 },
+		  1);
+	vb = query(f, o, n, 0, &rc);
+	assert_int_equal(rc, 0);
+	assert_int_equal(vb->type, ASN_GAUGE);
+	assert_int_equal(*vb->val.integer, 6000);
+	snmp_free_varbind(vb);
+	/* ibwHopOutPort.1.1.2 (path 1, forward, hop 2) */
+	n = mkoid(o, (const oid[]){ 1, 6, 1, 8, 1, 1, 2 }, 7, 0, NULL, 0);
+	vb = query(f, o, n, 0, &rc);
+	assert_int_equal(rc, 0);
+	assert_int_equal(*vb->val.integer, 2);
+	snmp_free_varbind(vb);
+	/* ibwNotificationsSent.0 */
+	n = mkoid(o, (const oid[]){ 1, 1, 27, 0 }, 4, 0, NULL, 0);
+	vb = query(f, o, n, 0, &rc);
+	assert_int_equal(rc, 0);
+	assert_int_equal(vb->val.counter64->low, 3);
+	snmp_free_varbind(vb);
+}
+
+static void test_notifications(void **state)
+{
+	struct fx *f = *state;
+	struct ibw_event e;
+	netsnmp_variable_list *vars, *v;
+	oid want[MAX_OID_LEN];
+	unsigned n = 0;
+
+	memset(&e, 0, sizeof(e));
+	e.kind = IBW_EVT_ENDPORT_STATE;
+	e.node_guid = H2;
+	e.port = 1;
+	e.peer_guid = 0x0002c90300000021ull;
+	e.old_value = IBW_EP_UP;
+	e.new_value = IBW_EP_DOWN;
+	snprintf(e.what, sizeof(e.what), "3 probes in a row unanswered");
+	vars = ibw_mib_notification(f->mib, &e);
+	assert_non_null(vars);
+	/* snmpTrapOID.0 = ibwEndportDown */
+	assert_int_equal(vars->name_length, 11);
+	assert_int_equal(vars->type, ASN_OBJECT_ID);
+	mkoid(want, (const oid[]){ 0, 1 }, 2, 0, NULL, 0);
+	assert_int_equal(snmp_oid_compare(vars->val.objid,
+					  vars->val_len / sizeof(oid), want,
+					  ROOT_LEN + 2),
+			 0);
+	for (v = vars; v; v = v->next_variable)
+		n++;
+	assert_int_equal(n, 7);
+	snmp_free_varbind(vars);
+
+	/* Up after down: ibwEndportUp; unknown to up (start-up): none. */
+	e.old_value = IBW_EP_DOWN;
+	e.new_value = IBW_EP_UP;
+	vars = ibw_mib_notification(f->mib, &e);
+	assert_non_null(vars);
+	assert_int_equal(vars->val.objid[ROOT_LEN + 1], 2);
+	snmp_free_varbind(vars);
+	e.old_value = IBW_EP_UNKNOWN;
+	assert_null(ibw_mib_notification(f->mib, &e));
+
+	memset(&e, 0, sizeof(e));
+	e.kind = IBW_EVT_THRESHOLD_CROSSED;
+	e.node_guid = H1;
+	e.port = 1;
+	e.old_value = 10;
+	e.new_value = 12;
+	snprintf(e.what, sizeof(e.what), "SymbolErrorCounter");
+	vars = ibw_mib_notification(f->mib, &e);
+	assert_non_null(vars);
+	assert_int_equal(vars->val.objid[ROOT_LEN + 1], 4);
+	snmp_free_varbind(vars);
+
+	e.kind = IBW_EVT_NODE_ADDED;
+	assert_null(ibw_mib_notification(f->mib, &e));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_walk, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fixed_guid_index, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_sparse_columns, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_values, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_notifications, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
