@@ -16,6 +16,7 @@ net=$top/deploy/fabric/fattree-96.net
 sf=$top/tests/lib/simfabric.sh
 host=node0001 # where ibwatchd runs
 http=${IBW_DEMO_HTTP:-127.0.0.1:9776}
+snmp=${IBW_DEMO_SNMP:-127.0.0.1:1161} # snmpd, with ibwatchd as subagent
 sm=node0096   # where opensm runs
 
 say() { printf '%s\n' "$*"; }
@@ -30,6 +31,15 @@ stop_demo() {
 			kill -KILL "$pid" 2>/dev/null
 		fi
 		rm -f "$demo/ibwatchd.pid"
+	fi
+	if [ -f "$demo/snmp/snmpd.pid" ]; then
+		pid=$(cat "$demo/snmp/snmpd.pid")
+		if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q snmpd; then
+			kill -TERM "$pid" 2>/dev/null
+			for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+			kill -KILL "$pid" 2>/dev/null
+		fi
+		rm -f "$demo/snmp/snmpd.pid"
 	fi
 	[ -d "$demo/fabric" ] && "$sf" stop "$demo/fabric"
 	return 0
@@ -77,8 +87,22 @@ jq '{local_port, sweeps,
                        counters: {totals: .counters.totals | with_entries(select(.value > 0)),
                                   stale: .counters.stale}})}' "$demo/once.json"
 
+# snmpd as the master agent, on a loopback port and a private AgentX
+# socket; nothing of /etc/snmp is read.
+mkdir -p "$demo/snmp"
+cat >"$demo/snmp/snmpd.conf" <<EOF
+master agentx
+agentXSocket $demo/snmp/agentx.sock
+rocommunity public 127.0.0.1
+EOF
+MIBS="" MIBDIRS="" SNMP_PERSISTENT_DIR=$demo/snmp snmpd -C -c "$demo/snmp/snmpd.conf" \
+	-Lf "$demo/snmp/snmpd.log" -p "$demo/snmp/snmpd.pid" "udp:$snmp" ||
+	say "snmpd did not start (see $demo/snmp/snmpd.log); going on without SNMP"
+
 (cd "$demo/fabric/work" && SIM_HOST=$host LD_PRELOAD=$IBW_SIM_PRELOAD \
 	exec "$build/agent/ibwatchd" --log-level info \
+	--agentx "$demo/snmp/agentx.sock" --agentx-ping-interval 5 \
+	--ping-interval-ms 2000 \
 	--state-file "$demo/counters.state" --discovery-interval 5 \
 	--counter-interval 5 --http "$http" \
 	--watch-path "node0090 HCA-1" --trace-interval 5 \
@@ -93,7 +117,8 @@ cat <<MSG
 
 == running ==
 ibwatchd (pid $(cat "$demo/ibwatchd.pid")) is attached to $host, sweeping every 5 s;
-its log, with every event, is $demo/ibwatchd.log. opensm runs on $sm.
+its log, with every event, is $demo/ibwatchd.log. opensm runs on $sm;
+snmpd answers on $snmp with ibwatchd attached as its AgentX subagent.
 Try, in another shell:
 
   # Prometheus metrics, the ports, a trace between two named hosts
@@ -102,6 +127,12 @@ Try, in another shell:
   curl -s 'http://$http/api/v1/trace?source=node0002%20HCA-1&target=node0090%20HCA-1' | jq -c '.hops[] | [.hop, .name, .in_port, .out_port]'
   curl -s 'http://$http/api/v1/ping?target=node0042%20HCA-1&count=3' | jq '{sent, received, rtt}'
   curl -s http://$http/api/v1/status | jq .
+
+  # SNMP: the endports' state (up, down) by name through IBWATCH-MIB
+  # (Debian lacks the IETF modules it imports: tests/mibs has them), and
+  # the whole subtree by number
+  snmpwalk -v2c -c public -Ob -M $top/tests/mibs:$top/mib -m IBWATCH-MIB $snmp IBWATCH-MIB::ibwEndportState | head -4
+  snmpbulkwalk -v2c -c public -M $top/tests/mibs -m SNMPv2-SMI -On $snmp .1.3.6.1.4.1.32473 | wc -l
 
   # the agent's one-shot view from another host of the fabric
   (. $demo/fabric/env; cd $demo/fabric/work;
@@ -120,7 +151,7 @@ Try, in another shell:
   $sf cmd $demo/fabric 'Relink "node0002"[1]'
   $sf cmd $demo/fabric 'PerformanceSet "node0002"[1] PortCounters.SymbolErrorCounter=1000'
 
-Ctrl-C here (or deploy/demo.sh stop) stops the agent, opensm and ibsim.
+Ctrl-C here (or deploy/demo.sh stop) stops the agent, snmpd, opensm and ibsim.
 MSG
 
 # Wait for Ctrl-C, or for the agent to end on its own.

@@ -8,6 +8,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 export IBW_DEMO_DIR=${IBW_TEST_WORK:-$PWD/test-work}/demo
 export IBW_BUILD_DIR=${IBW_BUILD_DIR:-$(dirname "$(dirname "${IBWATCHD:?}")")}
 export IBW_DEMO_HTTP=127.0.0.1:$((20000 + RANDOM % 20000))
+export IBW_DEMO_SNMP=127.0.0.1:$((20000 + RANDOM % 20000))
 running() { [ -n "$(tr -d '\0' 2>/dev/null <"/proc/$1/cmdline")" ]; }
 
 out=$IBW_DEMO_DIR.out
@@ -23,7 +24,7 @@ done
 check "demo comes up" grep -q '^== running ==' "$out"
 check "demo prints the agent's JSON" grep -q '"node_description": "node0001 HCA-1"' "$out"
 check "demo's JSON shows the whole fabric (116 nodes)" grep -q '"nodes": 116' "$out"
-pids="$(cat "$IBW_DEMO_DIR/ibwatchd.pid") $(cat "$IBW_DEMO_DIR/fabric/opensm.pid") $(cat "$IBW_DEMO_DIR/fabric/ibsim.pid")"
+pids="$(cat "$IBW_DEMO_DIR/ibwatchd.pid") $(cat "$IBW_DEMO_DIR/fabric/opensm.pid") $(cat "$IBW_DEMO_DIR/fabric/ibsim.pid") $(cat "$IBW_DEMO_DIR/snmp/snmpd.pid")"
 
 # The first command the demo prints, run as printed.
 cmd=$(sed -n '/# the agent.s one-shot view/{n;N;p}' "$out")
@@ -37,6 +38,18 @@ t=$(bash -c "$(grep -m1 'api/v1/trace' "$out")")
 check "the printed trace between two named hosts works ($(wc -l <<<"$t") hops)" test "$(head -n1 <<<"$t")" = '[0,"node0002 HCA-1",0,1]' -a "$(tail -n1 <<<"$t" | grep -c node0090)" = 1
 q=$(bash -c "$(grep -m1 'api/v1/ping' "$out")")
 check "the printed ping command works" jq -e '.received == 3' <<<"$q"
+# The printed snmpwalk by name: 96 endports, up (the subagent may need a
+# moment to register and to see them).
+w=""
+for _ in $(seq 1 50); do
+	w=$(bash -c "$(grep -m1 'snmpwalk .*IBWATCH-MIB' "$out")" 2>&1)
+	grep -q 'ibwEndportState.* = INTEGER: up(1)' <<<"$w" && break
+	sleep 0.2
+done
+check "the printed snmpwalk command works ($(head -n1 <<<"$w"))" \
+	test "$(grep -c 'IBWATCH-MIB::ibwEndportState.* = INTEGER: up(1)$' <<<"$w")" = 4
+n=$(bash -c "$(grep -m1 'snmpbulkwalk ' "$out")" 2>&1)
+check "the printed snmpbulkwalk of the subtree works ($n objects)" test "$n" -gt 10000
 reply=$(bash -c "$(grep -m1 "cmd .*Unlink" "$out")")
 check "the printed console command works" [ -n "$reply" ]
 gone=0
@@ -52,6 +65,6 @@ wait "$demo_pid"; rc=$?
 check "demo exits 0 after stop" [ $rc = 0 ]
 alive=0
 for p in $pids; do running "$p" && alive=1; done
-check "stop ends the agent, opensm and ibsim" [ $alive = 0 ]
+check "stop ends the agent, snmpd, opensm and ibsim" [ $alive = 0 ]
 
 finish
