@@ -4,7 +4,8 @@
 # subtree against the JSON API and perfquery, the fixed-length GUID
 # index, notifications received by a real snmptrapd (endport down/up,
 # port state, error threshold), snmpd killed and restarted while HTTP
-# keeps answering, and Nagios' check_snmp on an endport's state.
+# keeps answering, Nagios' check_snmp on an endport's state, and the
+# notification rate limit under a flapping link.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/tap.sh"
@@ -336,5 +337,35 @@ check "... and walks succeed again ($(wc -l <walk2.txt) endport objects)" \
 	test "$(grep -c "^$ROOT.1.4.1.7\." walk2.txt)" = 32 -a ! -s walk2.err
 check "net-snmp's messages are in ibwatchd's log" grep -q 'snmp: net-snmp: ' "agent-$P.log"
 check "the agent is still running" kill -0 "$agent"
+stop "$agent"
+
+# The rate limit: one notification a minute, a link flapping three times.
+start_agent --discovery-interval 1 --counter-interval 3600 --ping-interval-ms 200 \
+	--down-after 2 --up-after 2 --ping-method pma --snmp-trap-rate 1 ||
+	{ echo "not ok - the third agent does not start"; finish; exit 1; }
+for _ in $(seq 1 100); do
+	curl -s -m 5 "$(U /api/v1/endports)" | jq -e 'length == 32 and all(.state == "up")' >/dev/null && break
+	sleep 0.2
+done
+before=$(grep -c "OID: $ROOT\.0\." traps.log)
+for flap in 1 2 3; do
+	sim 'Unlink "node0011"[1]'
+	for _ in $(seq 1 50); do
+		curl -s -m 5 "$(U /api/v1/endports)" | jq -e '[.[] | select(.state == "down")] | length == 1' >/dev/null && break
+		sleep 0.1
+	done
+	sim 'Relink "node0011"[1]'
+	for _ in $(seq 1 50); do
+		curl -s -m 5 "$(U /api/v1/endports)" | jq -e 'all(.state == "up")' >/dev/null && break
+		sleep 0.1
+	done
+done
+sleep 1
+sent=$(snmpget "${A[@]}" -Oqv "$ROOT.1.1.27.0") supp=$(snmpget "${A[@]}" -Oqv "$ROOT.1.1.28.0")
+got=$(($(grep -c "OID: $ROOT\.0\." traps.log) - before))
+echo "# flapping: $sent sent, $supp suppressed, $got received"
+check "a flapping link does not flood the manager: 1 sent, the rest suppressed and counted" \
+	test "$sent" = 1 -a "$supp" -ge 5 -a "$got" = 1
+check "... and logged" grep -q 'notification rate limit: [0-9]* suppressed' "agent-$P.log"
 
 finish
