@@ -111,7 +111,8 @@ static size_t mkoid(oid *o, const oid *sub, size_t nsub, uint64_t guid,
 	n += nsub;
 	if (guid)
 		n += ibw_mib_guid_index(guid, o + n);
-	memcpy(o + n, tail, ntail * sizeof(oid));
+	if (ntail)
+		memcpy(o + n, tail, ntail * sizeof(oid));
 	return n + ntail;
 }
 
