@@ -92,6 +92,9 @@ struct tctx {
 	uint8_t src_port; /* the port the trace leaves the source by */
 	int remote_src; /* the source is not the local node */
 	int done;
+	/* The fabric this trace takes node facts from, held for its whole
+	 * run: a discovery ending mid-trace replaces the tracer's. */
+	struct ibw_fabric *f;
 };
 
 static void advance(struct tctx *x);
@@ -157,6 +160,7 @@ static void finish(struct tctx *x)
 		}
 	}
 	x->tr->running--;
+	ibw_fabric_unref(x->f);
 	x->cb(&x->t, x->arg);
 	free(x);
 }
@@ -240,7 +244,7 @@ static const struct ibw_fnode *fabric_next(struct tctx *x, uint8_t out,
 	if (!n || out >= n->nports || !n->ports[out].remote_guid)
 		return NULL;
 	*in_port = n->ports[out].remote_port;
-	n = ibw_fabric_find(x->tr->f, n->ports[out].remote_guid);
+	n = ibw_fabric_find(x->f, n->ports[out].remote_guid);
 	return n && !n->gone ? n : NULL;
 }
 
@@ -321,8 +325,7 @@ static void advance(struct tctx *x)
 			h->type = x->c.ni.node_type;
 			h->in_port = x->c.in_port;
 			if (!x->c.fn)
-				x->c.fn =
-					ibw_fabric_find(x->tr->f, h->node_guid);
+				x->c.fn = ibw_fabric_find(x->f, h->node_guid);
 			if (x->c.fn && x->c.fn->gone)
 				x->c.fn = NULL;
 			for (i = 0; i < x->nvisited; i++)
@@ -463,7 +466,7 @@ static void advance(struct tctx *x)
 			 * switch the forward trace came from. */
 			unsigned k = x->t.fwd.nhops - 2;
 			const struct ibw_fnode *nf = ibw_fabric_find(
-				x->tr->f, x->t.fwd.hops[k].node_guid);
+				x->f, x->t.fwd.hops[k].node_guid);
 
 			if (nf && nf->gone)
 				nf = NULL;
@@ -665,6 +668,7 @@ int ibw_trace_start_from(struct ibw_tracer *tr, uint16_t src_lid, uint16_t dlid,
 	if (!x)
 		return -ENOMEM;
 	x->tr = tr;
+	x->f = ibw_fabric_ref(tr->f);
 	x->flags = flags;
 	x->cb = cb;
 	x->arg = arg;

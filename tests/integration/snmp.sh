@@ -242,7 +242,7 @@ stop "$agent"
 # 3-5: an agent that pings and sweeps fast.
 start_agent --discovery-interval 1 --counter-interval 1 --ping-interval-ms 300 \
 	--down-after 2 --up-after 2 --ping-method pma --agentx-ping-interval 2 \
-	--threshold SymbolErrorCounter=100 ||
+	--threshold SymbolErrorCounter=100 --watch-path "node0020 HCA-1" --trace-interval 1 ||
 	{ echo "not ok - the second agent does not start"; finish; exit 1; }
 for _ in $(seq 1 100); do
 	curl -s -m 5 "$(U /api/v1/endports)" | jq -e 'length == 32 and all(.state == "up")' >/dev/null && break
@@ -306,6 +306,24 @@ for _ in $(seq 1 100); do
 	sleep 0.1
 done
 check "snmptrapd gets ibwErrorThreshold after PerformanceSet: SymbolErrorCounter, value 150, threshold 100" thr_trap
+# A watched path changes: unlink the spine's port it enters by, read
+# from the hop table (hop 3: node0001, its leaf, the spine).
+spine=$(snmpget "${A[@]}" -Oqv "$ROOT.1.6.1.5.1.1.3" | tr -d '"')
+sport=$(snmpget "${A[@]}" -Oqv "$ROOT.1.6.1.7.1.1.3")
+check "the hop table has the watched path's spine ($spine, in by port $sport)" \
+	grep -q '^spine[0-9]*$' <<<"$spine"
+sim "Unlink \"$spine\"[$sport]"
+path_trap() {
+	awk -v o="OID: $ROOT.0.5	" -v t="$ROOT.1.5.1.2.1 = STRING: \"node0020 HCA-1\"" -v p="$ROOT.1.7.6.0 = STRING: \"" \
+		'index($0, o) && index($0, t) && index($0, p) && / -> / { a = 1 } END { exit !a }' traps.log
+}
+for _ in $(seq 1 100); do
+	path_trap && break
+	sleep 0.1
+done
+check "snmptrapd gets ibwPathChanged with the target and the paths (old -> new)" path_trap
+check "... and ibwPathChanges counts it" test "$(snmpget "${A[@]}" -Oqv "$ROOT.1.5.1.8.1")" -ge 1
+sim "Relink \"$spine\"[$sport]"
 check "snmpTrapOID.0 comes right after sysUpTime.0 in each notification" \
 	awk -v t=".1.3.6.1.6.3.1.1.4.1.0" '/\.1\.3\.6\.1\.2\.1\.1\.3\.0 = / { n++; s = $0; sub(/.*\.1\.3\.6\.1\.2\.1\.1\.3\.0 = [^\t]*\t/, "", s); if (index(s, t) == 1) ok++ } END { exit !(n > 0 && n == ok) }' traps.log
 
