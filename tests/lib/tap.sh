@@ -5,8 +5,17 @@ ok() { passes=$((passes + 1)); echo "ok - $*"; }
 bad() { fails=$((fails + 1)); echo "not ok - $*"; }
 # check "what it shows" command args...: ok when the command succeeds
 check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
-# the closing line; the exit status says whether all passed
-finish() { echo "$passes passed, $fails failed"; [ "$fails" = 0 ]; }
+# the closing line; the exit status says whether all passed. Daemons
+# the test started log here: under the sanitizer build a report lands in
+# their log, not in the test's exit status, so any report fails the test.
+finish() {
+	local f
+	for f in $(grep -l -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' ./*.log ./*.out 2>/dev/null); do
+		bad "sanitizer report in $f: $(grep -m1 -E 'Sanitizer|runtime error:' "$f")"
+	done
+	echo "$passes passed, $fails failed"
+	[ "$fails" = 0 ]
+}
 # spawn NODE CMD...: run CMD on the simulated NODE, in the background
 # only (`spawn node0002 cmd &`): the exec makes $! the command's own PID,
 # so the test stops exactly that process.
