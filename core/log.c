@@ -2,11 +2,13 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <syslog.h>
 #include <time.h>
 
 #include "log.h"
 
 static enum ibw_log_level cur_level = IBW_LOG_INFO;
+static int to_syslog;
 
 static const struct {
 	const char *name;
@@ -17,6 +19,12 @@ static const struct {
 	{ "info", IBW_LOG_INFO },
 	{ "debug", IBW_LOG_DEBUG },
 };
+
+void ibw_log_to_syslog(const char *ident)
+{
+	openlog(ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+	to_syslog = 1;
+}
 
 void ibw_log_set_level(enum ibw_log_level level)
 {
@@ -56,6 +64,11 @@ void ibw_log(enum ibw_log_level level, const char *subsys, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (to_syslog) {
+		/* Our levels are syslog's. */
+		syslog((int)level, "%s: %s", subsys, msg);
+		return;
+	}
 	/* One write per line so concurrent writers do not interleave. */
 	fprintf(stderr, "ibwatchd[%s] %s: %s\n", level_tag(level), subsys, msg);
 }

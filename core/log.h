@@ -13,6 +13,9 @@ enum ibw_log_level {
 	IBW_LOG_DEBUG = 7,
 };
 
+/* Send every line to syslog (facility daemon) instead of stderr. */
+void ibw_log_to_syslog(const char *ident);
+
 /* Messages above @level are dropped. Default: IBW_LOG_INFO. */
 void ibw_log_set_level(enum ibw_log_level level);
 

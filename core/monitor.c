@@ -483,6 +483,31 @@ static void on_disc_timer(struct ibw_timer *t, void *arg)
 	}
 }
 
+static void shorten(struct ibw_timer *t, uint64_t interval_us)
+{
+	uint64_t due = ibw_now_us() + interval_us;
+
+	if (ibw_timer_armed(t) && ibw_timer_deadline(t) > due)
+		ibw_timer_arm_at(t, due);
+}
+
+void ibw_monitor_set_intervals(struct ibw_monitor *m, uint64_t discovery_us,
+			       uint64_t counter_us, uint64_t trace_us)
+{
+	if (discovery_us) {
+		m->o.discovery_interval_us = discovery_us;
+		shorten(m->disc_timer, discovery_us);
+	}
+	if (counter_us) {
+		m->o.counter_interval_us = counter_us;
+		shorten(m->ctr_timer, counter_us);
+	}
+	if (trace_us) {
+		m->o.trace_interval_us = trace_us;
+		shorten(m->trace_timer, trace_us);
+	}
+}
+
 struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
 				    const struct ibw_monitor_opts *o, char *err,
 				    size_t errlen)

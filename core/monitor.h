@@ -96,6 +96,10 @@ struct ibw_events *ibw_monitor_events(struct ibw_monitor *m);
  * ping targets); 0 when unknown. */
 uint16_t ibw_monitor_resolve(struct ibw_monitor *m, const char *target);
 int ibw_monitor_save_state(struct ibw_monitor *m);
+/* New sweep intervals (0: keep that one). A timer due later than its
+ * new interval from now is brought forward. */
+void ibw_monitor_set_intervals(struct ibw_monitor *m, uint64_t discovery_us,
+			       uint64_t counter_us, uint64_t trace_us);
 /* Re-read the node-name map; the old one stays if the new one is bad. */
 int ibw_monitor_reload_names(struct ibw_monitor *m, char *err, size_t errlen);
 

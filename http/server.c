@@ -922,6 +922,44 @@ static char *slurp(const char *path, size_t max, char *err, size_t errlen)
 	return buf;
 }
 
+int ibw_http_check_opts(const struct ibw_http_opts *o, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	const char *files[3];
+	unsigned i;
+	char *buf;
+	int v6;
+
+	for (i = 0; i < o->nlisten; i++) {
+		if (parse_listen(o->listen[i], &ss, &len, &v6) < 0) {
+			snprintf(err, errlen,
+				 "http: '%s' is not ADDR:PORT (numeric, IPv6 "
+				 "in brackets)",
+				 o->listen[i]);
+			return -EINVAL;
+		}
+	}
+	if (!o->tls_cert != !o->tls_key) {
+		snprintf(err, errlen,
+			 "http: --http-cert and --http-key go "
+			 "together");
+		return -EINVAL;
+	}
+	files[0] = o->tls_cert;
+	files[1] = o->tls_key;
+	files[2] = o->token_file;
+	for (i = 0; i < 3; i++) {
+		if (!files[i])
+			continue;
+		buf = slurp(files[i], 1u << 20, err, errlen);
+		if (!buf)
+			return -EINVAL;
+		free(buf);
+	}
+	return 0;
+}
+
 static int listen_on(struct ibw_http *h, const char *addr, char *err,
 		     size_t errlen)
 {

@@ -34,5 +34,9 @@ struct ibw_http *ibw_http_new(struct ibw_loop *loop, struct ibw_monitor *m,
 			      const struct ibw_http_opts *o, char *err,
 			      size_t errlen);
 void ibw_http_free(struct ibw_http *h);
+/* Check @o without binding or serving: addresses, TLS and token files
+ * readable. 0, or -EINVAL with a sentence in @err. */
+int ibw_http_check_opts(const struct ibw_http_opts *o, char *err,
+			size_t errlen);
 
 #endif

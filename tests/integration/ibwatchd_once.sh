@@ -28,7 +28,7 @@ check "CA and port named" [ "$(jq -r '.local_port.ca + "/" + (.local_port.port|t
 check "engine counters present and consistent" jqe '.engine.sent >= .engine.submitted and .engine.ok > 3 and .engine.inflight == 0 and .engine.queued == 0 and (.engine.ok + .engine.timeouts + .engine.status_errors + .engine.transport_errors + .engine.cancelled == .engine.submitted)' <<<"$out"
 check "every option in --help is parsed, and the reverse" bash -c '
 	help=$("$IBWATCHD" --help | grep -o -- "--[a-z-]*" | sort -u)
-	src=$(grep -o "{ \"[a-z-]*\"," "'"$here"'/../agent/main.c" | sed "s/{ \"/--/; s/\",//" | sort -u)
+	src=$(grep -o "{ \"[a-z-]*\", [a-z]*_argument" "'"$here"'/../agent/options.c" | sed "s/{ \"/--/; s/\",.*//" | sort -u)
 	[ "$help" = "$src" ] || { diff <(echo "$help") <(echo "$src"); exit 1; }'
 
 out=$(pre "$IBWATCHD" --once --ca no-such-ca 2>err.txt); rc=$?
