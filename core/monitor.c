@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "localport.h"
 #include "log.h"
 #include "loop.h"
 #include "monitor.h"
@@ -36,6 +37,16 @@ struct ibw_monitor {
 	int once_tracing;
 	uint64_t started_us;
 	uint64_t snap_seq;
+	/* The local port is not active: the last fabric is kept, marked
+	 * stale, and discovery retried with a growing backoff. */
+	int local_lost;
+	uint8_t lost_state;
+	uint64_t lost_since_us, backoff_us;
+	uint64_t last_good_us; /* the last discovery with the port active */
+	/* a lost ping makes us ask our own port first */
+	struct ibw_localport_query lq;
+	int lq_running;
+	uint64_t lq_last_us;
 	void (*once_cb)(struct ibw_monitor *m, void *arg);
 	void *once_arg;
 };
@@ -162,12 +173,18 @@ static void publish(struct ibw_monitor *m)
 			s->local_state = ln->ports[lp].pi.state;
 	}
 	s->started_us = m->started_us;
-	/* Three missed discoveries or counter sweeps make the data stale. */
+	/* Three missed discoveries or counter sweeps make the data stale;
+	 * without our own port it is stale at once. */
 	s->fresh_until_us =
-		s->taken_us +
+		(m->last_good_us ? m->last_good_us : m->started_us) +
 		3 * (m->o.discovery_interval_us > m->o.counter_interval_us
 			     ? m->o.discovery_interval_us
 			     : m->o.counter_interval_us);
+	s->local_lost = m->local_lost;
+	if (m->local_lost) {
+		s->local_state = m->lost_state;
+		s->fresh_until_us = 0;
+	}
 	s->counters = ibw_counters_last_sweep(m->ctrs);
 	s->unreachable_ports = ibw_counters_unreachable(m->ctrs);
 	s->discoveries = m->discoveries;
@@ -317,7 +334,13 @@ static void start_watched(struct ibw_monitor *m)
 
 static void on_trace_timer(struct ibw_timer *t, void *arg)
 {
-	start_watched(arg);
+	struct ibw_monitor *m = arg;
+
+	if (m->local_lost) {
+		ibw_timer_arm(t, m->o.trace_interval_us);
+		return;
+	}
+	start_watched(m);
 }
 
 static void once_finish(struct ibw_monitor *m)
@@ -428,14 +451,116 @@ static void start_counters(struct ibw_monitor *m)
 
 static void on_ctr_timer(struct ibw_timer *t, void *arg)
 {
-	start_counters(arg);
+	struct ibw_monitor *m = arg;
+
+	if (m->local_lost) {
+		/* Every read would time out: keep the last ones. */
+		ibw_timer_arm(t, m->o.counter_interval_us);
+		return;
+	}
+	start_counters(m);
+}
+
+/* Is the port we sweep from active in @f? Its state in @state. */
+static int local_port_ok(const struct ibw_monitor *m,
+			 const struct ibw_fabric *f, uint8_t *state)
+{
+	const struct ibw_fnode *ln = ibw_fabric_find(f, f->local_guid);
+	unsigned lp = m->o.local_port ? m->o.local_port : 1;
+
+	*state = 0;
+	if (!ln || lp >= ln->nports || !ln->ports[lp].have_pi)
+		return 0;
+	*state = ln->ports[lp].pi.state;
+	return *state == 4;
+}
+
+/* A discovery found our own port not active: keep the last fabric
+ * (nothing is gone because we cannot see it), mark it all stale, and
+ * look again soon: 1 s, doubling up to the discovery interval. */
+static void enter_lost(struct ibw_monitor *m, uint8_t state)
+{
+	uint64_t now = ibw_realtime_us();
+
+	if (!m->local_lost) {
+		m->local_lost = 1;
+		m->lost_since_us = now;
+		m->backoff_us = 0;
+		log_warn("monitor",
+			 "local port %u is %s: keeping the last picture of "
+			 "the fabric (%u nodes), marked stale; pings and "
+			 "counter reads pause until it is back",
+			 m->o.local_port ? m->o.local_port : 1,
+			 ibw_port_state_str(state),
+			 m->fabric ? m->fabric->nnodes : 0);
+		if (m->pinger)
+			ibw_pinger_pause(m->pinger, 1);
+	}
+	m->lost_state = state;
+	m->backoff_us = m->backoff_us ? 2 * m->backoff_us : 1000000u;
+	if (m->backoff_us > m->o.discovery_interval_us)
+		m->backoff_us = m->o.discovery_interval_us;
+	log_debug("monitor", "local port still %s; next look in %.1f s",
+		  ibw_port_state_str(state), (double)m->backoff_us / 1e6);
+	publish(m);
+	/* (a sweep still running re-arms it when it ends) */
+	ibw_timer_arm(m->disc_timer, m->backoff_us);
+}
+
+static void on_local_lost(struct ibw_monitor *m, struct ibw_fabric *f,
+			  uint8_t state)
+{
+	ibw_fabric_unref(f);
+	enter_lost(m, state);
+}
+
+static void on_local_answer(struct ibw_localport_query *q, void *arg)
+{
+	struct ibw_monitor *m = arg;
+
+	m->lq_running = 0;
+	if (m->local_lost || !m->periodic)
+		return;
+	if (!q->have_portinfo)
+		enter_lost(m, 0);
+	else if (q->pi.state != 4)
+		enter_lost(m, q->pi.state);
+}
+
+/* A ping was lost: before endports go down for it, check that our own
+ * port is still active (a local SMP, answered at once). */
+static void on_ping_loss(void *arg)
+{
+	struct ibw_monitor *m = arg;
+	uint64_t now = ibw_now_us();
+	int port = (int)(m->o.local_port ? m->o.local_port : 1);
+
+	if (m->local_lost || m->lq_running || now - m->lq_last_us < 100000u)
+		return;
+	m->lq_last_us = now;
+	if (ibw_localport_query(m->e, port, &m->lq, on_local_answer, m) == 0)
+		m->lq_running = 1;
 }
 
 static void discovery_done(struct ibw_fabric *f, void *arg)
 {
 	struct ibw_monitor *m = arg;
 	unsigned nev;
+	uint8_t st;
 
+	if (m->periodic && !local_port_ok(m, f, &st)) {
+		on_local_lost(m, f, st);
+		return;
+	}
+	if (m->local_lost) {
+		log_info("monitor",
+			 "local port is active again after %.1f s: sweeping",
+			 (double)(ibw_realtime_us() - m->lost_since_us) / 1e6);
+		m->local_lost = 0;
+		if (m->pinger)
+			ibw_pinger_pause(m->pinger, 0);
+	}
+	m->last_good_us = ibw_realtime_us();
 	m->discoveries++;
 	nev = ibw_fabric_diff(m->fabric, f, m->ev);
 	log_debug("discover",
@@ -477,6 +602,8 @@ static void on_disc_timer(struct ibw_timer *t, void *arg)
 	struct ibw_monitor *m = arg;
 	int rc = ibw_discover_start(m->disc, discovery_done, m);
 
+	if (rc == -EBUSY)
+		return; /* the sweep running re-arms the timer when done */
 	if (rc < 0) {
 		log_warn("discover", "cannot start a sweep: %s", strerror(-rc));
 		ibw_timer_arm(t, m->o.discovery_interval_us);
@@ -547,6 +674,8 @@ struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
 	}
 	if (!o->no_ping)
 		m->pinger = ibw_pinger_new(e, m->ev, &o->ping);
+	if (m->pinger)
+		ibw_pinger_on_loss(m->pinger, on_ping_loss, m);
 	m->ctr_timer = ibw_timer_new(m->loop, on_ctr_timer, m);
 	if (!m->ev || !m->disc || !m->ctrs || !m->disc_timer || !m->ctr_timer) {
 		snprintf(err, errlen, "out of memory");

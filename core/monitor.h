@@ -33,6 +33,7 @@ struct ibw_snapshot {
 	uint64_t started_us; /* when the monitor started (CLOCK_REALTIME) */
 	uint64_t fresh_until_us; /* data older than this is stale */
 	uint8_t local_state; /* PortInfo state of the local port, 0: unknown */
+	int local_lost; /* it is not active: the data is the last seen */
 };
 
 struct ibw_watched {

@@ -49,6 +49,9 @@ struct ibw_pinger {
 	unsigned neps, cap;
 	struct ibw_timer *timer;
 	int periodic;
+	int paused; /* the local port is gone: no probes */
+	void (*loss_cb)(void *arg);
+	void *loss_arg;
 	unsigned round_left;
 	void (*round_cb)(struct ibw_pinger *p, void *arg);
 	void *round_arg;
@@ -260,6 +263,13 @@ static void probe_done(const struct ibw_mad_done *d, void *arg)
 		return;
 	}
 	ep = ep_find(p, pr->port_guid);
+	if (ep && p->paused) {
+		/* Our own port went away: what was in flight says nothing
+		 * about the endport. */
+		ep->busy = 0;
+		free(pr);
+		return;
+	}
 	if (!ep) {
 		free(pr);
 		return;
@@ -301,6 +311,8 @@ static void probe_done(const struct ibw_mad_done *d, void *arg)
 	}
 	ep->busy = 0;
 	ibw_endport_account(ep, &p->o, ok, ok ? d->rtt_us : 0, p->ev);
+	if (!ok && p->loss_cb)
+		p->loss_cb(p->loss_arg);
 	if (pr->in_round && p->round_left && --p->round_left == 0 &&
 	    p->round_cb)
 		p->round_cb(p, p->round_arg);
@@ -356,6 +368,9 @@ static void arm(struct ibw_pinger *p)
 	uint64_t next = 0;
 	unsigned i;
 
+	if (p->paused)
+		return;
+
 	for (i = 0; i < p->neps; i++)
 		if (!next || p->eps[i].next_due < next)
 			next = p->eps[i].next_due;
@@ -381,8 +396,33 @@ static void on_tick(struct ibw_timer *t, void *arg)
 			continue; /* still waiting: that one is slow */
 		send_probe(p, ep, 0);
 	}
-	if (p->periodic)
+	if (p->periodic && !p->paused)
 		arm(p);
+}
+
+void ibw_pinger_on_loss(struct ibw_pinger *p, void (*cb)(void *arg), void *arg)
+{
+	p->loss_cb = cb;
+	p->loss_arg = arg;
+}
+
+void ibw_pinger_pause(struct ibw_pinger *p, int paused)
+{
+	if (p->paused == !!paused)
+		return;
+	p->paused = !!paused;
+	if (paused) {
+		ibw_timer_disarm(p->timer);
+	} else if (p->periodic) {
+		uint64_t now = ibw_now_us();
+		unsigned i;
+
+		/* Due again from now, spread as at the start. */
+		for (i = 0; i < p->neps; i++)
+			if (p->eps[i].next_due < now)
+				p->eps[i].next_due = now;
+		arm(p);
+	}
 }
 
 struct ibw_pinger *ibw_pinger_new(struct ibw_engine *e, struct ibw_events *ev,

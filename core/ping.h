@@ -105,6 +105,11 @@ void ibw_pinger_update(struct ibw_pinger *p, const struct ibw_fabric *f,
 		       void *arg);
 /* Ping every target at its interval, spread across it. */
 void ibw_pinger_start(struct ibw_pinger *p);
+/* Stop probing while our own port is gone (answers to probes in flight
+ * are dropped, so no endport goes down for it); resume after. */
+void ibw_pinger_pause(struct ibw_pinger *p, int paused);
+/* Call @cb after each lost probe (to check our own port first). */
+void ibw_pinger_on_loss(struct ibw_pinger *p, void (*cb)(void *arg), void *arg);
 /* Ping every target once now; @cb when all are settled. */
 int ibw_pinger_round(struct ibw_pinger *p,
 		     void (*cb)(struct ibw_pinger *p, void *arg), void *arg);

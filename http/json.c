@@ -359,6 +359,7 @@ json_t *ibw_json_status(const struct ibw_snapshot *s,
 			    json_boolean(now_us > s->fresh_until_us));
 	json_object_set_new(o, "local_port_state",
 			    json_string(ibw_port_state_str(s->local_state)));
+	json_object_set_new(o, "local_port_lost", json_boolean(s->local_lost));
 	json_object_set_new(fab, "nodes", json_integer(nsw + nca));
 	json_object_set_new(fab, "switches", json_integer(nsw));
 	json_object_set_new(fab, "cas", json_integer(nca));
