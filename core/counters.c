@@ -799,6 +799,25 @@ static void sweep_done_if_idle(struct ibw_counters *c)
 		c->cb(c, c->arg);
 }
 
+/* Start @left jobs over @spread_us: ticks of at least 10 ms, each
+ * starting its share. */
+static void set_pace(struct ibw_counters *c, unsigned left, uint64_t spread_us)
+{
+	uint64_t ticks = spread_us / 10000u;
+
+	if (!spread_us) {
+		c->pace_batch = left;
+		c->pace_interval_us = 0;
+		return;
+	}
+	if (ticks < 1)
+		ticks = 1;
+	if (ticks > left)
+		ticks = left;
+	c->pace_interval_us = spread_us / ticks;
+	c->pace_batch = (unsigned)((left + ticks - 1) / ticks);
+}
+
 static void on_pace(struct ibw_timer *t, void *arg)
 {
 	struct ibw_counters *c = arg;
@@ -892,22 +911,19 @@ int ibw_counters_sweep(struct ibw_counters *c, const struct ibw_fabric *f,
 		c->last = c->cur;
 		return -ENOENT;
 	}
-	if (!spread_us) {
-		c->pace_batch = c->njobs;
-		c->pace_interval_us = 0;
-	} else {
-		/* Ticks of at least 10 ms, each starting its share. */
-		uint64_t ticks = spread_us / 10000u;
-
-		if (ticks < 1)
-			ticks = 1;
-		if (ticks > c->njobs)
-			ticks = c->njobs;
-		c->pace_interval_us = spread_us / ticks;
-		c->pace_batch = (unsigned)((c->njobs + ticks - 1) / ticks);
-	}
+	set_pace(c, c->njobs, spread_us);
 	on_pace(c->pace, c);
 	return 0;
+}
+
+void ibw_counters_respread(struct ibw_counters *c, uint64_t spread_us)
+{
+	if (!c->jobs || c->next_job >= c->njobs)
+		return;
+	set_pace(c, c->njobs - c->next_job, spread_us);
+	if (ibw_timer_armed(c->pace) &&
+	    ibw_timer_deadline(c->pace) > ibw_now_us() + c->pace_interval_us)
+		ibw_timer_arm(c->pace, c->pace_interval_us);
 }
 
 int ibw_counters_running(const struct ibw_counters *c)

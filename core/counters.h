@@ -137,6 +137,9 @@ void ibw_counters_free(struct ibw_counters *c);
 int ibw_counters_sweep(struct ibw_counters *c, const struct ibw_fabric *f,
 		       uint64_t spread_us, ibw_counters_cb cb, void *arg);
 int ibw_counters_running(const struct ibw_counters *c);
+/* Spread what the running sweep has not sent yet over @spread_us from
+ * now (the interval changed). */
+void ibw_counters_respread(struct ibw_counters *c, uint64_t spread_us);
 
 struct ibw_sweep_stats ibw_counters_last_sweep(const struct ibw_counters *c);
 /* Ports that did not answer in the last sweep. */

@@ -628,6 +628,9 @@ void ibw_monitor_set_intervals(struct ibw_monitor *m, uint64_t discovery_us,
 	if (counter_us) {
 		m->o.counter_interval_us = counter_us;
 		shorten(m->ctr_timer, counter_us);
+		/* A sweep spread over the old interval hurries up too. */
+		ibw_counters_respread(m->ctrs,
+				      counter_us * m->o.spread_percent / 100);
 	}
 	if (trace_us) {
 		m->o.trace_interval_us = trace_us;

@@ -388,6 +388,13 @@ char *ibw_prom_render_live(const struct ibw_snapshot *s,
 	       "Age of the data served.");
 	put(&b, "ibwatch_snapshot_age_seconds %.3f\n",
 	    now_us > s->taken_us ? (double)(now_us - s->taken_us) / 1e6 : 0.0);
+	family(&b, "ibwatch_stale", "gauge",
+	       "1 when the data is stale: no good sweep for three intervals, "
+	       "or the local port is not active.");
+	put(&b, "ibwatch_stale %d\n", now_us > s->fresh_until_us);
+	family(&b, "ibwatch_local_port_active", "gauge",
+	       "1 when the port ibwatchd sweeps from is active.");
+	put(&b, "ibwatch_local_port_active %d\n", s->local_state == 4);
 	if (st) {
 		family(&b, "ibwatch_mads_sent_total", "counter",
 		       "MADs put on the wire, retries included.");

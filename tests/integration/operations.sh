@@ -1,0 +1,207 @@
+#!/bin/bash
+# Running ibwatchd as an operator does, on a 32-host fat tree: the config
+# file and --check-config (good and broken files, errors with their
+# lines), every option of ibwatch.conf(5) known to the parser and every
+# parser option either in ibwatch.conf(5) or refused as command-line
+# only, SIGHUP with a changed interval and with a broken file, SIGTERM
+# writing the state file, dropping to nobody after start, and the local
+# link unlinked and relinked (the agent survives, marks its data stale,
+# recovers without a restart).
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$here/.." && pwd)
+. "$here/lib/tap.sh"
+: "${IBWATCHD:?}" "${IBW_FATTREE:?}"
+
+# Each phase with agents gets a fabric of its own: an agent started on
+# the simulator right after another one stopped there sometimes never
+# gets past its first discovery (see docs/testing.md).
+phase=${1:-}
+if [ -z "${IBW_SIM_DIR:-}" ]; then
+	work=${IBW_TEST_WORK:-$PWD/test-work}
+	mkdir -p "$work"
+	"$IBW_FATTREE" --levels 2 --hosts 32 >"$work/ops-32.net"
+	rc=0
+	for ph in ${IBW_OPS_PHASES:-config sighup nobody local}; do
+		"$here/lib/with-fabric.sh" "operations-$ph" "$work/ops-32.net" \
+			--sm node0032 -- "$0" "$ph" || rc=1
+	done
+	exit $rc
+fi
+
+sim() { "$IBW_SIMFABRIC" cmd "$IBW_SIM_DIR" "$1" >/dev/null; }
+pids=()
+cleanup() { [ ${#pids[@]} -gt 0 ] && stop "${pids[@]}"; wait 2>/dev/null; }
+trap cleanup EXIT
+free_port() { echo $((20000 + (RANDOM % 20000))); }
+sweeps() { curl -s -m 5 "$U/api/v1/status" | jq -r '.sweeps.counter_sweeps // -1'; }
+
+case $phase in
+config)
+# --check-config: a good file, then a broken one.
+cat >good.conf <<'EOF'
+# a comment
+discovery-interval = 30
+counter-interval = 10   ; an inline comment
+threshold = SymbolErrorCounter=5
+threshold = LinkDownedCounter=1
+ping-target = node0002 HCA-1
+no-snmp = yes
+log-level = debug
+EOF
+out=$("$IBWATCHD" -c good.conf --check-config 2>&1); rc=$?
+check "--check-config on a good file: exit 0 ($out)" test $rc = 0 && grep -q 'good.conf: configuration OK' <<<"$out"
+cat >bad.conf <<'EOF'
+discovery-interval = 30
+counter-interval = often
+no-such-option = 1
+once = yes
+no-http = maybe
+this line has no equals sign
+user = no-such-user-here
+EOF
+out=$("$IBWATCHD" -c bad.conf --check-config 2>&1); rc=$?
+echo "$out" | sed 's/^/# /'
+check "--check-config on a broken file: exit 2" test $rc = 2
+check "... a bad value, with its line" grep -q "^bad.conf:2: counter-interval: 'often' is not a number" <<<"$out"
+check "... an unknown option, with its line" grep -q "^bad.conf:3: unknown option 'no-such-option'" <<<"$out"
+check "... a command-line-only option, with its line" grep -q "^bad.conf:4: 'once' goes only on the command line" <<<"$out"
+check "... a flag that is not yes or no, with its line" grep -q "^bad.conf:5: no-http: 'maybe' is not yes or no" <<<"$out"
+check "... a line that is not name = value, with its line" grep -q "^bad.conf:6: not 'name = value'" <<<"$out"
+out=$("$IBWATCHD" -c missing.conf --check-config 2>&1); rc=$?
+check "a -c file that is not there is an error ($out)" test $rc = 2
+out=$(printf 'user = no-such-user-here\nno-http = yes\n' >user.conf; "$IBWATCHD" -c user.conf --check-config 2>&1); rc=$?
+check "--check-config checks the user exists ($out)" test $rc = 1 && grep -q "no user 'no-such-user-here'" <<<"$out"
+out=$("$IBWATCHD" -c good.conf --counter-interval x --check-config 2>&1); rc=$?
+check "the command line is checked too ($out)" test $rc = 2 && grep -q "^ibwatchd: --counter-interval: 'x'" <<<"$out"
+
+# ibwatch.conf(5) and the parser name the same options: each key the man
+# page documents is known to the parser (any error for it is about its
+# value, never "unknown"), and each option in --help is either in the man
+# page or refused in a file as command-line only.
+man=$top/docs/man/ibwatch.conf.5
+keys=$(sed -n 's/^\.BI "\([a-z-]*\) = " .*/\1/p' "$man" | sort -u)
+unknown=""
+for k in $keys; do
+	printf '%s = x\n' "$k" >key.conf
+	"$IBWATCHD" -c key.conf --check-config 2>&1 | grep -q "unknown option\|goes only on the command line" &&
+		unknown="$unknown $k"
+done
+check "every option in ibwatch.conf(5) ($(wc -w <<<"$keys")) is one the parser knows${unknown:+ (not:$unknown)}" \
+	test -z "$unknown" -a "$(wc -w <<<"$keys")" -gt 35
+undocumented=""
+for o in $("$IBWATCHD" --help | grep -o -- '--[a-z-]*' | sed 's/^--//' | sort -u); do
+	grep -qx "$o" <<<"$keys" && continue
+	printf '%s = x\n' "$o" >key.conf
+	"$IBWATCHD" -c key.conf --check-config 2>&1 | grep -q "goes only on the command line" ||
+		undocumented="$undocumented $o"
+done
+check "every other option is refused in the file as command-line only${undocumented:+ (not:$undocumented)}" \
+	test -z "$undocumented"
+cli=$(sed -n '/^\.SH COMMAND LINE ONLY/,/^\.SH EXAMPLE/p' "$man")
+listed=1
+for o in config check-config once ping count ping-type trace reverse confirm version help; do
+	grep -qw -- "$o" <<<"$cli" || listed=0
+done
+check "... and ibwatch.conf(5) lists those" test $listed = 1
+
+;;
+sighup)
+# A running agent from a config file: SIGHUP with a changed interval,
+# then with a broken file.
+P=$(free_port)
+cat >run.conf <<EOF
+discovery-interval = 3600
+counter-interval = 3600
+ping-interval-ms = 1000
+no-snmp = yes
+http = 127.0.0.1:$P
+state-file = $PWD/counters.state
+EOF
+spawn node0001 "$IBWATCHD" -c run.conf >agent.out 2>agent.log &
+agent=$!
+pids+=($agent)
+U=http://127.0.0.1:$P
+for _ in $(seq 1 100); do [ "$(sweeps)" -ge 1 ] 2>/dev/null && break; sleep 0.1; done
+check "the agent runs from its config file" grep -q "configuration from run.conf" agent.log
+n0=$(sweeps)
+sleep 3
+check "with counter-interval 3600, no second sweep in 3 s ($(sweeps))" test "$(sweeps)" = "$n0"
+sed -i 's/^counter-interval = 3600/counter-interval = 1/' run.conf
+kill -HUP "$agent"
+for _ in $(seq 1 100); do [ "$(sweeps)" -ge $((n0 + 3)) ] && break; sleep 0.1; done
+check "SIGHUP with counter-interval 1: sweeps every second now ($n0 -> $(sweeps))" test "$(sweeps)" -ge $((n0 + 3))
+check "... and it says so" grep -q 'SIGHUP: run.conf applied: discovery every 3600 s, counters every 1 s' agent.log
+printf 'counter-interval = 3600\ncounter-interval = sometimes\n' >>run.conf
+kill -HUP "$agent"
+for _ in $(seq 1 50); do grep -q 'not applied' agent.log && break; sleep 0.1; done
+check "SIGHUP with a broken file: the error with its line" grep -q "SIGHUP: run.conf:8: counter-interval: 'sometimes' is not a number" agent.log
+check "... and the running configuration stays" grep -q 'SIGHUP: run.conf not applied: the running configuration stays' agent.log
+n1=$(sweeps)
+sleep 4
+check "... still sweeping every second or so ($n1 -> $(sweeps) in 4 s)" test "$(sweeps)" -ge $((n1 + 2))
+check "... and serving" test "$(curl -s -m 5 -o /dev/null -w '%{http_code}' "$U/healthz")" = 200
+
+# SIGTERM: the state file is written on the way out.
+rm -f counters.state
+stop "$agent"
+check "SIGTERM writes the state file" test -s counters.state
+check "... and logs the stop" grep -q 'signal 15: stopping' agent.log
+
+;;
+nobody)
+# Dropping privileges: started as root, running as nobody, still
+# sweeping the fabric and serving HTTP.
+if [ "$(id -u)" = 0 ]; then
+	P=$(free_port)
+	U=http://127.0.0.1:$P
+	spawn node0001 "$IBWATCHD" --user nobody --no-state-file --no-snmp --http "127.0.0.1:$P" \
+		--discovery-interval 1 --counter-interval 1 >nobody.out 2>nobody.log &
+	a2=$!
+	pids+=($a2)
+	for _ in $(seq 1 100); do [ "$(sweeps)" -ge 2 ] 2>/dev/null && break; sleep 0.1; done
+	uid=$(awk '/^Uid:/ { print $2, $3, $4, $5 }' "/proc/$a2/status")
+	check "--user nobody: every uid of the process is nobody's ($uid)" test "$uid" = "65534 65534 65534 65534"
+	check "... and it still sweeps the fabric ($(sweeps) counter sweeps)" test "$(sweeps)" -ge 2
+	check "... and logs the change" grep -q 'running as nobody (uid 65534' nobody.log
+	stop "$a2"
+else
+	echo "# not root: the privilege drop is not tested"
+fi
+
+;;
+local)
+# The local link goes and comes back.
+P=$(free_port)
+U=http://127.0.0.1:$P
+# (on a node no earlier agent ran on, pinging by PMA)
+spawn node0003 "$IBWATCHD" --no-state-file --no-snmp --http "127.0.0.1:$P" --ping-method pma \
+	--discovery-interval 2 --counter-interval 2 --ping-interval-ms 300 >local.out 2>local.log &
+a3=$!
+pids+=($a3)
+st() { curl -s -m 5 "$U/api/v1/status"; }
+for _ in $(seq 1 150); do st | jq -e '.sweeps.discoveries >= 2 and .stale == false' >/dev/null 2>&1 && break; sleep 0.1; done
+st >before.json
+check "before: fresh, 44 nodes ($(jq -c '{stale, n: .fabric.nodes, ep: .endports}' before.json))" \
+	jq -e '.stale == false and .fabric.nodes == 44' before.json
+sim 'Unlink "node0003"[1]'
+for _ in $(seq 1 100); do st | jq -e '.local_port_lost' >/dev/null 2>&1 && break; sleep 0.1; done
+st >lost.json
+check "local link unlinked: the data is marked stale, the port lost" jq -e '.stale == true and .local_port_lost == true and .local_port_state == "down"' lost.json
+sleep 2
+st >lost2.json
+check "... the last fabric is kept (44 nodes, none gone) and no endport went down for it" \
+	jq -e '.fabric.nodes == 44 and .fabric.gone_nodes == 0 and .endports.down == 0' lost2.json
+check "... /healthz says 503" test "$(curl -s -m 5 -o /dev/null -w '%{http_code}' "$U/healthz")" = 503
+check "... and it is logged" grep -q 'local port 1 is down: keeping the last picture of the fabric (44 nodes)' local.log
+sim 'Relink "node0003"[1]'
+for _ in $(seq 1 150); do st | jq -e '.stale == false' >/dev/null 2>&1 && break; sleep 0.1; done
+st >back.json
+check "relinked: fresh again without a restart" jq -e '.stale == false and .local_port_lost == false and .local_port_state == "active" and .fabric.nodes == 44' back.json
+check "... the same process ($a3), which logs the recovery" bash -c "kill -0 $a3 && grep -q 'local port is active again' local.log"
+check "... and no node was ever reported gone" bash -c "! grep -q 'event: node_gone' local.log"
+
+;;
+esac
+
+finish
