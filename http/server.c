@@ -995,7 +995,10 @@ static int listen_on(struct ibw_http *h, const char *addr, char *err,
 			MHD_OPTION_HTTPS_MEM_CERT, h->cert,
 			MHD_OPTION_HTTPS_MEM_KEY, h->key, MHD_OPTION_END);
 	else
+		/* The logger first: MHD logs to stderr about the options
+		 * before it (the TLS branch above does the same). */
 		l->d = MHD_start_daemon(flags, 0, NULL, NULL, handler, h,
+					MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
 					MHD_OPTION_SOCK_ADDR, &ss,
 					MHD_OPTION_CONNECTION_LIMIT,
 					(unsigned)h->o.max_connections,
@@ -1003,7 +1006,6 @@ static int listen_on(struct ibw_http *h, const char *addr, char *err,
 					(size_t)h->o.max_request_bytes * 2,
 					MHD_OPTION_CONNECTION_TIMEOUT,
 					(unsigned)30,
-					MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
 					MHD_OPTION_NOTIFY_COMPLETED, completed,
 					h, MHD_OPTION_END);
 	if (!l->d) {
