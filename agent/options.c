@@ -628,6 +628,7 @@ static int cfg_handler(void *user, const char *section, const char *name,
 {
 	struct cfg_read *r = user;
 	const struct option *opt;
+	char *arg;
 	unsigned i;
 	int b;
 
@@ -668,7 +669,14 @@ static int cfg_handler(void *user, const char *section, const char *name,
 		r->errors++;
 		return 1;
 	}
-	if (apply_opt(r->o, opt->val, keep(r->o, value), 1) < 0)
+	arg = keep(r->o, value);
+	if (!arg) {
+		opt_err("%s: too many values in the file (at most %d)", name,
+			IBW_OPTS_MAX_STRINGS);
+		r->errors++;
+		return 1;
+	}
+	if (apply_opt(r->o, opt->val, arg, 1) < 0)
 		r->errors++;
 	return 1;
 }
