@@ -319,17 +319,6 @@ int ibw_loop_run_once(struct ibw_loop *loop, int64_t max_wait_us)
 		loop->hooks[i].cb(loop, loop->hooks[i].arg);
 	if (loop->stop)
 		return 0;
-	/* The timerfd wakes us for the next timer; epoll_wait's own timeout
-	 * is the backstop. Some kernels (seen in a sandbox) leave an expired
-	 * timerfd unreported until something else wakes the process; the
-	 * timers below are run by the clock either way. */
-	if (loop->timers) {
-		uint64_t now = ibw_now_us(), due = loop->timers->deadline;
-		int64_t until = due > now ? (int64_t)(due - now) : 0;
-
-		if (max_wait_us < 0 || until < max_wait_us)
-			max_wait_us = until;
-	}
 	timeout_ms = max_wait_us < 0 ? -1 : (int)((max_wait_us + 999) / 1000);
 	n = epoll_wait(loop->epfd, evs, MAX_EVENTS, timeout_ms);
 	if (n < 0)

@@ -245,7 +245,7 @@ start_agent --discovery-interval 1 --counter-interval 1 --ping-interval-ms 300 \
 	--threshold SymbolErrorCounter=100 --watch-path "node0020 HCA-1" --trace-interval 1 ||
 	{ echo "not ok - the second agent does not start"; finish; exit 1; }
 for _ in $(seq 1 100); do
-	curl -s -m 5 "$(U /api/v1/endports)" | jq -e 'length == 32 and all(.state == "up")' >/dev/null && break
+	curl -s -m 5 "$(U /api/v1/endports)" | jqe 'length == 32 and all(.state == "up")' && break
 	sleep 0.2
 done
 for _ in $(seq 1 100); do
@@ -362,19 +362,19 @@ start_agent --discovery-interval 1 --counter-interval 3600 --ping-interval-ms 20
 	--down-after 2 --up-after 2 --ping-method pma --snmp-trap-rate 1 ||
 	{ echo "not ok - the third agent does not start"; finish; exit 1; }
 for _ in $(seq 1 100); do
-	curl -s -m 5 "$(U /api/v1/endports)" | jq -e 'length == 32 and all(.state == "up")' >/dev/null && break
+	curl -s -m 5 "$(U /api/v1/endports)" | jqe 'length == 32 and all(.state == "up")' && break
 	sleep 0.2
 done
 before=$(grep -c "OID: $ROOT\.0\." traps.log)
 for flap in 1 2 3; do
 	sim 'Unlink "node0011"[1]'
 	for _ in $(seq 1 50); do
-		curl -s -m 5 "$(U /api/v1/endports)" | jq -e '[.[] | select(.state == "down")] | length == 1' >/dev/null && break
+		curl -s -m 5 "$(U /api/v1/endports)" | jqe '[.[] | select(.state == "down")] | length == 1' && break
 		sleep 0.1
 	done
 	sim 'Relink "node0011"[1]'
 	for _ in $(seq 1 50); do
-		curl -s -m 5 "$(U /api/v1/endports)" | jq -e 'all(.state == "up")' >/dev/null && break
+		curl -s -m 5 "$(U /api/v1/endports)" | jqe 'all(.state == "up")' && break
 		sleep 0.1
 	done
 done

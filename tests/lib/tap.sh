@@ -16,6 +16,10 @@ finish() {
 	echo "$passes passed, $fails failed"
 	[ "$fails" = 0 ]
 }
+# jqe FILTER...: jq -e on standard input, failing when the input is
+# empty (jq 1.6 exits 0 on no input: a wait loop on `curl | jq -e` would
+# stop at once while the daemon is not listening yet).
+jqe() { local in; in=$(cat); [ -n "$in" ] && jq -e "$@" <<<"$in" >/dev/null 2>&1; }
 # spawn NODE CMD...: run CMD on the simulated NODE, in the background
 # only (`spawn node0002 cmd &`): the exec makes $! the command's own PID,
 # so the test stops exactly that process.

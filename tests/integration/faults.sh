@@ -1,0 +1,109 @@
+#!/bin/bash
+# Faults on the 32-host fat tree while the agent sweeps every second,
+# pings every 300 ms and traces a watched path every second:
+#  - a host link flapping (Unlink/Relink, three times) and a spine link
+#    on the watched path flapping: no crash, nothing left in flight, one
+#    down and one up event per flap, the path change seen, sweeps and
+#    traces going on;
+#  - 50% MAD loss on a port (ibsim's Error): timeouts and retries
+#    counted, counter sweeps still finish well within their interval,
+#    the other ports read every sweep.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/lib/tap.sh"
+: "${IBWATCHD:?}" "${IBW_FATTREE:?}"
+
+if [ -z "${IBW_SIM_DIR:-}" ]; then
+	work=${IBW_TEST_WORK:-$PWD/test-work}
+	mkdir -p "$work"
+	"$IBW_FATTREE" --levels 2 --hosts 32 >"$work/faults-32.net"
+	exec "$here/lib/with-fabric.sh" faults "$work/faults-32.net" \
+		--sm node0032 -- "$0"
+fi
+
+sim() { "$IBW_SIMFABRIC" cmd "$IBW_SIM_DIR" "$1" >/dev/null; }
+pids=()
+cleanup() { [ ${#pids[@]} -gt 0 ] && stop "${pids[@]}"; wait 2>/dev/null; }
+trap cleanup EXIT
+
+P=$((20000 + (RANDOM % 20000)))
+U=http://127.0.0.1:$P
+spawn node0001 "$IBWATCHD" --no-state-file --no-snmp --http "127.0.0.1:$P" \
+	--discovery-interval 1 --counter-interval 1 --ping-interval-ms 300 --ping-method pma \
+	--down-after 2 --up-after 2 --watch-path "node0020 HCA-1" --trace-interval 1 \
+	>agent.out 2>agent.log &
+agent=$!
+pids+=($agent)
+st() { curl -s -m 5 "$U/api/v1/status"; }
+for _ in $(seq 1 200); do
+	st | jqe '.sweeps.counter_sweeps >= 2 and .endports.up == 32' && break
+	sleep 0.1
+done
+st >start.json
+check "the agent sweeps, pings and traces ($(jq -c '{c: .sweeps.counter_sweeps, up: .endports.up}' start.json))" \
+	jq -e '.sweeps.counter_sweeps >= 2 and .endports.up == 32' start.json
+g5=$(curl -s -m 5 "$U/api/v1/endports" | jq -r '.[] | select(.name == "node0005 HCA-1") | .port_guid')
+n9=$(curl -s -m 5 "$U/api/v1/endports" | jq -r '.[] | select(.name == "node0009 HCA-1") | .node_guid')
+
+# A host link flapping three times, each state held long enough to be
+# seen (down after two lost pings, up after two answered).
+for flap in 1 2 3; do
+	sim 'Unlink "node0005"[1]'
+	for _ in $(seq 1 50); do
+		curl -s -m 5 "$U/api/v1/endports" | jqe --arg g "$g5" '.[] | select(.port_guid == $g) | .state == "down"' && break
+		sleep 0.1
+	done
+	sim 'Relink "node0005"[1]'
+	for _ in $(seq 1 80); do
+		curl -s -m 5 "$U/api/v1/endports" | jqe --arg g "$g5" '.[] | select(.port_guid == $g) | .state == "up"' && break
+		sleep 0.1
+	done
+done
+# A spine link on the watched path, twice.
+curl -s -m 5 "$U/api/v1/traces" >trace0.json
+spine=$(jq -r '.[0].last.hops[2].name' trace0.json)
+sport=$(jq -r '.[0].last.hops[2].in_port' trace0.json)
+for flap in 1 2; do
+	sim "Unlink \"$spine\"[$sport]"
+	sleep 2.5
+	sim "Relink \"$spine\"[$sport]"
+	sleep 2.5
+done
+curl -s -m 5 "$U/api/v1/events?since=0" >events.json
+downs=$(jq --arg g "$g5" '[.events[] | select(.kind == "endport_state" and .port_guid == $g and .new == "down")] | length' events.json)
+ups=$(jq --arg g "$g5" '[.events[] | select(.kind == "endport_state" and .port_guid == $g and .new == "up")] | length' events.json)
+check "three flaps of node0005's link: three down and three up events ($downs, $ups)" test "$downs" = 3 -a "$ups" = 3
+changes=$(jq '[.events[] | select(.kind == "path_changed")] | length' events.json)
+check "the spine link flapping on the watched path changes it ($changes path events)" test "$changes" -ge 2
+check "the agent is still running" kill -0 "$agent"
+idle=0
+for _ in $(seq 1 50); do
+	st >after.json
+	# Between sweeps nothing stays in flight: no stuck request.
+	jq -e '.engine.queued == 0 and .engine.inflight <= 8' after.json >/dev/null && { idle=1; break; }
+	sleep 0.1
+done
+check "no request stuck in the engine ($(jq -c '{inflight: .engine.inflight, queued: .engine.queued, cancelled: .engine.cancelled}' after.json))" test $idle = 1
+check "sweeps and traces went on through the flaps ($(jq .sweeps.counter_sweeps start.json) -> $(jq .sweeps.counter_sweeps after.json) counter sweeps)" \
+	test "$(jq .sweeps.counter_sweeps after.json)" -ge $(($(jq .sweeps.counter_sweeps start.json) + 8))
+check "all 32 endports up again" jq -e '.endports.up == 32' after.json
+
+# 50% of the MADs to node0009's port dropped.
+# ibsim hands a dropped MAD back to the sender (a transport error) or
+# lets it time out; either is a failed try, retried.
+failed() { jq '.engine.try_timeouts + .engine.transport_errors' "$1"; }
+t0=$(failed after.json) r0=$(jq '.engine.retries' after.json)
+sim 'Error "node0009"[1] 50'
+sleep 6
+st >loss.json
+curl -s -m 5 "$U/api/v1/ports" >ports-loss.json
+sim 'Error "node0009"[1] 0'
+check "50% loss: failed tries counted ($t0 -> $(failed loss.json))" test "$(failed loss.json)" -gt "$t0"
+check "... and retries ($r0 -> $(jq .engine.retries loss.json))" test "$(jq .engine.retries loss.json)" -gt "$r0"
+check "... counter sweeps still finish within their 1 s interval ($(jq .sweeps.counters.duration_ms loss.json) ms)" \
+	jq -e '.sweeps.counters.duration_ms < 1000' loss.json
+others=$(jq --arg n "$n9" '[.[] | select(.node_guid != $n and .counters != null and .counters.stale)] | length' ports-loss.json)
+check "... the other ports are read every sweep ($others stale)" test "$others" = 0
+check "the agent is still running" kill -0 "$agent"
+
+finish
