@@ -252,7 +252,7 @@ static void on_refresh(struct ibw_timer *t, void *arg)
 		ibw_timer_arm(t, LOCAL_REFRESH_US);
 }
 
-/* What a changed option needs: "" when SIGHUP applies it. */
+/* Log that a changed option takes effect only at the next restart. */
 static void note_restart(const char *what, int changed, const char *file)
 {
 	if (changed)
@@ -299,15 +299,9 @@ static void reload(struct daemon *d)
 	else
 		ibw_log_set_level(IBW_LOG_INFO);
 	if (d->mon) {
-		ibw_monitor_set_intervals(
-			d->mon,
-			n.mon.discovery_interval_us
-				? n.mon.discovery_interval_us
-				: 60000000u,
-			n.mon.counter_interval_us ? n.mon.counter_interval_us
-						  : 30000000u,
-			n.mon.trace_interval_us ? n.mon.trace_interval_us
-						: 60000000u);
+		ibw_monitor_set_intervals(d->mon, n.mon.discovery_interval_us,
+					  n.mon.counter_interval_us,
+					  n.mon.trace_interval_us);
 		if (ibw_monitor_reload_names(d->mon, err, sizeof(err)) < 0)
 			log_warn("main",
 				 "SIGHUP: node-name map not reloaded: %s", err);
@@ -338,11 +332,11 @@ static void reload(struct daemon *d)
 		 file,
 		 (unsigned long long)(n.mon.discovery_interval_us
 					      ? n.mon.discovery_interval_us
-					      : 60000000u) /
+					      : IBW_DISCOVERY_INTERVAL_US) /
 			 1000000u,
 		 (unsigned long long)(n.mon.counter_interval_us
 					      ? n.mon.counter_interval_us
-					      : 30000000u) /
+					      : IBW_COUNTER_INTERVAL_US) /
 			 1000000u);
 	/* The running daemon keeps pointing into its own option strings;
 	 * the new ones are only compared and dropped. */

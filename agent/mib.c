@@ -431,7 +431,7 @@ static int agent_get(struct ibw_mib *m, unsigned row, unsigned col,
 		v_c64(v, s->seq);
 		break;
 	case 10:
-		v_bool(v, ibw_realtime_us() > s->fresh_until_us);
+		v_bool(v, ibw_snapshot_stale(s, ibw_realtime_us()));
 		break;
 	case 11:
 		v_time(v, s->discovery.start_us);
@@ -1183,7 +1183,6 @@ netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
 		return NULL;
 	}
 	memset(&v, 0, sizeof(v));
-	v.type = ASN_OBJECT_ID;
 	snmp_varlist_add_variable(&vars, trap_oid, OID_LENGTH(trap_oid),
 				  ASN_OBJECT_ID, which, wlen * sizeof(oid));
 	ibw_mib_guid_index(e->node_guid, nidx);

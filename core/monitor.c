@@ -98,6 +98,11 @@ static int cmp_port(const void *a, const void *b)
 	return (int)x->port - (int)y->port;
 }
 
+int ibw_snapshot_stale(const struct ibw_snapshot *s, uint64_t now_us)
+{
+	return now_us > s->fresh_until_us;
+}
+
 const struct ibw_port_ctrs *ibw_snapshot_port(const struct ibw_snapshot *s,
 					      uint64_t guid, uint8_t port)
 {
@@ -621,21 +626,17 @@ static void shorten(struct ibw_timer *t, uint64_t interval_us)
 void ibw_monitor_set_intervals(struct ibw_monitor *m, uint64_t discovery_us,
 			       uint64_t counter_us, uint64_t trace_us)
 {
-	if (discovery_us) {
-		m->o.discovery_interval_us = discovery_us;
-		shorten(m->disc_timer, discovery_us);
-	}
-	if (counter_us) {
-		m->o.counter_interval_us = counter_us;
-		shorten(m->ctr_timer, counter_us);
-		/* A sweep spread over the old interval hurries up too. */
-		ibw_counters_respread(m->ctrs,
-				      counter_us * m->o.spread_percent / 100);
-	}
-	if (trace_us) {
-		m->o.trace_interval_us = trace_us;
-		shorten(m->trace_timer, trace_us);
-	}
+	m->o.discovery_interval_us = discovery_us ? discovery_us
+						  : IBW_DISCOVERY_INTERVAL_US;
+	m->o.counter_interval_us = counter_us ? counter_us
+					      : IBW_COUNTER_INTERVAL_US;
+	m->o.trace_interval_us = trace_us ? trace_us : IBW_TRACE_INTERVAL_US;
+	shorten(m->disc_timer, m->o.discovery_interval_us);
+	shorten(m->ctr_timer, m->o.counter_interval_us);
+	shorten(m->trace_timer, m->o.trace_interval_us);
+	/* A sweep spread over the old interval hurries up too. */
+	ibw_counters_respread(m->ctrs, m->o.counter_interval_us *
+					       m->o.spread_percent / 100);
 }
 
 struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
@@ -652,9 +653,9 @@ struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
 	m->started_us = ibw_realtime_us();
 	m->o = *o;
 	if (!m->o.discovery_interval_us)
-		m->o.discovery_interval_us = 60000000u;
+		m->o.discovery_interval_us = IBW_DISCOVERY_INTERVAL_US;
 	if (!m->o.counter_interval_us)
-		m->o.counter_interval_us = 30000000u;
+		m->o.counter_interval_us = IBW_COUNTER_INTERVAL_US;
 	if (!m->o.spread_percent || m->o.spread_percent > 100)
 		m->o.spread_percent = 80;
 	m->ev = ibw_events_new(o->events_capacity ? o->events_capacity : 4096);
@@ -665,7 +666,7 @@ struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
 	m->trace_timer = ibw_timer_new(m->loop, on_trace_timer, m);
 	m->tracer = ibw_tracer_new(e, o->local_port ? o->local_port : 1);
 	if (!m->o.trace_interval_us)
-		m->o.trace_interval_us = 60000000u;
+		m->o.trace_interval_us = IBW_TRACE_INTERVAL_US;
 	if (o->nwatch) {
 		unsigned i;
 

@@ -45,17 +45,25 @@ struct ibw_watched {
 	struct ibw_trace last;
 };
 
+/* The intervals when ibw_monitor_opts leaves them 0. */
+#define IBW_DISCOVERY_INTERVAL_US 60000000u
+#define IBW_COUNTER_INTERVAL_US 30000000u
+#define IBW_TRACE_INTERVAL_US 60000000u
+
 struct ibw_snapshot *ibw_snapshot_ref(struct ibw_snapshot *s);
 void ibw_snapshot_unref(struct ibw_snapshot *s);
 /* The node's display name: the name map's, else its description. */
 const char *ibw_snapshot_node_name(const struct ibw_snapshot *s,
 				   const struct ibw_fnode *n);
+/* Stale at @now_us (CLOCK_REALTIME): no good sweep for three intervals,
+ * or the local port is lost. */
+int ibw_snapshot_stale(const struct ibw_snapshot *s, uint64_t now_us);
 const struct ibw_port_ctrs *ibw_snapshot_port(const struct ibw_snapshot *s,
 					      uint64_t guid, uint8_t port);
 
 struct ibw_monitor_opts {
-	uint64_t discovery_interval_us; /* 0: 60 s */
-	uint64_t counter_interval_us; /* 0: 30 s */
+	uint64_t discovery_interval_us; /* 0: IBW_DISCOVERY_INTERVAL_US */
+	uint64_t counter_interval_us; /* 0: IBW_COUNTER_INTERVAL_US */
 	/* counter reads are spread over this share of the interval */
 	unsigned spread_percent; /* 0: 80 */
 	const char *state_file; /* NULL: no state file */
@@ -67,7 +75,7 @@ struct ibw_monitor_opts {
 	struct ibw_ping_opts ping;
 	char **watch; /* watched paths: targets as for pings */
 	unsigned nwatch;
-	uint64_t trace_interval_us; /* 0: 60 s */
+	uint64_t trace_interval_us; /* 0: IBW_TRACE_INTERVAL_US */
 	unsigned local_port; /* traces start here */
 };
 
@@ -97,8 +105,8 @@ struct ibw_events *ibw_monitor_events(struct ibw_monitor *m);
  * ping targets); 0 when unknown. */
 uint16_t ibw_monitor_resolve(struct ibw_monitor *m, const char *target);
 int ibw_monitor_save_state(struct ibw_monitor *m);
-/* New sweep intervals (0: keep that one). A timer due later than its
- * new interval from now is brought forward. */
+/* New sweep intervals (0: the default). A timer due later than its new
+ * interval from now is brought forward. */
 void ibw_monitor_set_intervals(struct ibw_monitor *m, uint64_t discovery_us,
 			       uint64_t counter_us, uint64_t trace_us);
 /* Re-read the node-name map; the old one stays if the new one is bad. */

@@ -356,7 +356,7 @@ json_t *ibw_json_status(const struct ibw_snapshot *s,
 	json_object_set_new(o, "snapshot_time", ibw_json_time(s->taken_us));
 	json_object_set_new(o, "snapshot_seq", ibw_json_u64(s->seq));
 	json_object_set_new(o, "stale",
-			    json_boolean(now_us > s->fresh_until_us));
+			    json_boolean(ibw_snapshot_stale(s, now_us)));
 	json_object_set_new(o, "local_port_state",
 			    json_string(ibw_port_state_str(s->local_state)));
 	json_object_set_new(o, "local_port_lost", json_boolean(s->local_lost));

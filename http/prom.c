@@ -391,7 +391,7 @@ char *ibw_prom_render_live(const struct ibw_snapshot *s,
 	family(&b, "ibwatch_stale", "gauge",
 	       "1 when the data is stale: no good sweep for three intervals, "
 	       "or the local port is not active.");
-	put(&b, "ibwatch_stale %d\n", now_us > s->fresh_until_us);
+	put(&b, "ibwatch_stale %d\n", ibw_snapshot_stale(s, now_us));
 	family(&b, "ibwatch_local_port_active", "gauge",
 	       "1 when the port ibwatchd sweeps from is active.");
 	put(&b, "ibwatch_local_port_active %d\n", s->local_state == 4);

@@ -695,7 +695,7 @@ static void route(struct req *r, const char *url)
 		if (s->local_state != 4)
 			set_problem(r, 503, "local port is %s",
 				    ibw_port_state_str(s->local_state));
-		else if (!s->discoveries || now > s->fresh_until_us)
+		else if (!s->discoveries || ibw_snapshot_stale(s, now))
 			set_problem(r, 503, "no fresh sweep");
 		else
 			set_json(r, 200, json_pack("{s:s}", "status", "ok"));
