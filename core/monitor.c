@@ -248,7 +248,8 @@ static void on_watched(const struct ibw_trace *t, void *arg)
 		m->trace_pending--;
 		return;
 	}
-	if (wp->have && !ibw_path_equal(&wp->last.fwd, &t->fwd)) {
+	if (t->fwd.status == IBW_TRACE_OK && wp->have_good &&
+	    !ibw_path_equal(&wp->good, &t->fwd)) {
 		struct ibw_event e;
 		char a[240], b[240];
 
@@ -257,13 +258,16 @@ static void on_watched(const struct ibw_trace *t, void *arg)
 		e.new_value = t->dlid;
 		e.old_value = wp->last.dlid;
 		snprintf(e.what, sizeof(e.what), "%.47s", wp->target);
-		ibw_path_str(&wp->last.fwd, a, sizeof(a));
+		ibw_path_str(&wp->good, a, sizeof(a));
 		ibw_path_str(&t->fwd, b, sizeof(b));
-		snprintf(e.detail, sizeof(e.detail), "%s (%s) -> %s (%s)", a,
-			 ibw_trace_status_str(wp->last.fwd.status), b,
-			 ibw_trace_status_str(t->fwd.status));
+		snprintf(e.detail, sizeof(e.detail), "%s (ok) -> %s (ok)", a,
+			 b);
 		ibw_events_add(m->ev, &e);
 		wp->changes++;
+	}
+	if (t->fwd.status == IBW_TRACE_OK) {
+		wp->good = t->fwd;
+		wp->have_good = 1;
 	}
 	wp->last = *t;
 	wp->have = 1;

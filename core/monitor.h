@@ -43,6 +43,11 @@ struct ibw_watched {
 	uint64_t last_us; /* CLOCK_REALTIME of the last trace */
 	int have;
 	struct ibw_trace last;
+	/* The last forward path traced to the end: a change is between two
+	 * of these, so a trace failing while the SM reroutes is no change
+	 * (its status shows in last). */
+	int have_good;
+	struct ibw_path good;
 };
 
 /* The intervals when ibw_monitor_opts leaves them 0. */
