@@ -4,6 +4,9 @@
 #include <errno.h>
 #include <grp.h>
 #include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
@@ -458,6 +461,14 @@ int main(int argc, char **argv)
 	/* A master agent that goes away must not kill us on the next write
 	 * to its socket. */
 	signal(SIGPIPE, SIG_IGN);
+#ifdef __GLIBC__
+	/* Large answers (the port list of a big fabric is megabytes) get
+	 * their own mappings, returned when freed. glibc would otherwise
+	 * raise this threshold after the first such free and serve the next
+	 * ones from the heap, which keeps the peak of a burst of requests
+	 * resident for good. */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+#endif
 	d.argc = argc;
 	d.argv = argv;
 	if (ibw_opts_load(argc, argv, &d.o, errs, sizeof(errs)) < 0) {

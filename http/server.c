@@ -1,6 +1,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -111,6 +114,21 @@ static void mbody_free(void *cls)
 	free(b);
 }
 
+/*
+ * Answers that depend on the snapshot alone (/api/v1/nodes, /ports with
+ * its filter, /endports, /traces, one node) are rendered once per
+ * snapshot and query and shared by every response sending them: a
+ * crowd of clients asking for the whole port list costs one rendering
+ * and one copy in memory, not one each.
+ */
+#define JCACHE_SLOTS 16
+
+struct jslot {
+	char key[96];
+	struct mcache *mc; /* text only; seq says which snapshot */
+	uint64_t used;
+};
+
 struct listener {
 	struct MHD_Daemon *d;
 	int epfd;
@@ -130,6 +148,8 @@ struct ibw_http {
 	struct bucket buckets[ONDEMAND_CLIENTS];
 	struct req *waiting; /* suspended, a probe under way */
 	struct mcache *cache[2]; /* /metrics per kind (text, OpenMetrics) */
+	struct jslot jcache[JCACHE_SLOTS];
+	uint64_t jtick;
 };
 
 struct req {
@@ -142,7 +162,7 @@ struct req {
 	char *body;
 	size_t len;
 	size_t uploaded; /* request body bytes seen (and dropped) */
-	struct mbody *metrics; /* /metrics: the shared part and the live one */
+	struct mbody *metrics; /* a shared body: /metrics or a cached answer */
 	const char *ctype;
 	struct req *next;
 };
@@ -236,14 +256,17 @@ static enum MHD_Result send_answer(struct MHD_Connection *c, struct req *r)
 			{ b->live, b->live_len },
 		};
 
-		resp = MHD_create_response_from_iovec(iov, 2, mbody_free, b);
+		resp = MHD_create_response_from_iovec(iov, b->live_len ? 2 : 1,
+						      mbody_free, b);
 		if (!resp)
 			return MHD_NO;
 		r->metrics = NULL; /* the response owns it now */
 		if (b->gz)
 			MHD_add_response_header(resp, "Content-Encoding",
 						"gzip");
-		MHD_add_response_header(resp, "Vary", "Accept-Encoding");
+		if (b->mc->have_gz)
+			MHD_add_response_header(resp, "Vary",
+						"Accept-Encoding");
 	} else {
 		if (!r->body)
 			set_problem(r, 503, "out of memory");
@@ -535,6 +558,102 @@ static void do_ping(struct req *r)
 	suspend(r);
 }
 
+/*
+ * Rendering a big answer builds and frees many small objects: give
+ * their pages back to the system rather than keep the peak resident.
+ */
+static void trim_after(size_t rendered)
+{
+#ifdef __GLIBC__
+	if (rendered > (1u << 20))
+		malloc_trim(0);
+#else
+	(void)rendered;
+#endif
+}
+
+/* Attach a shared body to @r as its 200 JSON answer. */
+static int attach_shared(struct req *r, struct mcache *mc)
+{
+	struct mbody *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return -1;
+	b->mc = mc;
+	mc->refs++;
+	r->metrics = b;
+	r->code = 200;
+	r->ctype = "application/json";
+	return 0;
+}
+
+/* The cached answer for @key on snapshot @seq, attached to @r: 1. */
+static int json_hit(struct req *r, uint64_t seq, const char *key)
+{
+	struct ibw_http *h = r->h;
+	unsigned i;
+
+	for (i = 0; i < JCACHE_SLOTS; i++) {
+		struct jslot *j = &h->jcache[i];
+
+		if (j->mc && j->mc->seq != seq) {
+			/* An older snapshot's: nobody asks for it again (the
+			 * responses still sending it hold their own refs). */
+			mcache_unref(j->mc);
+			j->mc = NULL;
+		}
+	}
+	for (i = 0; i < JCACHE_SLOTS; i++) {
+		struct jslot *j = &h->jcache[i];
+
+		if (j->mc && !strcmp(j->key, key)) {
+			j->used = ++h->jtick;
+			return attach_shared(r, j->mc) == 0;
+		}
+	}
+	return 0;
+}
+
+/* Answer @r with @j (taken) and keep the text for the next asker. */
+static void json_store(struct req *r, uint64_t seq, const char *key, json_t *j)
+{
+	struct ibw_http *h = r->h;
+	struct jslot *slot = &h->jcache[0];
+	struct mcache *mc;
+	unsigned i;
+
+	if (!j || !(mc = calloc(1, sizeof(*mc)))) {
+		set_json(r, 200, j);
+		return;
+	}
+	mc->refs = 1;
+	mc->seq = seq;
+	mc->text = ibw_json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+	json_decref(j);
+	if (!mc->text) {
+		mcache_unref(mc);
+		set_problem(r, 503, "out of memory");
+		return;
+	}
+	mc->len = strlen(mc->text);
+	trim_after(mc->len);
+	/* The least recently used slot (an empty one first). */
+	for (i = 0; i < JCACHE_SLOTS; i++) {
+		if (!h->jcache[i].mc) {
+			slot = &h->jcache[i];
+			break;
+		}
+		if (h->jcache[i].used < slot->used)
+			slot = &h->jcache[i];
+	}
+	mcache_unref(slot->mc);
+	snprintf(slot->key, sizeof(slot->key), "%s", key);
+	slot->mc = mc;
+	slot->used = ++h->jtick;
+	if (attach_shared(r, mc) < 0)
+		set_problem(r, 503, "out of memory");
+}
+
 static void do_ports(struct req *r, struct ibw_snapshot *s)
 {
 	struct ibw_port_filter f = { 0, 0, -1, 0 };
@@ -542,6 +661,7 @@ static void do_ports(struct req *r, struct ibw_snapshot *s)
 	const char *st = arg(r->conn, "state"), *e = arg(r->conn, "errors");
 	static const char *const states[] = { "", "down", "init", "armed",
 					      "active" };
+	char key[96];
 	int i;
 
 	if (type && !strcmp(type, "switch")) {
@@ -572,7 +692,10 @@ static void do_ports(struct req *r, struct ibw_snapshot *s)
 		return;
 	}
 	f.errors = e && !strcmp(e, "1");
-	set_json(r, 200, ibw_json_ports(s, &f));
+	snprintf(key, sizeof(key), "ports %d %" PRIx64 " %d %d", f.type, f.guid,
+		 f.state, f.errors);
+	if (!json_hit(r, s->seq, key))
+		json_store(r, s->seq, key, ibw_json_ports(s, &f));
 }
 
 static void do_events(struct req *r)
@@ -641,6 +764,7 @@ static void metrics(struct req *r, struct ibw_snapshot *s,
 			return;
 		}
 		mcache_gzip(mc);
+		trim_after(mc->len);
 	}
 	b = calloc(1, sizeof(*b));
 	live = ibw_prom_render_live(s, st, now, om, &llen);
@@ -716,7 +840,8 @@ static void route(struct req *r, const char *url)
 	} else if (!strcmp(url, "/api/v1/status")) {
 		set_json(r, 200, ibw_json_status(s, &st, now));
 	} else if (!strcmp(url, "/api/v1/nodes")) {
-		set_json(r, 200, ibw_json_nodes(s));
+		if (!json_hit(r, s->seq, url))
+			json_store(r, s->seq, url, ibw_json_nodes(s));
 	} else if (!strncmp(url, "/api/v1/nodes/", 14)) {
 		uint64_t g;
 		json_t *j;
@@ -732,9 +857,11 @@ static void route(struct req *r, const char *url)
 	} else if (!strcmp(url, "/api/v1/ports")) {
 		do_ports(r, s);
 	} else if (!strcmp(url, "/api/v1/endports")) {
-		set_json(r, 200, ibw_json_endports(s));
+		if (!json_hit(r, s->seq, url))
+			json_store(r, s->seq, url, ibw_json_endports(s));
 	} else if (!strcmp(url, "/api/v1/traces")) {
-		set_json(r, 200, ibw_json_watched(s));
+		if (!json_hit(r, s->seq, url))
+			json_store(r, s->seq, url, ibw_json_watched(s));
 	} else if (!strcmp(url, "/api/v1/events")) {
 		do_events(r);
 	} else if (!strcmp(url, "/api/v1/trace")) {
@@ -833,7 +960,13 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	n = strlen(msg);
 	while (n && msg[n - 1] == '\n')
 		msg[--n] = '\0';
-	log_warn("http", "%s", msg);
+	/* A client that hangs up before its answer is sent is the client's
+	 * business (wrk at the end of a run, a scraper's timeout): debug. */
+	if (strstr(msg, "no longer available for sending") ||
+	    strstr(msg, "Connection reset") || strstr(msg, "Broken pipe"))
+		log_debug("http", "%s", msg);
+	else
+		log_warn("http", "%s", msg);
 }
 
 static void run(struct ibw_http *h)
@@ -1110,6 +1243,8 @@ void ibw_http_free(struct ibw_http *h)
 	ibw_timer_free(h->timer);
 	mcache_unref(h->cache[0]);
 	mcache_unref(h->cache[1]);
+	for (i = 0; i < JCACHE_SLOTS; i++)
+		mcache_unref(h->jcache[i].mc);
 	if (h->token)
 		memset(h->token, 0, strlen(h->token));
 	free(h->token);
