@@ -4,7 +4,7 @@
 # subtree against the JSON API and perfquery, the fixed-length GUID
 # index, notifications received by a real snmptrapd (endport down/up,
 # port state, error threshold), snmpd killed and restarted while HTTP
-# keeps answering, Nagios' check_snmp on an endport's state, and the
+# keeps answering and a real Prometheus scrapes without a failure, Nagios' check_snmp on an endport's state, and the
 # notification rate limit under a flapping link.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -328,7 +328,38 @@ check "snmpTrapOID.0 comes right after sysUpTime.0 in each notification" \
 	awk -v t=".1.3.6.1.6.3.1.1.4.1.0" '/\.1\.3\.6\.1\.2\.1\.1\.3\.0 = / { n++; s = $0; sub(/.*\.1\.3\.6\.1\.2\.1\.1\.3\.0 = [^\t]*\t/, "", s); if (index(s, t) == 1) ok++ } END { exit !(n > 0 && n == ok) }' traps.log
 
 # 4. snmpd killed and restarted: the subagent comes back within twice
-# the ping interval (2 s), and HTTP answers meanwhile.
+# the ping interval (2 s), and HTTP answers meanwhile, with a real
+# Prometheus scraping /metrics every half second throughout.
+prom=""
+for try in 1 2 3; do
+	pp=$(free_port)
+	cat >prometheus.yml <<YML
+global:
+  scrape_interval: 500ms
+  scrape_timeout: 400ms
+scrape_configs:
+  - job_name: ibwatch
+    static_configs:
+      - targets: ['127.0.0.1:$P']
+YML
+	prometheus --config.file=prometheus.yml --storage.tsdb.path="$PWD/tsdb" \
+		--web.listen-address="127.0.0.1:$pp" >prometheus.log 2>&1 &
+	prom=$!
+	for _ in $(seq 1 100); do
+		curl -s "http://127.0.0.1:$pp/-/ready" | grep -q Ready && { pids+=("$prom"); break 2; }
+		kill -0 "$prom" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "$prom" 2>/dev/null
+	prom=""
+done
+check "Prometheus starts" test -n "$prom"
+promq() { curl -s -m 5 "http://127.0.0.1:$pp/api/v1/query" --data-urlencode "query=$1" | jq -r '.data.result[0].value[1] // empty'; }
+for _ in $(seq 1 50); do
+	[ "$(promq 'up{job="ibwatch"}')" = 1 ] && break
+	sleep 0.2
+done
+prom_t0=$(date +%s)
 kill -KILL "$snmpd_pid"
 wait "$snmpd_pid" 2>/dev/null
 httpbad=0
@@ -354,6 +385,13 @@ snmpwalk "${A[@]}" -On -Oq "$ROOT.1.4" >walk2.txt 2>walk2.err
 check "... and walks succeed again ($(wc -l <walk2.txt) endport objects)" \
 	test "$(grep -c "^$ROOT.1.4.1.7\." walk2.txt)" = 32 -a ! -s walk2.err
 check "net-snmp's messages are in ibwatchd's log" grep -q 'snmp: net-snmp: ' "agent-$P.log"
+sleep 1
+window=$(($(date +%s) - prom_t0 + 1))
+scrapes=$(promq "count_over_time(up{job=\"ibwatch\"}[${window}s])")
+failed=$(promq "count_over_time(up{job=\"ibwatch\"}[${window}s]) - sum_over_time(up{job=\"ibwatch\"}[${window}s])")
+samples=$(promq "min_over_time(scrape_samples_scraped{job=\"ibwatch\"}[${window}s])")
+check "Prometheus scraped throughout the restart: ${scrapes:-no} scrapes in ${window} s, ${failed:-no count of} failed, at least ${samples:-no} samples each" \
+	test "${scrapes:-0}" -ge $((window * 3 / 2)) -a "$failed" = 0 -a "${samples:-0}" -gt 100
 check "the agent is still running" kill -0 "$agent"
 stop "$agent"
 

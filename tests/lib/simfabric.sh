@@ -5,6 +5,9 @@
 #                                  [--osm-args "..."] [--timeout SECS]
 #   simfabric.sh cmd DIR 'Unlink "leaf01"[1]'    console command, prints reply
 #   simfabric.sh env DIR                         shell lines to source
+#   simfabric.sh sm-restart DIR ["-l 1"]         a new opensm, extra args
+#   simfabric.sh kill-sim DIR                    SIGKILL ibsim (and stop opensm)
+#   simfabric.sh restart DIR                     ibsim and opensm again
 #   simfabric.sh stop DIR                        stops what start started
 #
 # Each fabric has its own IBSIM_SOCKNAME (derived from DIR), so fabrics
@@ -93,8 +96,6 @@ cmd_start() {
 	preload="$UMAD2SIM:$IBW_SIMGUARD"
 	sock="ibw.$(printf '%s' "$dir" | md5sum | cut -c1-16)"
 	mkdir -p "$dir/osm" "$dir/work"
-	rm -f "$dir/console" "$dir/ibsim.log" "$dir/osm/osm.log"
-	mkfifo "$dir/console" || die "cannot create the console FIFO"
 
 	cat >"$dir/env" <<ENV
 export IBW_SIM_DIR='$dir'
@@ -103,28 +104,78 @@ export IBW_SIM_PRELOAD='$preload'
 export IBW_SIM_SM='$sm'
 export SIM_HOST='$host'
 ENV
+	# What a restart needs to start the same fabric again.
+	declare -p net ibsim_args osm_args timeout >"$dir/params"
+	start_ibsim "$dir" || die "ibsim did not come up"
+	start_opensm "$dir" || die "opensm did not bring the subnet up within ${timeout}s"
+}
 
+# start_ibsim DIR: ibsim on the fabric recorded in DIR.
+start_ibsim() {
+	local dir=$1 net ibsim_args osm_args timeout
+	. "$dir/params"
+	. "$dir/env"
+	rm -f "$dir/console" "$dir/ibsim.log"
+	mkfifo "$dir/console" || die "cannot create the console FIFO"
 	# The console FIFO is opened read-write: with a plain `<` ibsim spins
 	# at end-of-file once a writer closes.
-	(cd "$dir" && IBSIM_SOCKNAME=$sock exec ibsim -s $ibsim_args "$net" \
+	(cd "$dir" && IBSIM_SOCKNAME=$IBSIM_SOCKNAME exec ibsim -s $ibsim_args "$net" \
 		<>"$dir/console" >"$dir/ibsim.log" 2>&1) &
 	echo $! >"$dir/ibsim.pid"
 	if ! wait_for "$dir/ibsim.log" 'sim>' "$timeout" "$(cat "$dir/ibsim.pid")"; then
 		tail -n 5 "$dir/ibsim.log" >&2
 		cmd_stop "$dir"
-		die "ibsim did not come up"
+		return 1
 	fi
+}
 
-	(cd "$dir/work" && IBSIM_SOCKNAME=$sock SIM_HOST=$sm LD_PRELOAD=$preload \
+# start_opensm DIR [EXTRA_ARGS]: opensm as the fabric's SM, with the
+# arguments given at start and EXTRA_ARGS.
+start_opensm() {
+	local dir=$1 extra=${2:-} net ibsim_args osm_args timeout
+	. "$dir/params"
+	. "$dir/env"
+	rm -f "$dir/osm/osm.log"
+	(cd "$dir/work" && SIM_HOST=$IBW_SIM_SM LD_PRELOAD=$IBW_SIM_PRELOAD \
 		OSM_TMP_DIR="$dir/osm" OSM_CACHE_DIR="$dir/osm" \
-		exec opensm -d0 -d2 -f "$dir/osm/osm.log" $osm_args \
+		exec opensm -d0 -d2 -f "$dir/osm/osm.log" $osm_args $extra \
 		>"$dir/opensm.out" 2>&1 </dev/null) &
 	echo $! >"$dir/opensm.pid"
 	if ! wait_for "$dir/osm/osm.log" 'SUBNET UP' "$timeout" "$(cat "$dir/opensm.pid")"; then
 		tail -n 5 "$dir/osm/osm.log" "$dir/opensm.out" >&2
 		cmd_stop "$dir"
-		die "opensm did not bring the subnet up within ${timeout}s"
+		return 1
 	fi
+}
+
+# sm-restart DIR [EXTRA_OPENSM_ARGS]: a new opensm run, e.g. with
+# another LMC ("-l 1") so that the LIDs change.
+cmd_sm_restart() {
+	local dir=$1
+	[ -f "$dir/params" ] || die "no fabric in $dir"
+	stop_pid "$dir/opensm.pid" opensm
+	start_opensm "$dir" "${2:-}" || die "opensm did not bring the subnet up again"
+}
+
+# kill-sim DIR: the simulator dies (SIGKILL), as in a crash; opensm,
+# left without it, is stopped too.
+cmd_kill_sim() {
+	local dir=$1 pid
+	pid=$(cat "$dir/ibsim.pid" 2>/dev/null)
+	is_ours "$pid" ibsim || die "ibsim in $dir is not running"
+	kill -KILL "$pid"
+	rm -f "$dir/ibsim.pid"
+	stop_pid "$dir/opensm.pid" opensm
+}
+
+# restart DIR: ibsim and opensm again on the same fabric (after kill-sim).
+cmd_restart() {
+	local dir=$1
+	[ -f "$dir/params" ] || die "no fabric in $dir"
+	stop_pid "$dir/opensm.pid" opensm
+	stop_pid "$dir/ibsim.pid" ibsim
+	start_ibsim "$dir" || die "ibsim did not come up again"
+	start_opensm "$dir" || die "opensm did not bring the subnet up again"
 }
 
 cmd_cmd() {
@@ -154,12 +205,15 @@ cmd_stop() {
 	rm -f "$dir/console"
 }
 
-[ $# -ge 2 ] || die "usage: simfabric.sh start|cmd|env|stop DIR ..."
+[ $# -ge 2 ] || die "usage: simfabric.sh start|cmd|env|sm-restart|kill-sim|restart|stop DIR ..."
 action=$1; shift
 case $action in
 start) [ $# -ge 2 ] || die "usage: start DIR NETFILE [options]"; cmd_start "$@" ;;
 cmd) [ $# -ge 2 ] || die "usage: cmd DIR COMMAND"; cmd_cmd "$@" ;;
 env) cat "$1/env" ;;
+sm-restart) cmd_sm_restart "$@" ;;
+kill-sim) cmd_kill_sim "$1" ;;
+restart) cmd_restart "$1" ;;
 stop) cmd_stop "$1" ;;
 *) die "unknown action $action" ;;
 esac
