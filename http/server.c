@@ -200,6 +200,53 @@ static void set_json(struct req *r, unsigned code, json_t *j)
 	r->ctype = "application/json";
 }
 
+/*
+ * Replace each byte of @s that is not part of valid UTF-8 with '?': a
+ * detail quotes what the client sent, and JSON strings must be UTF-8.
+ */
+static void utf8_clean(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+
+	while (*p) {
+		unsigned n, lo = 0x80, hi = 0xbf, i;
+
+		if (*p < 0x80) {
+			p++;
+			continue;
+		}
+		if (*p >= 0xc2 && *p <= 0xdf) {
+			n = 1;
+		} else if (*p >= 0xe0 && *p <= 0xef) {
+			n = 2;
+			if (*p == 0xe0)
+				lo = 0xa0; /* no overlong forms */
+			if (*p == 0xed)
+				hi = 0x9f; /* no surrogates */
+		} else if (*p >= 0xf0 && *p <= 0xf4) {
+			n = 3;
+			if (*p == 0xf0)
+				lo = 0x90;
+			if (*p == 0xf4)
+				hi = 0x8f; /* nothing above U+10FFFF */
+		} else {
+			*p++ = '?';
+			continue;
+		}
+		for (i = 1; i <= n; i++) {
+			unsigned a = i == 1 ? lo : 0x80, b = i == 1 ? hi : 0xbf;
+
+			if (p[i] < a || p[i] > b)
+				break;
+		}
+		if (i <= n) {
+			*p++ = '?';
+			continue;
+		}
+		p += n + 1;
+	}
+}
+
 static void problem(struct req *r, unsigned code, const char *key, json_t *ext,
 		    const char *fmt, va_list ap)
 {
@@ -207,6 +254,7 @@ static void problem(struct req *r, unsigned code, const char *key, json_t *ext,
 	json_t *j;
 
 	vsnprintf(detail, sizeof(detail), fmt, ap);
+	utf8_clean(detail);
 	j = json_pack("{s:s, s:s, s:i, s:s}", "type", "about:blank", "title",
 		      title(code), "status", code, "detail", detail);
 	if (key && ext)
@@ -963,7 +1011,14 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	/* A client that hangs up before its answer is sent is the client's
 	 * business (wrk at the end of a run, a scraper's timeout): debug. */
 	if (strstr(msg, "no longer available for sending") ||
-	    strstr(msg, "Connection reset") || strstr(msg, "Broken pipe"))
+	    strstr(msg, "Connection reset") || strstr(msg, "Broken pipe") ||
+	    /* ... and so is a malformed or oversized request, which MHD
+	     * answers itself (4xx) and logs: a hostile client must not be
+	     * able to flood the log. */
+	    strstr(msg, "Error processing request") ||
+	    strstr(msg, "allocate header record") ||
+	    strstr(msg, "'Content-Length' header") ||
+	    strstr(msg, "`Content-Length' header"))
 		log_debug("http", "%s", msg);
 	else
 		log_warn("http", "%s", msg);

@@ -1,9 +1,12 @@
 /*
  * Test tool: an echo responder that claims another port GUID, to check
  * that a trace notices when the port answering at a LID is not the one
- * expected (a duplicate or stale LID). Runs until SIGTERM.
+ * expected (a duplicate or stale LID); or, with "silent", one that takes
+ * echo requests and never answers, so that pings to its port time out
+ * for real (ibsim hands a MAD it cannot deliver straight back).
+ * Runs until SIGTERM.
  *
- *   fake_responder 0xGUID
+ *   fake_responder 0xGUID | silent
  */
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +18,7 @@
 #include "umad.h"
 
 static uint64_t claimed;
+static int silent;
 static uint16_t my_lid;
 static struct ibw_engine *eng;
 static volatile sig_atomic_t stop;
@@ -24,7 +28,7 @@ static int on_request(const struct ibw_rx *rx, void *arg)
 	uint8_t mad[IBW_MAD_SIZE];
 	struct ibw_mad_addr to;
 
-	if (rx->len < IBW_MAD_SIZE)
+	if (rx->len < IBW_MAD_SIZE || silent)
 		return 1;
 	memcpy(mad, rx->mad, IBW_MAD_SIZE);
 	if (ibw_echo_answer(mad, IBW_MAD_SIZE, "fake", my_lid, claimed) < 0)
@@ -50,7 +54,8 @@ int main(int argc, char **argv)
 
 	if (argc != 2)
 		return 2;
-	claimed = strtoull(argv[1], NULL, 0);
+	silent = !strcmp(argv[1], "silent");
+	claimed = silent ? 0 : strtoull(argv[1], NULL, 0);
 	signal(SIGTERM, on_term);
 	if (ibw_umad_open2(NULL, 0, 1, &t, &lp, err, sizeof(err)) < 0) {
 		fprintf(stderr, "fake_responder: %s\n", err);
