@@ -41,8 +41,10 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 		echo "== $name: wrk -t 2 -c $conns -d ${secs}s"
 		out=$(wrk -t 2 -c "$conns" -d "${secs}s" --timeout 10s --latency "$@")
 		echo "$out"
-		echo "$name errors: socket $(sed -n 's/.*Socket errors: //p' <<<"$out" | tr -d '\n')" \
-			"non-2xx $(sed -n 's/.*Non-2xx or 3xx responses: //p' <<<"$out" | tr -d '\n')"
+		# wrk prints these lines only when there were some.
+		sock=$(sed -n 's/.*Socket errors: //p' <<<"$out")
+		non2xx=$(sed -n 's/.*Non-2xx or 3xx responses: //p' <<<"$out")
+		echo "$name errors: socket ${sock:-none}, non-2xx ${non2xx:-0}"
 		echo "RSS after $name: $(rss) kB (peak $(hwm) kB)"
 	}
 	run /metrics -H 'Accept-Encoding: gzip' "$U/metrics"
@@ -51,7 +53,8 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	st1=$(curl -s -m 5 "$U/api/v1/status")
 	echo "RSS 10 s later: $(rss) kB (peak $(hwm) kB)"
 	echo "sweeps during the runs: discoveries $(jq .sweeps.discoveries <<<"$st0") -> $(jq .sweeps.discoveries <<<"$st1")," \
-		"counter sweeps $(jq .sweeps.counter_sweeps <<<"$st0") -> $(jq .sweeps.counter_sweeps <<<"$st1")," \
+		"counter sweeps $(jq .sweeps.counter_sweeps <<<"$st0") -> $(jq .sweeps.counter_sweeps <<<"$st1")" \
+		"(last took $(jq .sweeps.counters.duration_ms <<<"$st1") ms)," \
 		"endports up $(jq .endports.up <<<"$st1")"
 	kill -0 "$agent" && echo "agent still running"
 	exit 0
