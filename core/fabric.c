@@ -244,8 +244,13 @@ unsigned ibw_fabric_diff(const struct ibw_fabric *old, struct ibw_fabric *cur,
 		return 0;
 
 	for (i = 0; i < ncur; i++) {
-		const struct ibw_fnode *cn = &cur->nodes[i];
+		struct ibw_fnode *cn = &cur->nodes[i];
 		const struct ibw_fnode *on = ibw_fabric_find(old, cn->guid);
+
+		/* A NodeDescription lost this sweep (its NodeInfo answered):
+		 * keep the name we had rather than blank it. */
+		if (on && !cn->desc[0] && on->desc[0])
+			memcpy(cn->desc, on->desc, sizeof(cn->desc));
 
 		if (!on || on->gone) {
 			emit(ev, IBW_EVT_NODE_ADDED, cn->guid, 0, 0, 0, 0, 0);

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -127,6 +128,27 @@ static void test_host_gone_and_back(void **state)
 	ibw_events_free(ev);
 }
 
+/* A NodeDescription lost in one sweep (NodeInfo answered) keeps the
+ * previous name, also when the node goes the sweep after. */
+static void test_lost_description_keeps_the_name(void **state)
+{
+	struct ibw_events *ev = ibw_events_new(64);
+	struct ibw_fabric *a = make(1, 2, 2), *b = make(1, 2, 2), *c;
+
+	snprintf(((struct ibw_fnode *)ibw_fabric_find(a, 0x11))->desc, 65,
+		 "host two");
+	ibw_fabric_diff(a, b, ev); /* b's description of 0x11 is empty */
+	assert_string_equal(ibw_fabric_find(b, 0x11)->desc, "host two");
+	c = make(0, 2, 2);
+	ibw_fabric_diff(b, c, ev);
+	assert_true(ibw_fabric_find(c, 0x11)->gone);
+	assert_string_equal(ibw_fabric_find(c, 0x11)->desc, "host two");
+	ibw_fabric_unref(a);
+	ibw_fabric_unref(b);
+	ibw_fabric_unref(c);
+	ibw_events_free(ev);
+}
+
 static void test_lid_and_width_changes(void **state)
 {
 	struct ibw_events *ev = ibw_events_new(64);
@@ -187,6 +209,7 @@ int main(void)
 		cmocka_unit_test(test_first_sweep_has_no_events),
 		cmocka_unit_test(test_host_gone_and_back),
 		cmocka_unit_test(test_lid_and_width_changes),
+		cmocka_unit_test(test_lost_description_keeps_the_name),
 		cmocka_unit_test(test_find_lid),
 		cmocka_unit_test(test_event_ring_bounded),
 	};
