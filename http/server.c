@@ -35,7 +35,8 @@ struct req;
  * The snapshot's part of /metrics, shared by the responses sending it;
  * also gzipped (Prometheus asks for gzip), once: the deflate stream is
  * flushed at the end of the shared part and kept, and each scrape
- * finishes a copy of it with its own few live lines.
+ * finishes a copy of it with its own few live lines. A cached JSON
+ * answer is one of these too, text only.
  */
 struct mcache {
 	unsigned refs;
@@ -97,7 +98,7 @@ static void mcache_gzip(struct mcache *m)
 	}
 }
 
-/* What a /metrics response owns until MHD is done with it. */
+/* What a shared-body response owns until MHD is done with it. */
 struct mbody {
 	struct mcache *mc;
 	char *live;
@@ -116,8 +117,8 @@ static void mbody_free(void *cls)
 
 /*
  * Answers that depend on the snapshot alone (/api/v1/nodes, /ports with
- * its filter, /endports, /traces, one node) are rendered once per
- * snapshot and query and shared by every response sending them: a
+ * its filter, /endports, /traces) are rendered once per snapshot and
+ * query and shared by every response sending them: a
  * crowd of clients asking for the whole port list costs one rendering
  * and one copy in memory, not one each.
  */
@@ -162,7 +163,7 @@ struct req {
 	char *body;
 	size_t len;
 	size_t uploaded; /* request body bytes seen (and dropped) */
-	struct mbody *metrics; /* a shared body: /metrics or a cached answer */
+	struct mbody *shared; /* a shared body: /metrics or a cached answer */
 	const char *ctype;
 	struct req *next;
 };
@@ -296,8 +297,8 @@ static enum MHD_Result send_answer(struct MHD_Connection *c, struct req *r)
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 
-	if (r->metrics) {
-		struct mbody *b = r->metrics;
+	if (r->shared) {
+		struct mbody *b = r->shared;
 		struct MHD_IoVec iov[2] = {
 			{ b->gz ? (const void *)b->mc->gz : b->mc->text,
 			  b->gz ? b->mc->gzlen : b->mc->len },
@@ -308,7 +309,7 @@ static enum MHD_Result send_answer(struct MHD_Connection *c, struct req *r)
 						      mbody_free, b);
 		if (!resp)
 			return MHD_NO;
-		r->metrics = NULL; /* the response owns it now */
+		r->shared = NULL; /* the response owns it now */
 		if (b->gz)
 			MHD_add_response_header(resp, "Content-Encoding",
 						"gzip");
@@ -629,7 +630,7 @@ static int attach_shared(struct req *r, struct mcache *mc)
 		return -1;
 	b->mc = mc;
 	mc->refs++;
-	r->metrics = b;
+	r->shared = b;
 	r->code = 200;
 	r->ctype = "application/json";
 	return 0;
@@ -844,7 +845,7 @@ static void metrics(struct req *r, struct ibw_snapshot *s,
 	b->live_len = llen;
 	b->mc = mc;
 	mc->refs++;
-	r->metrics = b;
+	r->shared = b;
 }
 
 static void route(struct req *r, const char *url)
@@ -994,8 +995,8 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		return;
 	}
 	free(r->body);
-	if (r->metrics)
-		mbody_free(r->metrics);
+	if (r->shared)
+		mbody_free(r->shared);
 	free(r);
 }
 
