@@ -16,6 +16,26 @@ finish() {
 	echo "$passes passed, $fails failed"
 	[ "$fails" = 0 ]
 }
+# jq -e fails when it produced no result at all, as jq 1.7 does (exit
+# 4). jq 1.6 exits 0 there, so `check "..." jq -e COND file.json` passed
+# whenever curl had written nothing to file.json: a test that could not
+# fail when the agent did not answer.
+jq() {
+	local a e=0 out rc
+	for a in "$@"; do
+		case $a in
+		--exit-status) e=1 ;;
+		--*) ;;
+		-*e*) e=1 ;;
+		esac
+	done
+	[ $e = 1 ] || { command jq "$@"; return; }
+	out=$(command jq "$@")
+	rc=$?
+	[ -n "$out" ] || return 4
+	printf '%s\n' "$out"
+	return $rc
+}
 # jqe FILTER...: jq -e on standard input, failing when the input is
 # empty (jq 1.6 exits 0 on no input: a wait loop on `curl | jq -e` would
 # stop at once while the daemon is not listening yet).
