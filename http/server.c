@@ -22,6 +22,7 @@
 #define ONDEMAND_CLIENTS 64
 #define MAX_PING_COUNT 100
 #define TLS_POLL_US 10000
+#define CONN_POLL_US 500000
 
 struct bucket {
 	char addr[INET6_ADDRSTRLEN];
@@ -1017,6 +1018,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	     * answers itself (4xx) and logs: a hostile client must not be
 	     * able to flood the log. */
 	    strstr(msg, "Error processing request") ||
+	    strstr(msg, "with incomplete request") ||
 	    strstr(msg, "allocate header record") ||
 	    strstr(msg, "'Content-Length' header") ||
 	    strstr(msg, "`Content-Length' header"))
@@ -1032,10 +1034,22 @@ static void run(struct ibw_http *h)
 	unsigned i;
 
 	for (i = 0; i < h->nl; i++) {
+		const union MHD_DaemonInfo *di;
+
 		MHD_run(h->l[i].d);
 		if (MHD_get_timeout(h->l[i].d, &ms) == MHD_YES &&
 		    ms * 1000u < next)
 			next = ms * 1000u;
+		/* libmicrohttpd 0.9.75 can refuse a request (431: its query
+		 * arguments do not fit the connection's memory) and then
+		 * neither send the answer nor close until the next MHD_run,
+		 * while reporting no fd event and the 30 s idle timeout: each
+		 * such request would hold a connection slot for 30 s. Run it
+		 * again soon whenever connections are open. */
+		di = MHD_get_daemon_info(h->l[i].d,
+					 MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+		if (di && di->num_connections && next > CONN_POLL_US)
+			next = CONN_POLL_US;
 	}
 	/* With TLS, GnuTLS can hold data that no fd reports (a record
 	 * half written when the socket filled): look again soon. */

@@ -3,9 +3,10 @@
 #  - malformed requests sent as raw bytes (http_abuse.py): huge URLs and
 #    headers, bad methods and versions, garbage, path traversal, bad
 #    percent-encodings and UTF-8, parameter floods, bad and huge bodies:
-#    each gets a 4xx (or, for a flood the server cuts off, a closed
-#    connection), never a 5xx, never a file from disk; error bodies are
-#    valid problem+json; none of it is logged above debug;
+#    each gets a 4xx or its connection closed at once (a parameter flood
+#    used to hold its connection for 30 s), never a 5xx, never a file
+#    from disk; error bodies are valid problem+json; none of it is
+#    logged above debug;
 #  - a flood of on-demand pings from 40 client addresses at once, each
 #    probe to a port that never answers: at most 16 run (the pinger's bound),
 #    the rest get 429, and the MADs sent to the fabric are exactly those
@@ -69,7 +70,9 @@ check "DELETE: 405" expect delete 405
 check "a lowercase method: 405" expect lowercase_method 405
 check "HTTP/9.9: 505" expect bad_version 505
 check "no HTTP version: 400" expect no_version 400
-check "binary garbage: 400 or the connection closed" expect garbage 400 closed
+# A request line that never ends, and a body still to come, wait for the
+# rest up to the 30 s idle timeout, like any slow client.
+check "binary garbage: 400, closed, or waiting for the rest of the line" expect garbage 400 closed silent
 for c in traversal_plain traversal_api traversal_encoded traversal_metrics traversal_double_slash; do
 	check "path traversal ($c): 404" expect "$c" 404
 done
@@ -80,9 +83,11 @@ check "a NUL in a parameter: 400" expect nul_in_query 400
 check "a truncated percent-encoding: 400" expect truncated_percent 400
 check "a trace target that is not UTF-8: 404, the detail still valid JSON" expect bad_utf8_target 404
 check "a ping target that is not UTF-8: 404" expect bad_utf8_ping 404
-check "3000 repeated parameters: refused (431) or cut off" expect param_flood 431 closed
-check "3000 distinct parameters: refused (431) or cut off" expect param_flood_distinct 431 closed
-check "a chunked body claiming 2^64 bytes: refused or cut off" expect chunked_huge 400 413 closed
+# libmicrohttpd refuses these (431) and, left alone, would keep the
+# connection for its 30 s idle timeout: it must be closed at once.
+check "3000 repeated parameters: refused (431) or closed, not left open" expect param_flood 431 closed
+check "3000 distinct parameters: refused (431) or closed, not left open" expect param_flood_distinct 431 closed
+check "a chunked body claiming 2^64 bytes: refused, or read on" expect chunked_huge 400 413 closed silent
 check "Content-Length -1: 400" expect length_negative 400
 check "Content-Length 10^20: 413" expect length_huge 413
 check "a 200 kB POST: 413" expect post_flood 413
@@ -116,8 +121,12 @@ limited=$(grep -c '^429$' flood.txt)
 echo "# answers: $(sort flood.txt | uniq -c | xargs)"
 check "80 probes at once: at most 16 run ($ran), the rest get 429 ($limited)" \
 	test "$ran" -ge 1 -a "$ran" -le 16 -a $((ran + limited)) = 80
-sent=$(( $(jq .engine.submitted after.json) - $(jq .engine.submitted before.json) ))
-check "the fabric saw only the probes that ran: $sent MADs for $ran probes of 3" test "$sent" = $((ran * 3))
+# The agent's own background MADs (its local port check) are answered;
+# every MAD that was not is one of the probes' tries.
+d() { echo $(( $(jq ".engine.$1" after.json) - $(jq ".engine.$1" before.json) )); }
+probes=$(( $(d submitted) - $(d ok) ))
+check "the fabric saw only the probes that ran: $probes unanswered MADs ($(d try_timeouts) timed out) for $ran probes of 3" \
+	test "$probes" = $((ran * 3)) -a "$(d try_timeouts)" = $((ran * 3))
 check "the agent still answers" alive
 check "the agent is still running" kill -0 "$agent"
 
