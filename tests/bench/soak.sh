@@ -32,11 +32,7 @@ if [ -z "${IBW_SIM_DIR:-}" ]; then
 fi
 
 . "$top/tests/lib/tap.sh"
-pids=()
-cleanup() { [ ${#pids[@]} -gt 0 ] && stop "${pids[@]}"; wait 2>/dev/null || true; }
-trap cleanup EXIT
-free_port() { echo $((20000 + (RANDOM % 20000))); }
-sim() { "$IBW_SIMFABRIC" cmd "$IBW_SIM_DIR" "$1" >/dev/null; }
+trap stop_started EXIT
 
 rm -f ./*.log ./*.out
 SOCK=$PWD/agentx.sock
@@ -49,6 +45,11 @@ EOF
 snmpd -f -C -c snmpd.conf -Lf snmpd.log -p snmpd.pid -I -ifTable,ipAddressTable,ipv6 \
 	"udp:127.0.0.1:$snmp_port" >/dev/null 2>&1 &
 pids+=($!)
+# The agent connects to the master at start: have it listening first.
+for _ in $(seq 1 100); do
+	snmpget -v2c -c public -t 0.2 -r 0 "127.0.0.1:$snmp_port" .1.3.6.1.2.1.1.3.0 >/dev/null 2>&1 && break
+	sleep 0.1
+done
 P=$(free_port)
 spawn node0001 "$build/agent/ibwatchd" --no-state-file --http "127.0.0.1:$P" \
 	--agentx "$SOCK" --discovery-interval 2 --counter-interval 2 --ping-interval-ms 500 \

@@ -9,13 +9,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/tap.sh"
 : "${IBWATCHD:?}" "${IBW_FATTREE:?}"
 
-if [ -z "${IBW_SIM_DIR:-}" ]; then
-	work=${IBW_TEST_WORK:-$PWD/test-work}
-	mkdir -p "$work"
-	"$IBW_FATTREE" --levels 2 --hosts 324 >"$work/ctr-324.net"
-	exec "$here/lib/with-fabric.sh" counters "$work/ctr-324.net" \
-		--sm node0324 --osm-args "-s 0" -- "$0"
-fi
+on_fattree counters 324 --osm-args "-s 0"
 
 jqe() { jq -e "$@" >/dev/null; }
 pre() { LD_PRELOAD=$IBW_SIM_PRELOAD "$@"; }

@@ -13,27 +13,14 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/tap.sh"
 : "${IBWATCHD:?}" "${IBW_FATTREE:?}"
 
-if [ -z "${IBW_SIM_DIR:-}" ]; then
-	work=${IBW_TEST_WORK:-$PWD/test-work}
-	mkdir -p "$work"
-	"$IBW_FATTREE" --levels 2 --hosts 32 >"$work/faults-32.net"
-	exec "$here/lib/with-fabric.sh" faults "$work/faults-32.net" \
-		--sm node0032 -- "$0"
-fi
+on_fattree faults 32
+trap stop_started EXIT
 
-sim() { "$IBW_SIMFABRIC" cmd "$IBW_SIM_DIR" "$1" >/dev/null; }
-pids=()
-cleanup() { [ ${#pids[@]} -gt 0 ] && stop "${pids[@]}"; wait 2>/dev/null; }
-trap cleanup EXIT
-
-P=$((20000 + (RANDOM % 20000)))
-U=http://127.0.0.1:$P
-spawn node0001 "$IBWATCHD" --no-state-file --no-snmp --http "127.0.0.1:$P" \
+start_agent node0001 --no-state-file --no-snmp \
 	--discovery-interval 1 --counter-interval 1 --ping-interval-ms 300 --ping-method pma \
-	--down-after 2 --up-after 2 --watch-path "node0020 HCA-1" --trace-interval 1 \
-	>agent.out 2>agent.log &
-agent=$!
-pids+=($agent)
+	--down-after 2 --up-after 2 --watch-path "node0020 HCA-1" --trace-interval 1 ||
+	{ echo "not ok - the agent does not start"; exit 1; }
+U=http://127.0.0.1:$P
 st() { curl -s -m 5 "$U/api/v1/status"; }
 for _ in $(seq 1 200); do
 	st | jqe '.sweeps.counter_sweeps >= 2 and .endports.up == 32' && break

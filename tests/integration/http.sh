@@ -9,40 +9,13 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/tap.sh"
 : "${IBWATCHD:?}" "${IBW_FATTREE:?}"
 
-if [ -z "${IBW_SIM_DIR:-}" ]; then
-	work=${IBW_TEST_WORK:-$PWD/test-work}
-	mkdir -p "$work"
-	"$IBW_FATTREE" --levels 2 --hosts 324 >"$work/http-324.net"
-	exec "$here/lib/with-fabric.sh" http "$work/http-324.net" \
-		--sm node0324 -- "$0"
-fi
+on_fattree http 324
 
-at() { local h=$1; shift; SIM_HOST=$h LD_PRELOAD=$IBW_SIM_PRELOAD "$@"; }
-pids=()
-cleanup() { [ ${#pids[@]} -gt 0 ] && stop "${pids[@]}"; wait 2>/dev/null; }
-trap cleanup EXIT
+trap stop_started EXIT
 
-# Start an agent on $1 with the other arguments; its HTTP port in $port.
-start_agent() {
-	local host=$1 try; shift
-	for try in 1 2 3 4 5; do
-		port=$((20000 + (RANDOM % 20000)))
-		spawn "$host" "$IBWATCHD" --no-state-file --http "127.0.0.1:$port" "$@" \
-			>"agent-$port.out" 2>"agent-$port.log" &
-		agent=$!
-		for _ in $(seq 1 100); do
-			grep -q 'listening on' "agent-$port.log" && { pids+=("$agent"); return 0; }
-			kill -0 "$agent" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill "$agent" 2>/dev/null
-	done
-	return 1
-}
-start_agent node0001 --discovery-interval 1 --counter-interval 1 \
+start_agent node0001 --no-state-file --discovery-interval 1 --counter-interval 1 \
 	--ping-interval-ms 500 --watch-path "node0100 HCA-1" --trace-interval 1 ||
 	{ echo "not ok - the agent does not start"; exit 1; }
-P=$port
 U=http://127.0.0.1:$P
 get() { curl -s -m 20 -o body.json -w '%{http_code} %{content_type}' "$@"; }
 for _ in $(seq 1 100); do
@@ -182,9 +155,9 @@ echo "s3cret-token" >token
 openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem -out cert.pem -days 1 \
 	-subj /CN=127.0.0.1 >/dev/null 2>&1
 p6=$((20000 + (RANDOM % 20000)))
-start_agent node0002 --http-token-file token --http-cert cert.pem --http-key key.pem --no-ping \
+start_agent node0002 --no-state-file --http-token-file token --http-cert cert.pem --http-key key.pem --no-ping \
 	--http "[::1]:$p6" || bad "the TLS agent does not start"
-T=https://127.0.0.1:$port
+T=https://127.0.0.1:$P
 for _ in $(seq 1 50); do
 	[ "$(curl -sk -m 20 -o /dev/null -w '%{http_code}' "$T/api/v1/status")" = 200 ] && break; sleep 0.1
 done

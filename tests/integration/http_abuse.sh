@@ -17,34 +17,14 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/tap.sh"
 : "${IBWATCHD:?}" "${IBW_FATTREE:?}"
 
-if [ -z "${IBW_SIM_DIR:-}" ]; then
-	work=${IBW_TEST_WORK:-$PWD/test-work}
-	mkdir -p "$work"
-	"$IBW_FATTREE" --levels 2 --hosts 32 >"$work/http-abuse-32.net"
-	exec "$here/lib/with-fabric.sh" http_abuse "$work/http-abuse-32.net" \
-		--sm node0032 -- "$0"
-fi
-
-pids=()
-cleanup() { [ ${#pids[@]} -gt 0 ] && stop "${pids[@]}"; wait 2>/dev/null; }
-trap cleanup EXIT
+on_fattree http_abuse 32
+trap stop_started EXIT
 
 # Quiet sweeps, so that the engine's counters during the probe flood
 # are the probes' own.
-for try in 1 2 3 4 5; do
-	P=$((20000 + (RANDOM % 20000)))
-	spawn node0001 "$IBWATCHD" --no-state-file --no-snmp --http "127.0.0.1:$P" \
-		--discovery-interval 3600 --counter-interval 3600 --ping-interval-ms 3600000 \
-		--ping-retries 0 >agent.out 2>agent.log &
-	agent=$!
-	for _ in $(seq 1 100); do
-		grep -q "listening on 127.0.0.1:$P" agent.log && break 2
-		kill -0 "$agent" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill "$agent" 2>/dev/null
-done
-pids+=("$agent")
+start_agent node0001 --no-state-file --no-snmp \
+	--discovery-interval 3600 --counter-interval 3600 --ping-interval-ms 3600000 \
+	--ping-retries 0 || { echo "not ok - the agent does not start"; exit 1; }
 U=http://127.0.0.1:$P
 for _ in $(seq 1 100); do
 	curl -s -m 5 "$U/api/v1/status" | jqe '.fabric.nodes == 44' && break
@@ -96,7 +76,7 @@ check "every problem+json body parses, with its status and a detail" \
 	test "$(awk '$4 == "application/problem+json" && $5 != "yes"' abuse.txt | wc -l)" = 0
 check "the agent still answers" alive
 check "... and logged none of it above debug" \
-	test "$(grep -c '^ibwatchd\[\(warn\|err\)' agent.log)" = 0
+	test "$(grep -c '^ibwatchd\[\(warn\|err\)' "agent-$P.log")" = 0
 
 # 2. On-demand ping flood: 40 client addresses, two requests each, all
 # at once; each probe is 3 echo requests of 1 s to a port whose

@@ -28,11 +28,7 @@ if [ -z "${IBW_SIM_DIR:-}" ]; then
 	exit $rc
 fi
 
-sim() { "$IBW_SIMFABRIC" cmd "$IBW_SIM_DIR" "$1" >/dev/null; }
-pids=()
-cleanup() { [ ${#pids[@]} -gt 0 ] && stop "${pids[@]}"; wait 2>/dev/null; }
-trap cleanup EXIT
-free_port() { echo $((20000 + (RANDOM % 20000))); }
+trap stop_started EXIT
 sweeps() { curl -s -m 5 "$U/api/v1/status" | jq -r '.sweeps.counter_sweeps // -1'; }
 
 case $phase in

@@ -9,19 +9,10 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/tap.sh"
 : "${IBWATCHD:?}" "${IBW_FATTREE:?}" "${PING_FABRIC:?}"
 
-if [ -z "${IBW_SIM_DIR:-}" ]; then
-	work=${IBW_TEST_WORK:-$PWD/test-work}
-	mkdir -p "$work"
-	"$IBW_FATTREE" --levels 2 --hosts 324 >"$work/ping-324.net"
-	exec "$here/lib/with-fabric.sh" ping "$work/ping-324.net" \
-		--sm node0324 -- "$0"
-fi
+on_fattree ping 324
 
 jqe() { jq -e "$@" once.json >/dev/null; }
-at() { local h=$1; shift; SIM_HOST=$h LD_PRELOAD=$IBW_SIM_PRELOAD "$@"; }
-pids=()
-cleanup() { [ ${#pids[@]} -gt 0 ] && stop "${pids[@]}"; wait 2>/dev/null; }
-trap cleanup EXIT
+trap stop_started EXIT
 
 at node0001 "$IBWATCHD" --once --no-state-file --no-ping >fab.json 2>/dev/null
 lid_of() { jq -r --arg n "$1 HCA-1" '.nodes[] | select(.name == $n) | .lid' fab.json; }

@@ -18,38 +18,9 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/tap.sh"
 : "${IBWATCHD:?}" "${IBW_FATTREE:?}"
 
-if [ -z "${IBW_SIM_DIR:-}" ]; then
-	work=${IBW_TEST_WORK:-$PWD/test-work}
-	mkdir -p "$work"
-	"$IBW_FATTREE" --levels 2 --hosts 32 >"$work/restarts-32.net"
-	exec "$here/lib/with-fabric.sh" restarts "$work/restarts-32.net" \
-		--sm node0032 -- "$0"
-fi
+on_fattree restarts 32
+trap stop_started EXIT
 
-sim() { "$IBW_SIMFABRIC" cmd "$IBW_SIM_DIR" "$1" >/dev/null; }
-at() { local h=$1; shift; SIM_HOST=$h LD_PRELOAD=$IBW_SIM_PRELOAD "$@"; }
-pids=()
-cleanup() { [ ${#pids[@]} -gt 0 ] && stop "${pids[@]}"; wait 2>/dev/null; }
-trap cleanup EXIT
-
-# start_agent LOG ARGS...: an agent on node0001; its URL in $U, PID in
-# $agent.
-start_agent() {
-	local log=$1 try; shift
-	for try in 1 2 3 4 5; do
-		P=$((20000 + (RANDOM % 20000)))
-		spawn node0001 "$IBWATCHD" --no-snmp --http "127.0.0.1:$P" "$@" \
-			>>"$log.out" 2>>"$log.log" &
-		agent=$!
-		for _ in $(seq 1 100); do
-			grep -q "listening on 127.0.0.1:$P" "$log.log" && { pids+=("$agent"); U=http://127.0.0.1:$P; return 0; }
-			kill -0 "$agent" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill "$agent" 2>/dev/null
-	done
-	return 1
-}
 st() { curl -s -m 5 "$U/api/v1/status"; }
 cas() { curl -s -m 5 "$U/api/v1/ports?type=ca"; }
 AGENT_ARGS=(--discovery-interval 1 --counter-interval 1 --ping-interval-ms 300
@@ -59,8 +30,9 @@ AGENT_ARGS=(--discovery-interval 1 --counter-interval 1 --ping-interval-ms 300
 for i in $(seq 1 32); do
 	sim "$(printf 'PerformanceSet "node%04d"[1] PortCounters.SymbolErrorCounter=%d' "$i" "$i")"
 done
-start_agent agent1 --state-file "$PWD/state.json" "${AGENT_ARGS[@]}" ||
+start_agent node0001 --no-snmp --state-file "$PWD/state.json" "${AGENT_ARGS[@]}" ||
 	{ echo "not ok - the agent does not start"; exit 1; }
+U=http://127.0.0.1:$P
 for _ in $(seq 1 200); do
 	cas | jqe 'length == 32 and all(.[]; .counters.raw.SymbolErrorCounter > 0)' &&
 		st | jqe '.endports.up == 32' && break
@@ -160,8 +132,9 @@ stop "$agent"
 check "the agent stops cleanly (state saved)" test -s state.json
 sim 'PerformanceSet "node0005"[1] PortCounters.SymbolErrorCounter=7'
 sim 'PerformanceSet "node0006"[1] PortCounters.SymbolErrorCounter=3'
-start_agent agent2 --state-file "$PWD/state.json" "${AGENT_ARGS[@]}" ||
+start_agent node0001 --no-snmp --state-file "$PWD/state.json" "${AGENT_ARGS[@]}" ||
 	bad "the agent does not start again"
+U=http://127.0.0.1:$P
 for _ in $(seq 1 200); do
 	st | jqe '.endports.up == 32 and (.stale | not) and .sweeps.counter_sweeps >= 1' && break
 	sleep 0.1

@@ -11,19 +11,9 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/tap.sh"
 : "${IBWATCHD:?}" "${IBW_FATTREE:?}"
 
-if [ -z "${IBW_SIM_DIR:-}" ]; then
-	work=${IBW_TEST_WORK:-$PWD/test-work}
-	mkdir -p "$work"
-	"$IBW_FATTREE" --levels 2 --hosts 32 >"$work/snmp-32.net"
-	exec "$here/lib/with-fabric.sh" snmp "$work/snmp-32.net" \
-		--sm node0032 -- "$0"
-fi
+on_fattree snmp 32
 
-at() { local h=$1; shift; SIM_HOST=$h LD_PRELOAD=$IBW_SIM_PRELOAD "$@"; }
-sim() { "$IBW_SIMFABRIC" cmd "$IBW_SIM_DIR" "$1" >/dev/null; }
-pids=()
-cleanup() { [ ${#pids[@]} -gt 0 ] && stop "${pids[@]}"; wait 2>/dev/null; }
-trap cleanup EXIT
+trap stop_started EXIT
 
 ROOT=.1.3.6.1.4.1.32473
 # snmptrapd logs a notification per line, varbinds separated by tabs.
@@ -34,7 +24,6 @@ export MIBS="" MIBDIRS=""
 export SNMP_PERSISTENT_DIR=$PWD/snmp-persist
 export SNMPCONFPATH=$PWD/snmp-conf # no /etc/snmp for the tools
 mkdir -p "$SNMP_PERSISTENT_DIR" "$SNMPCONFPATH"
-free_port() { echo $((20000 + (RANDOM % 20000))); }
 
 # snmptrapd on a loopback port, logging every notification it gets.
 trap_port=""
@@ -72,23 +61,9 @@ start_snmpd() {
 start_snmpd || bad "snmpd does not start"
 A=(-v2c -c public -t 2 -r 1 "127.0.0.1:$snmp_port")
 
-# Start an agent on node0001 with the other arguments; HTTP port in $P.
-start_agent() {
-	local try
-	for try in 1 2 3 4 5; do
-		P=$(free_port)
-		spawn node0001 "$IBWATCHD" --no-state-file --http "127.0.0.1:$P" --agentx "$SOCK" "$@" \
-			>"agent-$P.out" 2>"agent-$P.log" &
-		agent=$!
-		for _ in $(seq 1 100); do
-			grep -q 'listening on' "agent-$P.log" && { pids+=("$agent"); return 0; }
-			kill -0 "$agent" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill "$agent" 2>/dev/null
-	done
-	return 1
-}
+# An agent on node0001, a subagent of our snmpd, with the other
+# arguments; HTTP port in $P.
+snmp_agent() { start_agent node0001 --no-state-file --agentx "$SOCK" "$@"; }
 U() { echo "http://127.0.0.1:$P$1"; }
 
 # 1. The whole subtree. The walk, /api/v1/ports, /api/v1/endports and
@@ -97,7 +72,7 @@ U() { echo "http://127.0.0.1:$P$1"; }
 # published every 5 s here; a walk takes about a second, so retry).
 sim 'PerformanceSet "node0007"[1] PortCounters.SymbolErrorCounter=77'
 sim 'PerformanceSet "node0007"[1] PortCounters.PortRcvErrors=5'
-start_agent --discovery-interval 3600 --counter-interval 5 --ping-interval-ms 5000 \
+snmp_agent --discovery-interval 3600 --counter-interval 5 --ping-interval-ms 5000 \
 	--up-after 1 --ping-method pma || { echo "not ok - the agent does not start"; exit 1; }
 for _ in $(seq 1 150); do
 	curl -s -m 5 "$(U /api/v1/status)" >status.json
@@ -240,7 +215,7 @@ check "the MIB names it: ibwNodeName ($out)" grep -q 'node0007 HCA-1' <<<"$out"
 stop "$agent"
 
 # 3-5: an agent that pings and sweeps fast.
-start_agent --discovery-interval 1 --counter-interval 1 --ping-interval-ms 300 \
+snmp_agent --discovery-interval 1 --counter-interval 1 --ping-interval-ms 300 \
 	--down-after 2 --up-after 2 --ping-method pma --agentx-ping-interval 2 \
 	--threshold SymbolErrorCounter=100 --watch-path "node0020 HCA-1" --trace-interval 1 ||
 	{ echo "not ok - the second agent does not start"; finish; exit 1; }
@@ -396,7 +371,7 @@ check "the agent is still running" kill -0 "$agent"
 stop "$agent"
 
 # The rate limit: one notification a minute, a link flapping three times.
-start_agent --discovery-interval 1 --counter-interval 3600 --ping-interval-ms 200 \
+snmp_agent --discovery-interval 1 --counter-interval 3600 --ping-interval-ms 200 \
 	--down-after 2 --up-after 2 --ping-method pma --snmp-trap-rate 1 ||
 	{ echo "not ok - the third agent does not start"; finish; exit 1; }
 for _ in $(seq 1 100); do

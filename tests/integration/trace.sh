@@ -26,7 +26,6 @@ if [ -z "${IBW_SIM_DIR:-}" ]; then
 	exit $rc
 fi
 
-at() { local h=$1; shift; SIM_HOST=$h LD_PRELOAD=$IBW_SIM_PRELOAD "$@"; }
 
 # ibtracert's hops as "OUT GUID IN" lines ("From" gives the first, with
 # the node GUID; the others name switches by node GUID, CAs by port GUID).

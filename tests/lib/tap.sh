@@ -1,6 +1,7 @@
 # Sourced by the shell tests: "ok"/"not ok" lines and the closing count,
 # "N passed, N failed", which ctest's log and CI read.
 fails=0 passes=0
+tap_lib=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ok() { passes=$((passes + 1)); echo "ok - $*"; }
 bad() { fails=$((fails + 1)); echo "not ok - $*"; }
 # check "what it shows" command args...: ok when the command succeeds
@@ -44,6 +45,48 @@ jqe() { local in; in=$(cat); [ -n "$in" ] && jq -e "$@" <<<"$in" >/dev/null 2>&1
 # only (`spawn node0002 cmd &`): the exec makes $! the command's own PID,
 # so the test stops exactly that process.
 spawn() { local h=$1; shift; SIM_HOST=$h LD_PRELOAD=$IBW_SIM_PRELOAD exec "$@"; }
+# at NODE CMD...: run CMD on the simulated NODE, in the foreground.
+at() { local h=$1; shift; SIM_HOST=$h LD_PRELOAD=$IBW_SIM_PRELOAD "$@"; }
+# sim 'COMMAND': a command on the fabric's ibsim console, reply dropped.
+sim() { "$IBW_SIMFABRIC" cmd "$IBW_SIM_DIR" "$1" >/dev/null; }
+# A random port to try on the loopback address.
+free_port() { echo $((20000 + (RANDOM % 20000))); }
+# Processes a test starts go into pids; `trap stop_started EXIT` stops
+# exactly those when the test ends.
+pids=()
+stop_started() { [ ${#pids[@]} -gt 0 ] && stop "${pids[@]}"; wait 2>/dev/null || true; }
+# start_agent NODE ARGS...: ibwatchd on NODE serving HTTP on a free
+# loopback port, with ARGS; up to five ports are tried. Sets P (the
+# port) and agent (its PID, also added to pids); it logs to agent-$P.log
+# and agent-$P.out. Returns 1 when it never listened.
+start_agent() {
+	local node=$1 try; shift
+	for try in 1 2 3 4 5; do
+		P=$(free_port)
+		spawn "$node" "$IBWATCHD" --http "127.0.0.1:$P" "$@" \
+			>"agent-$P.out" 2>"agent-$P.log" &
+		agent=$!
+		for _ in $(seq 1 100); do
+			grep -q "listening on 127.0.0.1:$P" "agent-$P.log" && { pids+=("$agent"); return 0; }
+			kill -0 "$agent" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill "$agent" 2>/dev/null
+	done
+	return 1
+}
+# on_fattree NAME HOSTS [with-fabric.sh options]: unless the test already
+# runs on a fabric, run it again on a fresh 2-level fat tree of HOSTS
+# hosts, the SM on the last one, and end with its status.
+on_fattree() {
+	local name=$1 hosts=$2 work=${IBW_TEST_WORK:-$PWD/test-work}
+	shift 2
+	[ -n "${IBW_SIM_DIR:-}" ] && return 0
+	mkdir -p "$work"
+	"$IBW_FATTREE" --levels 2 --hosts "$hosts" >"$work/$name-$hosts.net" || exit 1
+	exec "$tap_lib/with-fabric.sh" "$name" "$work/$name-$hosts.net" \
+		--sm "$(printf 'node%04d' "$hosts")" "$@" -- "$0"
+}
 # stop PID...: SIGTERM, then SIGKILL whatever is still there after 5 s
 # (under the simulator a process can hang in libumad2sim's own exit
 # handler after ibwatchd itself has finished). A zombie counts as gone.
