@@ -2,6 +2,7 @@
  * ibwatchd: attach to a local HCA port and watch the fabric.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <grp.h>
 #include <limits.h>
 #ifdef __GLIBC__
@@ -230,6 +231,49 @@ static void start_ping(struct daemon *d)
 		d->ping_status = 1;
 		ibw_loop_stop(d->loop);
 	}
+}
+
+/* The device went away under us (HCA reset, driver reload): the engine
+ * has stopped touching it; the monitor keeps the last fabric, stale, and
+ * looks again with a backoff. */
+static void on_device_lost(struct ibw_engine *e, int err, void *arg)
+{
+	struct daemon *d = arg;
+
+	log_err("main",
+		"%s port %d: the umad device failed (%s): the HCA was reset "
+		"or its driver reloaded; no more MADs on it. Serving the last "
+		"fabric, marked stale",
+		d->lp.ca_name, d->lp.portnum, strerror(-err));
+	if (d->mon)
+		ibw_monitor_device_lost(d->mon);
+	else
+		ibw_loop_stop(d->loop);
+}
+
+/* --once: a fabric we could not see past our own port is no answer. */
+static int once_status(struct daemon *d)
+{
+	struct ibw_snapshot *snap = ibw_monitor_snapshot(d->mon);
+	int status = 0;
+
+	if (ibw_engine_lost(d->e)) {
+		fprintf(stderr, "ibwatchd: the umad device failed: %s\n",
+			strerror(-ibw_engine_lost(d->e)));
+		status = 1;
+	} else if (snap && snap->fabric && snap->fabric->nnodes <= 1 &&
+		   d->lq.have_portinfo && d->lq.pi.state == 4 &&
+		   (snap->discovery.timeouts || snap->discovery.errors)) {
+		fprintf(stderr,
+			"ibwatchd: the local port is active but nothing "
+			"beyond it answered (%" PRIu64 " timeouts, %" PRIu64
+			" errors)\n",
+			snap->discovery.timeouts, snap->discovery.errors);
+		status = 1;
+	}
+	if (snap)
+		ibw_snapshot_unref(snap);
+	return status;
 }
 
 static void on_once(struct ibw_monitor *m, void *arg)
@@ -512,10 +556,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ibwatchd: cannot start the MAD engine\n");
 		return 1;
 	}
+	ibw_engine_set_lost_handler(d.e, on_device_lost, &d);
 	log_info("main", "attached to %s port %d (port GUID 0x%016llx)",
 		 d.lp.ca_name, d.lp.portnum,
 		 (unsigned long long)d.lp.port_guid);
-	if (d.o.responder) {
+	if (d.o.responder && d.lp.echo_refused) {
+		log_warn("main",
+			 "not answering echo pings: another agent on %s port "
+			 "%d (ibping -S, or another ibwatchd --responder) "
+			 "already serves them, and the kernel allows one; "
+			 "pinging works as usual",
+			 d.lp.ca_name, d.lp.portnum);
+	} else if (d.o.responder) {
 		d.resp = ibw_responder_new(d.e, d.lp.lid, d.lp.port_guid, 0);
 		if (!d.resp) {
 			fprintf(stderr, "ibwatchd: cannot start the "
@@ -599,6 +651,8 @@ int main(int argc, char **argv)
 				"ibwatchd: the local port did not answer: %s\n",
 				d.lq_done ? ibw_mad_result_str(d.lq.first_error)
 					  : "interrupted");
+			status = 1;
+		} else if (d.mon && once_status(&d)) {
 			status = 1;
 		}
 	}

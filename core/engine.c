@@ -73,9 +73,14 @@ struct ibw_engine {
 
 	ibw_request_cb req_cb;
 	void *req_arg;
+	ibw_lost_cb lost_cb;
+	void *lost_arg;
+	int lost; /* the device is gone: -errno, else 0 */
 	int pumping;
 	int closing;
 };
+
+static void transport_lost(struct ibw_engine *e, int err);
 
 static const char *const result_names[] = {
 	[IBW_MAD_OK] = "ok",
@@ -343,6 +348,22 @@ static void complete_now(struct ibw_engine *e, struct req *r,
 	free(r);
 }
 
+/*
+ * How long a try waits. A transport that reports unanswered requests (the
+ * kernel: ETIMEDOUT at the timeout we gave it) decides when a try has
+ * timed out; our own deadline then only stands in for a report that never
+ * comes, a little later, so that one clock decides and a try is counted
+ * once. Without such reports, our deadline is the timeout.
+ */
+static uint64_t try_wait_us(const struct ibw_engine *e, unsigned timeout_ms)
+{
+	uint64_t us = (uint64_t)timeout_ms * 1000u;
+
+	if (e->t->reports_timeouts)
+		us += us / 4 > 20000u ? us / 4 : 20000u;
+	return us;
+}
+
 static int send_try(struct ibw_engine *e, struct req *r, uint64_t now)
 {
 	struct slot *s;
@@ -354,10 +375,18 @@ static int send_try(struct ibw_engine *e, struct req *r, uint64_t now)
 	mad_set_field64(r->mad, 0, IB_MAD_TRID_F, r->tid);
 	r->tries++;
 	r->sent_at = now;
-	r->deadline = now + (uint64_t)r->r.timeout_ms * 1000u;
-	rc = ibw_transport_send(e->t, &r->addr, r->mad, IBW_MAD_SIZE);
+	r->deadline = now + try_wait_us(e, r->r.timeout_ms);
+	if (e->lost)
+		return e->lost;
+	/* The kernel keeps the request waiting for its answer for the
+	 * try's timeout and drops answers after that; our retries are
+	 * fresh tries with fresh TIDs, so it retries nothing itself. */
+	rc = ibw_transport_send(e->t, &r->addr, r->mad, IBW_MAD_SIZE,
+				r->r.timeout_ms);
 	if (rc < 0) {
 		e->st.send_errors++;
+		if (ibw_transport_fatal(rc))
+			transport_lost(e, rc);
 		return rc;
 	}
 	e->st.sent++;
@@ -602,16 +631,28 @@ static void handle_rx(struct ibw_engine *e, const struct ibw_rx *rx,
 		return;
 	case SLOT_TIMEDOUT:
 	case SLOT_CLOSED:
-		e->st.late++;
+		/* The kernel's report on a try our own deadline already
+		 * settled is no news; an answer is late. */
+		if (!rx->status)
+			e->st.late++;
 		return;
 	default:
 		e->st.unmatched++;
 		return;
 	}
 	r = s->req;
+	if (rx->status == ETIMEDOUT) {
+		/* The kernel's word that this try went unanswered (ibsim
+		 * also hands back a MAD it dropped this way, at once). It
+		 * is the try's timeout: counted once, here. */
+		e->st.try_timeouts++;
+		e->st.kernel_timeouts++;
+		retry_or_fail(e, r, IBW_MAD_TIMEOUT, ETIMEDOUT, now);
+		pump(e);
+		return;
+	}
 	if (rx->status) {
-		/* Our own MAD, handed back undelivered (ibsim: no route,
-		 * port down, injected loss). No answer is coming. */
+		/* Our own MAD, handed back unsent for another reason. */
 		e->st.returned++;
 		retry_or_fail(e, r, IBW_MAD_TRANSPORT, rx->status, now);
 		pump(e);
@@ -641,6 +682,8 @@ void ibw_engine_poll(struct ibw_engine *e)
 	uint64_t now = ibw_now_us();
 	int i, rc;
 
+	if (e->lost)
+		return;
 	for (i = 0; i < RX_BATCH; i++) {
 		rc = ibw_transport_recv(e->t, &rx);
 		if (rc == 0) {
@@ -648,9 +691,13 @@ void ibw_engine_poll(struct ibw_engine *e)
 			break;
 		}
 		if (rc < 0) {
+			if (ibw_transport_fatal(rc)) {
+				transport_lost(e, rc);
+				return;
+			}
 			/* Nothing to read that makes sense; the deadlines
 			 * will settle what was in flight. */
-			e->st.unmatched++;
+			e->st.recv_errors++;
 			break;
 		}
 		e->st.received++;
@@ -664,6 +711,60 @@ static void on_readable(struct ibw_loop *loop, int fd, unsigned events,
 			void *arg)
 {
 	ibw_engine_poll(arg);
+}
+
+/*
+ * The device is gone (an HCA reset, a driver reload): the kernel has
+ * marked this file's agents dead, poll says EPOLLERR for good and every
+ * read and write fails. Stop watching the fd at once, or a level-triggered
+ * error wakes the loop forever; settle what was in flight and waiting, and
+ * fail what comes later without touching the device. Reopening is the
+ * owner's business (the lost callback).
+ */
+static void transport_lost(struct ibw_engine *e, int err)
+{
+	struct req *r;
+	struct dest_q *q;
+	int b;
+
+	if (e->lost)
+		return;
+	e->lost = err < 0 ? err : -EIO;
+	ibw_loop_unwatch(e->loop, ibw_transport_fd(e->t));
+	/* The queues first, so that no destination is left runnable with
+	 * nothing queued; then what is in flight (which may free them). */
+	for (b = 0; b < DEST_BUCKETS; b++) {
+		for (q = e->buckets[b]; q; q = q->hnext) {
+			while ((r = q->head)) {
+				q->head = r->next;
+				e->st.queued--;
+				finish(e, r, IBW_MAD_TRANSPORT, -e->lost);
+			}
+			q->tail = NULL;
+			q->runnable = 0;
+			q->run_next = NULL;
+		}
+	}
+	e->run_head = e->run_tail = NULL;
+	while ((r = e->fl_head)) {
+		leave_flight(e, r, SLOT_CLOSED);
+		finish(e, r, IBW_MAD_TRANSPORT, -e->lost);
+	}
+	arm_deadline(e);
+	if (e->lost_cb)
+		e->lost_cb(e, e->lost, e->lost_arg);
+}
+
+int ibw_engine_lost(const struct ibw_engine *e)
+{
+	return e->lost;
+}
+
+void ibw_engine_set_lost_handler(struct ibw_engine *e, ibw_lost_cb cb,
+				 void *arg)
+{
+	e->lost_cb = cb;
+	e->lost_arg = arg;
 }
 
 struct ibw_engine *ibw_engine_new(struct ibw_loop *loop,
@@ -736,12 +837,19 @@ void ibw_engine_set_request_handler(struct ibw_engine *e, ibw_request_cb cb,
 int ibw_engine_send_raw(struct ibw_engine *e, const struct ibw_mad_addr *to,
 			const uint8_t *mad, size_t len)
 {
-	int rc = ibw_transport_send(e->t, to, mad, len);
+	int rc;
 
-	if (rc < 0)
+	if (e->lost)
+		return e->lost;
+	/* An answer: timeout 0, nothing waits for it. */
+	rc = ibw_transport_send(e->t, to, mad, len, 0);
+	if (rc < 0) {
 		e->st.send_errors++;
-	else
+		if (ibw_transport_fatal(rc))
+			transport_lost(e, rc);
+	} else {
 		e->st.sent++;
+	}
 	return rc;
 }
 
@@ -749,6 +857,7 @@ void ibw_engine_get_stats(const struct ibw_engine *e,
 			  struct ibw_engine_stats *st)
 {
 	*st = e->st;
+	st->device_lost = -e->lost;
 }
 
 struct ibw_loop *ibw_engine_loop(const struct ibw_engine *e)
@@ -774,7 +883,8 @@ void ibw_engine_free(struct ibw_engine *e)
 
 	if (!e)
 		return;
-	ibw_loop_unwatch(e->loop, ibw_transport_fd(e->t));
+	if (!e->lost)
+		ibw_loop_unwatch(e->loop, ibw_transport_fd(e->t));
 	e->closing = 1;
 	e->pumping = 1;
 	while ((r = e->fl_head)) {

@@ -106,7 +106,8 @@ struct ibw_engine_stats {
 	uint64_t received; /* MADs read from the transport */
 	uint64_t ok;
 	uint64_t timeouts; /* requests that ran out of tries */
-	uint64_t try_timeouts; /* tries that met their deadline */
+	uint64_t try_timeouts; /* tries that went unanswered */
+	uint64_t kernel_timeouts; /* ... that the kernel reported so */
 	uint64_t retries;
 	uint64_t status_errors;
 	uint64_t transport_errors; /* requests failed by the transport */
@@ -117,17 +118,21 @@ struct ibw_engine_stats {
 	uint64_t unmatched; /* answers to nothing we sent */
 	uint64_t mismatched; /* our TID, but not an answer to our MAD */
 	uint64_t unsolicited; /* requests from elsewhere, not handled */
+	uint64_t recv_errors; /* reads that failed (device still there) */
 	uint64_t cancelled;
 	unsigned inflight;
 	unsigned inflight_hwm;
 	unsigned queued;
 	unsigned queued_hwm;
+	int device_lost; /* the errno the device went away with, else 0 */
 };
 
 struct ibw_engine;
 
 /* Requests from other nodes (non-responses): return 1 if handled. */
 typedef int (*ibw_request_cb)(const struct ibw_rx *rx, void *arg);
+/* The device went away (-EIO...): called once, from the loop. */
+typedef void (*ibw_lost_cb)(struct ibw_engine *e, int err, void *arg);
 
 struct ibw_engine *ibw_engine_new(struct ibw_loop *loop,
 				  struct ibw_transport *t,
@@ -147,6 +152,13 @@ void ibw_engine_set_request_handler(struct ibw_engine *e, ibw_request_cb cb,
  * deadline, no retries. 0 or -errno. */
 int ibw_engine_send_raw(struct ibw_engine *e, const struct ibw_mad_addr *to,
 			const uint8_t *mad, size_t len);
+/* Once the transport has failed for good (the device is gone), the engine
+ * stops watching it and completes every request, queued or new, with
+ * IBW_MAD_TRANSPORT; @cb hears of it once. */
+void ibw_engine_set_lost_handler(struct ibw_engine *e, ibw_lost_cb cb,
+				 void *arg);
+/* 0, or the -errno with which the device went away. */
+int ibw_engine_lost(const struct ibw_engine *e);
 void ibw_engine_get_stats(const struct ibw_engine *e,
 			  struct ibw_engine_stats *st);
 struct ibw_loop *ibw_engine_loop(const struct ibw_engine *e);

@@ -516,6 +516,13 @@ static void enter_lost(struct ibw_monitor *m, uint8_t state)
 	ibw_timer_arm(m->disc_timer, m->backoff_us);
 }
 
+void ibw_monitor_device_lost(struct ibw_monitor *m)
+{
+	/* One sweep of --once simply ends with what it had. */
+	if (m->periodic)
+		enter_lost(m, 0);
+}
+
 static void on_local_lost(struct ibw_monitor *m, struct ibw_fabric *f,
 			  uint8_t state)
 {

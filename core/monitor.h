@@ -100,6 +100,9 @@ int ibw_monitor_once(struct ibw_monitor *m,
 		     void (*cb)(struct ibw_monitor *m, void *arg), void *arg);
 
 struct ibw_snapshot *ibw_monitor_snapshot(struct ibw_monitor *m);
+/* The engine lost its device: keep the last fabric, mark it stale, pause
+ * pings and counter reads, and look again with a backoff. */
+void ibw_monitor_device_lost(struct ibw_monitor *m);
 /* The pinger, for on-demand pings (NULL with no_ping). */
 struct ibw_pinger *ibw_monitor_pinger(struct ibw_monitor *m);
 /* The tracer, for on-demand traces, with the last discovery's facts. */

@@ -64,10 +64,11 @@ int ibw_responder_handle(struct ibw_responder *r, const struct ibw_rx *rx)
 		r->st.rate_limited++;
 		return 0;
 	}
-	to.lid = rx->from.lid;
+	/* Back the way it came: same SL, P_Key index and, when it had one,
+	 * global route (the kernel fills these in on receive). */
+	to = rx->from;
 	to.qpn = rx->from.qpn ? rx->from.qpn : 1;
 	to.qkey = IBW_QP1_QKEY;
-	to.sl = rx->from.sl;
 	if (ibw_engine_send_raw(r->e, &to, mad, IBW_MAD_SIZE) < 0) {
 		r->st.send_errors++;
 		return 0;

@@ -13,6 +13,7 @@ struct pkt {
 	uint8_t mad[IBW_MAD_SIZE * 2];
 	size_t len;
 	int status;
+	unsigned timeout_ms;
 	struct ibw_mad_addr addr;
 	struct pkt *next;
 };
@@ -27,6 +28,9 @@ struct mem_transport {
 	unsigned fail_sends;
 	int fail_err;
 	int fail_recv;
+	int dead; /* every call fails with EIO; the fd stays readable */
+	unsigned recv_calls;
+	unsigned last_timeout_ms;
 };
 
 static struct mem_transport *mt(struct ibw_transport *t)
@@ -57,11 +61,13 @@ static struct pkt *pop(struct pkt **head, struct pkt **tail)
 }
 
 static int mem_send(struct ibw_transport *t, const struct ibw_mad_addr *to,
-		    const uint8_t *mad, size_t len)
+		    const uint8_t *mad, size_t len, unsigned timeout_ms)
 {
 	struct mem_transport *m = mt(t);
 	struct pkt *p;
 
+	if (m->dead)
+		return -EIO;
 	if (m->fail_sends) {
 		m->fail_sends--;
 		return -m->fail_err;
@@ -72,6 +78,7 @@ static int mem_send(struct ibw_transport *t, const struct ibw_mad_addr *to,
 	memcpy(p->mad, mad, len);
 	p->len = len;
 	p->addr = *to;
+	p->timeout_ms = timeout_ms;
 	push(&m->sent_head, &m->sent_tail, p);
 	m->nsent++;
 	return 0;
@@ -84,6 +91,9 @@ static int mem_recv(struct ibw_transport *t, struct ibw_rx *rx)
 
 	free(m->cur);
 	m->cur = NULL;
+	m->recv_calls++;
+	if (m->dead)
+		return -EIO;
 	if (m->fail_recv) {
 		int err = m->fail_recv;
 
@@ -98,6 +108,7 @@ static int mem_recv(struct ibw_transport *t, struct ibw_rx *rx)
 	rx->mad = p->mad;
 	rx->len = p->len;
 	rx->status = p->status;
+	rx->from = p->addr;
 	return 1;
 }
 
@@ -110,6 +121,9 @@ static void mem_drained(struct ibw_transport *t)
 {
 	uint64_t v;
 
+	/* A dead device stays readable, as EPOLLERR does. */
+	if (mt(t)->dead)
+		return;
 	if (read(mt(t)->evfd, &v, sizeof(v)) < 0) {
 		/* nothing was signalled */
 	}
@@ -170,8 +184,34 @@ int ibw_mem_next_sent(struct ibw_transport *t, uint8_t mad[IBW_MAD_SIZE],
 	memcpy(mad, p->mad, IBW_MAD_SIZE);
 	if (to)
 		*to = p->addr;
+	m->last_timeout_ms = p->timeout_ms;
 	free(p);
 	return 1;
+}
+
+unsigned ibw_mem_sent_timeout(struct ibw_transport *t)
+{
+	return mt(t)->last_timeout_ms;
+}
+
+void ibw_mem_set_reports_timeouts(struct ibw_transport *t, int on)
+{
+	t->reports_timeouts = on;
+}
+
+void ibw_mem_kill(struct ibw_transport *t)
+{
+	uint64_t one = 1;
+
+	mt(t)->dead = 1;
+	if (write(mt(t)->evfd, &one, sizeof(one)) < 0) {
+		/* already readable */
+	}
+}
+
+unsigned ibw_mem_recv_calls(struct ibw_transport *t)
+{
+	return mt(t)->recv_calls;
 }
 
 unsigned ibw_mem_sent_count(struct ibw_transport *t)
@@ -181,6 +221,12 @@ unsigned ibw_mem_sent_count(struct ibw_transport *t)
 
 int ibw_mem_inject(struct ibw_transport *t, const uint8_t *mad, size_t len,
 		   int status)
+{
+	return ibw_mem_inject_from(t, mad, len, status, NULL);
+}
+
+int ibw_mem_inject_from(struct ibw_transport *t, const uint8_t *mad, size_t len,
+			int status, const struct ibw_mad_addr *from)
 {
 	struct mem_transport *m = mt(t);
 	struct pkt *p;
@@ -194,6 +240,8 @@ int ibw_mem_inject(struct ibw_transport *t, const uint8_t *mad, size_t len,
 	memcpy(p->mad, mad, len);
 	p->len = len;
 	p->status = status;
+	if (from)
+		p->addr = *from;
 	push(&m->rx_head, &m->rx_tail, p);
 	if (write(m->evfd, &one, sizeof(one)) < 0)
 		return -errno;

@@ -19,6 +19,21 @@ unsigned ibw_mem_sent_count(struct ibw_transport *t);
 int ibw_mem_inject(struct ibw_transport *t, const uint8_t *mad, size_t len,
 		   int status);
 
+/* As ibw_mem_inject(), as if received from @from (NULL: all zero). */
+int ibw_mem_inject_from(struct ibw_transport *t, const uint8_t *mad, size_t len,
+			int status, const struct ibw_mad_addr *from);
+
+/* The umad timeout the MAD last taken by ibw_mem_next_sent() went out
+ * with. */
+unsigned ibw_mem_sent_timeout(struct ibw_transport *t);
+/* Behave like the kernel: the test injects ETIMEDOUT reports itself. */
+void ibw_mem_set_reports_timeouts(struct ibw_transport *t, int on);
+/* The device goes away for good: every send and recv fails with EIO and
+ * the fd stays readable (as EPOLLERR does). */
+void ibw_mem_kill(struct ibw_transport *t);
+/* How often recv was called: a spinning reader shows here. */
+unsigned ibw_mem_recv_calls(struct ibw_transport *t);
+
 /* Make the next @n sends fail with -@err. */
 void ibw_mem_fail_sends(struct ibw_transport *t, unsigned n, int err);
 /* Make the next recv return -@err once. */

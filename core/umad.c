@@ -55,7 +55,7 @@ static struct umad_transport *ut(struct ibw_transport *t)
 }
 
 static int umad_tx(struct ibw_transport *t, const struct ibw_mad_addr *to,
-		   const uint8_t *mad, size_t len)
+		   const uint8_t *mad, size_t len, unsigned timeout_ms)
 {
 	struct umad_transport *u = ut(t);
 	unsigned mclass;
@@ -70,10 +70,24 @@ static int umad_tx(struct ibw_transport *t, const struct ibw_mad_addr *to,
 	memset(u->sendbuf, 0, umad_size() + IBW_MAD_SIZE);
 	umad_set_addr(u->sendbuf, to->lid, to->qpn, to->sl, to->qkey);
 	umad_set_grh(u->sendbuf, NULL);
+	umad_set_pkey(u->sendbuf, to->pkey_index);
+	if (to->grh_present) {
+		ib_mad_addr_t *a = umad_get_mad_addr(u->sendbuf);
+
+		a->grh_present = 1;
+		a->gid_index = to->gid_index;
+		a->hop_limit = to->hop_limit;
+		a->traffic_class = to->traffic_class;
+		a->flow_label = htobe32(to->flow_label);
+		memcpy(a->gid, to->gid, sizeof(a->gid));
+	}
 	memcpy(umad_get_mad(u->sendbuf), mad, len);
-	/* Timeout 0: the kernel (and umad2sim, which ignores it anyway)
-	 * keeps no state; the engine owns deadlines and retries. */
-	if (umad_send(u->fd, agent, u->sendbuf, IBW_MAD_SIZE, 0, 0) < 0)
+	/* A request waits in the kernel for its answer only if it has a
+	 * timeout: with 0 the answer is dropped (mad.c, ib_find_send_mad).
+	 * Retries 0: the engine's retries are fresh tries with fresh TIDs.
+	 * An answer we send goes out with 0. */
+	if (umad_send(u->fd, agent, u->sendbuf, IBW_MAD_SIZE, (int)timeout_ms,
+		      0) < 0)
 		return errno ? -errno : -EIO;
 	return 0;
 }
@@ -108,10 +122,20 @@ static int umad_rx(struct ibw_transport *t, struct ibw_rx *rx)
 	{
 		ib_mad_addr_t *a = umad_get_mad_addr(u->recvbuf);
 
+		memset(&rx->from, 0, sizeof(rx->from));
 		rx->from.lid = be16toh(a->lid);
 		rx->from.qpn = be32toh(a->qpn);
 		rx->from.qkey = be32toh(a->qkey);
 		rx->from.sl = a->sl;
+		rx->from.pkey_index = (uint16_t)umad_get_pkey(u->recvbuf);
+		if (a->grh_present) {
+			rx->from.grh_present = 1;
+			rx->from.gid_index = a->gid_index;
+			rx->from.hop_limit = a->hop_limit;
+			rx->from.traffic_class = a->traffic_class;
+			rx->from.flow_label = be32toh(a->flow_label);
+			memcpy(rx->from.gid, a->gid, sizeof(rx->from.gid));
+		}
 	}
 	rx->status = umad_status(u->recvbuf);
 	rx->len = len > 0 ? (size_t)len : 0;
@@ -142,7 +166,11 @@ static void *bridge_main(void *arg)
 		pthread_mutex_unlock(&u->mtx);
 		r = umad_poll(u->fd, BRIDGE_POLL_MS);
 		pthread_mutex_lock(&u->mtx);
-		if (r == 0 && !u->stop) {
+		/* Readable, or an error (the device is gone, and polling
+		 * again would return at once for good): either way the loop
+		 * reads next, and this thread waits until it is re-armed,
+		 * which it never is once a read failed for good. */
+		if (r != -ETIMEDOUT && !u->stop) {
 			u->armed = 0;
 			if (write(u->evfd, &one, sizeof(one)) < 0) {
 				/* eventfd counter full cannot happen at
@@ -239,6 +267,75 @@ static int reg(struct umad_transport *u, int mclass, int version, int rmpp)
 	return 0;
 }
 
+/* The /dev/infiniband/umadN of @ca port @port, from sysfs; 0 or -1. */
+static int umad_dev_path(const char *ca, int port, char *path, size_t len)
+{
+	char f[128], dev[IBW_CA_NAME_LEN];
+	int id;
+
+	for (id = 0; id < 256; id++) {
+		FILE *fp;
+		int p = -1, ok;
+
+		snprintf(f, sizeof(f), "/sys/class/infiniband_mad/umad%d/ibdev",
+			 id);
+		if (!(fp = fopen(f, "r")))
+			continue;
+		ok = fscanf(fp, "%63s", dev) == 1;
+		fclose(fp);
+		snprintf(f, sizeof(f), "/sys/class/infiniband_mad/umad%d/port",
+			 id);
+		if (!ok || !(fp = fopen(f, "r")))
+			continue;
+		ok = fscanf(fp, "%d", &p) == 1;
+		fclose(fp);
+		if (ok && p == port && !strcmp(dev, ca)) {
+			snprintf(path, len, "/dev/infiniband/umad%d", id);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Why umad_open_port() failed, for the operator: libibumad turns every
+ * failure of open(2) into EIO. */
+static void explain_open(const struct ibw_local_port *info, int rc, char *err,
+			 size_t errlen)
+{
+	char dev[64];
+
+	if (umad_dev_path(info->ca_name, info->portnum, dev, sizeof(dev)) < 0) {
+		snprintf(err, errlen,
+			 "cannot open %s port %d: no umad device for it in "
+			 "/sys/class/infiniband_mad (is the ib_umad module "
+			 "loaded?)",
+			 info->ca_name, info->portnum);
+		return;
+	}
+	if (access(dev, F_OK) < 0) {
+		snprintf(err, errlen,
+			 "cannot open %s port %d: %s does not exist (is "
+			 "ib_umad loaded, and udev running?)",
+			 info->ca_name, info->portnum, dev);
+		return;
+	}
+	if (access(dev, R_OK | W_OK) < 0 && errno == EACCES) {
+		snprintf(err, errlen,
+			 "cannot open %s port %d: no permission on %s (run "
+			 "as root, or install the udev rule and group of "
+			 "docs/operations.md)",
+			 info->ca_name, info->portnum, dev);
+		return;
+	}
+	snprintf(err, errlen, "cannot open %s port %d (%s): %s", info->ca_name,
+		 info->portnum, dev, strerror(-rc));
+}
+
+static int is_ib_link(const char *ll)
+{
+	return !ll[0] || !strcmp(ll, "InfiniBand") || !strcmp(ll, "IB");
+}
+
 static int start_bridge(struct umad_transport *u)
 {
 	int ep = epoll_create1(EPOLL_CLOEXEC);
@@ -299,6 +396,16 @@ int ibw_umad_open2(const char *ca, int port, int serve_echo,
 	}
 	fill_info(&p, info);
 	umad_release_port(&p);
+	if (!is_ib_link(info->link_layer)) {
+		/* RoCE and the like: no subnet management interface, so
+		 * the SMP agents cannot be registered. */
+		snprintf(err, errlen,
+			 "%s port %d has link layer %s: it has no subnet "
+			 "management interface (QP0); ibwatchd needs an "
+			 "InfiniBand port (--ca, --port)",
+			 info->ca_name, info->portnum, info->link_layer);
+		return -EPROTONOSUPPORT;
+	}
 
 	u = calloc(1, sizeof(*u));
 	if (!u)
@@ -316,29 +423,61 @@ int ibw_umad_open2(const char *ca, int port, int serve_echo,
 		u->sendbuf = calloc(1, umad_size() + IBW_MAD_SIZE);
 		u->recvbuf = calloc(1, umad_size() + u->recvcap);
 	}
-	if (!u->sendbuf || !u->recvbuf || u->fd < 0) {
-		rc = u->fd < 0 ? u->fd : -ENOMEM;
+	if (u->fd < 0) {
+		rc = u->fd;
+		explain_open(info, rc, err, errlen);
+		goto fail;
+	}
+	if (!u->sendbuf || !u->recvbuf) {
+		rc = -ENOMEM;
 		snprintf(err, errlen, "cannot open %s port %d: %s",
 			 info->ca_name, info->portnum, strerror(-rc));
 		goto fail;
 	}
+	/* Agents that only send (no method mask) never conflict with
+	 * another process; libibumad reports every refusal as EPERM. */
 	if ((rc = reg(u, MC_SMI, 1, 0)) < 0 ||
-	    (rc = reg(u, MC_SMI_DR, 1, 0)) < 0 ||
-	    (rc = reg(u, MC_PERF, 1, 0)) < 0 ||
+	    (rc = reg(u, MC_SMI_DR, 1, 0)) < 0) {
+		snprintf(err, errlen,
+			 "the kernel refused a subnet management (SMP) agent "
+			 "on %s port %d (%s): the port has no SMI (QP0), as on "
+			 "RoCE or an SMI-less plane, or the device is going "
+			 "away",
+			 info->ca_name, info->portnum, strerror(-rc));
+		goto fail;
+	}
+	if ((rc = reg(u, MC_PERF, 1, 0)) < 0 ||
 	    (rc = reg(u, MC_SA, 2, 1)) < 0) {
-		snprintf(err, errlen, "cannot register MAD agents on %s: %s",
-			 info->ca_name, strerror(-rc));
+		snprintf(err, errlen,
+			 "the kernel refused a MAD agent (PerfMgt or SA) on %s "
+			 "port %d: %s",
+			 info->ca_name, info->portnum, strerror(-rc));
 		goto fail;
 	}
 	method_mask[0] = 1L << 1;
-	rc = umad_register_oui(u->fd, MC_VENDOR_ECHO, 0, (uint8_t *)echo_oui,
-			       serve_echo ? method_mask : NULL);
+	rc = -EPERM;
+	if (serve_echo)
+		rc = umad_register_oui(u->fd, MC_VENDOR_ECHO, 0,
+				       (uint8_t *)echo_oui, method_mask);
+	if (rc < 0 && serve_echo) {
+		/* The kernel lets one agent per port serve a (class,
+		 * version, OUI, method): another process (ibping -S, a
+		 * second ibwatchd --responder) answers echo requests here
+		 * already. Ping, but leave the answering to it. */
+		info->echo_refused = 1;
+	}
+	if (rc < 0)
+		rc = umad_register_oui(u->fd, MC_VENDOR_ECHO, 0,
+				       (uint8_t *)echo_oui, NULL);
 	if (rc < 0) {
-		snprintf(err, errlen, "cannot register vendor agent: %s",
-			 strerror(-rc));
+		snprintf(err, errlen,
+			 "the kernel refused the echo (vendor class 0x32) "
+			 "agent on %s port %d: %s",
+			 info->ca_name, info->portnum, strerror(-rc));
 		goto fail;
 	}
 	u->agents[MC_VENDOR_ECHO] = rc;
+	u->base.reports_timeouts = 1;
 	rc = start_bridge(u);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot start receive bridge: %s",

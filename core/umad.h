@@ -27,6 +27,9 @@ struct ibw_local_port {
 	uint64_t port_guid;
 	uint64_t node_guid;
 	char link_layer[IBW_CA_NAME_LEN];
+	/* ibw_umad_open2() with serve_echo: another agent on this port
+	 * already serves the echo methods, so this one only pings. */
+	int echo_refused;
 };
 
 /*
@@ -40,7 +43,8 @@ int ibw_umad_open(const char *ca, int port, struct ibw_transport **out,
 
 /* As ibw_umad_open(); with @serve_echo the vendor echo class is also
  * registered to receive Get requests (the responder). Only one process
- * per port can do that (ibping -S is another). */
+ * per port can do that (ibping -S is another): if another holds them,
+ * the port still opens, without serving, and info->echo_refused says so. */
 int ibw_umad_open2(const char *ca, int port, int serve_echo,
 		   struct ibw_transport **out, struct ibw_local_port *info,
 		   char *err, size_t errlen);

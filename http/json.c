@@ -19,11 +19,13 @@ json_t *ibw_json_engine_stats(const struct ibw_engine_stats *st)
 {
 	return json_pack(
 		"{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
-		" s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+		" s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
+		" s:b}",
 		"submitted", (json_int_t)st->submitted, "sent",
 		(json_int_t)st->sent, "received", (json_int_t)st->received,
 		"ok", (json_int_t)st->ok, "timeouts", (json_int_t)st->timeouts,
-		"try_timeouts", (json_int_t)st->try_timeouts, "retries",
+		"try_timeouts", (json_int_t)st->try_timeouts, "kernel_timeouts",
+		(json_int_t)st->kernel_timeouts, "retries",
 		(json_int_t)st->retries, "status_errors",
 		(json_int_t)st->status_errors, "transport_errors",
 		(json_int_t)st->transport_errors, "send_errors",
@@ -36,7 +38,9 @@ json_t *ibw_json_engine_stats(const struct ibw_engine_stats *st)
 		(json_int_t)st->cancelled, "inflight", (json_int_t)st->inflight,
 		"inflight_high_water", (json_int_t)st->inflight_hwm, "queued",
 		(json_int_t)st->queued, "queued_high_water",
-		(json_int_t)st->queued_hwm);
+		(json_int_t)st->queued_hwm, "recv_errors",
+		(json_int_t)st->recv_errors, "device_lost",
+		st->device_lost != 0);
 }
 
 json_t *ibw_json_local_port(const struct ibw_local_port *lp,

@@ -412,23 +412,127 @@ static void test_send_failure(void **state)
 	assert_int_equal(stats(f).inflight, 0);
 }
 
-static void test_returned_send_fails_at_once(void **state)
+/* The kernel reports a request nobody answered as its own 24-byte MAD
+ * header with status ETIMEDOUT, after the timeout it was sent with: that
+ * is the try's timeout, counted once, not a transport error. */
+static void test_kernel_timeout_report(void **state)
 {
 	struct fx *f = *state;
 	struct outcome o = { 0 };
 	uint8_t a[IBW_MAD_SIZE];
-	uint64_t t0;
 
+	ibw_mem_set_reports_timeouts(f->t, 1);
 	submit_get(f, 7, IBW_ATTR_NODE_INFO, &o, 0);
 	ibw_mem_next_sent(f->t, a, NULL);
-	t0 = ibw_now_us();
-	/* The fabric hands our own request back with umad status 110. */
-	assert_int_equal(ibw_mem_inject(f->t, a, IBW_MAD_SIZE, ETIMEDOUT), 0);
+	/* sent with the engine's timeout (fx_setup: 20 ms) */
+	assert_int_equal(ibw_mem_sent_timeout(f->t), 20);
+	assert_int_equal(ibw_mem_inject(f->t, a, 24, ETIMEDOUT), 0);
 	RUN_UNTIL(f, o.calls);
-	assert_int_equal(o.d.result, IBW_MAD_TRANSPORT);
+	assert_int_equal(o.calls, 1);
+	assert_int_equal(o.d.result, IBW_MAD_TIMEOUT);
 	assert_int_equal(o.d.status, ETIMEDOUT);
-	assert_true(ibw_now_us() - t0 < 20000); /* before the deadline */
-	assert_int_equal(stats(f).returned, 1);
+	/* Past our own stand-in deadline too: still one timeout. */
+	spin(f, 60);
+	assert_int_equal(stats(f).try_timeouts, 1);
+	assert_int_equal(stats(f).kernel_timeouts, 1);
+	assert_int_equal(stats(f).timeouts, 1);
+	assert_int_equal(stats(f).transport_errors, 0);
+	assert_int_equal(stats(f).returned, 0);
+	assert_int_equal(stats(f).late, 0);
+}
+
+/* Our deadline settles a try whose report never came; the report that
+ * comes after it is no second timeout, and no late answer. */
+static void test_kernel_report_after_our_deadline(void **state)
+{
+	struct fx *f = *state;
+	struct outcome o = { 0 };
+	uint8_t a[IBW_MAD_SIZE];
+
+	ibw_mem_set_reports_timeouts(f->t, 1);
+	submit_get(f, 7, IBW_ATTR_NODE_INFO, &o, 0);
+	ibw_mem_next_sent(f->t, a, NULL);
+	RUN_UNTIL(f, o.calls);
+	assert_int_equal(o.d.result, IBW_MAD_TIMEOUT);
+	assert_int_equal(ibw_mem_inject(f->t, a, 24, ETIMEDOUT), 0);
+	spin(f, 20);
+	assert_int_equal(stats(f).try_timeouts, 1);
+	assert_int_equal(stats(f).kernel_timeouts, 0);
+	assert_int_equal(stats(f).late, 0);
+	assert_int_equal(stats(f).received, 1);
+}
+
+/* Every try carries its timeout to the kernel; a retry is a fresh TID
+ * with the same timeout, and an answer we send carries none. */
+static void test_every_try_has_a_timeout(void **state)
+{
+	struct fx *f = *state;
+	struct outcome o = { 0 };
+	uint8_t a[IBW_MAD_SIZE], b[IBW_MAD_SIZE];
+	struct ibw_mad_addr to = { .lid = 3, .qpn = 1 };
+
+	ibw_mem_set_reports_timeouts(f->t, 1);
+	submit_get(f, 7, IBW_ATTR_NODE_INFO, &o, 1);
+	ibw_mem_next_sent(f->t, a, NULL);
+	assert_int_equal(ibw_mem_sent_timeout(f->t), 20);
+	ibw_mem_inject(f->t, a, 24, ETIMEDOUT);
+	RUN_UNTIL(f, ibw_mem_sent_count(f->t) == 2);
+	ibw_mem_next_sent(f->t, b, NULL);
+	assert_int_equal(ibw_mem_sent_timeout(f->t), 20);
+	assert_true(tid_of(a) != tid_of(b));
+	answer(f, b, 0, 1);
+	RUN_UNTIL(f, o.calls);
+	assert_int_equal(o.d.result, IBW_MAD_OK);
+	assert_int_equal(o.d.tries, 2);
+	assert_int_equal(stats(f).try_timeouts, 1);
+	assert_int_equal(ibw_engine_send_raw(f->e, &to, a, IBW_MAD_SIZE), 0);
+	ibw_mem_next_sent(f->t, a, NULL);
+	assert_int_equal(ibw_mem_sent_timeout(f->t), 0);
+}
+
+static int lost_calls, lost_err;
+
+static void on_lost(struct ibw_engine *e, int err, void *arg)
+{
+	lost_calls++;
+	lost_err = err;
+}
+
+/* The device goes away (HCA reset): the fd stays readable for good, as
+ * EPOLLERR does. The engine must stop reading at once, settle what was
+ * in flight and queued, say so once, and never touch the device again. */
+static void test_device_lost_no_spin(void **state)
+{
+	struct fx *f = *state;
+	struct outcome o[3];
+	unsigned calls;
+
+	memset(o, 0, sizeof(o));
+	lost_calls = 0;
+	ibw_engine_set_lost_handler(f->e, on_lost, NULL);
+	submit_get(f, 7, IBW_ATTR_NODE_INFO, &o[0], 2);
+	submit_get(f, 8, IBW_ATTR_NODE_INFO, &o[1], 2);
+	ibw_mem_kill(f->t);
+	RUN_UNTIL(f, o[0].calls && o[1].calls);
+	assert_int_equal(o[0].d.result, IBW_MAD_TRANSPORT);
+	assert_int_equal(o[0].d.status, EIO);
+	assert_int_equal(o[1].d.result, IBW_MAD_TRANSPORT);
+	assert_int_equal(lost_calls, 1);
+	assert_int_equal(lost_err, -EIO);
+	assert_int_equal(ibw_engine_lost(f->e), -EIO);
+	assert_int_equal(stats(f).device_lost, EIO);
+	calls = ibw_mem_recv_calls(f->t);
+	/* The fd is still readable: a loop that watched it would spin. */
+	spin(f, 50);
+	assert_int_equal(ibw_mem_recv_calls(f->t), calls);
+	/* What comes later fails without a send. */
+	submit_get(f, 9, IBW_ATTR_NODE_INFO, &o[2], 2);
+	RUN_UNTIL(f, o[2].calls);
+	assert_int_equal(o[2].d.result, IBW_MAD_TRANSPORT);
+	assert_int_equal(ibw_mem_sent_count(f->t), 2);
+	assert_int_equal(lost_calls, 1);
+	assert_int_equal(stats(f).inflight, 0);
+	assert_int_equal(stats(f).queued, 0);
 }
 
 static void test_returned_send_is_retried(void **state)
@@ -456,7 +560,8 @@ static void test_recv_error_keeps_engine_alive(void **state)
 
 	submit_get(f, 7, IBW_ATTR_NODE_INFO, &o, 0);
 	ibw_mem_next_sent(f->t, a, NULL);
-	ibw_mem_fail_recv(f->t, EIO);
+	/* A failure that is not the device going away. */
+	ibw_mem_fail_recv(f->t, ENOMEM);
 	spin(f, 2);
 	answer(f, a, 0, 1);
 	RUN_UNTIL(f, o.calls);
@@ -614,7 +719,14 @@ int main(void)
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_send_failure, fx_setup,
 						fx_teardown),
-		cmocka_unit_test_setup_teardown(test_returned_send_fails_at_once,
+		cmocka_unit_test_setup_teardown(test_kernel_timeout_report,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(
+			test_kernel_report_after_our_deadline, fx_setup,
+			fx_teardown),
+		cmocka_unit_test_setup_teardown(test_every_try_has_a_timeout,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_device_lost_no_spin,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_returned_send_is_retried,
 						fx_setup, fx_teardown),

@@ -220,6 +220,42 @@ static void test_responder_answers_and_rate_limits(void **state)
 	rig_free(&g);
 }
 
+/* An echo request that came on P_Key index 1 with a global route is
+ * answered on index 1, back along that route. */
+static void test_responder_answers_on_request_pkey(void **state)
+{
+	struct rig g;
+	uint8_t m[256], out[256];
+	struct ibw_mad_addr to;
+	struct ibw_rx rx;
+
+	rig_init(&g, 10);
+	request(m, IBW_ECHO_REQ, 1, 1, "abc");
+	memset(&rx, 0, sizeof(rx));
+	rx.mad = m;
+	rx.len = 256;
+	rx.from.lid = 33;
+	rx.from.qpn = 1;
+	rx.from.sl = 2;
+	rx.from.pkey_index = 1;
+	rx.from.grh_present = 1;
+	rx.from.hop_limit = 7;
+	rx.from.flow_label = 0x12345;
+	rx.from.gid[15] = 0x42;
+	assert_int_equal(ibw_responder_handle(g.r, &rx), 1);
+	assert_int_equal(ibw_mem_next_sent(g.t, out, &to), 1);
+	assert_int_equal(to.pkey_index, 1);
+	assert_int_equal(to.sl, 2);
+	assert_int_equal(to.grh_present, 1);
+	assert_int_equal(to.hop_limit, 7);
+	assert_int_equal(to.flow_label, 0x12345);
+	assert_int_equal(to.gid[15], 0x42);
+	assert_true(to.qkey == IBW_QP1_QKEY);
+	/* an answer: nothing waits for it in the kernel */
+	assert_int_equal(ibw_mem_sent_timeout(g.t), 0);
+	rig_free(&g);
+}
+
 static unsigned n_events(struct ibw_events *ev, uint64_t v)
 {
 	struct ibw_event e[64];
@@ -290,6 +326,7 @@ int main(void)
 		cmocka_unit_test(test_malformed_requests_refused),
 		cmocka_unit_test(test_responder_fuzz),
 		cmocka_unit_test(test_responder_answers_and_rate_limits),
+		cmocka_unit_test(test_responder_answers_on_request_pkey),
 		cmocka_unit_test(test_state_machine),
 	};
 
