@@ -9,6 +9,10 @@
 #include "engine.h"
 
 #define RX_BATCH 4096
+/* What recent kernels send at once per agent before holding solicited
+ * requests in a backlog (see docs/architecture.md). */
+#define IBW_KERNEL_SMP_LIMIT 128
+#define IBW_KERNEL_SA_LIMIT 16
 #define DEST_BUCKETS 1024 /* power of two */
 
 enum slot_state {
@@ -42,6 +46,7 @@ struct dest_q {
 	unsigned inflight;
 	struct req *head, *tail; /* waiting for the window */
 	int runnable;
+	int blocked; /* its next request's class is at its limit */
 	struct dest_q *run_next;
 	struct dest_q *hnext;
 };
@@ -67,6 +72,11 @@ struct ibw_engine {
 
 	struct dest_q *buckets[DEST_BUCKETS];
 	struct dest_q *run_head, *run_tail;
+	/* Per class group (SMPs, SA, the rest): in flight, the limit, and
+	 * the destinations waiting for a place. */
+	unsigned grp_inflight[3];
+	unsigned grp_cap[3];
+	struct dest_q *blk_head[3], *blk_tail[3];
 
 	struct req *done_head, *done_tail; /* completed, callback due */
 	struct ibw_timer *done_timer;
@@ -186,7 +196,7 @@ static void dest_put(struct ibw_engine *e, struct dest_q *q)
 	unsigned b = (unsigned)(q->key ^ (q->key >> 29)) & (DEST_BUCKETS - 1);
 	struct dest_q **pp;
 
-	if (q->inflight || q->head || q->runnable)
+	if (q->inflight || q->head || q->runnable || q->blocked)
 		return;
 	for (pp = &e->buckets[b]; *pp; pp = &(*pp)->hnext) {
 		if (*pp == q) {
@@ -197,9 +207,23 @@ static void dest_put(struct ibw_engine *e, struct dest_q *q)
 	}
 }
 
+/*
+ * Class groups for the kernel's flow control: recent kernels hold
+ * solicited SMP and SA requests beyond a per-agent limit in a backlog
+ * (write() succeeds, nothing is sent, and our deadline runs), so the
+ * engine never has more than that in flight per group.
+ */
+static unsigned class_group(uint8_t mclass)
+{
+	if (mclass == IBW_CLASS_SMI || mclass == IBW_CLASS_SMI_DR)
+		return 0;
+	return mclass == IBW_CLASS_SA ? 1 : 2;
+}
+
 static void run_push(struct ibw_engine *e, struct dest_q *q)
 {
-	if (q->runnable || !q->head || q->inflight >= e->cfg.max_per_dest)
+	if (q->runnable || q->blocked || !q->head ||
+	    q->inflight >= e->cfg.max_per_dest)
 		return;
 	q->runnable = 1;
 	q->run_next = NULL;
@@ -208,6 +232,33 @@ static void run_push(struct ibw_engine *e, struct dest_q *q)
 	else
 		e->run_head = q;
 	e->run_tail = q;
+}
+
+/* @q's next request waits for a place in its class group. */
+static void block(struct ibw_engine *e, struct dest_q *q, unsigned g)
+{
+	q->blocked = 1;
+	q->run_next = NULL;
+	if (e->blk_tail[g])
+		e->blk_tail[g]->run_next = q;
+	else
+		e->blk_head[g] = q;
+	e->blk_tail[g] = q;
+	e->st.class_held++;
+}
+
+/* A place in group @g came free: its waiting destinations may run. */
+static void unblock(struct ibw_engine *e, unsigned g)
+{
+	struct dest_q *q = e->blk_head[g], *n;
+
+	e->blk_head[g] = e->blk_tail[g] = NULL;
+	for (; q; q = n) {
+		n = q->run_next;
+		q->run_next = NULL;
+		q->blocked = 0;
+		run_push(e, q);
+	}
 }
 
 static struct dest_q *run_pop(struct ibw_engine *e)
@@ -306,10 +357,13 @@ static void leave_flight(struct ibw_engine *e, struct req *r,
 	}
 	fl_remove(e, r);
 	e->st.inflight--;
+	e->grp_inflight[class_group(r->mad[1])]--;
 	r->dq->inflight--;
 	run_push(e, r->dq);
 	dest_put(e, r->dq);
 	r->dq = NULL;
+	if (e->blk_head[class_group(r->mad[1])])
+		unblock(e, class_group(r->mad[1]));
 }
 
 static void complete_now(struct ibw_engine *e, struct req *r,
@@ -409,8 +463,13 @@ static void pump(struct ibw_engine *e)
 	now = ibw_now_us();
 	while (e->st.inflight < e->cfg.max_inflight && (q = run_pop(e))) {
 		struct req *r = q->head;
+		unsigned g = class_group(r->mad[1]);
 		int rc;
 
+		if (e->grp_inflight[g] >= e->grp_cap[g]) {
+			block(e, q, g);
+			continue;
+		}
 		q->head = r->next;
 		if (!q->head)
 			q->tail = NULL;
@@ -418,6 +477,7 @@ static void pump(struct ibw_engine *e)
 		e->st.queued--;
 		q->inflight++;
 		e->st.inflight++;
+		e->grp_inflight[g]++;
 		if (e->st.inflight > e->st.inflight_hwm)
 			e->st.inflight_hwm = e->st.inflight;
 		r->dq = q;
@@ -425,6 +485,7 @@ static void pump(struct ibw_engine *e)
 		if (rc < 0) {
 			q->inflight--;
 			e->st.inflight--;
+			e->grp_inflight[g]--;
 			r->dq = NULL;
 			finish(e, r, IBW_MAD_TRANSPORT, -rc);
 		}
@@ -742,10 +803,13 @@ static void transport_lost(struct ibw_engine *e, int err)
 			}
 			q->tail = NULL;
 			q->runnable = 0;
+			q->blocked = 0;
 			q->run_next = NULL;
 		}
 	}
 	e->run_head = e->run_tail = NULL;
+	memset(e->blk_head, 0, sizeof(e->blk_head));
+	memset(e->blk_tail, 0, sizeof(e->blk_tail));
 	while ((r = e->fl_head)) {
 		leave_flight(e, r, SLOT_CLOSED);
 		finish(e, r, IBW_MAD_TRANSPORT, -e->lost);
@@ -785,6 +849,11 @@ struct ibw_engine *ibw_engine_new(struct ibw_loop *loop,
 	ibw_engine_set_window(e, e->cfg.max_inflight, e->cfg.max_per_dest);
 	if (!e->cfg.timeout_ms)
 		e->cfg.timeout_ms = 100;
+	e->grp_cap[0] = e->cfg.max_smp_inflight ? e->cfg.max_smp_inflight
+						: IBW_KERNEL_SMP_LIMIT;
+	e->grp_cap[1] = e->cfg.max_sa_inflight ? e->cfg.max_sa_inflight
+					       : IBW_KERNEL_SA_LIMIT;
+	e->grp_cap[2] = ~0u;
 	if (e->cfg.retries < 0)
 		e->cfg.retries = 2;
 	e->slots = calloc(nslots, sizeof(*e->slots));

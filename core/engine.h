@@ -98,6 +98,10 @@ struct ibw_engine_config {
 	unsigned max_per_dest; /* ... to one destination; 0: 8 */
 	unsigned timeout_ms; /* default per try; 0: 100 */
 	int retries; /* default extra tries; -1: 2 */
+	/* SMPs and SA requests in flight at most (the kernel's solicited
+	 * flow control holds more back unsent); 0: 128 and 16. */
+	unsigned max_smp_inflight;
+	unsigned max_sa_inflight;
 };
 
 struct ibw_engine_stats {
@@ -120,6 +124,8 @@ struct ibw_engine_stats {
 	uint64_t unsolicited; /* requests from elsewhere, not handled */
 	uint64_t recv_errors; /* reads that failed (device still there) */
 	uint64_t cancelled;
+	/* times a request waited for a place in its class (SMP, SA) */
+	uint64_t class_held;
 	unsigned inflight;
 	unsigned inflight_hwm;
 	unsigned queued;

@@ -40,7 +40,7 @@ int main(int argc, char **argv)
 		{ "per-dest", required_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct ibw_engine_config cfg = { 0, 0, 0, -1 };
+	struct ibw_engine_config cfg = { 0, 0, 0, -1, 0, 0 };
 	unsigned rounds = 5, r, i, nports = 0;
 	struct ibw_local_port lp;
 	struct ibw_transport *t;

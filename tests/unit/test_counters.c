@@ -134,7 +134,7 @@ struct rig {
 
 static void rig_init_opts(struct rig *r, const struct ibw_counters_opts *co)
 {
-	struct ibw_engine_config cfg = { 64, 8, 20, 0 };
+	struct ibw_engine_config cfg = { 64, 8, 20, 0, 0, 0 };
 	struct ibw_fnode *n;
 
 	memset(r, 0, sizeof(*r));

@@ -47,7 +47,8 @@ static int fx_setup_cfg(void **state, unsigned maxif, unsigned perdest,
 			unsigned timeout_ms, int retries)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	struct ibw_engine_config cfg = { maxif, perdest, timeout_ms, retries };
+	struct ibw_engine_config cfg = { maxif,	  perdest, timeout_ms,
+					 retries, 0,	   0 };
 
 	f->loop = ibw_loop_new();
 	f->t = ibw_mem_transport_new();
@@ -490,6 +491,53 @@ static void test_every_try_has_a_timeout(void **state)
 	assert_int_equal(ibw_mem_sent_timeout(f->t), 0);
 }
 
+/* The kernel holds SA requests beyond its per-agent limit unsent while
+ * our deadlines run: the engine keeps within that limit itself, and
+ * other classes go on past the held ones. */
+static void test_sa_class_limit(void **state)
+{
+	struct fx *f = *state;
+	struct ibw_engine_config cfg = { 64, 8, 1000, 0, 0, 2 };
+	struct ibw_engine *e = ibw_engine_new(f->loop, f->t, &cfg);
+	struct outcome o[6];
+	struct ibw_mad_req r;
+	uint8_t m[IBW_MAD_SIZE];
+	int i;
+
+	assert_non_null(e);
+	memset(o, 0, sizeof(o));
+	for (i = 0; i < 5; i++) {
+		memset(&r, 0, sizeof(r));
+		ibw_dest_lid(&r.dest, (uint16_t)(10 + i));
+		r.mgmt_class = IBW_CLASS_SA;
+		r.method = IBW_METHOD_GET;
+		r.attr_id = 0x11;
+		r.cb = on_done;
+		r.arg = &o[i];
+		r.retries = 0;
+		assert_int_equal(ibw_engine_submit(e, &r), 0);
+	}
+	memset(&r, 0, sizeof(r));
+	ibw_dest_lid(&r.dest, 20);
+	r.mgmt_class = IBW_CLASS_PERF;
+	r.method = IBW_METHOD_GET;
+	r.attr_id = IBW_ATTR_CLASS_PORT_INFO;
+	r.cb = on_done;
+	r.arg = &o[5];
+	r.retries = 0;
+	assert_int_equal(ibw_engine_submit(e, &r), 0);
+	/* two SA requests and the PMA one */
+	assert_int_equal(ibw_mem_sent_count(f->t), 3);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(ibw_mem_next_sent(f->t, m, NULL), 1);
+		if (m[1] == IBW_CLASS_SA && i == 0)
+			answer(f, m, 0, 1);
+	}
+	RUN_UNTIL(f, ibw_mem_sent_count(f->t) == 4);
+	assert_int_equal(ibw_mem_sent_count(f->t), 4);
+	ibw_engine_free(e);
+}
+
 static int lost_calls, lost_err;
 
 static void on_lost(struct ibw_engine *e, int err, void *arg)
@@ -726,6 +774,8 @@ int main(void)
 			fx_teardown),
 		cmocka_unit_test_setup_teardown(test_every_try_has_a_timeout,
 						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_sa_class_limit, fx_setup,
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_device_lost_no_spin,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_returned_send_is_retried,
