@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "counters.h"
+#include "log.h"
 #include "loop.h"
 
 /* PerfMgt ClassPortInfo CapabilityMask bits. */
@@ -191,7 +192,14 @@ int ibw_ctr_fold(struct ibw_ctr_val *v, uint64_t raw, uint64_t max,
 struct node_cap {
 	uint64_t guid;
 	uint32_t capmask;
+	uint8_t have_mask; /* capmask is the PMA's answer */
 	uint8_t no_details; /* the detail attributes got a status error */
+	/* PMA ClassPortInfo redirection (IBA 13.4.8.1: status "redirect
+	 * required"): where this node's PMA is really served. */
+	uint8_t redirect; /* IBW_PMA_REDIRECT_* */
+	uint8_t rsl;
+	uint16_t lid, rlid, rpkey;
+	uint32_t rqp, rqkey;
 };
 
 struct job; /* one node of a sweep */
@@ -336,6 +344,7 @@ static void cap_set(struct ibw_counters *c, uint64_t guid, uint32_t mask)
 
 	if (lo < c->ncaps && c->caps[lo].guid == guid) {
 		c->caps[lo].capmask = mask;
+		c->caps[lo].have_mask = 1;
 		return;
 	}
 	if (c->ncaps == c->capcap) {
@@ -352,7 +361,25 @@ static void cap_set(struct ibw_counters *c, uint64_t guid, uint32_t mask)
 	memset(&c->caps[lo], 0, sizeof(c->caps[lo]));
 	c->caps[lo].guid = guid;
 	c->caps[lo].capmask = mask;
+	c->caps[lo].have_mask = 1;
 	c->ncaps++;
+}
+
+/* Where the PMA of node @guid (at @lid) answers: its LID and QP1, or
+ * where it redirected us. */
+static void pma_dest(struct ibw_counters *c, uint64_t guid, uint16_t lid,
+		     struct ibw_dest *d)
+{
+	struct node_cap *nc = cap_find(c, guid);
+
+	ibw_dest_lid(d, lid);
+	if (nc && nc->redirect == IBW_PMA_REDIRECT_FOLLOWED) {
+		if (nc->rlid)
+			d->lid = nc->rlid;
+		d->qpn = nc->rqp;
+		d->qkey = nc->rqkey;
+		d->sl = nc->rsl;
+	}
 }
 
 static void cap_no_details(struct ibw_counters *c, uint64_t guid)
@@ -429,7 +456,7 @@ static void reset_counters(struct ibw_counters *c, const struct port_op *src,
 	mad_set_field(payload, 0, IB_PC_COUNTER_SELECT_F, mask & 0xffff);
 	mad_set_field(payload, 0, IB_PC_COUNTER_SELECT2_F, (mask >> 16) & 0xff);
 	memset(&r, 0, sizeof(r));
-	ibw_dest_lid(&r.dest, src->lid);
+	pma_dest(c, src->guid, src->lid, &r.dest);
 	r.mgmt_class = IBW_CLASS_PERF;
 	r.method = IBW_METHOD_SET;
 	r.attr_id = IBW_ATTR_PORT_COUNTERS;
@@ -663,7 +690,7 @@ static void query_port(struct ibw_counters *c, const struct job *j,
 		/* PortSelect sits at the same place in all four. */
 		mad_set_field(payload, 0, IB_PC_PORT_SELECT_F, port);
 		memset(&r, 0, sizeof(r));
-		ibw_dest_lid(&r.dest, j->lid);
+		pma_dest(c, j->guid, j->lid, &r.dest);
 		r.mgmt_class = IBW_CLASS_PERF;
 		r.method = IBW_METHOD_GET;
 		r.attr_id = attrs[k];
@@ -707,12 +734,93 @@ struct cpi_op {
 	unsigned job;
 };
 
+static void fail_job_ports(struct ibw_counters *c, const struct job *j)
+{
+	unsigned i;
+
+	for (i = 0; i < j->nports; i++) {
+		struct port_op po;
+
+		memset(&po, 0, sizeof(po));
+		po.guid = j->guid;
+		po.port = j->port_list[i];
+		po.is_switch = j->is_switch;
+		port_failed(c, &po);
+	}
+}
+
+static void start_cpi(struct ibw_counters *c, unsigned idx);
+
+/*
+ * The PMA answered ClassPortInfo with "redirect required": its counters
+ * are served at RedirectLID (0: the same LID), RedirectQP with
+ * RedirectQ_Key. We follow within the default partition only: our MADs
+ * go out on P_Key index 0, which holds the default P_Key. Returns 1 when
+ * a ClassPortInfo to the new place is under way.
+ */
+static int follow_redirect(struct ibw_counters *c, unsigned idx,
+			   const uint8_t *mad)
+{
+	const uint8_t *cpi = mad + IB_PC_DATA_OFFS;
+	struct job *j = &c->jobs[idx];
+	struct node_cap *nc;
+	uint16_t pkey;
+	int was;
+
+	if (!cap_find(c, j->guid))
+		cap_set(c, j->guid, 0);
+	if (!(nc = cap_find(c, j->guid)))
+		return 0;
+	nc->have_mask = 0;
+	was = nc->redirect;
+	nc->lid = j->lid;
+	nc->rlid = (uint16_t)ibw_mad_get(cpi, IB_CPI_REDIRECT_LID_F);
+	nc->rqp = ibw_mad_get(cpi, IB_CPI_REDIRECT_QP_F) & 0xffffff;
+	nc->rqkey = ibw_mad_get(cpi, IB_CPI_REDIRECT_QKEY_F);
+	nc->rsl = (uint8_t)ibw_mad_get(cpi, IB_CPI_REDIRECT_SL_F);
+	pkey = (uint16_t)ibw_mad_get(cpi, IB_CPI_REDIRECT_PKEY_F);
+	nc->rpkey = pkey;
+	if ((pkey & 0x7fff) != 0x7fff && pkey != 0) {
+		nc->redirect = IBW_PMA_REDIRECT_REFUSED;
+		if (was != nc->redirect)
+			log_warn("counters",
+				 "the PMA of node 0x%016" PRIx64 " (LID %u) "
+				 "redirects to LID %u QP %u in partition "
+				 "0x%04x: not followed (only the default "
+				 "partition is); its counters stay unread",
+				 j->guid, j->lid, nc->rlid, nc->rqp, pkey);
+		return 0;
+	}
+	if (!nc->rqp)
+		nc->rqp = 1;
+	if (!nc->rqkey)
+		nc->rqkey = IBW_QP1_QKEY;
+	nc->redirect = IBW_PMA_REDIRECT_FOLLOWED;
+	if (was != nc->redirect)
+		log_info("counters",
+			 "the PMA of node 0x%016" PRIx64 " (LID %u) redirects "
+			 "to LID %u QP %u: following",
+			 j->guid, j->lid, nc->rlid ? nc->rlid : j->lid,
+			 nc->rqp);
+	start_cpi(c, idx);
+	return 1;
+}
+
+/* This answer came from where a redirect sent us: a second redirect is
+ * not followed (no loops). */
+static int redirected_here(struct ibw_counters *c, const struct job *j)
+{
+	const struct node_cap *nc = cap_find(c, j->guid);
+
+	return nc && nc->redirect == IBW_PMA_REDIRECT_FOLLOWED &&
+	       !nc->have_mask;
+}
+
 static void cpi_answer(const struct ibw_mad_done *d, void *arg)
 {
 	struct cpi_op *op = arg;
 	struct ibw_counters *c = op->c;
 	struct job *j;
-	unsigned i;
 
 	if (op->sweep != c->sweep_id || d->result == IBW_MAD_CANCELLED) {
 		if (op->sweep == c->sweep_id && c->pending)
@@ -727,6 +835,11 @@ static void cpi_answer(const struct ibw_mad_done *d, void *arg)
 			ibw_mad_get(d->mad + IB_PC_DATA_OFFS,
 				    IB_CPI_CAPMASK_F));
 		run_job_ports(c, j);
+	} else if (d->result == IBW_MAD_STATUS &&
+		   (d->status & IB_MAD_STS_REDIRECT) && d->mad &&
+		   d->len >= IBW_MAD_SIZE && !redirected_here(c, j) &&
+		   follow_redirect(c, op->job, d->mad)) {
+		/* asked again where it sent us */
 	} else {
 		/* No ClassPortInfo, no counters: the node's ports stay
 		 * unread this sweep. */
@@ -734,15 +847,7 @@ static void cpi_answer(const struct ibw_mad_done *d, void *arg)
 			c->cur.timeouts++;
 		else
 			c->cur.errors++;
-		for (i = 0; i < j->nports; i++) {
-			struct port_op po;
-
-			memset(&po, 0, sizeof(po));
-			po.guid = j->guid;
-			po.port = j->port_list[i];
-			po.is_switch = j->is_switch;
-			port_failed(c, &po);
-		}
+		fail_job_ports(c, j);
 	}
 	free(op);
 	sweep_done_if_idle(c);
@@ -751,13 +856,28 @@ static void cpi_answer(const struct ibw_mad_done *d, void *arg)
 static void start_job(struct ibw_counters *c, unsigned idx)
 {
 	struct job *j = &c->jobs[idx];
-	struct cpi_op *op;
-	struct ibw_mad_req r;
+	struct node_cap *nc = cap_find(c, j->guid);
 
-	if (cap_find(c, j->guid)) {
+	if (nc && nc->have_mask) {
 		run_job_ports(c, j);
 		return;
 	}
+	if (nc && nc->redirect == IBW_PMA_REDIRECT_REFUSED &&
+	    nc->lid == j->lid) {
+		fail_job_ports(c, j);
+		return;
+	}
+	start_cpi(c, idx);
+}
+
+/* ClassPortInfo first: its CapabilityMask says which counters the PMA
+ * has, and its status whether it is served elsewhere. */
+static void start_cpi(struct ibw_counters *c, unsigned idx)
+{
+	struct job *j = &c->jobs[idx];
+	struct cpi_op *op;
+	struct ibw_mad_req r;
+
 	op = calloc(1, sizeof(*op));
 	if (!op) {
 		c->cur.errors++;
@@ -767,7 +887,7 @@ static void start_job(struct ibw_counters *c, unsigned idx)
 	op->sweep = c->sweep_id;
 	op->job = idx;
 	memset(&r, 0, sizeof(r));
-	ibw_dest_lid(&r.dest, j->lid);
+	pma_dest(c, j->guid, j->lid, &r.dest);
 	r.mgmt_class = IBW_CLASS_PERF;
 	r.method = IBW_METHOD_GET;
 	r.attr_id = IBW_ATTR_CLASS_PORT_INFO;
@@ -934,6 +1054,30 @@ int ibw_counters_running(const struct ibw_counters *c)
 struct ibw_sweep_stats ibw_counters_last_sweep(const struct ibw_counters *c)
 {
 	return c->last;
+}
+
+unsigned ibw_counters_redirects(const struct ibw_counters *c,
+				struct ibw_pma_redirect *out, unsigned max)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < c->ncaps; i++) {
+		const struct node_cap *nc = &c->caps[i];
+
+		if (!nc->redirect)
+			continue;
+		if (out && n < max) {
+			out[n].guid = nc->guid;
+			out[n].lid = nc->lid;
+			out[n].redirect_lid = nc->rlid ? nc->rlid : nc->lid;
+			out[n].redirect_qp = nc->rqp;
+			out[n].redirect_pkey = nc->rpkey;
+			out[n].followed = nc->redirect ==
+					  IBW_PMA_REDIRECT_FOLLOWED;
+		}
+		n++;
+	}
+	return n;
 }
 
 unsigned ibw_counters_unreachable(const struct ibw_counters *c)

@@ -145,6 +145,26 @@ struct ibw_sweep_stats ibw_counters_last_sweep(const struct ibw_counters *c);
 /* Ports that did not answer in the last sweep. */
 unsigned ibw_counters_unreachable(const struct ibw_counters *c);
 
+enum {
+	IBW_PMA_REDIRECT_NONE = 0,
+	IBW_PMA_REDIRECT_FOLLOWED,
+	IBW_PMA_REDIRECT_REFUSED, /* outside the default partition */
+};
+
+/* A node whose PMA answered ClassPortInfo with "redirect required". */
+struct ibw_pma_redirect {
+	uint64_t guid;
+	uint16_t lid; /* where we asked */
+	uint16_t redirect_lid; /* where it sent us */
+	uint32_t redirect_qp;
+	uint16_t redirect_pkey;
+	int followed;
+};
+
+/* The redirecting nodes: how many there are; the first @max in @out. */
+unsigned ibw_counters_redirects(const struct ibw_counters *c,
+				struct ibw_pma_redirect *out, unsigned max);
+
 /* All port records, sorted by (guid, port); valid until the next sweep
  * or load. */
 const struct ibw_port_ctrs *ibw_counters_ports(const struct ibw_counters *c,

@@ -73,6 +73,7 @@ void ibw_snapshot_unref(struct ibw_snapshot *s)
 	free(s->ports);
 	free(s->endports);
 	free(s->watched);
+	free(s->pma_redirects);
 	free(s);
 }
 
@@ -192,6 +193,10 @@ static void publish(struct ibw_monitor *m)
 	}
 	s->counters = ibw_counters_last_sweep(m->ctrs);
 	s->unreachable_ports = ibw_counters_unreachable(m->ctrs);
+	n = ibw_counters_redirects(m->ctrs, NULL, 0);
+	if (n && (s->pma_redirects = calloc(n, sizeof(*s->pma_redirects))))
+		s->npma_redirects =
+			ibw_counters_redirects(m->ctrs, s->pma_redirects, n);
 	s->discoveries = m->discoveries;
 	s->counter_sweeps = m->counter_sweeps;
 	ibw_snapshot_unref(m->snap);

@@ -25,6 +25,9 @@ struct ibw_snapshot {
 	struct ibw_sweep_stats discovery;
 	struct ibw_sweep_stats counters;
 	unsigned unreachable_ports;
+	/* nodes whose PMA redirects (followed or not) */
+	struct ibw_pma_redirect *pma_redirects;
+	unsigned npma_redirects;
 	uint64_t discoveries, counter_sweeps;
 	struct ibw_endport *endports; /* ping targets and their state */
 	unsigned nendports;

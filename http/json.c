@@ -130,6 +130,26 @@ json_t *ibw_json_time(uint64_t us)
 	return json_string(buf);
 }
 
+/* Nodes whose PMA answered ClassPortInfo with "redirect required". */
+static json_t *ibw_json_pma_redirects(const struct ibw_snapshot *s)
+{
+	json_t *a = json_array();
+	unsigned i;
+
+	for (i = 0; i < s->npma_redirects; i++) {
+		const struct ibw_pma_redirect *r = &s->pma_redirects[i];
+
+		json_array_append_new(
+			a, json_pack("{s:o, s:i, s:i, s:i, s:i, s:b}", "guid",
+				     ibw_json_guid(r->guid), "lid", r->lid,
+				     "redirect_lid", r->redirect_lid,
+				     "redirect_qp", (int)r->redirect_qp,
+				     "redirect_pkey", r->redirect_pkey,
+				     "followed", r->followed));
+	}
+	return a;
+}
+
 json_t *ibw_json_sweep(const struct ibw_sweep_stats *st)
 {
 	json_t *o = json_object();
@@ -378,6 +398,7 @@ json_t *ibw_json_status(const struct ibw_snapshot *s,
 			    ibw_json_u64(s->counter_sweeps));
 	json_object_set_new(sw, "unreachable_ports",
 			    json_integer(s->unreachable_ports));
+	json_object_set_new(o, "pma_redirects", ibw_json_pma_redirects(s));
 	json_object_set_new(o, "sweeps", sw);
 	for (i = 0; i < s->nendports; i++)
 		if (s->endports[i].state < 4)

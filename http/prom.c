@@ -374,6 +374,21 @@ char *ibw_prom_render_snapshot(const struct ibw_snapshot *s, int om,
 	family(&b, "ibwatch_unreachable_ports", "gauge",
 	       "Ports whose counters did not answer in the last sweep.");
 	put(&b, "ibwatch_unreachable_ports %u\n", s->unreachable_ports);
+	if (s->npma_redirects)
+		family(&b, "ibwatch_pma_redirect_info", "gauge",
+		       "Nodes whose PMA redirects its counters elsewhere "
+		       "(followed=\"0\": outside the default partition, "
+		       "unread).");
+	for (k = 0; k < (int)s->npma_redirects; k++) {
+		const struct ibw_pma_redirect *r = &s->pma_redirects[k];
+
+		put(&b,
+		    "ibwatch_pma_redirect_info{guid=\"0x%016" PRIx64
+		    "\",lid=\"%u\",redirect_lid=\"%u\",redirect_qp=\"%u\","
+		    "followed=\"%d\"} 1\n",
+		    r->guid, r->lid, r->redirect_lid, r->redirect_qp,
+		    r->followed);
+	}
 	return finish(&b, len);
 }
 

@@ -294,6 +294,108 @@ static void test_sweep_threshold_stale_and_state(void **state)
 	rig_free(&r2);
 }
 
+/* A PMA that answers ClassPortInfo with "redirect required" at its LID
+ * (5) and serves at LID 9, QP 0x1234, Q_Key 0x5678. Counts the MADs that
+ * went to each place. */
+static void serve_redirect(struct rig *r, uint16_t pkey, unsigned *at_home,
+			   unsigned *at_redirect)
+{
+	uint8_t m[IBW_MAD_SIZE];
+	struct ibw_mad_addr to;
+
+	while (ibw_mem_next_sent(r->t, m, &to)) {
+		unsigned attr = ibw_mad_get(m, IB_MAD_ATTRID_F);
+		uint8_t *d = m + IB_PC_DATA_OFFS;
+		int status = 0;
+
+		if (to.lid == 5 && to.qpn == 1) {
+			(*at_home)++;
+			assert_int_equal(attr, IBW_ATTR_CLASS_PORT_INFO);
+			mad_set_field(d, 0, IB_CPI_REDIRECT_LID_F, 9);
+			mad_set_field(d, 0, IB_CPI_REDIRECT_QP_F, 0x1234);
+			mad_set_field(d, 0, IB_CPI_REDIRECT_QKEY_F, 0x5678);
+			mad_set_field(d, 0, IB_CPI_REDIRECT_PKEY_F, pkey);
+			status = IB_MAD_STS_REDIRECT;
+		} else {
+			assert_int_equal(to.lid, 9);
+			assert_int_equal(to.qpn, 0x1234);
+			assert_int_equal(to.qkey, 0x5678);
+			(*at_redirect)++;
+			if (attr == IBW_ATTR_CLASS_PORT_INFO)
+				mad_set_field(d, 0, IB_CPI_CAPMASK_F, 0x1200);
+			else if (attr == IBW_ATTR_PORT_COUNTERS)
+				mad_set_field(d, 0, IB_PC_ERR_SYM_F, 7);
+		}
+		ibw_mem_make_response(m, status);
+		ibw_mem_inject(r->t, m, IBW_MAD_SIZE, 0);
+	}
+}
+
+static void sweep_redirect(struct rig *r, uint16_t pkey, unsigned *home,
+			   unsigned *away)
+{
+	uint64_t end = ibw_now_us() + 2000000u;
+
+	r->done = 0;
+	assert_int_equal(ibw_counters_sweep(r->c, r->f, 0, swept, r), 0);
+	while (!r->done && ibw_now_us() < end) {
+		serve_redirect(r, pkey, home, away);
+		ibw_loop_run_once(r->loop, 5000);
+	}
+	assert_true(r->done);
+}
+
+/* PMA redirection (ClassPortInfo status "redirect required") is followed
+ * within the default partition: ClassPortInfo and the counters are read
+ * where it points, and the node is reported as redirecting. */
+static void test_pma_redirect_followed(void **state)
+{
+	struct rig r;
+	struct ibw_pma_redirect rd;
+	const struct ibw_port_ctrs *p;
+	unsigned home = 0, away = 0;
+
+	rig_init(&r);
+	sweep_redirect(&r, 0xffff, &home, &away);
+	assert_int_equal(home, 1);
+	assert_int_equal(away, 3); /* ClassPortInfo, PortCounters, ext */
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_non_null(p);
+	assert_false(p->stale);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 7);
+	assert_int_equal(ibw_counters_redirects(r.c, &rd, 1), 1);
+	assert_true(rd.guid == 0x10);
+	assert_int_equal(rd.lid, 5);
+	assert_int_equal(rd.redirect_lid, 9);
+	assert_int_equal(rd.redirect_qp, 0x1234);
+	assert_int_equal(rd.followed, 1);
+	/* the next sweep goes straight to where it was sent */
+	home = away = 0;
+	sweep_redirect(&r, 0xffff, &home, &away);
+	assert_int_equal(home, 0);
+	assert_int_equal(away, 2);
+	rig_free(&r);
+}
+
+/* Outside the default partition it is reported, not followed, and the
+ * port is unreachable rather than read at the wrong place. */
+static void test_pma_redirect_other_partition(void **state)
+{
+	struct rig r;
+	struct ibw_pma_redirect rd;
+	unsigned home = 0, away = 0;
+
+	rig_init(&r);
+	sweep_redirect(&r, 0x8001, &home, &away);
+	assert_int_equal(home, 1);
+	assert_int_equal(away, 0);
+	assert_int_equal(ibw_counters_unreachable(r.c), 1);
+	assert_int_equal(ibw_counters_redirects(r.c, &rd, 1), 1);
+	assert_int_equal(rd.followed, 0);
+	assert_int_equal(rd.redirect_pkey, 0x8001);
+	rig_free(&r);
+}
+
 /* Off by default; with --reset-counters data a 32-bit data counter past
  * three quarters of its range is cleared after it was counted, and the
  * next reading is not taken for someone else's reset. */
@@ -371,6 +473,8 @@ int main(void)
 			test_sweep_threshold_stale_and_state, setup_path,
 			teardown_path),
 		cmocka_unit_test(test_reset_before_saturation),
+		cmocka_unit_test(test_pma_redirect_followed),
+		cmocka_unit_test(test_pma_redirect_other_partition),
 		cmocka_unit_test_setup_teardown(test_state_file_corruption,
 						setup_path, teardown_path),
 	};

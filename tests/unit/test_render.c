@@ -176,6 +176,37 @@ static void test_openmetrics(void **state)
 	ibw_snapshot_unref(s);
 }
 
+/* A node whose PMA redirects shows in the status and in the metrics
+ * (which promtool still accepts). */
+static void test_pma_redirect_rendered(void **state)
+{
+	struct ibw_snapshot *s = ibw_test_snapshot();
+	char *t;
+	size_t len;
+
+	s->pma_redirects = calloc(1, sizeof(*s->pma_redirects));
+	assert_non_null(s->pma_redirects);
+	s->npma_redirects = 1;
+	s->pma_redirects[0].guid = 0x0002c90300000010ull;
+	s->pma_redirects[0].lid = 5;
+	s->pma_redirects[0].redirect_lid = 9;
+	s->pma_redirects[0].redirect_qp = 4660;
+	s->pma_redirects[0].redirect_pkey = 0xffff;
+	s->pma_redirects[0].followed = 1;
+	t = dump(ibw_json_status(s, NULL, T0));
+	assert_non_null(strstr(t, "\"redirect_lid\": 9"));
+	assert_non_null(strstr(t, "\"guid\": \"0x0002c90300000010\""));
+	free(t);
+	t = ibw_prom_render(s, NULL, T0, &len);
+	assert_non_null(strstr(t, "\nibwatch_pma_redirect_info{guid="
+				  "\"0x0002c90300000010\","
+				  "lid=\"5\",redirect_lid=\"9\",redirect_qp="
+				  "\"4660\","
+				  "followed=\"1\"} 1\n"));
+	free(t);
+	ibw_snapshot_unref(s);
+}
+
 static void test_json_documents(void **state)
 {
 	struct ibw_snapshot *s = ibw_test_snapshot();
@@ -207,6 +238,7 @@ int main(void)
 		cmocka_unit_test(test_promtool_finds_nothing),
 		cmocka_unit_test(test_openmetrics),
 		cmocka_unit_test(test_json_documents),
+		cmocka_unit_test(test_pma_redirect_rendered),
 	};
 
 	return cmocka_run_group_tests_name("render", tests, NULL, NULL);
