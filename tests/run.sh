@@ -15,12 +15,19 @@ cd "$top"
 jobs=$(nproc 2>/dev/null || echo 2)
 status=0
 
+# Each step is checked by hand: run_suite is called from `||`, where bash
+# ignores `set -e`, so a failed configure would otherwise go on to a
+# ctest that finds no tests and exits 0. --no-tests=error makes a run
+# with nothing registered fail too.
 run_suite() { # run_suite BUILD_DIR [cmake args...]
 	local dir=$1; shift
 	rm -rf "$dir"
-	cmake -S "$top" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
-	cmake --build "$dir" -j "$jobs"
-	(cd "$dir" && ctest --output-on-failure -j "$jobs" --timeout 600 "${CTEST_ARGS[@]}")
+	cmake -S "$top" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null ||
+		{ echo "run.sh: configure failed ($dir)" >&2; return 1; }
+	cmake --build "$dir" -j "$jobs" ||
+		{ echo "run.sh: build failed ($dir)" >&2; return 1; }
+	(cd "$dir" && ctest --output-on-failure --no-tests=error -j "$jobs" \
+		--timeout 600 "${CTEST_ARGS[@]}")
 }
 
 if [ -z "${IBW_NO_SANITIZE:-}" ]; then
