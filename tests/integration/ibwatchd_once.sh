@@ -36,6 +36,6 @@ check "bad --ca exits non-zero" [ $rc -ne 0 ]
 check "bad --ca says why" grep -q 'no InfiniBand port on CA no-such-ca' err.txt
 check "bad --ca prints no JSON" [ -z "$out" ]
 "$IBWATCHD" --port nine >/dev/null 2>err.txt; rc=$?
-check "bad --port exits 2 with a message" [ $rc = 2 ] && grep -q -- "--port: 'nine'" err.txt
+check "bad --port exits 2 with a message" bash -c "[ $rc = 2 ] && grep -q -- \"--port: 'nine'\" err.txt"
 
 finish

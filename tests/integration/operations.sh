@@ -45,7 +45,8 @@ no-snmp = yes
 log-level = debug
 EOF
 out=$("$IBWATCHD" -c good.conf --check-config 2>&1); rc=$?
-check "--check-config on a good file: exit 0 ($out)" test $rc = 0 && grep -q 'good.conf: configuration OK' <<<"$out"
+both() { [ "$1" = "$2" ] && grep -q -- "$3" <<<"$4"; } # rc want pattern text
+check "--check-config on a good file: exit 0 ($out)" both $rc 0 'good.conf: configuration OK' "$out"
 cat >bad.conf <<'EOF'
 discovery-interval = 30
 counter-interval = often
@@ -66,9 +67,9 @@ check "... a line that is not name = value, with its line" grep -q "^bad.conf:6:
 out=$("$IBWATCHD" -c missing.conf --check-config 2>&1); rc=$?
 check "a -c file that is not there is an error ($out)" test $rc = 2
 out=$(printf 'user = no-such-user-here\nno-http = yes\n' >user.conf; "$IBWATCHD" -c user.conf --check-config 2>&1); rc=$?
-check "--check-config checks the user exists ($out)" test $rc = 1 && grep -q "no user 'no-such-user-here'" <<<"$out"
+check "--check-config checks the user exists ($out)" both $rc 1 "no user 'no-such-user-here'" "$out"
 out=$("$IBWATCHD" -c good.conf --counter-interval x --check-config 2>&1); rc=$?
-check "the command line is checked too ($out)" test $rc = 2 && grep -q "^ibwatchd: --counter-interval: 'x'" <<<"$out"
+check "the command line is checked too ($out)" both $rc 2 "^ibwatchd: --counter-interval: 'x'" "$out"
 
 # ibwatch.conf(5) and the parser name the same options: each key the man
 # page documents is known to the parser (any error for it is about its

@@ -26,14 +26,15 @@ check "each fabric has its own socket" [ "$sock_a" != "$sock_b" ]
 
 # A client on fabric a sees the LID opensm gave it.
 lid_a=$( (. "$a/env"; cd "$a/work" && SIM_HOST=Hca3 LD_PRELOAD=$IBW_SIM_PRELOAD smpquery -D portinfo 0 1 2>&1) | sed -n 's/^Lid:\.*//p')
-check "a client on the fabric reads its port (lid '$lid_a')" [ -n "$lid_a" ] && [ "$lid_a" -gt 0 ]
+check "a client on the fabric reads its port (lid '$lid_a')" bash -c "[ -n '$lid_a' ] && [ '$lid_a' -gt 0 ]"
 
 reply=$("$sf" cmd "$a" 'Attached')
 check "console command gets its reply" grep -q 'Client' <<<"$reply"
 reply=$("$sf" cmd "$a" 'Unlink "Hca3"[1]')
 check "Unlink answers" [ -n "$reply" ]
-out=$( (. "$a/env"; cd "$a/work" && SIM_HOST=Hca1 LD_PRELOAD=$IBW_SIM_PRELOAD perfquery "$lid_a" 1 2>&1) )
-check "Unlink takes the host off the fabric" [ $? -ne 0 ] || ! grep -q PortXmitData <<<"$out"
+out=$( (. "$a/env"; cd "$a/work" && SIM_HOST=Hca1 LD_PRELOAD=$IBW_SIM_PRELOAD perfquery "$lid_a" 1 2>&1) ); rc=$?
+gone() { [ "$1" -ne 0 ] || ! grep -q PortXmitData <<<"$2"; }
+check "Unlink takes the host off the fabric (perfquery exit $rc)" gone $rc "$out"
 "$sf" cmd "$a" 'Relink "Hca3"[1]' >/dev/null
 "$sf" cmd "$a" 'PerformanceSet "Hca3"[1] PortCounters.SymbolErrorCounter=1234' >/dev/null
 sym=""

@@ -165,7 +165,8 @@ ref_sw=$(at node0001 ibtracert "$(lid_of node0001)" "$l100" |
 		match($0, /\{0x[0-9a-f]+\}\[[0-9]+\]/); s = substr($0, RSTART, RLENGTH)
 		split(s, w, /[{}\[\]]/); if (g) print g, i, o; g = w[2]; i = w[4]; next }
 	     /ca port/ { match($0, /^\[[0-9]+\]/); o = substr($0, 2, RLENGTH - 2); if (g) print g, i, o }')
-check "the new path equals ibtracert's" [ -n "$ours_sw" ] && [ "$ours_sw" = "$ref_sw" ]
+same_path() { [ -n "$1" ] && [ "$1" = "$2" ]; }
+check "the new path equals ibtracert's" same_path "$ours_sw" "$ref_sw"
 [ "$ours_sw" = "$ref_sw" ] || { echo "# ours"; echo "$ours_sw"; echo "# ibtracert"; echo "$ref_sw"; }
 stop $w
 

@@ -4,8 +4,11 @@ fails=0 passes=0
 tap_lib=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ok() { passes=$((passes + 1)); echo "ok - $*"; }
 bad() { fails=$((fails + 1)); echo "not ok - $*"; }
-# check "what it shows" command args...: ok when the command succeeds
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+# check "what it shows" command args...: ok when the command succeeds.
+# Returns the command's status, so `check ... || show_why` works. A
+# condition of several commands goes into one function or `bash -c`:
+# in `check "x" test a && grep b`, the grep is no part of the check.
+check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; return 1; fi; }
 # the closing line; the exit status says whether all passed. Daemons
 # the test started log here: under the sanitizer build a report lands in
 # their log, not in the test's exit status, so any report fails the test.
