@@ -66,6 +66,13 @@ mkdir -p "$demo"
 trap 'stop_demo; say ""; say "demo stopped"; exit 0' INT TERM
 
 export IBW_SIMGUARD=$build/tests/libibw_simguard.so
+# Every process on the fabric under the Linux kernel's MAD rules, as on
+# the test bed, when this build has the model (docs/testing.md).
+if [ -r "$build/tests/libibw_kmodel.so" ]; then
+	export IBW_KMODEL=$build/tests/libibw_kmodel.so
+else
+	unset IBW_KMODEL
+fi
 say "starting the simulated fabric (ibsim + opensm, $(grep -c '^Hca' "$net") hosts)..."
 if ! "$sf" start "$demo/fabric" "$net" --sm "$sm"; then
 	stop_demo

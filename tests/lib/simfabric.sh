@@ -16,7 +16,12 @@
 #
 # Environment: IBW_SIMGUARD names the test-only preload library
 # (ibw_simguard.so) that keeps umad2sim from crashing on unregistered
-# classes; it is loaded into opensm and into every client.
+# classes; it is loaded into opensm and into every client. IBW_KMODEL,
+# when it names a readable ibw_kmodel.so, is loaded before umad2sim in
+# every process too: the Linux kernel's MAD rules (answers only to
+# requests still waiting, its timeouts and retries, agent conflicts;
+# docs/testing.md, "The kernel and fabric model"), with its shared
+# state in DIR/kmodel (IBW_KM_STATE_DIR).
 set -u
 
 UMAD2SIM=${IBW_UMAD2SIM:-$(dpkg -L libumad2sim0 2>/dev/null | grep '/libumad2sim.so$' | head -n1)}
@@ -70,7 +75,7 @@ second_hca() {
 
 cmd_start() {
 	local dir=$1 net=$2; shift 2
-	local sm="" ibsim_args="" osm_args="" timeout=60 host preload sock
+	local sm="" ibsim_args="" osm_args="" timeout=60 host preload sock kmenv
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--sm) sm=$2; shift 2 ;;
@@ -94,6 +99,12 @@ cmd_start() {
 	host=$(second_hca "$net")
 	[ -n "$host" ] || host=$sm
 	preload="$UMAD2SIM:$IBW_SIMGUARD"
+	kmenv=""
+	if [ -n "${IBW_KMODEL:-}" ] && [ -r "$IBW_KMODEL" ]; then
+		preload="$IBW_KMODEL:$preload"
+		mkdir -p "$dir/kmodel"
+		kmenv="export IBW_KM_STATE_DIR='$dir/kmodel'"
+	fi
 	sock="ibw.$(printf '%s' "$dir" | md5sum | cut -c1-16)"
 	mkdir -p "$dir/osm" "$dir/work"
 
@@ -103,6 +114,7 @@ export IBSIM_SOCKNAME='$sock'
 export IBW_SIM_PRELOAD='$preload'
 export IBW_SIM_SM='$sm'
 export SIM_HOST='$host'
+$kmenv
 ENV
 	# What a restart needs to start the same fabric again.
 	declare -p net ibsim_args osm_args timeout >"$dir/params"
