@@ -1,0 +1,120 @@
+#!/bin/bash
+# ibwatchd under the kernel's MAD rules (the test bed's kernel model,
+# tests/preload/ibw_kmodel.c, is on for every process of the fabric):
+#  - it sees the whole fabric (answers reach it only because every
+#    request goes out with a umad timeout), as ibnetdiscover does;
+#  - a port whose PMA never answers costs one timeout per try, each try
+#    counted once, as a timeout (the kernel's ETIMEDOUT report), never as
+#    a transport error;
+#  - `--responder` started after `ibping -S` on the same node keeps
+#    running, says why it does not answer, and indeed does not;
+#  - the umad device dying under a sweeping agent leaves it serving the
+#    last fabric marked stale, idle (under 1% CPU over 10 s), not
+#    spinning.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/lib/tap.sh"
+: "${IBWATCHD:?}" "${IBW_FATTREE:?}"
+
+on_fattree hardware 8
+trap stop_started EXIT
+[ -n "${IBW_KM_STATE_DIR:-}" ] || { echo "not ok - the kernel model is not on (IBW_KM_STATE_DIR unset)"; exit 1; }
+
+# The reference: what ibnetdiscover sees, under the same rules.
+at node0001 ibnetdiscover >ref.net 2>ref.err
+nref=$(grep -cE '^(Switch|Ca)[[:space:]]' ref.net)
+check "ibnetdiscover sees the fabric under the kernel rule ($nref nodes)" \
+	test "$nref" -ge 9
+
+at node0001 "$IBWATCHD" --once --no-state-file --no-ping >once.json 2>once.err
+rc=$?
+check "ibwatchd --once exits 0 (exit $rc)" test "$rc" = 0
+check "ibwatchd --once sees as many nodes as ibnetdiscover ($nref)" \
+	jq -e --argjson n "$nref" '(.nodes | length) == $n' once.json
+check "... and reads every port's counters" \
+	jq -e '.sweeps.counters.timeouts == 0 and .sweeps.unreachable_ports == 0' once.json
+check "... with no try timed out and no answer dropped as late" \
+	jq -e '.engine.try_timeouts == 0 and .engine.late == 0' once.json
+
+# A host whose PMA never answers (the model drops what is sent to its
+# LID). With --no-ping the only MAD to it is the counter sweep's
+# ClassPortInfo: one request, 1 + 2 tries, each reported by the kernel.
+lid3=$(awk '/^Ca/ && /node0003/ { f = 1 } f && /lid/ { for (i = 1; i <= NF; i++) if ($i == "lid") { print $(i + 1); exit } }' ref.net)
+check "the reference names node0003's LID ($lid3)" test -n "$lid3"
+IBW_KM_DEAD_LIDS=$lid3 IBW_KM_DEAD_CLASSES=pma \
+	at node0001 "$IBWATCHD" --once --no-state-file --no-ping \
+	--timeout-ms 50 --retries 2 >dead.json 2>dead.err
+check "with a dead PMA: one sweep timeout, one port unreachable" \
+	jq -e '.sweeps.counters.timeouts == 1 and .sweeps.unreachable_ports == 1' dead.json
+check "... one request timed out after 3 tries, each try counted once" \
+	jq -e '.engine.timeouts == 1 and .engine.try_timeouts == 3 and .engine.retries == 2' dead.json
+check "... each try's timeout reported by the kernel, none by our own deadline" \
+	jq -e '.engine.kernel_timeouts == 3' dead.json
+check "... not as a transport error, and nothing late" \
+	jq -e '.engine.transport_errors == 0 and .engine.returned == 0 and .engine.late == 0' dead.json
+
+# ibping -S serves the echo methods on node0004 (as the node's SM-flagged
+# process, so that ibsim hands it the requests); then ibwatchd
+# --responder on the same node.
+SIM_SET_ISSM=1 spawn node0004 ibping -S >ibping-server.log 2>&1 &
+pids+=($!)
+server=$!
+lid4=$(awk '/^Ca/ && /node0004/ { f = 1 } f && /lid/ { for (i = 1; i <= NF; i++) if ($i == "lid") { print $(i + 1); exit } }' ref.net)
+for _ in $(seq 1 50); do
+	at node0002 ibping -c 1 -L "$lid4" 2>/dev/null | grep -q '1 received' && break
+	sleep 0.1
+done
+check "ibping -S answers on node0004 (LID $lid4)" \
+	bash -c "SIM_HOST=node0002 LD_PRELOAD=\$IBW_SIM_PRELOAD ibping -c 1 -L $lid4 | grep -q '1 received'"
+start_agent node0004 --responder --no-state-file --no-snmp --discovery-interval 1 \
+	--counter-interval 1
+started=$?
+check "ibwatchd --responder starts beside ibping -S" test "$started" = 0
+resp=$agent
+for _ in $(seq 1 50); do
+	curl -s -m 5 "http://127.0.0.1:$P/api/v1/status" | jqe '.sweeps.counter_sweeps >= 1' && break
+	sleep 0.1
+done
+check "... keeps running through its sweeps" kill -0 "$resp"
+check "... and says why it does not answer" \
+	grep -q 'not answering echo pings: another agent' "agent-$P.log"
+stop "$server"
+check "ibping -S exited" bash -c "! kill -0 $server 2>/dev/null"
+out=$(at node0002 ibping -c 2 -t 100 -L "$lid4" 2>&1)
+check "... and with it gone nobody answers: ibwatchd did not serve" \
+	grep -q '2 packets transmitted, 0 received' <<<"$out"
+check "ibwatchd --responder is still running" kill -0 "$resp"
+stop "$resp"
+
+# The device dies under a sweeping agent.
+start_agent node0001 --no-state-file --no-snmp --discovery-interval 1 \
+	--counter-interval 1 --ping-interval-ms 300 ||
+	{ echo "not ok - the agent does not start"; exit 1; }
+U=http://127.0.0.1:$P
+for _ in $(seq 1 100); do
+	curl -s -m 5 "$U/api/v1/status" | jqe '.sweeps.counter_sweeps >= 2' && break
+	sleep 0.1
+done
+check "the agent sweeps" bash -c "curl -s -m 5 $U/api/v1/status | jq -e '.sweeps.counter_sweeps >= 2' >/dev/null"
+touch "$IBW_KM_STATE_DIR/dead.$agent"
+for _ in $(seq 1 100); do
+	curl -s -m 5 "$U/api/v1/status" | jqe '.engine.device_lost and .stale' && break
+	sleep 0.1
+done
+curl -s -m 5 "$U/api/v1/status" >lost.json
+check "the device dies: the agent says so and goes stale" \
+	jq -e '.engine.device_lost == true and .stale == true and .local_port_lost == true' lost.json
+check "... keeps the fabric it had" jq -e --argjson n "$nref" '.fabric.nodes == $n' lost.json
+check "... and logs it" grep -q 'the umad device failed' "agent-$P.log"
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+t0=$(ticks "$agent")
+# Ten seconds of wall time is the measurement itself, not a wait.
+sleep 10
+t1=$(ticks "$agent")
+hz=$(getconf CLK_TCK)
+check "... and is idle: $((t1 - t0)) ticks of CPU in 10 s (under 1% is $((hz / 10)))" \
+	test $((t1 - t0)) -lt $((hz / 10))
+check "... still serving HTTP" bash -c "curl -s -m 5 $U/healthz -o /dev/null -w '%{http_code}' | grep -q 503"
+check "the agent is still running" kill -0 "$agent"
+rm -f "$IBW_KM_STATE_DIR/dead.$agent"
+finish

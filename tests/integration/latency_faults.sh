@@ -1,0 +1,95 @@
+#!/bin/bash
+# Liveness and sweeps under modelled hardware latency (the kernel and
+# fabric model with IBW_KM_LATENCY=1: every node serves one management
+# MAD at a time, SMA 50 us, PMA 100 us, directed routes pay per hop) and
+# with ports that stop answering (their LIDs written into the model's
+# dead-LID file while the agent runs):
+#  - a port that stops answering is declared down after `down-after`
+#    lost pings, plus at most the one in flight when it died;
+#  - counter sweeps with dead ports still finish within their interval,
+#    and every other port is read in each of them;
+#  - when it answers again it comes back up.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/lib/tap.sh"
+: "${IBWATCHD:?}" "${IBW_FATTREE:?}"
+
+on_fattree latency_faults 32
+trap stop_started EXIT
+[ -n "${IBW_KM_STATE_DIR:-}" ] || { echo "not ok - the kernel model is not on (IBW_KM_STATE_DIR unset)"; exit 1; }
+export IBW_KM_LATENCY=1 IBW_KM_SVC_SMA_US=50 IBW_KM_SVC_PMA_US=100
+export IBW_KM_DEAD_FILE=$PWD/dead-lids IBW_KM_DEAD_CLASSES=pma,sma,vendor
+: >"$IBW_KM_DEAD_FILE"
+
+down_after=2
+start_agent node0001 --no-state-file --no-snmp --discovery-interval 5 \
+	--counter-interval 2 --ping-interval-ms 300 --ping-method pma \
+	--ping-timeout-ms 200 --down-after $down_after --up-after 2 ||
+	{ echo "not ok - the agent does not start"; exit 1; }
+U=http://127.0.0.1:$P
+st() { curl -s -m 5 "$U/api/v1/status"; }
+eps() { curl -s -m 5 "$U/api/v1/endports"; }
+for _ in $(seq 1 200); do
+	st | jqe '.sweeps.counter_sweeps >= 1 and .endports.up == 32' && break
+	sleep 0.1
+done
+st >start.json
+check "under latency every endport is up and counters are read ($(jq -c '{c: .sweeps.counter_sweeps, up: .endports.up}' start.json))" \
+	jq -e '.sweeps.counter_sweeps >= 1 and .endports.up == 32 and .sweeps.unreachable_ports == 0' start.json
+
+# Three hosts stop answering.
+eps >eps0.json
+dead_names='["node0005 HCA-1","node0012 HCA-1","node0027 HCA-1"]'
+jq -r --argjson d "$dead_names" '.[] | select(.name as $n | $d | index($n)) | .lid' eps0.json >"$IBW_KM_DEAD_FILE"
+check "three LIDs to kill ($(xargs <"$IBW_KM_DEAD_FILE"))" test "$(wc -l <"$IBW_KM_DEAD_FILE")" = 3
+# What each had sent and received when it died.
+jq --argjson d "$dead_names" '[.[] | select(.name as $n | $d | index($n)) | {name, sent, received}]' eps0.json >before.json
+for _ in $(seq 1 100); do
+	eps | jqe --argjson d "$dead_names" '[.[] | select(.name as $n | $d | index($n)) | select(.state == "down")] | length == 3' && break
+	sleep 0.1
+done
+eps >eps1.json
+check "the three dead ports are declared down" \
+	jq -e --argjson d "$dead_names" '[.[] | select(.name as $n | $d | index($n)) | select(.state == "down")] | length == 3' eps1.json
+# Lost pings when it went down: down-after, plus at most the one that
+# was in flight when it died (answered or not). The events carry when.
+curl -s -m 5 "$U/api/v1/events?since=0" >events.json
+for n in node0005 node0012 node0027; do
+	g=$(jq -r --arg n "$n HCA-1" '.[] | select(.name == $n) | .port_guid' eps1.json)
+	s0=$(jq -r --arg n "$n HCA-1" '.[] | select(.name == $n) | .sent - .received' before.json)
+	s1=$(jq -r --arg n "$n HCA-1" '.[] | select(.name == $n) | .sent - .received' eps1.json)
+	downs=$(jq --arg g "$g" '[.events[] | select(.kind == "endport_state" and .port_guid == $g and .new == "down")] | length' events.json)
+	check "$n: one down event ($downs)" test "$downs" = 1
+	# The state flips on the down-after'th loss; the poll above may
+	# see it one ping interval later (one more loss).
+	check "$n: down after $((s1 - s0)) lost pings (down-after $down_after, + 1 in flight, + 1 while we looked)" \
+		test $((s1 - s0)) -ge $down_after -a $((s1 - s0)) -le $((down_after + 2))
+done
+check "every other endport stays up" jq -e '[.[] | select(.state == "up")] | length == 29' eps1.json
+
+# Sweeps with dead ports: within their interval, every other port read.
+c0=$(st | jq '.sweeps.counter_sweeps')
+for _ in $(seq 1 100); do
+	st | jqe --argjson c "$c0" '.sweeps.counter_sweeps >= $c + 2' && break
+	sleep 0.1
+done
+st >swept.json
+check "counter sweeps go on with dead ports ($(jq '.sweeps.counter_sweeps' swept.json) after $c0)" \
+	jq -e --argjson c "$c0" '.sweeps.counter_sweeps >= $c + 2' swept.json
+check "... each within its 2 s interval ($(jq '.sweeps.counters.duration_ms' swept.json) ms)" \
+	jq -e '.sweeps.counters.duration_ms < 2000' swept.json
+check "... the three dead ports unreachable, no other ($(jq '.sweeps.unreachable_ports' swept.json))" \
+	jq -e '.sweeps.unreachable_ports == 3' swept.json
+# ClassPortInfo is known from the first sweep: what times out is
+# PortCounters and PortCountersExtended of each dead port.
+check "... their two reads timed out, nothing else ($(jq '.sweeps.counters.timeouts' swept.json))" \
+	jq -e '.sweeps.counters.timeouts == 6 and .sweeps.counters.errors == 0' swept.json
+
+# They answer again.
+: >"$IBW_KM_DEAD_FILE"
+for _ in $(seq 1 100); do
+	eps | jqe '[.[] | select(.state == "up")] | length == 32' && break
+	sleep 0.1
+done
+check "when they answer again all 32 are up" bash -c "curl -s -m 5 $U/api/v1/endports | jq -e '[.[] | select(.state == \"up\")] | length == 32' >/dev/null"
+finish
