@@ -1559,7 +1559,11 @@ ssize_t read(int fd, void *buf, size_t count)
 	if (!kf || kf->dead) {
 		err = kf ? EIO : EBADF;
 	} else {
-		pump(kf, now);
+		/* Only when empty: each look into umad2sim takes the locks
+		 * its receiver thread needs, and a read per MAD is what it
+		 * costs without the model. */
+		if (!kf->qhead)
+			pump(kf, now);
 		run_timers(now);
 		m = kf->qhead;
 		if (m) {
@@ -1728,7 +1732,8 @@ static int scan(struct pollfd *p, nfds_t n, uint64_t *due)
 	for (i = 0; i < n; i++) {
 		struct kfd *kf;
 
-		if (!isfd(p[i].fd) || !(kf = kfd_of(p[i].fd)) || kf->dead)
+		if (!isfd(p[i].fd) || !(kf = kfd_of(p[i].fd)) || kf->dead ||
+		    kf->qhead)
 			continue;
 		pump(kf, now);
 	}
