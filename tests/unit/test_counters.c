@@ -438,6 +438,11 @@ static void test_state_file_corruption(void **state)
 	char buf[8192];
 	size_t len;
 
+	struct rig r2;
+	struct fake fk = { 0, 0, 0, 5, 1000, 7, 0 };
+	const struct ibw_port_ctrs *p;
+	char *line;
+
 	rig_init(&r);
 	f = fopen(path, "w");
 	assert_non_null(f);
@@ -445,17 +450,32 @@ static void test_state_file_corruption(void **state)
 	fclose(f);
 	assert_int_equal(ibw_counters_load(r.c, path), -EBADMSG); /* torn */
 	assert_int_equal(ibw_counters_load(r.c, "/nonexistent/x"), -ENOENT);
+	/* A file with a port line, read back whole. */
+	sweep(&r, &fk);
 	assert_int_equal(ibw_counters_save(r.c, path), 0);
-	assert_int_equal(ibw_counters_load(r.c, path), 0);
-	/* One flipped byte: refused. */
+	rig_init(&r2);
+	assert_int_equal(ibw_counters_load(r2.c, path), 0);
+	p = ibw_counters_find(r2.c, 0x10, 1);
+	assert_non_null(p);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 5);
+	rig_free(&r2);
+	/* One changed byte in the port line that still parses (port 1
+	 * becomes port 2): only the checksum can tell, and it refuses. */
 	f = fopen(path, "r+");
-	len = fread(buf, 1, sizeof(buf), f);
-	assert_true(len > 10);
-	buf[3] ^= 0x20;
+	assert_non_null(f);
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[len] = '\0';
+	line = strstr(buf, "\np 0x0000000000000010 1 ");
+	assert_non_null(line);
+	line[22] = '2';
 	rewind(f);
 	fwrite(buf, 1, len, f);
 	fclose(f);
-	assert_int_equal(ibw_counters_load(r.c, path), -EBADMSG);
+	rig_init(&r2);
+	assert_int_equal(ibw_counters_load(r2.c, path), -EBADMSG);
+	assert_null(ibw_counters_find(r2.c, 0x10, 2));
+	assert_null(ibw_counters_find(r2.c, 0x10, 1));
+	rig_free(&r2);
 	rig_free(&r);
 }
 
