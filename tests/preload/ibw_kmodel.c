@@ -1482,7 +1482,7 @@ int open(const char *path, int flags, ...)
 	int fd, old, i;
 	struct stat st;
 
-	if (flags & (O_CREAT | O_TMPFILE)) {
+	if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) {
 		va_list ap;
 
 		va_start(ap, flags);
