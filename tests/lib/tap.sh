@@ -9,14 +9,18 @@ bad() { fails=$((fails + 1)); echo "not ok - $*"; }
 # condition of several commands goes into one function or `bash -c`:
 # in `check "x" test a && grep b`, the grep is no part of the check.
 check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; return 1; fi; }
-# the closing line; the exit status says whether all passed. Daemons
-# the test started log here: under the sanitizer build a report lands in
-# their log, not in the test's exit status, so any report fails the test.
+# the closing line; the exit status says whether all passed. Under the
+# sanitizer build a report lands in the stderr of the process that had
+# it, not in the test's exit status: whatever a process the test started
+# wrote its stderr or output to (daemons' agent-*.log, d.err, CLI runs'
+# *.err, captured output in *.out or *.txt) is in the scratch directory
+# and its subdirectories, and any report there fails the test.
 finish() {
 	local f
-	for f in $(grep -l -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' ./*.log ./*.out 2>/dev/null); do
+	while IFS= read -r -d '' f; do
 		bad "sanitizer report in $f: $(grep -m1 -E 'Sanitizer|runtime error:' "$f")"
-	done
+	done < <(find . \( -name '*.log' -o -name '*.out' -o -name '*.err' -o -name '*.txt' \) -type f \
+		-exec grep -l -Z -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' {} + 2>/dev/null)
 	echo "$passes passed, $fails failed"
 	[ "$fails" = 0 ]
 }
@@ -93,6 +97,8 @@ on_fattree() {
 # stop PID...: SIGTERM, then SIGKILL whatever is still there after 5 s
 # (under the simulator a process can hang in libumad2sim's own exit
 # handler after ibwatchd itself has finished). A zombie counts as gone.
+# Returns 1 when it had to SIGKILL: a test that claims a clean stop
+# checks this (and the exit status, with stopped_clean).
 stop() {
 	local p i alive
 	kill -TERM "$@" 2>/dev/null
@@ -105,5 +111,19 @@ stop() {
 		sleep 0.1
 	done
 	kill -KILL "$@" 2>/dev/null
-	return 0
+	echo "# stop: SIGKILL after 5 s for $*" >&2
+	return 1
+}
+# stopped_clean PID: stop PID, a child of this shell, and wait for it:
+# true only when SIGTERM alone ended it and it exited 0 (an exit after a
+# sanitizer report is not 0). Also takes PID out of pids.
+stopped_clean() {
+	local rc p keep=()
+	for p in "${pids[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
+	pids=("${keep[@]}")
+	stop "$1" || { wait "$1" 2>/dev/null; return 1; }
+	wait "$1"
+	rc=$?
+	[ $rc = 0 ] || echo "# pid $1 exited with status $rc" >&2
+	return $rc
 }
