@@ -881,11 +881,16 @@ void ibw_engine_set_window(struct ibw_engine *e, unsigned max_inflight,
 	struct dest_q *q;
 	int b;
 
-	e->cfg.max_inflight = max_inflight ? max_inflight : 64;
+	/* Defaults measured under the latency model (docs/benchmarks.md,
+	 * "Under modelled hardware latency"): 128 in flight keeps a dead
+	 * port's tries from holding a large share of the window, and 4 per
+	 * destination keeps a node's management processor busy without
+	 * queueing long behind it. */
+	e->cfg.max_inflight = max_inflight ? max_inflight : 128;
 	/* The TID slots must stay far from full. */
 	if (e->cfg.max_inflight > 16384)
 		e->cfg.max_inflight = 16384;
-	e->cfg.max_per_dest = max_per_dest ? max_per_dest : 8;
+	e->cfg.max_per_dest = max_per_dest ? max_per_dest : 4;
 	if (!e->slots)
 		return;
 	/* Destinations held back by the old per-destination limit may run

@@ -94,8 +94,8 @@ struct ibw_mad_req {
 };
 
 struct ibw_engine_config {
-	unsigned max_inflight; /* MADs in flight in all; 0: 64 */
-	unsigned max_per_dest; /* ... to one destination; 0: 8 */
+	unsigned max_inflight; /* MADs in flight in all; 0: 128 */
+	unsigned max_per_dest; /* ... to one destination; 0: 4 */
 	unsigned timeout_ms; /* default per try; 0: 100 */
 	int retries; /* default extra tries; -1: 2 */
 	/* SMPs and SA requests in flight at most (the kernel's solicited
