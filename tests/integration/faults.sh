@@ -2,12 +2,15 @@
 # Faults on the 32-host fat tree while the agent sweeps every second,
 # pings every 300 ms and traces a watched path every second:
 #  - a host link flapping (Unlink/Relink, three times) and a spine link
-#    on the watched path flapping: no crash, nothing left in flight, one
-#    down and one up event per flap, the path change seen, sweeps and
-#    traces going on;
+#    on the watched path flapping: no crash, the engine empty (nothing in
+#    flight or queued) once the flaps are over, one down and one up
+#    event per flap, the path changed away from the link and back to
+#    the original one on each flap, sweeps and traces going on;
 #  - 50% MAD loss on a port (ibsim's Error): timeouts and retries
-#    counted, counter sweeps still finish well within their interval,
-#    the other ports read every sweep.
+#    counted, counter sweeps going on, the other ports read every sweep.
+# How long a sweep takes under loss is a measurement, not asserted here
+# (a loaded 2-core machine makes any bound flaky): tests/bench/timing.sh
+# measures it.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/tap.sh"
@@ -46,31 +49,44 @@ for flap in 1 2 3; do
 		sleep 0.1
 	done
 done
-# A spine link on the watched path, twice.
+# A spine link on the watched path, twice: after the Unlink the path
+# goes around it, after the Relink (opensm routes again) it comes back.
 curl -s -m 5 "$U/api/v1/traces" >trace0.json
 spine=$(jq -r '.[0].last.hops[2].name' trace0.json)
 sport=$(jq -r '.[0].last.hops[2].in_port' trace0.json)
+path() { jq -r '.[0].last | "\(.status) " + ([.hops[] | "\(.node_guid)[\(.in_port)>\(.out_port)]"] | join(" "))'; }
+path0=$(path <trace0.json)
+on_path() { [ "$(curl -s -m 5 "$U/api/v1/traces" | path)" = "$path0" ]; }
+around=0 back=0
 for flap in 1 2; do
 	sim "Unlink \"$spine\"[$sport]"
-	sleep 2.5
+	for _ in $(seq 1 100); do
+		p=$(curl -s -m 5 "$U/api/v1/traces" | path)
+		[ "${p%% *}" = ok ] && [ "$p" != "$path0" ] && { around=$((around + 1)); break; }
+		sleep 0.1
+	done
 	sim "Relink \"$spine\"[$sport]"
-	sleep 2.5
+	for _ in $(seq 1 150); do on_path && { back=$((back + 1)); break; }; sleep 0.1; done
 done
 curl -s -m 5 "$U/api/v1/events?since=0" >events.json
 downs=$(jq --arg g "$g5" '[.events[] | select(.kind == "endport_state" and .port_guid == $g and .new == "down")] | length' events.json)
 ups=$(jq --arg g "$g5" '[.events[] | select(.kind == "endport_state" and .port_guid == $g and .new == "up")] | length' events.json)
 check "three flaps of node0005's link: three down and three up events ($downs, $ups)" test "$downs" = 3 -a "$ups" = 3
 changes=$(jq '[.events[] | select(.kind == "path_changed")] | length' events.json)
-check "the spine link flapping on the watched path changes it ($changes path events)" test "$changes" -ge 2
+check "each spine flap moves the watched path around the link and back ($around and $back of 2)" \
+	test $around = 2 -a $back = 2
+check "... one path_changed event each way: 4 ($changes)" test "$changes" = 4
 check "the agent is still running" kill -0 "$agent"
+# The engine's figures are live: between sweeps, pings and traces (each
+# a few milliseconds here) it holds nothing. A request stuck after the
+# flaps would keep it from ever being empty.
 idle=0
 for _ in $(seq 1 50); do
 	st >after.json
-	# Between sweeps nothing stays in flight: no stuck request.
-	jq -e '.engine.queued == 0 and .engine.inflight <= 8' after.json >/dev/null && { idle=1; break; }
+	jq -e '.engine.queued == 0 and .engine.inflight == 0' after.json >/dev/null && { idle=1; break; }
 	sleep 0.1
 done
-check "no request stuck in the engine ($(jq -c '{inflight: .engine.inflight, queued: .engine.queued, cancelled: .engine.cancelled}' after.json))" test $idle = 1
+check "no request stuck: the engine is empty between rounds ($(jq -c '{inflight: .engine.inflight, queued: .engine.queued, cancelled: .engine.cancelled}' after.json))" test $idle = 1
 check "sweeps and traces went on through the flaps ($(jq .sweeps.counter_sweeps start.json) -> $(jq .sweeps.counter_sweeps after.json) counter sweeps)" \
 	test "$(jq .sweeps.counter_sweeps after.json)" -ge $(($(jq .sweeps.counter_sweeps start.json) + 8))
 check "all 32 endports up again" jq -e '.endports.up == 32' after.json
@@ -79,16 +95,22 @@ check "all 32 endports up again" jq -e '.endports.up == 32' after.json
 # ibsim hands a dropped MAD back to the sender (a transport error) or
 # lets it time out; either is a failed try, retried.
 failed() { jq '.engine.try_timeouts + .engine.transport_errors' "$1"; }
-t0=$(failed after.json) r0=$(jq '.engine.retries' after.json)
+t0=$(failed after.json) r0=$(jq '.engine.retries' after.json) s0=$(jq '.sweeps.counter_sweeps' after.json)
 sim 'Error "node0009"[1] 50'
-sleep 6
+# Until three counter sweeps have run under the loss (each reads the
+# port at least once: a try lost with probability 1/2 each time).
+for _ in $(seq 1 150); do
+	st | jqe --argjson s "$s0" '.sweeps.counter_sweeps >= $s + 4' && break
+	sleep 0.1
+done
 st >loss.json
 curl -s -m 5 "$U/api/v1/ports" >ports-loss.json
 sim 'Error "node0009"[1] 0'
-check "50% loss: failed tries counted ($t0 -> $(failed loss.json))" test "$(failed loss.json)" -gt "$t0"
+check "50% loss: counter sweeps go on ($s0 -> $(jq .sweeps.counter_sweeps loss.json))" \
+	test "$(jq .sweeps.counter_sweeps loss.json)" -ge $((s0 + 4))
+check "... failed tries counted ($t0 -> $(failed loss.json))" test "$(failed loss.json)" -gt "$t0"
 check "... and retries ($r0 -> $(jq .engine.retries loss.json))" test "$(jq .engine.retries loss.json)" -gt "$r0"
-check "... counter sweeps still finish within their 1 s interval ($(jq .sweeps.counters.duration_ms loss.json) ms)" \
-	jq -e '.sweeps.counters.duration_ms < 1000' loss.json
+echo "# a counter sweep under loss took $(jq .sweeps.counters.duration_ms loss.json) ms (not asserted)"
 others=$(jq --arg n "$n9" '[.[] | select(.node_guid != $n and .counters != null and .counters.stale)] | length' ports-loss.json)
 check "... the other ports are read every sweep ($others stale)" test "$others" = 0
 check "the agent is still running" kill -0 "$agent"
