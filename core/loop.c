@@ -63,6 +63,10 @@ uint64_t ibw_realtime_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+/* Set the timerfd to the earliest deadline. Called once before each
+ * wait, not on every arm and disarm: the engine re-arms its timers for
+ * nearly every MAD, and a timerfd_settime() each time was one system call
+ * per MAD. */
 static void tfd_update(struct ibw_loop *loop)
 {
 	struct itimerspec its;
@@ -262,7 +266,6 @@ void ibw_timer_arm_at(struct ibw_timer *t, uint64_t when)
 	else
 		loop->timers = t;
 	t->armed = 1;
-	tfd_update(loop);
 }
 
 void ibw_timer_arm(struct ibw_timer *t, uint64_t delay_us)
@@ -275,7 +278,6 @@ void ibw_timer_disarm(struct ibw_timer *t)
 	if (!t->armed)
 		return;
 	timer_unlink(t);
-	tfd_update(t->loop);
 }
 
 int ibw_timer_armed(const struct ibw_timer *t)
@@ -307,7 +309,6 @@ static void run_timers(struct ibw_loop *loop)
 		timer_unlink(t);
 		t->cb(t, t->arg);
 	}
-	tfd_update(loop);
 }
 
 int ibw_loop_run_once(struct ibw_loop *loop, int64_t max_wait_us)
@@ -320,6 +321,7 @@ int ibw_loop_run_once(struct ibw_loop *loop, int64_t max_wait_us)
 	if (loop->stop)
 		return 0;
 	timeout_ms = max_wait_us < 0 ? -1 : (int)((max_wait_us + 999) / 1000);
+	tfd_update(loop);
 	n = epoll_wait(loop->epfd, evs, MAX_EVENTS, timeout_ms);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
