@@ -866,10 +866,13 @@ static void route(struct req *r, const char *url)
 	s = ibw_monitor_snapshot(h->m);
 	ibw_engine_get_stats(h->e, &st);
 	if (!strcmp(url, "/healthz")) {
-		if (s->local_state != 4)
+		/* Before the first discovery the local port's state is not
+		 * known yet (0): that is no state to report, only no sweep. */
+		if (s->local_state && s->local_state != 4)
 			set_problem(r, 503, "local port is %s",
 				    ibw_port_state_str(s->local_state));
-		else if (!s->discoveries || ibw_snapshot_stale(s, now))
+		else if (!s->discoveries || s->local_state != 4 ||
+			 ibw_snapshot_stale(s, now))
 			set_problem(r, 503, "no fresh sweep");
 		else
 			set_json(r, 200, json_pack("{s:s}", "status", "ok"));

@@ -156,6 +156,12 @@ IBW_KM_HOP_US=100000 start_agent node0002 --no-state-file --no-snmp --no-ping --
 	--discovery-interval 1 --counter-interval 1 ||
 	{ echo "not ok - agent L does not start"; exit 1; }
 L=http://127.0.0.1:$P
+# Its first discovery takes seconds: before it ends there is no sweep,
+# and the local port's state is not known yet (was: "local port is
+# nochange").
+r=$(get hz0.json "$L/healthz")
+check "/healthz before the first discovery: 503 'no fresh sweep' ($r, $(jq -r .detail hz0.json))" \
+	problem hz0.json 503 "no fresh sweep"
 fresh=0 stale=0
 for _ in $(seq 1 300); do
 	r=$(get hz.json "$L/healthz")
