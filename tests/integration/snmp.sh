@@ -33,9 +33,17 @@ for _ in 1 2 3 4 5; do
 	snmptrapd -f -C -c snmptrapd.conf -On -Lf traps.log -p snmptrapd.pid \
 		"udp:127.0.0.1:$trap_port" >/dev/null 2>&1 &
 	tp=$!
-	sleep 0.5
+	# up once its UDP port is bound (and it said so); gone when the port
+	# was taken
+	for _ in $(seq 1 100); do
+		kill -0 $tp 2>/dev/null || break
+		ss -Hlun "sport = :$trap_port" | grep -q . && grep -q 'NET-SNMP version' traps.log 2>/dev/null && break
+		sleep 0.1
+	done
 	kill -0 $tp 2>/dev/null && { pids+=($tp); break; }
 done
+trapd_up() { ss -Hlun "sport = :$trap_port" | grep -q .; }
+check "snmptrapd listens on 127.0.0.1:$trap_port" trapd_up
 
 # snmpd: master agent on ./agentx.sock, SNMP on a loopback port.
 SOCK=$PWD/agentx.sock
@@ -200,9 +208,15 @@ sv() { snmpget "${A[@]}" -Oqv "$ROOT.1.3.1.$1.$idx7.1"; }
 check "ibwPortSymbolErrors equals perfquery ($(pqv SymbolErrorCounter))" \
 	test "$(sv 20)" = "$(pqv SymbolErrorCounter)" -a "$(pqv SymbolErrorCounter)" = 77
 check "ibwPortRcvErrors equals perfquery ($(pqv PortRcvErrors))" test "$(sv 23)" = "$(pqv PortRcvErrors)"
-x=$(sv 34) xq=$(pqv PortXmitData)
-check "ibwPortXmitDataBytes ($x) is in octets: at most 4 x perfquery's words ($xq), read later" \
-	test "$x" -gt 0 -a "$x" -le $((4 * xq)) -a $((x % 4)) = 0
+# The walk and ports.json are one snapshot: the octets there are exactly
+# 4 x the words read (no reset since the agent started, so the total is
+# the first read scaled, plus the later increments scaled), and
+# perfquery, read later, has at least those words.
+x=$(awk -v o="$ROOT.1.3.1.34.$idx7.1" '$1 == o { print $2 }' walk.txt)
+xw=$(jq -r '.[] | select(.node_name == "node0007 HCA-1" and .port == 1) | .counters.raw.PortXmitData' ports.json)
+xq=$(pqv PortXmitData)
+check "ibwPortXmitDataBytes ($x) is in octets: exactly 4 x the words of the same snapshot ($xw), which perfquery ($xq, read later) has reached" \
+	test -n "$x" -a -n "$xw" -a -n "$xq" -a "${xw:-0}" -gt 0 -a "$x" = "$((4 * ${xw:-0}))" -a "${xq:-0}" -ge "${xw:-0}"
 check "ibwPortLid equals the JSON's LID ($l7)" test "$(sv 4)" = "$l7"
 
 # 2. The fixed-length GUID index.
@@ -212,7 +226,7 @@ out=$(snmpget "${A[@]}" -On "$ROOT.1.3.1.6.8.$idx7.1" 2>&1)
 check "the same index with a length prefix is no such instance ($out)" grep -q 'No Such Instance' <<<"$out"
 out=$(snmpget "${A[@]}" "${MIBARGS[@]}" "IBWATCH-MIB::ibwNodeName.$idx7" 2>&1)
 check "the MIB names it: ibwNodeName ($out)" grep -q 'node0007 HCA-1' <<<"$out"
-stop "$agent"
+check "the first agent stops cleanly (SIGTERM, exit 0)" stopped_clean "$agent"
 
 # 3-5: an agent that pings and sweeps fast.
 snmp_agent --discovery-interval 1 --counter-interval 1 --ping-interval-ms 300 \
@@ -302,9 +316,11 @@ sim "Relink \"$spine\"[$sport]"
 check "snmpTrapOID.0 comes right after sysUpTime.0 in each notification" \
 	awk -v t=".1.3.6.1.6.3.1.1.4.1.0" '/\.1\.3\.6\.1\.2\.1\.1\.3\.0 = / { n++; s = $0; sub(/.*\.1\.3\.6\.1\.2\.1\.1\.3\.0 = [^\t]*\t/, "", s); if (index(s, t) == 1) ok++ } END { exit !(n > 0 && n == ok) }' traps.log
 
-# 4. snmpd killed and restarted: the subagent comes back within twice
-# the ping interval (2 s), and HTTP answers meanwhile, with a real
-# Prometheus scraping /metrics every half second throughout.
+# 4. snmpd killed and restarted: the subagent comes back (how soon is
+# measured in tests/bench/timing.sh), and HTTP answers meanwhile, with a
+# real Prometheus scraping /metrics every half second throughout: at
+# least one scrape while snmpd is gone and one after the subagent is
+# back, none of them failed.
 prom=""
 for try in 1 2 3; do
 	pp=$(free_port)
@@ -330,6 +346,9 @@ YML
 done
 check "Prometheus starts" test -n "$prom"
 promq() { curl -s -m 5 "http://127.0.0.1:$pp/api/v1/query" --data-urlencode "query=$1" | jq -r '.data.result[0].value[1] // empty'; }
+# scraped_after T: Prometheus has a scrape of the agent that began after
+# T (s since the epoch), and it succeeded
+scraped_after() { promq "up{job=\"ibwatch\"} == 1 and timestamp(up{job=\"ibwatch\"}) > $1" | grep -qx 1; }
 for _ in $(seq 1 50); do
 	[ "$(promq 'up{job="ibwatch"}')" = 1 ] && break
 	sleep 0.2
@@ -337,38 +356,48 @@ done
 prom_t0=$(date +%s)
 kill -KILL "$snmpd_pid"
 wait "$snmpd_pid" 2>/dev/null
+keep=()
+for p in "${pids[@]}"; do [ "$p" = "$snmpd_pid" ] || keep+=("$p"); done
+pids=("${keep[@]}")
+t_gone=$(date +%s.%N)
+# snmpd stays away until Prometheus has scraped the agent once since
+# (and HTTP is asked at least 5 times meanwhile)
 httpbad=0
-for _ in $(seq 1 15); do
+for ((i = 1; i <= 100; i++)); do
 	[ "$(curl -s -m 5 -o /dev/null -w '%{http_code}' "$(U /api/v1/status)")" = 200 ] || httpbad=$((httpbad + 1))
+	[ $i -ge 5 ] && scraped_after "$t_gone" && break
 	sleep 0.2
 done
-check "HTTP keeps answering while snmpd is gone" [ $httpbad = 0 ]
+check "a scrape while snmpd is gone succeeds" scraped_after "$t_gone"
+check "HTTP keeps answering while snmpd is gone ($i requests, $httpbad failed)" [ $httpbad = 0 ]
 start_snmpd || bad "snmpd does not start again"
 back=""
 t0=$(date +%s%N)
-for _ in $(seq 1 60); do
+for _ in $(seq 1 100); do
 	if snmpget "${A[@]}" -Oqv "$ROOT.1.1.1.0" 2>/dev/null | grep -q '[0-9]'; then
 		back=$((($(date +%s%N) - t0) / 1000000)); break
 	fi
 	curl -s -m 5 -o /dev/null "$(U /api/v1/status)"
 	sleep 0.1
 done
+t_back=$(date +%s.%N)
 echo "# back after ${back:-never} ms"
-check "the subagent re-registers within twice the ping interval (${back:-never} ms)" \
-	test -n "$back" -a "${back:-99999}" -le 4000
+check "the subagent registers again with the new snmpd" test -n "$back"
 snmpwalk "${A[@]}" -On -Oq "$ROOT.1.4" >walk2.txt 2>walk2.err
 check "... and walks succeed again ($(wc -l <walk2.txt) endport objects)" \
 	test "$(grep -c "^$ROOT.1.4.1.7\." walk2.txt)" = 32 -a ! -s walk2.err
 check "net-snmp's messages are in ibwatchd's log" grep -q 'snmp: net-snmp: ' "agent-$P.log"
-sleep 1
+for _ in $(seq 1 100); do scraped_after "$t_back" && break; sleep 0.2; done
+check "a scrape after the subagent is back succeeds" scraped_after "$t_back"
+# every scrape from before the kill to now: at least the two above (a
+# count independent of the machine's speed), none failed
 window=$(($(date +%s) - prom_t0 + 1))
 scrapes=$(promq "count_over_time(up{job=\"ibwatch\"}[${window}s])")
 failed=$(promq "count_over_time(up{job=\"ibwatch\"}[${window}s]) - sum_over_time(up{job=\"ibwatch\"}[${window}s])")
 samples=$(promq "min_over_time(scrape_samples_scraped{job=\"ibwatch\"}[${window}s])")
-check "Prometheus scraped throughout the restart: ${scrapes:-no} scrapes in ${window} s, ${failed:-no count of} failed, at least ${samples:-no} samples each" \
-	test "${scrapes:-0}" -ge $((window * 3 / 2)) -a "$failed" = 0 -a "${samples:-0}" -gt 100
-check "the agent is still running" kill -0 "$agent"
-stop "$agent"
+check "Prometheus scraped throughout the restart: ${scrapes:-no} scrapes, ${failed:-no count of} failed, at least ${samples:-no} samples each" \
+	test "${scrapes:-0}" -ge 2 -a "${failed:-x}" = 0 -a "${samples:-0}" -gt 100
+check "the second agent ran throughout and stops cleanly (SIGTERM, exit 0)" stopped_clean "$agent"
 
 # The rate limit: one notification a minute, a link flapping three times.
 snmp_agent --discovery-interval 1 --counter-interval 3600 --ping-interval-ms 200 \
@@ -391,13 +420,18 @@ for flap in 1 2 3; do
 		sleep 0.1
 	done
 done
-sleep 1
+# port state changes come from discovery: two whole sweeps after the
+# last Relink have reported whatever the flaps left
+sweeps() { curl -s -m 5 "$(U /api/v1/status)" | jq '.sweeps.discoveries // empty'; }
+d0=$(sweeps)
+for _ in $(seq 1 100); do [ "$(sweeps)" -ge $((${d0:-0} + 2)) ] 2>/dev/null && break; sleep 0.1; done
+check "two discovery sweeps after the last flap ($d0, then $(sweeps))" [ "$(sweeps)" -ge $((${d0:-0} + 2)) ]
 sent=$(snmpget "${A[@]}" -Oqv "$ROOT.1.1.27.0") supp=$(snmpget "${A[@]}" -Oqv "$ROOT.1.1.28.0")
 got=$(($(grep -c "OID: $ROOT\.0\." traps.log) - before))
 echo "# flapping: $sent sent, $supp suppressed, $got received"
 check "a flapping link does not flood the manager: 1 sent, the rest suppressed and counted" \
 	test "$sent" = 1 -a "$supp" -ge 5 -a "$got" = 1
 check "... and logged" grep -q 'notification rate limit: [0-9]* suppressed' "agent-$P.log"
-stop "$agent"
+check "the third agent stops cleanly (SIGTERM, exit 0)" stopped_clean "$agent"
 
 finish
