@@ -317,10 +317,30 @@ static void compare_counters(uint16_t lid, unsigned port)
 	}
 }
 
+/* perfquery's reading of counter NAME on LID/PORT, as a number; fails
+ * the test when perfquery does not print it. */
+static unsigned long long perfquery_value(uint16_t lid, unsigned port,
+					  const char *name)
+{
+	char ref[4096], cmd[128];
+	const char *v;
+	struct dump b;
+
+	snprintf(cmd, sizeof(cmd), "perfquery %u %u", lid, port);
+	assert_int_equal(run_tool(cmd, ref, sizeof(ref)), 0);
+	parse_dump(ref, &b);
+	v = lookup(&b, name);
+	if (!v)
+		fail_msg("%s: no %s in perfquery's output", cmd, name);
+	return strtoull(v, NULL, 0);
+}
+
 static void test_port_counters_vs_perfquery(void **state)
 {
 	char line[256];
 	unsigned i, n = 0, injected = 0;
+	uint16_t inj_lid[4];
+	unsigned inj_port[4];
 
 	/* Non-zero error counters to compare, set on a few CA ports. */
 	for (i = 0; i < fab.nnodes && injected < 4; i++) {
@@ -347,9 +367,28 @@ static void test_port_counters_vs_perfquery(void **state)
 			 "PortCounters.LinkDownedCounter=255",
 			 desc, nd->ni.local_port);
 		assert_int_equal(sim_console(line), 0);
+		inj_lid[injected] = nd->pi.lid;
+		inj_port[injected] = nd->ni.local_port;
 		injected++;
 	}
 	assert_true(injected >= 1);
+	/* The reference must hold what was injected: comparing ours with a
+	 * perfquery that read zeros (or nothing) would prove nothing. */
+	for (i = 0; i < injected; i++) {
+		unsigned long long sym, down;
+
+		sym = perfquery_value(inj_lid[i], inj_port[i],
+				      "SymbolErrorCounter");
+		down = perfquery_value(inj_lid[i], inj_port[i],
+				       "LinkDownedCounter");
+		if (sym != 1000 + i || down != 255)
+			fail_msg("lid %u port %u: perfquery reads "
+				 "SymbolErrorCounter %llu, LinkDownedCounter "
+				 "%llu; injected %u and 255",
+				 inj_lid[i], inj_port[i], sym, down, 1000 + i);
+	}
+	fprintf(stderr, "perfquery reads the injected values on %u ports\n",
+		injected);
 	for (i = 0; i < fab.nnodes; i++) {
 		struct walk_node *nd = &fab.nodes[i];
 
