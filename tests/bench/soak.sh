@@ -5,7 +5,8 @@
 # master with the subagent, and clients:
 #   /metrics every 0.5 s (gzip), /api/v1/ports and /api/v1/status every
 #   2 s, an on-demand trace and ping every 2 s, an snmpbulkwalk of the
-#   endport table every 10 s, a host link flapped every 30 s.
+#   endport table every 10 s (ok: no error, all 324 endports), a host
+#   link flapped every 30 s.
 # Prints the requests served and failed, the walks, the flaps, the RSS
 # every 30 s (first and last minute compared), and the sanitizer
 # reports in the agent's log after it stops (a build with
@@ -80,8 +81,11 @@ client status 2 "$U/api/v1/status" &
 client trace 2 "$U/api/v1/trace?source=node0002%20HCA-1&target=node0300%20HCA-1" &
 client ping 2 "$U/api/v1/ping?target=node0150%20HCA-1&count=3" &
 (while [ ! -e stop.flag ]; do
-	if snmpbulkwalk -v2c -c public -t 5 -r 0 -Cr50 "127.0.0.1:$snmp_port" "$ROOT.1.4" >walk.out 2>walk.err &&
-		[ "$(wc -l <walk.out)" -gt 324 ]; then
+	# complete: no error, and all 324 endports in the port GUID and
+	# state columns (always there; other columns are sparse)
+	if snmpbulkwalk -v2c -c public -t 5 -r 0 -Cr50 -On "127.0.0.1:$snmp_port" "$ROOT.1.4" >walk.out 2>walk.err &&
+		[ ! -s walk.err ] && [ "$(grep -c "^$ROOT\.1\.4\.1\.3\." walk.out)" = 324 ] &&
+		[ "$(grep -c "^$ROOT\.1\.4\.1\.7\." walk.out)" = 324 ]; then
 		echo ok >>c-walk.txt
 	else
 		echo fail >>c-walk.txt
@@ -120,10 +124,25 @@ first=$(awk '$1 >= 30 && $1 <= 90 { s += $2; n++ } END { print n ? int(s / n) : 
 last=$(tail -n 3 rss.txt | awk '{ s += $2; n++ } END { print int(s / n) }')
 max=$(awk '$1 >= 30 && $2 > m { m = $2 } END { print m + 0 }' rss.txt)
 echo "RSS: 30-90 s average $first kB, last three samples average $last kB, highest after 30 s $max kB"
-stop "$agent"
-pids=("${pids[@]/$agent/}")
+# How the agent stopped is part of the report: stop returns 1 when
+# SIGTERM was not enough and it had to SIGKILL (under set -e that would
+# end the script before its report, hence the if).
+keep=()
+for p in "${pids[@]}"; do [ "$p" = "$agent" ] || keep+=("$p"); done
+pids=("${keep[@]}")
+if stop "$agent"; then
+	rc=0
+	wait "$agent" || rc=$?
+	echo "agent stop: SIGTERM, exit status $rc"
+else
+	rc=kill
+	wait "$agent" 2>/dev/null || true
+	echo "agent stop: still running 5 s after SIGTERM, SIGKILLed"
+fi
 reports=$(grep -cE 'ERROR: (Address|Leak)Sanitizer|runtime error:' agent.log || true)
 echo "sanitizer reports in the agent's log: $reports"
 grep -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' -A 12 agent.log | head -60 || true
 echo "agent warnings/errors: $(grep -cE '^ibwatchd\[(warn|err)' agent.log || true)"
 grep -E '^ibwatchd\[(warn|err)' agent.log | sort | uniq -c | sort -rn | head -10 || true
+# A stop that was not clean fails the soak, after the report.
+[ "$rc" = 0 ]
