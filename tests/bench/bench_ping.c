@@ -64,8 +64,8 @@ int main(int argc, char **argv)
 	p = ibw_pinger_new(e, NULL, &po);
 	ibw_pinger_update(p, fab, NULL, NULL);
 	ibw_pinger_endports(p, &n);
-	printf("%u endports, method %s, engine window at its defaults\n",
-	       n, ibw_ping_method_str(po.method));
+	printf("%u endports, method %s, engine window at its defaults\n", n,
+	       ibw_ping_method_str(po.method));
 	for (r = 0; r < rounds; r++) {
 		uint64_t t0 = ibw_now_us();
 		double secs;

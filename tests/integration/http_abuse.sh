@@ -120,12 +120,19 @@ limited=$(grep -c '^429$' rest.txt)
 echo "# answers: first 16: $(sort first.txt | uniq -c | xargs); then 64: $(sort rest.txt | uniq -c | xargs)"
 check "80 probes: 16 run ($ran timed out as they should), the 64 asked meanwhile get 429 ($limited)" \
 	test "$ran" = 16 -a "$limited" = 64
-# The agent's own background MADs (its local port check) are answered;
-# every MAD that was not is one of the probes' tries.
+# What reached the fabric: the silent responder counts the echo requests
+# it took (it prints the count when it stops).
+check "the silent responder stops cleanly" stopped_clean "$silent"
+got=$(sed -n 's/^fake_responder: \([0-9]*\) requests$/\1/p' silent.log)
+check "the fabric saw only the probes that ran: '$got' echo requests for $ran probes of 3" \
+	test "$got" = $((ran * 3))
+# Each of those tries timed out once. The agent's own few background
+# MADs in the window (local port checks) are answered at once, but on a
+# loaded machine one may miss its 100 ms too: allow those, no more.
 d() { echo $(( $(jq ".engine.$1" after.json) - $(jq ".engine.$1" before.json) )); }
-probes=$(( $(d submitted) - $(d ok) ))
-check "the fabric saw only the probes that ran: $probes unanswered MADs ($(d try_timeouts) timed out) for $ran probes of 3" \
-	test "$probes" = $((ran * 3)) -a "$(d try_timeouts)" = $((ran * 3))
+bg=$(( $(d submitted) - ran * 3 ))
+check "... each try timed out once: $(d try_timeouts) try timeouts ($bg background MADs)" \
+	test "$(d try_timeouts)" -ge $((ran * 3)) -a "$(d try_timeouts)" -le $((ran * 3 + bg))
 check "the agent still answers" alive
 check "the agent is still running" kill -0 "$agent"
 

@@ -4,7 +4,7 @@
  * expected (a duplicate or stale LID); or, with "silent", one that takes
  * echo requests and never answers, so that pings to its port time out
  * for real (ibsim hands a MAD it cannot deliver straight back).
- * Runs until SIGTERM.
+ * Runs until SIGTERM, then prints how many echo requests it took.
  *
  *   fake_responder 0xGUID | silent
  */
@@ -22,13 +22,18 @@ static int silent;
 static uint16_t my_lid;
 static struct ibw_engine *eng;
 static volatile sig_atomic_t stop;
+static unsigned long requests; /* echo requests taken */
 
 static int on_request(const struct ibw_rx *rx, void *arg)
 {
 	uint8_t mad[IBW_MAD_SIZE];
 	struct ibw_mad_addr to;
 
-	if (rx->len < IBW_MAD_SIZE || silent)
+	if (rx->len < IBW_MAD_SIZE)
+		return 1;
+	if (rx->mad[1] == IBW_CLASS_VENDOR_ECHO)
+		requests++;
+	if (silent)
 		return 1;
 	memcpy(mad, rx->mad, IBW_MAD_SIZE);
 	if (ibw_echo_answer(mad, IBW_MAD_SIZE, "fake", my_lid, claimed) < 0)
@@ -61,6 +66,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fake_responder: %s\n", err);
 		return 1;
 	}
+	if (lp.echo_refused) {
+		fprintf(stderr, "fake_responder: another agent serves echo "
+				"requests on this port\n");
+		ibw_transport_close(t);
+		return 1;
+	}
 	my_lid = lp.lid;
 	loop = ibw_loop_new();
 	eng = ibw_engine_new(loop, t, NULL);
@@ -70,5 +81,6 @@ int main(int argc, char **argv)
 	ibw_engine_free(eng);
 	ibw_transport_close(t);
 	ibw_loop_free(loop);
+	printf("fake_responder: %lu requests\n", requests);
 	return 0;
 }
