@@ -20,7 +20,7 @@
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$top/build}" && pwd)
-work=$build/bench-work
+work=${BENCH_WORK:-$build/bench-work}
 mkdir -p "$work"
 
 if [ -n "${IBW_SIM_DIR:-}" ]; then
