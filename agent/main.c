@@ -544,17 +544,20 @@ int main(int argc, char **argv)
 			    sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "ibwatchd: %s\n", err);
-		return 1;
+		status = 1;
+		goto out;
 	}
 	d.loop = ibw_loop_new();
 	if (!d.loop || setup_signals(&d) < 0) {
 		fprintf(stderr, "ibwatchd: cannot set up the event loop\n");
-		return 1;
+		status = 1;
+		goto out;
 	}
 	d.e = ibw_engine_new(d.loop, d.t, &d.o.ecfg);
 	if (!d.e) {
 		fprintf(stderr, "ibwatchd: cannot start the MAD engine\n");
-		return 1;
+		status = 1;
+		goto out;
 	}
 	ibw_engine_set_lost_handler(d.e, on_device_lost, &d);
 	log_info("main", "attached to %s port %d (port GUID 0x%016llx)",
@@ -572,24 +575,28 @@ int main(int argc, char **argv)
 		if (!d.resp) {
 			fprintf(stderr, "ibwatchd: cannot start the "
 					"responder\n");
-			return 1;
+			status = 1;
+			goto out;
 		}
 		log_info("main", "answering echo pings");
 	}
 	if (d.o.ping) {
 		d.pinger = ibw_pinger_new(d.e, NULL, &d.o.mon.ping);
 		if (!d.pinger)
-			return 1;
+			status = 1;
+		goto out;
 	} else if (d.o.trace) {
 		d.tracer = ibw_tracer_new(d.e, (unsigned)d.lp.portnum);
 		if (!d.tracer)
-			return 1;
+			status = 1;
+		goto out;
 	} else if (!d.o.no_probes) {
 		d.o.mon.local_port = (unsigned)d.lp.portnum;
 		d.mon = ibw_monitor_new(d.e, &d.o.mon, err, sizeof(err));
 		if (!d.mon) {
 			fprintf(stderr, "ibwatchd: %s\n", err);
-			return 1;
+			status = 1;
+			goto out;
 		}
 	}
 
@@ -598,7 +605,8 @@ int main(int argc, char **argv)
 				      sizeof(err));
 		if (!d.http) {
 			fprintf(stderr, "ibwatchd: %s\n", err);
-			return 1;
+			status = 1;
+			goto out;
 		}
 	}
 
@@ -607,13 +615,15 @@ int main(int argc, char **argv)
 				      err, sizeof(err));
 		if (!d.snmp) {
 			fprintf(stderr, "ibwatchd: %s\n", err);
-			return 1;
+			status = 1;
+			goto out;
 		}
 	}
 
 	if (d.o.user && drop_privileges(d.o.user, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ibwatchd: %s\n", err);
-		return 1;
+		status = 1;
+		goto out;
 	}
 
 	d.refresh = ibw_timer_new(d.loop, on_refresh, &d);
@@ -626,7 +636,8 @@ int main(int argc, char **argv)
 	if (rc < 0) {
 		fprintf(stderr, "ibwatchd: cannot start the probes: %s\n",
 			strerror(-rc));
-		return 1;
+		status = 1;
+		goto out;
 	}
 #ifdef IBW_HAVE_SYSTEMD
 	sd_notify(0, "READY=1");
@@ -656,6 +667,9 @@ int main(int argc, char **argv)
 			status = 1;
 		}
 	}
+out:
+	/* Start-up failures end here too: everything is freed, so that
+	 * a refused start (a port in use, a bad option) leaks nothing. */
 	ibw_timer_free(d.refresh);
 	if ((d.o.ping || d.o.trace) && !status)
 		status = d.ping_status;
