@@ -6,7 +6,8 @@
 #    go on and the other ports are read);
 #  - snmp: how long the subagent takes to register again after snmpd is
 #    killed and restarted, with --agentx-ping-interval 2 (the
-#    snmp_subagent test checks that it does, within 30 s);
+#    snmp_subagent test checks that it does, in a bounded wait of
+#    100 tries, about 10 s);
 #  - trace: how long a trace to an unlinked host takes to fail (the
 #    trace_vs_ibtracert test checks the failure and its reason).
 #   tests/bench/timing.sh [BUILD_DIR]
