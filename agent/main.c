@@ -582,14 +582,16 @@ int main(int argc, char **argv)
 	}
 	if (d.o.ping) {
 		d.pinger = ibw_pinger_new(d.e, NULL, &d.o.mon.ping);
-		if (!d.pinger)
+		if (!d.pinger) {
 			status = 1;
-		goto out;
+			goto out;
+		}
 	} else if (d.o.trace) {
 		d.tracer = ibw_tracer_new(d.e, (unsigned)d.lp.portnum);
-		if (!d.tracer)
+		if (!d.tracer) {
 			status = 1;
-		goto out;
+			goto out;
+		}
 	} else if (!d.o.no_probes) {
 		d.o.mon.local_port = (unsigned)d.lp.portnum;
 		d.mon = ibw_monitor_new(d.e, &d.o.mon, err, sizeof(err));
