@@ -227,6 +227,7 @@ struct ibw_counters {
 	uint64_t t0_mono;
 	struct ibw_sweep_stats cur, last;
 	unsigned unreachable_cur, unreachable_last;
+	uint64_t lid_moved; /* readings dropped: the LID was another node's */
 	ibw_counters_cb cb;
 	void *arg;
 };
@@ -594,6 +595,97 @@ static void port_failed(struct ibw_counters *c, const struct port_op *op)
 	c->unreachable_cur++;
 }
 
+/* Would folding @op count a reset (a counter below its last reading)? */
+static int would_reset(struct ibw_counters *c, const struct port_op *op)
+{
+	const struct ibw_port_ctrs *p =
+		ibw_counters_find(c, op->guid, op->port);
+	int i;
+
+	if (!p)
+		return 0;
+	for (i = 0; i < IBW_CTR_MAX; i++) {
+		const struct ibw_ctr_desc *d = &descs[i];
+		const struct ibw_ctr_val *v = &p->v[i];
+		int use_ext = op->got_ext && d->ext_field >= 0;
+		uint64_t raw;
+
+		if (d->detail_attr || !v->have_raw || v->reset_by_us ||
+		    v->from_ext != use_ext)
+			continue;
+		if (use_ext)
+			raw = ibw_mad_get64(op->ext, d->ext_field);
+		else if (d->pc_field >= 0)
+			raw = ibw_mad_get(op->pc, d->pc_field);
+		else
+			continue;
+		if (raw < v->raw)
+			return 1;
+	}
+	return 0;
+}
+
+static void verify_answer(const struct ibw_mad_done *d, void *arg)
+{
+	struct port_op *op = arg;
+	struct ibw_counters *c = op->c;
+	struct ibw_nodeinfo ni;
+
+	if (op->sweep != c->sweep_id || d->result == IBW_MAD_CANCELLED) {
+		if (op->sweep == c->sweep_id && c->pending)
+			c->pending--;
+		free(op);
+		return;
+	}
+	c->pending--;
+	if (d->result == IBW_MAD_OK &&
+	    ibw_nodeinfo_decode(d->mad, d->len, &ni) == 0 &&
+	    ni.node_guid == op->guid) {
+		fold_port(c, op);
+	} else {
+		if (d->result == IBW_MAD_OK)
+			log_info("counters",
+				 "LID %u now answers as node 0x%016" PRIx64
+				 ", not 0x%016" PRIx64 " port %u: the SM moved "
+				 "the LIDs; its reading "
+				 "is dropped until discovery follows",
+				 op->lid, ni.node_guid, op->guid, op->port);
+		c->lid_moved++;
+		port_failed(c, op);
+	}
+	free(op);
+	sweep_done_if_idle(c);
+}
+
+/*
+ * A counter that went backwards is a reset by someone else, or a reading
+ * of another port: between the SM moving the LIDs and our next discovery,
+ * a LID of the last discovery may belong to another port. Before a reset
+ * is counted, ask the node at that LID who it is (NodeInfo, one SMP);
+ * only the node we meant is folded. 0 when the question is under way.
+ */
+static int verify_port(struct ibw_counters *c, struct port_op *op)
+{
+	struct ibw_mad_req r;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	ibw_dest_lid(&r.dest, op->lid);
+	r.mgmt_class = IBW_CLASS_SMI;
+	r.method = IBW_METHOD_GET;
+	r.attr_id = IBW_ATTR_NODE_INFO;
+	r.timeout_ms = c->o.timeout_ms;
+	r.retries = c->o.retries;
+	r.cb = verify_answer;
+	r.arg = op;
+	rc = ibw_engine_submit(c->e, &r);
+	if (rc < 0)
+		return rc;
+	c->pending++;
+	c->cur.mads++;
+	return 0;
+}
+
 static void port_answer(const struct ibw_mad_done *d, void *arg)
 {
 	struct port_op *op = arg;
@@ -650,6 +742,9 @@ settled:
 	c->pending--;
 	if (--op->left)
 		return;
+	if (op->got_pc && !op->failed && would_reset(c, op) &&
+	    verify_port(c, op) == 0)
+		return; /* folded once the node at that LID is known */
 	if (op->got_pc && !op->failed)
 		fold_port(c, op);
 	else

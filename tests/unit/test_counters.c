@@ -120,6 +120,10 @@ struct fake {
 	uint32_t xmit_data;
 	uint64_t ext_xmit_pkts;
 	int silent; /* answer nothing */
+	/* the node GUID a NodeInfo at the CA's LID answers with; 0: 0x10,
+	 * the CA itself (another: the LID moved to another node) */
+	uint64_t lid_owner;
+	unsigned who; /* NodeInfo questions seen */
 };
 
 struct rig {
@@ -184,6 +188,16 @@ static void serve(struct rig *r, struct fake *fk)
 
 		if (fk->silent)
 			continue;
+		if (m[1] == IBW_CLASS_SMI) {
+			/* a reading went backwards: who is at this LID? */
+			assert_int_equal(attr, IBW_ATTR_NODE_INFO);
+			fk->who++;
+			mad_set_field64(m + IB_SMP_DATA_OFFS, 0, IB_NODE_GUID_F,
+					fk->lid_owner ? fk->lid_owner : 0x10);
+			ibw_mem_make_response(m, 0);
+			ibw_mem_inject(r->t, m, IBW_MAD_SIZE, 0);
+			continue;
+		}
 		assert_int_equal(m[1], IBW_CLASS_PERF);
 		if (m[3] == IBW_METHOD_SET) {
 			fk->sets++;
@@ -233,7 +247,7 @@ static unsigned count_events(struct rig *r, enum ibw_event_kind k)
 static void test_sweep_threshold_stale_and_state(void **state)
 {
 	struct rig r, r2;
-	struct fake fk = { 0, 0, 0, 5, 1000, 18446744073709551606ull, 0 };
+	struct fake fk = { 0, 0, 0, 5, 1000, 18446744073709551606ull, 0, 0, 0 };
 	const struct ibw_port_ctrs *p;
 
 	rig_init(&r);
@@ -396,6 +410,47 @@ static void test_pma_redirect_other_partition(void **state)
 	rig_free(&r);
 }
 
+/* A counter below its last reading is checked before it counts as a
+ * reset: a LID the SM gave to another node (between its move and our
+ * next discovery) answers with that node's counters, which must not land
+ * in this port's totals. */
+static void test_moved_lid_is_not_a_reset(void **state)
+{
+	struct rig r;
+	struct fake fk = { 0, 0, 0, 8, 1000, 7, 0, 0, 0 };
+	const struct ibw_port_ctrs *p;
+
+	rig_init(&r);
+	sweep(&r, &fk);
+	/* Another node now at LID 5, its counter lower. */
+	fk.sym = 3;
+	fk.lid_owner = 0x77;
+	sweep(&r, &fk);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_int_equal(fk.who, 1);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 8);
+	assert_int_equal(p->v[IBW_CTR_SYMBOL_ERRORS].resets, 0);
+	assert_true(p->stale);
+	assert_int_equal(count_events(&r, IBW_EVT_COUNTER_RESET), 0);
+	/* Our node again, counting on: no reset, the total goes on. */
+	fk.sym = 9;
+	fk.lid_owner = 0;
+	sweep(&r, &fk);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_int_equal(fk.who, 1);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 9);
+	assert_false(p->stale);
+	/* A real reset, confirmed by the node itself, counts. */
+	fk.sym = 2;
+	sweep(&r, &fk);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_int_equal(fk.who, 2);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 11);
+	assert_int_equal(p->v[IBW_CTR_SYMBOL_ERRORS].resets, 1);
+	assert_int_equal(count_events(&r, IBW_EVT_COUNTER_RESET), 1);
+	rig_free(&r);
+}
+
 /* Off by default; with --reset-counters data a 32-bit data counter past
  * three quarters of its range is cleared after it was counted, and the
  * next reading is not taken for someone else's reset. */
@@ -439,7 +494,7 @@ static void test_state_file_corruption(void **state)
 	size_t len;
 
 	struct rig r2;
-	struct fake fk = { 0, 0, 0, 5, 1000, 7, 0 };
+	struct fake fk = { 0, 0, 0, 5, 1000, 7, 0, 0, 0 };
 	const struct ibw_port_ctrs *p;
 	char *line;
 
@@ -493,6 +548,7 @@ int main(void)
 			test_sweep_threshold_stale_and_state, setup_path,
 			teardown_path),
 		cmocka_unit_test(test_reset_before_saturation),
+		cmocka_unit_test(test_moved_lid_is_not_a_reset),
 		cmocka_unit_test(test_pma_redirect_followed),
 		cmocka_unit_test(test_pma_redirect_other_partition),
 		cmocka_unit_test_setup_teardown(test_state_file_corruption,
