@@ -475,6 +475,35 @@ static void reset_counters(struct ibw_counters *c, const struct port_op *src,
 	c->cur.mads++;
 }
 
+/*
+ * Counter @d as @op read it: 1 from PortCountersExtended, 0 from
+ * PortCounters or a detail attribute, -1 when @op holds no reading of it.
+ * *max is the field's largest value (0: 64 bits, never saturates).
+ */
+static int op_raw(const struct port_op *op, const struct ibw_ctr_desc *d,
+		  uint64_t *raw, uint64_t *max)
+{
+	if (d->detail_attr) {
+		int k = d->detail_attr == 0x16;
+
+		if (!op->got_det[k])
+			return -1;
+		*raw = ibw_mad_get(op->det[k], d->detail_field);
+		*max = 0xffff;
+		return 0;
+	}
+	if (op->got_ext && d->ext_field >= 0) {
+		*raw = ibw_mad_get64(op->ext, d->ext_field);
+		*max = 0;
+		return 1;
+	}
+	if (d->pc_field < 0)
+		return -1;
+	*raw = ibw_mad_get(op->pc, d->pc_field);
+	*max = d->pc_bits >= 32 ? 0xffffffffull : (1ull << d->pc_bits) - 1;
+	return 0;
+}
+
 static void fold_port(struct ibw_counters *c, struct port_op *op)
 {
 	struct ibw_port_ctrs *p = port_get(c, op->guid, op->port);
@@ -499,25 +528,10 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 		const struct ibw_ctr_desc *d = &descs[i];
 		struct ibw_ctr_val *v = &p->v[i];
 		uint64_t raw, max;
-		int use_ext = op->got_ext && d->ext_field >= 0;
+		int use_ext = op_raw(op, d, &raw, &max);
 
-		if (d->detail_attr) {
-			int k = d->detail_attr == 0x16;
-
-			if (!op->got_det[k])
-				continue;
-			raw = ibw_mad_get(op->det[k], d->detail_field);
-			max = 0xffff;
-		} else if (use_ext) {
-			raw = ibw_mad_get64(op->ext, d->ext_field);
-			max = 0; /* 64 bits do not saturate in practice */
-		} else if (d->pc_field >= 0) {
-			raw = ibw_mad_get(op->pc, d->pc_field);
-			max = d->pc_bits >= 32 ? 0xffffffffull
-					       : (1ull << d->pc_bits) - 1;
-		} else {
+		if (use_ext < 0)
 			continue;
-		}
 		if (v->have_raw && v->from_ext != use_ext) {
 			/* Changed source: a new baseline, nothing counted. */
 			v->raw = raw;
@@ -605,24 +619,28 @@ static int would_reset(struct ibw_counters *c, const struct port_op *op)
 	if (!p)
 		return 0;
 	for (i = 0; i < IBW_CTR_MAX; i++) {
-		const struct ibw_ctr_desc *d = &descs[i];
 		const struct ibw_ctr_val *v = &p->v[i];
-		int use_ext = op->got_ext && d->ext_field >= 0;
-		uint64_t raw;
+		uint64_t raw, max;
+		int use_ext = op_raw(op, &descs[i], &raw, &max);
 
-		if (d->detail_attr || !v->have_raw || v->reset_by_us ||
-		    v->from_ext != use_ext)
-			continue;
-		if (use_ext)
-			raw = ibw_mad_get64(op->ext, d->ext_field);
-		else if (d->pc_field >= 0)
-			raw = ibw_mad_get(op->pc, d->pc_field);
-		else
-			continue;
-		if (raw < v->raw)
+		/* as fold_port() would count it */
+		if (use_ext >= 0 && v->have_raw && !v->reset_by_us &&
+		    v->from_ext == use_ext && raw < v->raw)
 			return 1;
 	}
 	return 0;
+}
+
+/* An answer to a MAD of sweep @sweep settles its place in the current
+ * sweep, if it is one of it; 1 when it is to be used. */
+static int settle(struct ibw_counters *c, uint64_t sweep,
+		  const struct ibw_mad_done *d)
+{
+	if (sweep != c->sweep_id)
+		return 0; /* an old sweep's */
+	if (c->pending)
+		c->pending--;
+	return d->result != IBW_MAD_CANCELLED; /* else the engine goes */
 }
 
 static void verify_answer(const struct ibw_mad_done *d, void *arg)
@@ -631,13 +649,10 @@ static void verify_answer(const struct ibw_mad_done *d, void *arg)
 	struct ibw_counters *c = op->c;
 	struct ibw_nodeinfo ni;
 
-	if (op->sweep != c->sweep_id || d->result == IBW_MAD_CANCELLED) {
-		if (op->sweep == c->sweep_id && c->pending)
-			c->pending--;
+	if (!settle(c, op->sweep, d)) {
 		free(op);
 		return;
 	}
-	c->pending--;
 	if (d->result == IBW_MAD_OK &&
 	    ibw_nodeinfo_decode(d->mad, d->len, &ni) == 0 &&
 	    ni.node_guid == op->guid) {
@@ -917,13 +932,10 @@ static void cpi_answer(const struct ibw_mad_done *d, void *arg)
 	struct ibw_counters *c = op->c;
 	struct job *j;
 
-	if (op->sweep != c->sweep_id || d->result == IBW_MAD_CANCELLED) {
-		if (op->sweep == c->sweep_id && c->pending)
-			c->pending--;
+	if (!settle(c, op->sweep, d)) {
 		free(op);
 		return;
 	}
-	c->pending--;
 	j = &c->jobs[op->job];
 	if (d->result == IBW_MAD_OK) {
 		cap_set(c, j->guid,
