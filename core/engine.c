@@ -350,6 +350,7 @@ static void leave_flight(struct ibw_engine *e, struct req *r,
 			 enum slot_state why)
 {
 	struct slot *s = &e->slots[r->tid & e->slot_mask];
+	unsigned g = class_group(r->mad[1]);
 
 	if (s->tid == r->tid && s->state == SLOT_INFLIGHT) {
 		s->state = why;
@@ -357,13 +358,13 @@ static void leave_flight(struct ibw_engine *e, struct req *r,
 	}
 	fl_remove(e, r);
 	e->st.inflight--;
-	e->grp_inflight[class_group(r->mad[1])]--;
+	e->grp_inflight[g]--;
 	r->dq->inflight--;
 	run_push(e, r->dq);
 	dest_put(e, r->dq);
 	r->dq = NULL;
-	if (e->blk_head[class_group(r->mad[1])])
-		unblock(e, class_group(r->mad[1]));
+	if (e->blk_head[g])
+		unblock(e, g);
 }
 
 static void complete_now(struct ibw_engine *e, struct req *r,
