@@ -28,6 +28,27 @@ enum ibw_node_type {
 	IBW_NODE_ROUTER = 3,
 };
 
+/* PortInfo:PortState (IBA 14.2.5.6, table 155). */
+enum ibw_port_state {
+	IBW_PORT_NOP = 0,
+	IBW_PORT_DOWN = 1,
+	IBW_PORT_INIT = 2,
+	IBW_PORT_ARMED = 3,
+	IBW_PORT_ACTIVE = 4,
+};
+
+/* PortInfo:PortPhysicalState (IBA 14.2.5.6, table 155). */
+enum ibw_phys_state {
+	IBW_PHYS_NOP = 0,
+	IBW_PHYS_SLEEP = 1,
+	IBW_PHYS_POLLING = 2,
+	IBW_PHYS_DISABLED = 3,
+	IBW_PHYS_TRAINING = 4,
+	IBW_PHYS_LINKUP = 5,
+	IBW_PHYS_ERROR_RECOVERY = 6,
+	IBW_PHYS_TEST = 7,
+};
+
 struct ibw_nodeinfo {
 	unsigned base_version;
 	unsigned class_version;
@@ -50,8 +71,8 @@ struct ibw_portinfo {
 	uint32_t capmask;
 	uint8_t local_port;
 	uint8_t lmc;
-	uint8_t state; /* 1 down, 2 init, 3 armed, 4 active */
-	uint8_t phys_state; /* 5 linkup, 2 polling, 3 disabled, ... */
+	uint8_t state; /* enum ibw_port_state */
+	uint8_t phys_state; /* enum ibw_phys_state */
 	uint8_t width_active; /* bitmask: 1 1x, 2 4x, 4 8x, 8 12x, 16 2x */
 	uint8_t speed_active; /* 1 SDR, 2 DDR, 4 QDR */
 	uint8_t speed_ext_active; /* 0 none, 1 FDR, 2 EDR, 4 HDR, 8 NDR */
