@@ -249,7 +249,8 @@ static void got_portinfo(struct ibw_discover *d, const struct op *op,
 	/* Walk on through ports that have a link (Init, Armed or Active):
 	 * only switches forward directed-route SMPs, except that the sweep
 	 * leaves the local CA through its own port. */
-	if (p == 0 || fp->pi.state < 2 || op->dr.hops >= IBW_DR_MAX_HOPS)
+	if (p == 0 || fp->pi.state < IBW_PORT_INIT ||
+	    op->dr.hops >= IBW_DR_MAX_HOPS)
 		return;
 	if (n->ni.node_type != IBW_NODE_SWITCH &&
 	    (op->dr.hops > 0 || p != n->ni.local_port))

@@ -171,7 +171,7 @@ static unsigned diff_port(const struct ibw_fnode *on,
 		     cp->pi.state, 0, 0);
 		n++;
 	}
-	if (cp->pi.state >= 2 && op->pi.state >= 2) {
+	if (cp->pi.state >= IBW_PORT_INIT && op->pi.state >= IBW_PORT_INIT) {
 		if (op->pi.width_active != cp->pi.width_active) {
 			emit(ev, IBW_EVT_LINK_WIDTH_CHANGED, g, p,
 			     op->pi.width_active, cp->pi.width_active, 0, 0);

@@ -446,7 +446,7 @@ static void advance(struct tctx *x)
 		h->width = x->c.out_pi.width_active;
 		h->speed = x->c.out_pi.speed_active;
 		h->speed_ext = x->c.out_pi.speed_ext_active;
-		if (x->c.out_pi.state != 4) {
+		if (x->c.out_pi.state != IBW_PORT_ACTIVE) {
 			fail(x, IBW_TRACE_PORT_DOWN, "%s port %u is %s",
 			     h->name, x->c.out_port,
 			     ibw_port_state_str(x->c.out_pi.state));
