@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "counters.h"
+#include "hash.h"
 #include "log.h"
 #include "loop.h"
 
@@ -1232,22 +1233,10 @@ void ibw_counters_free(struct ibw_counters *c)
 	free(c);
 }
 
-/* FNV-1a 64 over the state file's body. */
-static uint64_t fnv(uint64_t h, const char *s, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= (uint8_t)s[i];
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
 int ibw_counters_save(const struct ibw_counters *c, const char *path)
 {
 	char tmp[4096], line[8192];
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = IBW_FNV1A64_INIT;
 	unsigned i;
 	int fd, j, rc = 0;
 	FILE *f;
@@ -1264,7 +1253,7 @@ int ibw_counters_save(const struct ibw_counters *c, const char *path)
 		return -ENOMEM;
 	}
 	len = (size_t)snprintf(line, sizeof(line), "%s\n", STATE_MAGIC);
-	h = fnv(h, line, len);
+	h = ibw_fnv1a64(h, line, len);
 	fputs(line, f);
 	for (i = 0; i < c->nports; i++) {
 		const struct ibw_port_ctrs *p = &c->ports[i];
@@ -1288,7 +1277,7 @@ int ibw_counters_save(const struct ibw_counters *c, const char *path)
 						v->resets);
 		}
 		len += (size_t)snprintf(line + len, sizeof(line) - len, "\n");
-		h = fnv(h, line, len);
+		h = ibw_fnv1a64(h, line, len);
 		fputs(line, f);
 	}
 	fprintf(f, "end %u %016" PRIx64 "\n", c->nports, h);
@@ -1350,7 +1339,7 @@ int ibw_counters_load(struct ibw_counters *c, const char *path)
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = IBW_FNV1A64_INIT;
 	struct ibw_port_ctrs *ports = NULL;
 	unsigned nports = 0, pcap = 0, want;
 	unsigned long long sum;
@@ -1363,7 +1352,7 @@ int ibw_counters_load(struct ibw_counters *c, const char *path)
 			first = 0;
 			if (strcmp(line, STATE_MAGIC "\n"))
 				break;
-			h = fnv(h, line, (size_t)n);
+			h = ibw_fnv1a64(h, line, (size_t)n);
 			continue;
 		}
 		if (!strncmp(line, "end ", 4)) {
@@ -1374,7 +1363,7 @@ int ibw_counters_load(struct ibw_counters *c, const char *path)
 		}
 		if (strncmp(line, "p ", 2))
 			break;
-		h = fnv(h, line, (size_t)n);
+		h = ibw_fnv1a64(h, line, (size_t)n);
 		if (nports == pcap) {
 			unsigned nc = pcap ? pcap * 2 : 256;
 			struct ibw_port_ctrs *np =
