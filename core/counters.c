@@ -258,7 +258,7 @@ struct port_op {
 	uint8_t det[2][IB_PC_DATA_SZ];
 };
 
-static int cmp_port(const void *a, const void *b)
+int ibw_counters_port_cmp(const void *a, const void *b)
 {
 	const struct ibw_port_ctrs *x = a, *y = b;
 
@@ -270,7 +270,8 @@ static int cmp_port(const void *a, const void *b)
 static void sort_ports(struct ibw_counters *c)
 {
 	if (c->unsorted && c->nports)
-		qsort(c->ports, c->nports, sizeof(*c->ports), cmp_port);
+		qsort(c->ports, c->nports, sizeof(*c->ports),
+		      ibw_counters_port_cmp);
 	c->unsorted = 0;
 }
 
@@ -284,7 +285,7 @@ const struct ibw_port_ctrs *ibw_counters_find(const struct ibw_counters *c,
 	key.port = port;
 	if (!c->unsorted)
 		return c->nports ? bsearch(&key, c->ports, c->nports,
-					   sizeof(key), cmp_port)
+					   sizeof(key), ibw_counters_port_cmp)
 				 : NULL;
 	for (i = 0; i < c->nports; i++)
 		if (c->ports[i].guid == guid && c->ports[i].port == port)

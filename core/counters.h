@@ -171,6 +171,9 @@ const struct ibw_port_ctrs *ibw_counters_ports(const struct ibw_counters *c,
 					       unsigned *n);
 const struct ibw_port_ctrs *ibw_counters_find(const struct ibw_counters *c,
 					      uint64_t guid, uint8_t port);
+/* Order of port records (struct ibw_port_ctrs) by (guid, port), for
+ * qsort() and bsearch() over arrays of them. */
+int ibw_counters_port_cmp(const void *a, const void *b);
 
 /* The state file: written atomically (temporary file, fsync, rename);
  * a torn or corrupt file is refused with -EBADMSG. */
