@@ -159,37 +159,6 @@ int ibw_ctr_lookup(const char *name)
 	return -1;
 }
 
-int ibw_ctr_fold(struct ibw_ctr_val *v, uint64_t raw, uint64_t max,
-		 unsigned scale, int ours)
-{
-	int reset = 0;
-	uint64_t d;
-
-	if (!v->have_raw) {
-		/* First reading ever: the counter's value is all we know. */
-		v->total = raw * scale;
-		d = 0;
-	} else if (ours) {
-		/* We cleared it after the last read, which was folded in. */
-		d = raw * scale;
-	} else if (raw >= v->raw) {
-		d = (raw - v->raw) * scale;
-	} else {
-		/* Went backwards: someone else reset it. What it shows now
-		 * was counted since then. */
-		reset = 1;
-		v->resets++;
-		d = raw * scale;
-	}
-	v->total += d;
-	v->last_delta = d;
-	v->raw = raw;
-	v->have_raw = 1;
-	v->reset_by_us = 0;
-	v->saturated = max && raw >= max;
-	return reset;
-}
-
 struct node_cap {
 	uint64_t guid;
 	uint32_t capmask;
@@ -491,18 +460,18 @@ static int op_raw(const struct port_op *op, const struct ibw_ctr_desc *d,
 		if (!op->got_det[k])
 			return -1;
 		*raw = ibw_mad_get(op->det[k], d->detail_field);
-		*max = 0xffff;
+		*max = ibw_ctr_max(16);
 		return 0;
 	}
 	if (op->got_ext && d->ext_field >= 0) {
 		*raw = ibw_mad_get64(op->ext, d->ext_field);
-		*max = 0;
+		*max = ibw_ctr_max(64);
 		return 1;
 	}
 	if (d->pc_field < 0)
 		return -1;
 	*raw = ibw_mad_get(op->pc, d->pc_field);
-	*max = d->pc_bits >= 32 ? 0xffffffffull : (1ull << d->pc_bits) - 1;
+	*max = ibw_ctr_max(d->pc_bits);
 	return 0;
 }
 
@@ -531,33 +500,28 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 		struct ibw_ctr_val *v = &p->v[i];
 		uint64_t raw, max;
 		int use_ext = op_raw(op, d, &raw, &max);
+		enum ibw_ctr_step step;
 
 		if (use_ext < 0)
 			continue;
-		if (v->have_raw && v->from_ext != use_ext) {
-			/* Changed source: a new baseline, nothing counted. */
-			v->raw = raw;
-			v->from_ext = (uint8_t)use_ext;
+		step = ibw_ctr_update(v, raw, max, d->scale, use_ext);
+		if (step == IBW_CTR_STEP_REBASED)
 			continue;
-		}
-		v->from_ext = (uint8_t)use_ext;
-		if (ibw_ctr_fold(v, raw, max, d->scale, v->reset_by_us)) {
+		if (step == IBW_CTR_STEP_RESET) {
 			nresets++;
 			if (!first_reset)
 				first_reset = d->name;
 		}
 		if (d->is_error) {
 			uint64_t thr = threshold(c, i);
-			int over = thr && raw >= thr;
 
 			p->error_increments += v->last_delta;
-			if (over && !v->over_threshold)
+			if (ibw_ctr_threshold(v, raw, thr))
 				emit(c, IBW_EVT_THRESHOLD_CROSSED, p, d->name,
 				     thr, raw);
-			v->over_threshold = (uint8_t)over;
 		}
 		/* Clear narrow counters before they saturate, if asked. */
-		if (!use_ext && max && raw >= max - max / 4 &&
+		if (!use_ext && ibw_ctr_near_max(raw, max) &&
 		    ((d->is_error && c->o.reset_errors) ||
 		     (!d->is_error && c->o.reset_data)))
 			reset_mask |= select_bit[i];
@@ -570,7 +534,8 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 		/* Totals come from the 64-bit counters; still say when the
 		 * 32-bit ones are stuck at their maximum. */
 		if (v->from_ext)
-			v->saturated = p->pc_raw[i] == 0xffffffffu;
+			v->saturated = (uint8_t)ibw_ctr_saturated(
+				p->pc_raw[i], ibw_ctr_max(32));
 	}
 	if (nresets) {
 		p->resets += nresets;
@@ -579,16 +544,14 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 	}
 	dt = p->prev_updated_mono ? now_mono - p->prev_updated_mono : 0;
 	if (dt) {
-		double s = (double)dt / 1e6;
-
 		p->xmit_bytes_per_s =
-			(double)(p->v[IBW_CTR_XMIT_DATA].total - prev_x) / s;
+			ibw_ctr_rate(p->v[IBW_CTR_XMIT_DATA].total, prev_x, dt);
 		p->rcv_bytes_per_s =
-			(double)(p->v[IBW_CTR_RCV_DATA].total - prev_r) / s;
-		p->xmit_pkts_per_s =
-			(double)(p->v[IBW_CTR_XMIT_PKTS].total - prev_xp) / s;
+			ibw_ctr_rate(p->v[IBW_CTR_RCV_DATA].total, prev_r, dt);
+		p->xmit_pkts_per_s = ibw_ctr_rate(p->v[IBW_CTR_XMIT_PKTS].total,
+						  prev_xp, dt);
 		p->rcv_pkts_per_s =
-			(double)(p->v[IBW_CTR_RCV_PKTS].total - prev_rp) / s;
+			ibw_ctr_rate(p->v[IBW_CTR_RCV_PKTS].total, prev_rp, dt);
 	}
 	p->prev_updated_mono = now_mono;
 	p->updated_us = ibw_realtime_us();
@@ -621,13 +584,10 @@ static int would_reset(struct ibw_counters *c, const struct port_op *op)
 	if (!p)
 		return 0;
 	for (i = 0; i < IBW_CTR_MAX; i++) {
-		const struct ibw_ctr_val *v = &p->v[i];
 		uint64_t raw, max;
 		int use_ext = op_raw(op, &descs[i], &raw, &max);
 
-		/* as fold_port() would count it */
-		if (use_ext >= 0 && v->have_raw && !v->reset_by_us &&
-		    v->from_ext == use_ext && raw < v->raw)
+		if (use_ext >= 0 && ibw_ctr_would_reset(&p->v[i], raw, use_ext))
 			return 1;
 	}
 	return 0;
