@@ -4,8 +4,8 @@
  * 64-bit running totals that stay monotonic across saturation, resets by
  * other tools and restarts of ibwatchd (a state file).
  *
- * This is the sweep, the port records and the state file; the arithmetic
- * of the totals is ctr_math.h.
+ * This is the sweep and the port records; the arithmetic of the totals is
+ * ctr_math.h, the state file's format ctr_state.h.
  */
 #ifndef IBW_COUNTERS_H
 #define IBW_COUNTERS_H

@@ -469,6 +469,48 @@ static void test_state_file_corruption(void **state)
 	rig_free(&r);
 }
 
+/* A state file as ibwatchd wrote it before the counter code was split
+ * (saved by test_sweep_threshold_stale_and_state above): it loads, and
+ * saved again it comes out byte for byte the same. */
+static void test_state_file_from_before(void **state)
+{
+	struct rig r;
+	const struct ibw_port_ctrs *p;
+	char want[4096], got[4096];
+	size_t nwant, ngot;
+	FILE *f;
+
+	rig_init(&r);
+	assert_int_equal(ibw_counters_load(r.c, FIXTURES "/counters-v1.state"),
+			 0);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_non_null(p);
+	assert_false(p->is_switch);
+	assert_true(p->updated_us == 1795445122163045ull);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 1003);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].over_threshold);
+	assert_true(p->v[IBW_CTR_XMIT_DATA].total == 400);
+	assert_true(p->v[IBW_CTR_XMIT_DATA].raw == 100);
+	assert_true(p->v[IBW_CTR_XMIT_DATA].from_ext);
+	assert_true(p->v[IBW_CTR_XMIT_DATA].saturated);
+	assert_true(p->v[IBW_CTR_XMIT_PKTS].total == 18446744073709551606ull);
+	assert_false(p->v[IBW_CTR_LOCAL_PHYSICAL_ERRORS].have_raw);
+
+	assert_int_equal(ibw_counters_save(r.c, path), 0);
+	f = fopen(FIXTURES "/counters-v1.state", "r");
+	assert_non_null(f);
+	nwant = fread(want, 1, sizeof(want), f);
+	fclose(f);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	ngot = fread(got, 1, sizeof(got), f);
+	fclose(f);
+	assert_true(nwant > 0 && nwant < sizeof(want));
+	assert_int_equal(ngot, nwant);
+	assert_memory_equal(got, want, nwant);
+	rig_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -481,6 +523,8 @@ int main(void)
 		cmocka_unit_test(test_pma_redirect_followed),
 		cmocka_unit_test(test_pma_redirect_other_partition),
 		cmocka_unit_test_setup_teardown(test_state_file_corruption,
+						setup_path, teardown_path),
+		cmocka_unit_test_setup_teardown(test_state_file_from_before,
 						setup_path, teardown_path),
 	};
 
