@@ -1,13 +1,12 @@
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "counters.h"
+#include "ctr_state.h"
 #include "log.h"
 #include "loop.h"
 
@@ -16,8 +15,6 @@
 #define PM_CAP_EXT_WIDTH (1u << 9)
 #define PM_CAP_EXT_WIDTH_NOIETF (1u << 10)
 #define PM_CAP_XMIT_WAIT (1u << 12)
-
-#define STATE_MAGIC "ibwatch-counters 1"
 
 #define PC(f) IB_PC_##f##_F
 #define EXT(f) IB_PC_EXT_##f##_F
@@ -158,37 +155,6 @@ int ibw_ctr_lookup(const char *name)
 	return -1;
 }
 
-int ibw_ctr_fold(struct ibw_ctr_val *v, uint64_t raw, uint64_t max,
-		 unsigned scale, int ours)
-{
-	int reset = 0;
-	uint64_t d;
-
-	if (!v->have_raw) {
-		/* First reading ever: the counter's value is all we know. */
-		v->total = raw * scale;
-		d = 0;
-	} else if (ours) {
-		/* We cleared it after the last read, which was folded in. */
-		d = raw * scale;
-	} else if (raw >= v->raw) {
-		d = (raw - v->raw) * scale;
-	} else {
-		/* Went backwards: someone else reset it. What it shows now
-		 * was counted since then. */
-		reset = 1;
-		v->resets++;
-		d = raw * scale;
-	}
-	v->total += d;
-	v->last_delta = d;
-	v->raw = raw;
-	v->have_raw = 1;
-	v->reset_by_us = 0;
-	v->saturated = max && raw >= max;
-	return reset;
-}
-
 struct node_cap {
 	uint64_t guid;
 	uint32_t capmask;
@@ -257,7 +223,7 @@ struct port_op {
 	uint8_t det[2][IB_PC_DATA_SZ];
 };
 
-static int cmp_port(const void *a, const void *b)
+int ibw_counters_port_cmp(const void *a, const void *b)
 {
 	const struct ibw_port_ctrs *x = a, *y = b;
 
@@ -269,7 +235,8 @@ static int cmp_port(const void *a, const void *b)
 static void sort_ports(struct ibw_counters *c)
 {
 	if (c->unsorted && c->nports)
-		qsort(c->ports, c->nports, sizeof(*c->ports), cmp_port);
+		qsort(c->ports, c->nports, sizeof(*c->ports),
+		      ibw_counters_port_cmp);
 	c->unsorted = 0;
 }
 
@@ -283,7 +250,7 @@ const struct ibw_port_ctrs *ibw_counters_find(const struct ibw_counters *c,
 	key.port = port;
 	if (!c->unsorted)
 		return c->nports ? bsearch(&key, c->ports, c->nports,
-					   sizeof(key), cmp_port)
+					   sizeof(key), ibw_counters_port_cmp)
 				 : NULL;
 	for (i = 0; i < c->nports; i++)
 		if (c->ports[i].guid == guid && c->ports[i].port == port)
@@ -489,18 +456,18 @@ static int op_raw(const struct port_op *op, const struct ibw_ctr_desc *d,
 		if (!op->got_det[k])
 			return -1;
 		*raw = ibw_mad_get(op->det[k], d->detail_field);
-		*max = 0xffff;
+		*max = ibw_ctr_max(16);
 		return 0;
 	}
 	if (op->got_ext && d->ext_field >= 0) {
 		*raw = ibw_mad_get64(op->ext, d->ext_field);
-		*max = 0;
+		*max = ibw_ctr_max(64);
 		return 1;
 	}
 	if (d->pc_field < 0)
 		return -1;
 	*raw = ibw_mad_get(op->pc, d->pc_field);
-	*max = d->pc_bits >= 32 ? 0xffffffffull : (1ull << d->pc_bits) - 1;
+	*max = ibw_ctr_max(d->pc_bits);
 	return 0;
 }
 
@@ -529,33 +496,28 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 		struct ibw_ctr_val *v = &p->v[i];
 		uint64_t raw, max;
 		int use_ext = op_raw(op, d, &raw, &max);
+		enum ibw_ctr_step step;
 
 		if (use_ext < 0)
 			continue;
-		if (v->have_raw && v->from_ext != use_ext) {
-			/* Changed source: a new baseline, nothing counted. */
-			v->raw = raw;
-			v->from_ext = (uint8_t)use_ext;
+		step = ibw_ctr_update(v, raw, max, d->scale, use_ext);
+		if (step == IBW_CTR_STEP_REBASED)
 			continue;
-		}
-		v->from_ext = (uint8_t)use_ext;
-		if (ibw_ctr_fold(v, raw, max, d->scale, v->reset_by_us)) {
+		if (step == IBW_CTR_STEP_RESET) {
 			nresets++;
 			if (!first_reset)
 				first_reset = d->name;
 		}
 		if (d->is_error) {
 			uint64_t thr = threshold(c, i);
-			int over = thr && raw >= thr;
 
 			p->error_increments += v->last_delta;
-			if (over && !v->over_threshold)
+			if (ibw_ctr_threshold(v, raw, thr))
 				emit(c, IBW_EVT_THRESHOLD_CROSSED, p, d->name,
 				     thr, raw);
-			v->over_threshold = (uint8_t)over;
 		}
 		/* Clear narrow counters before they saturate, if asked. */
-		if (!use_ext && max && raw >= max - max / 4 &&
+		if (!use_ext && ibw_ctr_near_max(raw, max) &&
 		    ((d->is_error && c->o.reset_errors) ||
 		     (!d->is_error && c->o.reset_data)))
 			reset_mask |= select_bit[i];
@@ -568,7 +530,8 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 		/* Totals come from the 64-bit counters; still say when the
 		 * 32-bit ones are stuck at their maximum. */
 		if (v->from_ext)
-			v->saturated = p->pc_raw[i] == 0xffffffffu;
+			v->saturated = (uint8_t)ibw_ctr_saturated(
+				p->pc_raw[i], ibw_ctr_max(32));
 	}
 	if (nresets) {
 		p->resets += nresets;
@@ -577,16 +540,14 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 	}
 	dt = p->prev_updated_mono ? now_mono - p->prev_updated_mono : 0;
 	if (dt) {
-		double s = (double)dt / 1e6;
-
 		p->xmit_bytes_per_s =
-			(double)(p->v[IBW_CTR_XMIT_DATA].total - prev_x) / s;
+			ibw_ctr_rate(p->v[IBW_CTR_XMIT_DATA].total, prev_x, dt);
 		p->rcv_bytes_per_s =
-			(double)(p->v[IBW_CTR_RCV_DATA].total - prev_r) / s;
-		p->xmit_pkts_per_s =
-			(double)(p->v[IBW_CTR_XMIT_PKTS].total - prev_xp) / s;
+			ibw_ctr_rate(p->v[IBW_CTR_RCV_DATA].total, prev_r, dt);
+		p->xmit_pkts_per_s = ibw_ctr_rate(p->v[IBW_CTR_XMIT_PKTS].total,
+						  prev_xp, dt);
 		p->rcv_pkts_per_s =
-			(double)(p->v[IBW_CTR_RCV_PKTS].total - prev_rp) / s;
+			ibw_ctr_rate(p->v[IBW_CTR_RCV_PKTS].total, prev_rp, dt);
 	}
 	p->prev_updated_mono = now_mono;
 	p->updated_us = ibw_realtime_us();
@@ -619,13 +580,10 @@ static int would_reset(struct ibw_counters *c, const struct port_op *op)
 	if (!p)
 		return 0;
 	for (i = 0; i < IBW_CTR_MAX; i++) {
-		const struct ibw_ctr_val *v = &p->v[i];
 		uint64_t raw, max;
 		int use_ext = op_raw(op, &descs[i], &raw, &max);
 
-		/* as fold_port() would count it */
-		if (use_ext >= 0 && v->have_raw && !v->reset_by_us &&
-		    v->from_ext == use_ext && raw < v->raw)
+		if (use_ext >= 0 && ibw_ctr_would_reset(&p->v[i], raw, use_ext))
 			return 1;
 	}
 	return 0;
@@ -1232,173 +1190,23 @@ void ibw_counters_free(struct ibw_counters *c)
 	free(c);
 }
 
-/* FNV-1a 64 over the state file's body. */
-static uint64_t fnv(uint64_t h, const char *s, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= (uint8_t)s[i];
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
 int ibw_counters_save(const struct ibw_counters *c, const char *path)
 {
-	char tmp[4096], line[8192];
-	uint64_t h = 1469598103934665603ull;
-	unsigned i;
-	int fd, j, rc = 0;
-	FILE *f;
-	size_t len;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "w");
-	if (!f) {
-		close(fd);
-		return -ENOMEM;
-	}
-	len = (size_t)snprintf(line, sizeof(line), "%s\n", STATE_MAGIC);
-	h = fnv(h, line, len);
-	fputs(line, f);
-	for (i = 0; i < c->nports; i++) {
-		const struct ibw_port_ctrs *p = &c->ports[i];
-
-		len = (size_t)snprintf(line, sizeof(line),
-				       "p 0x%016" PRIx64 " %u %u %u %" PRIu64
-				       " %" PRIu64,
-				       p->guid, p->port, p->is_switch,
-				       p->resets, p->discontinuity_us,
-				       p->updated_us);
-		for (j = 0; j < IBW_CTR_MAX; j++) {
-			const struct ibw_ctr_val *v = &p->v[j];
-			unsigned flags = v->have_raw | v->from_ext << 1 |
-					 v->saturated << 2 |
-					 v->over_threshold << 3;
-
-			len += (size_t)snprintf(line + len, sizeof(line) - len,
-						" %" PRIu64 ":%" PRIu64 ":%u:%"
-						"u",
-						v->total, v->raw, flags,
-						v->resets);
-		}
-		len += (size_t)snprintf(line + len, sizeof(line) - len, "\n");
-		h = fnv(h, line, len);
-		fputs(line, f);
-	}
-	fprintf(f, "end %u %016" PRIx64 "\n", c->nports, h);
-	if (fflush(f) != 0 || fsync(fd) != 0)
-		rc = -errno;
-	if (fclose(f) != 0 && !rc)
-		rc = -errno;
-	if (!rc && rename(tmp, path) != 0)
-		rc = -errno;
-	if (rc)
-		unlink(tmp);
-	return rc;
-}
-
-static int parse_port_line(char *line, struct ibw_port_ctrs *p)
-{
-	char *s = line + 2, *end;
-	unsigned long long g;
-	int j;
-
-	memset(p, 0, sizeof(*p));
-	g = strtoull(s, &end, 16);
-	if (end == s)
-		return -1;
-	p->guid = g;
-	s = end;
-	p->port = (uint8_t)strtoul(s, &end, 10);
-	p->is_switch = (uint8_t)strtoul(end, &end, 10);
-	p->resets = (uint32_t)strtoul(end, &end, 10);
-	p->discontinuity_us = strtoull(end, &end, 10);
-	p->updated_us = strtoull(end, &end, 10);
-	s = end;
-	for (j = 0; j < IBW_CTR_MAX; j++) {
-		struct ibw_ctr_val *v = &p->v[j];
-		unsigned flags;
-
-		v->total = strtoull(s, &end, 10);
-		if (end == s || *end != ':')
-			return -1;
-		v->raw = strtoull(end + 1, &end, 10);
-		if (*end != ':')
-			return -1;
-		flags = (unsigned)strtoul(end + 1, &end, 10);
-		if (*end != ':')
-			return -1;
-		v->resets = (uint32_t)strtoul(end + 1, &end, 10);
-		v->have_raw = flags & 1;
-		v->from_ext = (flags >> 1) & 1;
-		v->saturated = (flags >> 2) & 1;
-		v->over_threshold = (flags >> 3) & 1;
-		s = end;
-	}
-	return 0;
+	return ibw_ctr_state_save(path, c->ports, c->nports);
 }
 
 int ibw_counters_load(struct ibw_counters *c, const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	uint64_t h = 1469598103934665603ull;
-	struct ibw_port_ctrs *ports = NULL;
-	unsigned nports = 0, pcap = 0, want;
-	unsigned long long sum;
-	int ok = 0, first = 1;
+	struct ibw_port_ctrs *ports;
+	unsigned n, cap;
+	int rc = ibw_ctr_state_load(path, &ports, &n, &cap);
 
-	if (!f)
-		return -errno;
-	while ((n = getline(&line, &cap, f)) > 0) {
-		if (first) {
-			first = 0;
-			if (strcmp(line, STATE_MAGIC "\n"))
-				break;
-			h = fnv(h, line, (size_t)n);
-			continue;
-		}
-		if (!strncmp(line, "end ", 4)) {
-			if (sscanf(line, "end %u %llx", &want, &sum) == 2 &&
-			    want == nports && sum == h)
-				ok = 1;
-			break;
-		}
-		if (strncmp(line, "p ", 2))
-			break;
-		h = fnv(h, line, (size_t)n);
-		if (nports == pcap) {
-			unsigned nc = pcap ? pcap * 2 : 256;
-			struct ibw_port_ctrs *np =
-				realloc(ports, nc * sizeof(*np));
-
-			if (!np)
-				break;
-			ports = np;
-			pcap = nc;
-		}
-		if (parse_port_line(line, &ports[nports]) < 0)
-			break;
-		nports++;
-	}
-	free(line);
-	fclose(f);
-	if (!ok) {
-		free(ports);
-		return -EBADMSG;
-	}
+	if (rc < 0)
+		return rc;
 	free(c->ports);
 	c->ports = ports;
-	c->nports = nports;
-	c->cap = pcap;
+	c->nports = n;
+	c->cap = cap;
 	c->unsorted = 1;
 	sort_ports(c);
 	return 0;

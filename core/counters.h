@@ -3,12 +3,16 @@
  * PortCountersExtended where the node supports it) per port, merged into
  * 64-bit running totals that stay monotonic across saturation, resets by
  * other tools and restarts of ibwatchd (a state file).
+ *
+ * This is the sweep and the port records; the arithmetic of the totals is
+ * ctr_math.h, the state file's format ctr_state.h.
  */
 #ifndef IBW_COUNTERS_H
 #define IBW_COUNTERS_H
 
 #include <stdint.h>
 
+#include "ctr_math.h"
 #include "engine.h"
 #include "events.h"
 #include "fabric.h"
@@ -68,19 +72,6 @@ struct ibw_ctr_desc {
 const struct ibw_ctr_desc *ibw_ctr_desc(enum ibw_ctr c);
 /* By perfquery name ("SymbolErrorCounter") or key ("symbol_errors"). */
 int ibw_ctr_lookup(const char *name);
-
-struct ibw_ctr_val {
-	uint64_t total; /* running total, monotonic, in our units */
-	uint64_t raw; /* last value read (raw units); PortCounters' or
-			 PortCountersExtended's, see from_ext */
-	uint8_t have_raw;
-	uint8_t from_ext;
-	uint8_t saturated; /* the 32-bit-or-narrower field is at its max */
-	uint8_t over_threshold;
-	uint8_t reset_by_us; /* we cleared it after the last read */
-	uint32_t resets; /* resets by someone else, detected */
-	uint64_t last_delta; /* increment in the last sweep */
-};
 
 struct ibw_port_ctrs {
 	uint64_t guid; /* node GUID */
@@ -171,16 +162,13 @@ const struct ibw_port_ctrs *ibw_counters_ports(const struct ibw_counters *c,
 					       unsigned *n);
 const struct ibw_port_ctrs *ibw_counters_find(const struct ibw_counters *c,
 					      uint64_t guid, uint8_t port);
+/* Order of port records (struct ibw_port_ctrs) by (guid, port), for
+ * qsort() and bsearch() over arrays of them. */
+int ibw_counters_port_cmp(const void *a, const void *b);
 
 /* The state file: written atomically (temporary file, fsync, rename);
  * a torn or corrupt file is refused with -EBADMSG. */
 int ibw_counters_save(const struct ibw_counters *c, const char *path);
 int ibw_counters_load(struct ibw_counters *c, const char *path);
-
-/* Fold a new raw reading into @v (exposed for unit tests). @max is the
- * field's largest value; @ours says we reset it since the last read.
- * Returns 1 when a foreign reset was detected. */
-int ibw_ctr_fold(struct ibw_ctr_val *v, uint64_t raw, uint64_t max,
-		 unsigned scale, int ours);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "codec.h"
 #include "engine.h"
+#include "hash.h"
 
 #define RX_BATCH 4096
 /* What recent kernels send at once per agent before holding solicited
@@ -159,18 +160,14 @@ char *ibw_dest_str(const struct ibw_dest *d, char *buf, size_t len)
 
 static uint64_t dest_key(const struct ibw_dest *d)
 {
-	uint64_t h = 1469598103934665603ull;
-	int i;
+	uint64_t h;
 
 	if (!d->directed)
 		return d->lid;
-	/* FNV-1a over the path; the top bit keeps it apart from LIDs. */
-	h ^= d->hops;
-	h *= 1099511628211ull;
-	for (i = 1; i <= d->hops; i++) {
-		h ^= d->path[i];
-		h *= 1099511628211ull;
-	}
+	/* A hash of the hop count and the path; the top bit keeps it apart
+	 * from LIDs. */
+	h = ibw_fnv1a64(IBW_FNV1A64_INIT, &d->hops, sizeof(d->hops));
+	h = ibw_fnv1a64(h, &d->path[1], d->hops);
 	return h | (1ull << 63);
 }
 

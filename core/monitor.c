@@ -90,15 +90,6 @@ const char *ibw_snapshot_node_name(const struct ibw_snapshot *s,
 	return n->desc;
 }
 
-static int cmp_port(const void *a, const void *b)
-{
-	const struct ibw_port_ctrs *x = a, *y = b;
-
-	if (x->guid != y->guid)
-		return (x->guid > y->guid) - (x->guid < y->guid);
-	return (int)x->port - (int)y->port;
-}
-
 int ibw_snapshot_stale(const struct ibw_snapshot *s, uint64_t now_us)
 {
 	return now_us > s->fresh_until_us;
@@ -113,7 +104,8 @@ const struct ibw_port_ctrs *ibw_snapshot_port(const struct ibw_snapshot *s,
 		return NULL;
 	key.guid = guid;
 	key.port = port;
-	return bsearch(&key, s->ports, s->nports, sizeof(key), cmp_port);
+	return bsearch(&key, s->ports, s->nports, sizeof(key),
+		       ibw_counters_port_cmp);
 }
 
 /* Build a new snapshot from the current state and swap it in. */

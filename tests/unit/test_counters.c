@@ -1,4 +1,8 @@
-/* Running totals: saturation, foreign resets, our resets, the state file. */
+/*
+ * The counter sweep on a fake fabric: totals, thresholds, stale ports,
+ * resets, PMA redirection, and the state file. The arithmetic of the
+ * totals alone is tested in test_ctrmath.c.
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,75 +18,6 @@
 #include "counters.h"
 #include "events.h"
 #include "transport_mem.h"
-
-static void test_first_reading_is_the_total(void **state)
-{
-	struct ibw_ctr_val v = { 0 };
-
-	assert_int_equal(ibw_ctr_fold(&v, 1000, 0xffff, 1, 0), 0);
-	assert_true(v.total == 1000);
-	assert_true(v.last_delta == 0);
-	assert_false(v.saturated);
-}
-
-static void test_deltas_accumulate(void **state)
-{
-	struct ibw_ctr_val v = { 0 };
-
-	ibw_ctr_fold(&v, 10, 0xffffffff, 4, 0);
-	ibw_ctr_fold(&v, 25, 0xffffffff, 4, 0);
-	assert_true(v.total == 100); /* words to bytes */
-	assert_true(v.last_delta == 60);
-}
-
-static void test_saturation_flagged_and_total_holds(void **state)
-{
-	struct ibw_ctr_val v = { 0 };
-
-	ibw_ctr_fold(&v, 250, 0xff, 1, 0);
-	ibw_ctr_fold(&v, 255, 0xff, 1, 0);
-	assert_true(v.saturated);
-	assert_true(v.total == 255);
-	ibw_ctr_fold(&v, 255, 0xff, 1, 0);
-	assert_true(v.total == 255);
-	assert_int_equal(v.resets, 0);
-}
-
-static void test_foreign_reset_keeps_monotonic(void **state)
-{
-	struct ibw_ctr_val v = { 0 };
-	uint64_t before;
-
-	ibw_ctr_fold(&v, 500, 0xffff, 1, 0);
-	before = v.total;
-	/* perfquery -R, then 7 more */
-	assert_int_equal(ibw_ctr_fold(&v, 7, 0xffff, 1, 0), 1);
-	assert_true(v.total == before + 7);
-	assert_int_equal(v.resets, 1);
-	assert_false(v.saturated);
-}
-
-static void test_our_reset_is_not_foreign(void **state)
-{
-	struct ibw_ctr_val v = { 0 };
-
-	ibw_ctr_fold(&v, 4000000000u, 0xffffffff, 1, 0);
-	v.reset_by_us = 1; /* we cleared it after that read */
-	assert_int_equal(ibw_ctr_fold(&v, 12, 0xffffffff, 1, 1), 0);
-	assert_true(v.total == 4000000012ull);
-	assert_int_equal(v.resets, 0);
-	assert_false(v.reset_by_us);
-}
-
-static void test_64bit_values_exact(void **state)
-{
-	struct ibw_ctr_val v = { 0 };
-
-	ibw_ctr_fold(&v, 18446744073709551606ull, 0, 1, 0);
-	assert_true(v.total == 18446744073709551606ull);
-	ibw_ctr_fold(&v, 18446744073709551615ull, 0, 1, 0);
-	assert_true(v.total == 18446744073709551615ull);
-}
 
 static void test_descriptor_lookup(void **state)
 {
@@ -534,15 +469,51 @@ static void test_state_file_corruption(void **state)
 	rig_free(&r);
 }
 
+/* A state file as ibwatchd wrote it before the counter code was split
+ * (saved by test_sweep_threshold_stale_and_state above): it loads, and
+ * saved again it comes out byte for byte the same. */
+static void test_state_file_from_before(void **state)
+{
+	struct rig r;
+	const struct ibw_port_ctrs *p;
+	char want[4096], got[4096];
+	size_t nwant, ngot;
+	FILE *f;
+
+	rig_init(&r);
+	assert_int_equal(ibw_counters_load(r.c, FIXTURES "/counters-v1.state"),
+			 0);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_non_null(p);
+	assert_false(p->is_switch);
+	assert_true(p->updated_us == 1795445122163045ull);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 1003);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].over_threshold);
+	assert_true(p->v[IBW_CTR_XMIT_DATA].total == 400);
+	assert_true(p->v[IBW_CTR_XMIT_DATA].raw == 100);
+	assert_true(p->v[IBW_CTR_XMIT_DATA].from_ext);
+	assert_true(p->v[IBW_CTR_XMIT_DATA].saturated);
+	assert_true(p->v[IBW_CTR_XMIT_PKTS].total == 18446744073709551606ull);
+	assert_false(p->v[IBW_CTR_LOCAL_PHYSICAL_ERRORS].have_raw);
+
+	assert_int_equal(ibw_counters_save(r.c, path), 0);
+	f = fopen(FIXTURES "/counters-v1.state", "r");
+	assert_non_null(f);
+	nwant = fread(want, 1, sizeof(want), f);
+	fclose(f);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	ngot = fread(got, 1, sizeof(got), f);
+	fclose(f);
+	assert_true(nwant > 0 && nwant < sizeof(want));
+	assert_int_equal(ngot, nwant);
+	assert_memory_equal(got, want, nwant);
+	rig_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_first_reading_is_the_total),
-		cmocka_unit_test(test_deltas_accumulate),
-		cmocka_unit_test(test_saturation_flagged_and_total_holds),
-		cmocka_unit_test(test_foreign_reset_keeps_monotonic),
-		cmocka_unit_test(test_our_reset_is_not_foreign),
-		cmocka_unit_test(test_64bit_values_exact),
 		cmocka_unit_test(test_descriptor_lookup),
 		cmocka_unit_test_setup_teardown(
 			test_sweep_threshold_stale_and_state, setup_path,
@@ -552,6 +523,8 @@ int main(void)
 		cmocka_unit_test(test_pma_redirect_followed),
 		cmocka_unit_test(test_pma_redirect_other_partition),
 		cmocka_unit_test_setup_teardown(test_state_file_corruption,
+						setup_path, teardown_path),
+		cmocka_unit_test_setup_teardown(test_state_file_from_before,
 						setup_path, teardown_path),
 	};
 
