@@ -299,27 +299,26 @@ static void on_refresh(struct ibw_timer *t, void *arg)
 		ibw_timer_arm(t, LOCAL_REFRESH_US);
 }
 
-/* Log that a changed option takes effect only at the next restart. */
-static void note_restart(const char *what, int changed, const char *file)
+/* One option changed in the file @arg: applied by reload(), or it
+ * needs a restart. */
+static void on_changed(const char *name, enum ibw_opt_when when, void *arg)
 {
-	if (changed)
-		log_warn("main",
-			 "SIGHUP: %s changed in %s: it takes effect at the "
-			 "next "
-			 "restart",
-			 what, file);
-}
+	const char *file = arg;
 
-static int str_differs(const char *a, const char *b)
-{
-	return (a == NULL) != (b == NULL) || (a && strcmp(a, b));
+	if (when == IBW_OPT_SIGHUP)
+		log_info("main", "SIGHUP: %s changed in %s: applied", name,
+			 file);
+	else
+		log_warn("main", "SIGHUP: %s changed in %s: needs a restart",
+			 name, file);
 }
 
 /*
  * SIGHUP: read the config file again. A broken file changes nothing (each
- * error logged); a good one applies what can change while running (sweep
- * and trace intervals, log level, the node-name map's contents) and names
- * what needs a restart. Counters, ping history and the SNMP registration
+ * error logged); a good one applies the options the table marks
+ * IBW_OPT_SIGHUP (sweep and trace intervals, log level), re-reads the
+ * node-name map's contents, and names each other changed option as
+ * needing a restart. Counters, ping history and the SNMP registration
  * stay as they are.
  */
 static void reload(struct daemon *d)
@@ -341,10 +340,7 @@ static void reload(struct daemon *d)
 		ibw_opts_free(&n);
 		return;
 	}
-	if (n.have_log_level)
-		ibw_log_set_level(n.log_level);
-	else
-		ibw_log_set_level(IBW_LOG_INFO);
+	ibw_log_set_level(n.log_level);
 	if (d->mon) {
 		ibw_monitor_set_intervals(d->mon, n.mon.discovery_interval_us,
 					  n.mon.counter_interval_us,
@@ -353,38 +349,14 @@ static void reload(struct daemon *d)
 			log_warn("main",
 				 "SIGHUP: node-name map not reloaded: %s", err);
 	}
-	note_restart("ca", str_differs(n.ca, d->o.ca), file);
-	note_restart("port", n.port != d->o.port, file);
-	note_restart("node-name-map",
-		     str_differs(n.mon.node_name_map, d->o.mon.node_name_map),
-		     file);
-	note_restart("state-file",
-		     str_differs(n.mon.state_file, d->o.mon.state_file), file);
-	note_restart("http", n.http.nlisten != d->o.http.nlisten, file);
-	note_restart("agentx",
-		     str_differs(n.snmp.agentx_socket, d->o.snmp.agentx_socket),
-		     file);
-	note_restart("ping options",
-		     n.mon.ping.interval_us != d->o.mon.ping.interval_us ||
-			     n.mon.ping.ntargets != d->o.mon.ping.ntargets,
-		     file);
-	note_restart("thresholds",
-		     memcmp(n.mon.counters.thresholds,
-			    d->o.mon.counters.thresholds,
-			    sizeof(n.mon.counters.thresholds)) != 0,
-		     file);
+	ibw_opts_diff(&d->o, &n, on_changed, (void *)file);
+	ibw_opts_adopt(&d->o, &n);
 	log_info("main",
 		 "SIGHUP: %s applied: discovery every %llu s, counters every "
 		 "%llu s",
 		 file,
-		 (unsigned long long)(n.mon.discovery_interval_us
-					      ? n.mon.discovery_interval_us
-					      : IBW_DISCOVERY_INTERVAL_US) /
-			 1000000u,
-		 (unsigned long long)(n.mon.counter_interval_us
-					      ? n.mon.counter_interval_us
-					      : IBW_COUNTER_INTERVAL_US) /
-			 1000000u);
+		 (unsigned long long)n.mon.discovery_interval_us / 1000000u,
+		 (unsigned long long)n.mon.counter_interval_us / 1000000u);
 	/* The running daemon keeps pointing into its own option strings;
 	 * the new ones are only compared and dropped. */
 	ibw_opts_free(&n);
@@ -520,21 +492,19 @@ int main(int argc, char **argv)
 		ibw_opts_free(&d.o);
 		return 2;
 	}
-	if (d.o.help) {
-		ibw_opts_usage(stdout);
-		return 0;
-	}
-	if (d.o.version) {
-		printf("ibwatchd %s\n", IBW_VERSION);
-		return 0;
-	}
-	if (d.o.check_config) {
-		status = check_config(&d.o);
+	if (d.o.help || d.o.dump_options || d.o.version || d.o.check_config) {
+		if (d.o.help)
+			ibw_opts_usage(stdout);
+		else if (d.o.dump_options)
+			ibw_opts_dump(stdout);
+		else if (d.o.version)
+			printf("ibwatchd %s\n", IBW_VERSION);
+		else
+			status = check_config(&d.o);
 		ibw_opts_free(&d.o);
 		return status;
 	}
-	if (d.o.have_log_level)
-		ibw_log_set_level(d.o.log_level);
+	ibw_log_set_level(d.o.log_level);
 	if (d.o.log_syslog)
 		ibw_log_to_syslog("ibwatchd");
 	if (d.o.config)

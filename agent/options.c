@@ -1,12 +1,17 @@
 /*
- * ibwatchd's options: one keyword table (getopt's) for the command line
- * and the config file. The file holds "name = value" lines named as the
- * long options; it is read first and the command line overrides it.
- * Errors say where: "ibwatchd: ..." or "FILE:LINE: ...".
+ * ibwatchd's options: one table. A row names an option (long option,
+ * config-file keyword, short option), says how its value is read and
+ * checked, where it goes in struct opts, its default (core's named
+ * constants), whether SIGHUP applies a change and its help. getopt's
+ * table, the config file's keywords, --help, --dump-options and the
+ * SIGHUP diff are all made from it. The file holds "name = value"
+ * lines, is read first, and the command line overrides it. Errors say
+ * where: "ibwatchd: ..." or "FILE:LINE: ...".
  */
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,127 +20,301 @@
 
 #include <ini.h>
 
-#include "ibw_version.h"
 #include "options.h"
 
-enum {
-	OPT_CA = 256,
-	OPT_PORT,
-	OPT_ONCE,
-	OPT_MAXIF,
-	OPT_MAXPD,
-	OPT_TIMEOUT,
-	OPT_RETRIES,
-	OPT_LOGLEVEL,
-	OPT_DISC_IVL,
-	OPT_CTR_IVL,
-	OPT_STATE,
-	OPT_NO_STATE,
-	OPT_NAMEMAP,
-	OPT_SCOPE,
-	OPT_THRESHOLD,
-	OPT_RESET,
-	OPT_DETAILS,
-	OPT_RESPONDER,
-	OPT_NO_PROBES,
-	OPT_NO_PING,
-	OPT_PING_IVL,
-	OPT_PING_METHOD,
-	OPT_PING_TIMEOUT,
-	OPT_PING_RETRIES,
-	OPT_PING_TARGET,
-	OPT_PING_CAPMASK,
-	OPT_DOWN_AFTER,
-	OPT_PING_WINDOW,
-	OPT_UP_AFTER,
-	OPT_PING,
-	OPT_COUNT,
-	OPT_PING_TYPE,
-	OPT_TRACE,
-	OPT_REVERSE,
-	OPT_CONFIRM,
-	OPT_WATCH,
-	OPT_TRACE_IVL,
-	OPT_HTTP,
-	OPT_NO_HTTP,
-	OPT_HTTP_CERT,
-	OPT_HTTP_KEY,
-	OPT_HTTP_TOKEN,
-	OPT_HTTP_AUTH_ALL,
-	OPT_AGENTX,
-	OPT_AGENTX_PING,
-	OPT_TRAP_RATE,
-	OPT_NO_SNMP,
-	OPT_VERSION,
-	OPT_HELP,
-	OPT_CONFIG,
-	OPT_CHECK_CONFIG,
-	OPT_USER,
-	OPT_LOG_TARGET,
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* How an option's value is read. */
+enum opt_type {
+	T_FLAG, /* no value: sets @bits in an int field */
+	T_UNSET, /* no value: clears a string field (no-state-file) */
+	T_UINT, /* a number in @min..@max, stored times @scale */
+	T_STRING, /* a string, kept as given */
+	T_CHOICE, /* one of @choices, stored as its value */
+	T_LIST, /* a string, repeatable: the array at @off, its count at
+		   @count_off, @max of them */
+	T_CUSTOM, /* @parse reads it into the field at @off */
 };
 
-static const struct option longopts[] = {
-	{ "ca", required_argument, NULL, OPT_CA },
-	{ "port", required_argument, NULL, OPT_PORT },
-	{ "once", no_argument, NULL, OPT_ONCE },
-	{ "max-inflight", required_argument, NULL, OPT_MAXIF },
-	{ "max-per-dest", required_argument, NULL, OPT_MAXPD },
-	{ "timeout-ms", required_argument, NULL, OPT_TIMEOUT },
-	{ "retries", required_argument, NULL, OPT_RETRIES },
-	{ "log-level", required_argument, NULL, OPT_LOGLEVEL },
-	{ "discovery-interval", required_argument, NULL, OPT_DISC_IVL },
-	{ "counter-interval", required_argument, NULL, OPT_CTR_IVL },
-	{ "state-file", required_argument, NULL, OPT_STATE },
-	{ "no-state-file", no_argument, NULL, OPT_NO_STATE },
-	{ "node-name-map", required_argument, NULL, OPT_NAMEMAP },
-	{ "scope", required_argument, NULL, OPT_SCOPE },
-	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
-	{ "reset-counters", required_argument, NULL, OPT_RESET },
-	{ "detail-counters", no_argument, NULL, OPT_DETAILS },
-	{ "responder", no_argument, NULL, OPT_RESPONDER },
-	{ "no-probes", no_argument, NULL, OPT_NO_PROBES },
-	{ "no-ping", no_argument, NULL, OPT_NO_PING },
-	{ "ping-interval-ms", required_argument, NULL, OPT_PING_IVL },
-	{ "ping-method", required_argument, NULL, OPT_PING_METHOD },
-	{ "ping-timeout-ms", required_argument, NULL, OPT_PING_TIMEOUT },
-	{ "ping-retries", required_argument, NULL, OPT_PING_RETRIES },
-	{ "ping-target", required_argument, NULL, OPT_PING_TARGET },
-	{ "ping-capmask", required_argument, NULL, OPT_PING_CAPMASK },
-	{ "down-after", required_argument, NULL, OPT_DOWN_AFTER },
-	{ "ping-window", required_argument, NULL, OPT_PING_WINDOW },
-	{ "up-after", required_argument, NULL, OPT_UP_AFTER },
-	{ "ping", required_argument, NULL, OPT_PING },
-	{ "count", required_argument, NULL, OPT_COUNT },
-	{ "ping-type", required_argument, NULL, OPT_PING_TYPE },
-	{ "trace", required_argument, NULL, OPT_TRACE },
-	{ "reverse", no_argument, NULL, OPT_REVERSE },
-	{ "confirm", no_argument, NULL, OPT_CONFIRM },
-	{ "watch-path", required_argument, NULL, OPT_WATCH },
-	{ "trace-interval", required_argument, NULL, OPT_TRACE_IVL },
-	{ "http", required_argument, NULL, OPT_HTTP },
-	{ "no-http", no_argument, NULL, OPT_NO_HTTP },
-	{ "http-cert", required_argument, NULL, OPT_HTTP_CERT },
-	{ "http-key", required_argument, NULL, OPT_HTTP_KEY },
-	{ "http-token-file", required_argument, NULL, OPT_HTTP_TOKEN },
-	{ "http-token-everywhere", no_argument, NULL, OPT_HTTP_AUTH_ALL },
-	{ "agentx", required_argument, NULL, OPT_AGENTX },
-	{ "agentx-ping-interval", required_argument, NULL, OPT_AGENTX_PING },
-	{ "snmp-trap-rate", required_argument, NULL, OPT_TRAP_RATE },
-	{ "no-snmp", no_argument, NULL, OPT_NO_SNMP },
-	{ "config", required_argument, NULL, OPT_CONFIG },
-	{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
-	{ "user", required_argument, NULL, OPT_USER },
-	{ "log-target", required_argument, NULL, OPT_LOG_TARGET },
-	{ "version", no_argument, NULL, OPT_VERSION },
-	{ "help", no_argument, NULL, OPT_HELP },
-	{ NULL, 0, NULL, 0 },
+struct choice {
+	const char *name;
+	int value;
 };
 
-/* Options that make sense only on the command line. */
-static const char *const cli_only[] = {
-	"once",	   "ping",   "count",	     "ping-type", "trace", "reverse",
-	"confirm", "config", "check-config", "version",	  "help",  NULL,
+struct opt {
+	const char *name; /* long option and config-file keyword */
+	char short_name; /* or 0 */
+	enum opt_type type;
+	enum ibw_opt_when when;
+	size_t off, size; /* its field in struct opts */
+	size_t count_off; /* T_LIST */
+	unsigned long long min, max, scale; /* T_UINT; T_LIST: max */
+	unsigned long long def; /* T_UINT (in the option's unit), T_CHOICE */
+	unsigned bits; /* T_FLAG: 0 means 1 */
+	const char *def_str; /* T_STRING, T_LIST: the default value */
+	/* the default as shown, where no value above says it */
+	const char *def_text;
+	const char *def_note; /* shown after the default */
+	const struct choice *choices; /* T_CHOICE, ended by a NULL name */
+	const char *nonempty; /* T_STRING: "" is refused as "empty ..." */
+	int (*parse)(struct opts *o, const char *arg); /* T_CUSTOM */
+	const char *group; /* --help: a heading before this row */
+	const char *arg; /* --help: the value's name */
+	const char *help; /* --help: one phrase; NULL hides the option */
 };
+
+/* A row's first fields. */
+#define OPT(n, t, w) .name = n, .type = t, .when = w
+/*
+ * A row's field in struct opts. Numbers and flags must be 4 or 8 bytes,
+ * strings pointers, lists arrays of pointers counted by an unsigned:
+ * anything else does not compile (MUST() makes a negative array size).
+ */
+#define MUST(cond) (0 * sizeof(char[(cond) ? 1 : -1]))
+#define OPTS_FIELD(f) (((struct opts *)0)->f)
+#define FIELD(f) .off = offsetof(struct opts, f), .size = sizeof(OPTS_FIELD(f))
+#define NUM(f)     \
+	FIELD(f) + \
+		MUST(sizeof(OPTS_FIELD(f)) == 4 || sizeof(OPTS_FIELD(f)) == 8)
+#define STR(f) FIELD(f) + MUST(sizeof(OPTS_FIELD(f)) == sizeof(char *))
+#define LIST(a, n)                                                          \
+	FIELD(a), .count_off = offsetof(struct opts, n),                    \
+		  .max = ARRAY_LEN(OPTS_FIELD(a)) +                         \
+			 MUST(sizeof(OPTS_FIELD(a)[0]) == sizeof(char *) && \
+			      sizeof(OPTS_FIELD(n)) == sizeof(unsigned))
+
+static int parse_threshold(struct opts *o, const char *arg);
+static int parse_capmask(struct opts *o, const char *arg);
+
+static const struct choice log_levels[] = {
+	{ "err", IBW_LOG_ERR },
+	{ "warn", IBW_LOG_WARN },
+	{ "info", IBW_LOG_INFO },
+	{ "debug", IBW_LOG_DEBUG },
+	{ NULL, 0 },
+};
+static const struct choice log_targets[] = {
+	{ "stderr", 0 },
+	{ "syslog", 1 },
+	{ NULL, 0 },
+};
+static const struct choice scopes[] = {
+	{ "all", IBW_SCOPE_ALL },
+	{ "switches", IBW_SCOPE_SWITCHES },
+	{ "cas", IBW_SCOPE_CAS },
+	{ NULL, 0 },
+};
+static const struct choice reset_groups[] = {
+	{ "data", 1 },
+	{ "errors", 2 },
+	{ "all", 3 },
+	{ NULL, 0 },
+};
+static const struct choice ping_methods[] = {
+	{ "auto", IBW_PING_AUTO },
+	{ "echo", IBW_PING_ECHO },
+	{ "pma", IBW_PING_PMA },
+	{ "smp", IBW_PING_SMP },
+	{ NULL, 0 },
+};
+static const struct choice ping_types[] = {
+	{ "echo", IBW_ECHO_REQ },
+	{ "timestamp", IBW_TS_REQ },
+	{ "info", IBW_INFO_REQ },
+	{ "ibping", IBW_ECHO_IBPING },
+	{ NULL, 0 },
+};
+
+#define US_PER_S 1000000u
+
+/*
+ * The options, in --help's order. Adding one: a row here (and in both
+ * man pages; the docs_options test holds them to this table), and its
+ * use where the field is read.
+ */
+static const struct opt table[] = {
+	{ OPT("config", T_STRING, IBW_OPT_CLI), .short_name = 'c', STR(config),
+	  .def_text = IBW_DEFAULT_CONFIG, .def_note = "read only if it exists",
+	  .group = "", .arg = "FILE",
+	  .help = "read options from FILE; the command line overrides it" },
+	{ OPT("check-config", T_FLAG, IBW_OPT_CLI), NUM(check_config),
+	  .help = "check the configuration and exit" },
+	/* Prints the table for the man page test (tests/lib). */
+	{ OPT("dump-options", T_FLAG, IBW_OPT_CLI), NUM(dump_options) },
+
+	{ OPT("ca", T_STRING, IBW_OPT_RESTART), STR(ca),
+	  .def_text = "the first CA with an active port",
+	  .group = "Port and engine:", .arg = "NAME",
+	  .help = "CA to attach to" },
+	{ OPT("port", T_UINT, IBW_OPT_RESTART), NUM(port), .max = 254,
+	  .def_text = "its first active port", .arg = "N",
+	  .help = "port on that CA" },
+	{ OPT("max-inflight", T_UINT, IBW_OPT_RESTART), NUM(ecfg.max_inflight),
+	  .max = IBW_ENGINE_MAX_INFLIGHT,
+	  .def = IBW_ENGINE_DEFAULT_MAX_INFLIGHT, .arg = "N",
+	  .help = "MADs in flight in all" },
+	{ OPT("max-per-dest", T_UINT, IBW_OPT_RESTART), NUM(ecfg.max_per_dest),
+	  .max = IBW_ENGINE_MAX_INFLIGHT,
+	  .def = IBW_ENGINE_DEFAULT_MAX_PER_DEST, .arg = "N",
+	  .help = "MADs in flight to one destination" },
+	{ OPT("timeout-ms", T_UINT, IBW_OPT_RESTART), NUM(ecfg.timeout_ms),
+	  .max = 60000, .def = IBW_ENGINE_DEFAULT_TIMEOUT_MS, .arg = "N",
+	  .help = "deadline of one try, in milliseconds" },
+	{ OPT("retries", T_UINT, IBW_OPT_RESTART), NUM(ecfg.retries), .max = 20,
+	  .def = IBW_ENGINE_DEFAULT_RETRIES, .arg = "N",
+	  .help = "further tries after a timeout" },
+
+	{ OPT("once", T_FLAG, IBW_OPT_CLI), NUM(once), .group = "Probes:",
+	  .help = "run one cycle, print a JSON snapshot, exit" },
+	{ OPT("discovery-interval", T_UINT, IBW_OPT_SIGHUP),
+	  NUM(mon.discovery_interval_us), .min = 1, .max = 86400,
+	  .scale = US_PER_S, .def = IBW_DISCOVERY_INTERVAL_US / US_PER_S,
+	  .arg = "S", .help = "seconds between discovery sweeps" },
+	{ OPT("counter-interval", T_UINT, IBW_OPT_SIGHUP),
+	  NUM(mon.counter_interval_us), .min = 1, .max = 86400,
+	  .scale = US_PER_S, .def = IBW_COUNTER_INTERVAL_US / US_PER_S,
+	  .arg = "S", .help = "seconds between counter sweeps" },
+	{ OPT("state-file", T_STRING, IBW_OPT_RESTART), STR(mon.state_file),
+	  .def_str = IBW_DEFAULT_STATE_FILE, .arg = "PATH",
+	  .help = "counter totals kept here" },
+	{ OPT("no-state-file", T_UNSET, IBW_OPT_RESTART), STR(mon.state_file),
+	  .help = "keep no state file" },
+	{ OPT("node-name-map", T_STRING, IBW_OPT_RESTART),
+	  STR(mon.node_name_map), .arg = "PATH",
+	  .help = "infiniband-diags node-name-map (its contents re-read on "
+		  "SIGHUP)" },
+	{ OPT("scope", T_CHOICE, IBW_OPT_RESTART), NUM(mon.counters.scope),
+	  .choices = scopes, .def = IBW_SCOPE_ALL, .arg = "SCOPE",
+	  .help = "whose counters to read" },
+	{ OPT("threshold", T_CUSTOM, IBW_OPT_RESTART),
+	  FIELD(mon.counters.thresholds), .parse = parse_threshold,
+	  .def_text = "those of infiniband-diags' error_thresholds",
+	  .arg = "NAME=N",
+	  .help = "error threshold, e.g. SymbolErrorCounter=10; repeatable" },
+	{ OPT("reset-counters", T_CHOICE, IBW_OPT_RESTART), NUM(reset_counters),
+	  .choices = reset_groups, .def_text = "never", .arg = "GROUP",
+	  .help = "clear narrow counters before they saturate" },
+	{ OPT("detail-counters", T_FLAG, IBW_OPT_RESTART),
+	  NUM(mon.counters.details),
+	  .help = "also PortRcvErrorDetails and PortXmitDiscardDetails" },
+
+	{ OPT("responder", T_FLAG, IBW_OPT_RESTART), NUM(responder),
+	  .group = "Pings:",
+	  .help = "also answer echo pings (ibping and ibwatchd)" },
+	{ OPT("no-probes", T_FLAG, IBW_OPT_RESTART), NUM(no_probes),
+	  .help = "no discovery, counters or pings (with --responder)" },
+	{ OPT("no-ping", T_FLAG, IBW_OPT_RESTART), NUM(mon.no_ping),
+	  .help = "no endport pings" },
+	{ OPT("ping-interval-ms", T_UINT, IBW_OPT_RESTART),
+	  NUM(mon.ping.interval_us), .min = 1, .max = 86400000, .scale = 1000,
+	  .def = IBW_PING_DEFAULT_INTERVAL_MS, .arg = "N",
+	  .help = "interval between pings of one endport" },
+	{ OPT("ping-method", T_CHOICE, IBW_OPT_RESTART), NUM(mon.ping.method),
+	  .choices = ping_methods, .def = IBW_PING_AUTO, .arg = "M",
+	  .help = "how to ping" },
+	{ OPT("ping-timeout-ms", T_UINT, IBW_OPT_RESTART),
+	  NUM(mon.ping.timeout_ms), .min = 1, .max = 60000,
+	  .def = IBW_PING_DEFAULT_TIMEOUT_MS, .arg = "N",
+	  .help = "deadline of one ping" },
+	{ OPT("ping-retries", T_UINT, IBW_OPT_RESTART), NUM(mon.ping.retries),
+	  .max = 20, .def = IBW_PING_DEFAULT_RETRIES, .arg = "N",
+	  .help = "further tries of a ping" },
+	{ OPT("ping-target", T_LIST, IBW_OPT_RESTART),
+	  LIST(targets, mon.ping.ntargets),
+	  .def_text = "every CA port of the fabric", .arg = "T",
+	  .help = "ping T (LID, GUID or node name); repeatable" },
+	{ OPT("ping-capmask", T_CUSTOM, IBW_OPT_RESTART),
+	  FIELD(mon.ping.capmask_bits), .parse = parse_capmask, .arg = "BITS",
+	  .help = "ping the endports with these capability bits" },
+	{ OPT("down-after", T_UINT, IBW_OPT_RESTART), NUM(mon.ping.down_after),
+	  .min = 1, .max = 1000, .def = IBW_PING_DEFAULT_DOWN_AFTER,
+	  .def_note = "1 with --once", .arg = "N",
+	  .help = "lost pings in a row that make an endport down" },
+	{ OPT("up-after", T_UINT, IBW_OPT_RESTART), NUM(mon.ping.up_after),
+	  .min = 1, .max = 1000, .def = IBW_PING_DEFAULT_UP_AFTER,
+	  .def_note = "1 with --once", .arg = "N",
+	  .help = "answered pings in a row that bring it up" },
+	{ OPT("ping-window", T_UINT, IBW_OPT_RESTART), NUM(mon.ping.window),
+	  .min = 1, .max = IBW_PING_WINDOW_MAX, .def = IBW_PING_DEFAULT_WINDOW,
+	  .arg = "N", .help = "pings in the loss window" },
+	{ OPT("ping", T_STRING, IBW_OPT_CLI), STR(ping), .arg = "TARGET",
+	  .help = "ping TARGET now, print the result as JSON, exit" },
+	{ OPT("count", T_UINT, IBW_OPT_CLI), NUM(count), .min = 1, .max = 10000,
+	  .def = IBW_PING_DEFAULT_COUNT, .arg = "N",
+	  .help = "pings for --ping" },
+	{ OPT("ping-type", T_CHOICE, IBW_OPT_CLI), NUM(ping_type),
+	  .choices = ping_types, .def = IBW_ECHO_REQ, .arg = "T",
+	  .help = "with --ping" },
+
+	{ OPT("trace", T_STRING, IBW_OPT_CLI), STR(trace),
+	  .group = "Traces:", .arg = "TARGET",
+	  .help = "trace the path to TARGET now, print it as JSON, exit" },
+	{ OPT("reverse", T_FLAG, IBW_OPT_CLI), NUM(trace_flags),
+	  .bits = IBW_TRACE_REVERSE,
+	  .help = "with --trace: also the path back" },
+	{ OPT("confirm", T_FLAG, IBW_OPT_CLI), NUM(trace_flags),
+	  .bits = IBW_TRACE_CONFIRM,
+	  .help = "with --trace: ask a responder there who it is" },
+	{ OPT("watch-path", T_LIST, IBW_OPT_RESTART), LIST(watch, mon.nwatch),
+	  .arg = "T",
+	  .help = "trace the path to T (LID, GUID or name) at an interval, an "
+		  "event when it changes; repeatable" },
+	{ OPT("trace-interval", T_UINT, IBW_OPT_SIGHUP),
+	  NUM(mon.trace_interval_us), .min = 1, .max = 86400, .scale = US_PER_S,
+	  .def = IBW_TRACE_INTERVAL_US / US_PER_S, .arg = "S",
+	  .help = "seconds between traces of watched paths" },
+
+	{ OPT("http", T_LIST, IBW_OPT_RESTART), LIST(http.listen, http.nlisten),
+	  .def_str = IBW_HTTP_DEFAULT_LISTEN,
+	  .group = "HTTP:", .arg = "ADDR:PORT",
+	  .help = "serve JSON and Prometheus metrics here ([::1]:9776 for "
+		  "IPv6); repeatable" },
+	{ OPT("no-http", T_FLAG, IBW_OPT_RESTART), NUM(no_http),
+	  .help = "no HTTP endpoint" },
+	{ OPT("http-cert", T_STRING, IBW_OPT_RESTART), STR(http.tls_cert),
+	  .arg = "FILE", .help = "serve HTTPS with this PEM certificate" },
+	{ OPT("http-key", T_STRING, IBW_OPT_RESTART), STR(http.tls_key),
+	  .arg = "FILE", .help = "... and this PEM key" },
+	{ OPT("http-token-file", T_STRING, IBW_OPT_RESTART),
+	  STR(http.token_file), .arg = "F",
+	  .help = "require this bearer token on trace and ping" },
+	{ OPT("http-token-everywhere", T_FLAG, IBW_OPT_RESTART),
+	  NUM(http.token_everywhere), .help = "... and on every endpoint" },
+
+	{ OPT("agentx", T_STRING, IBW_OPT_RESTART), STR(snmp.agentx_socket),
+	  .nonempty = "socket", .def_text = IBW_SNMP_DEFAULT_SOCKET,
+	  .group = "SNMP (an AgentX subagent of snmpd):", .arg = "SOCKET",
+	  .help = "the master agent's AgentX socket" },
+	{ OPT("agentx-ping-interval", T_UINT, IBW_OPT_RESTART),
+	  NUM(snmp.ping_interval_s), .min = 1, .max = 3600,
+	  .def = IBW_SNMP_DEFAULT_PING_INTERVAL_S, .arg = "S",
+	  .help = "seconds between pings of the master; reconnect this often "
+		  "when it is gone" },
+	{ OPT("snmp-trap-rate", T_UINT, IBW_OPT_RESTART), NUM(snmp.trap_rate),
+	  .min = 1, .max = 60000, .def = IBW_SNMP_DEFAULT_TRAP_RATE, .arg = "N",
+	  .help = "notifications per minute at most" },
+	{ OPT("no-snmp", T_FLAG, IBW_OPT_RESTART), NUM(no_snmp),
+	  .help = "no SNMP subagent" },
+
+	{ OPT("log-level", T_CHOICE, IBW_OPT_SIGHUP), NUM(log_level),
+	  .choices = log_levels, .def = IBW_LOG_INFO,
+	  .group = "The daemon:", .arg = "LEVEL", .help = "what to log" },
+	{ OPT("log-target", T_CHOICE, IBW_OPT_RESTART), NUM(log_syslog),
+	  .choices = log_targets, .def = 0, .arg = "T",
+	  .help = "where to log" },
+	{ OPT("user", T_STRING, IBW_OPT_RESTART), STR(user),
+	  .nonempty = "user name", .arg = "NAME",
+	  .help = "drop to this user (and its group) once the port is open and "
+		  "HTTP bound" },
+	{ OPT("version", T_FLAG, IBW_OPT_CLI), NUM(version),
+	  .help = "print the version and exit" },
+	{ OPT("help", T_FLAG, IBW_OPT_CLI), NUM(help),
+	  .help = "print this help and exit" },
+};
+
+_Static_assert(ARRAY_LEN(table) <= IBW_OPTS_MAX, "raise IBW_OPTS_MAX");
+
+enum { SRC_DEFAULT, SRC_FILE, SRC_CLI };
 
 /* Where errors go while parsing: the caller's buffer, each line
  * prefixed with where it comes from. */
@@ -175,33 +354,27 @@ static void __attribute__((format(printf, 1, 2))) opt_err(const char *fmt, ...)
 				    : sink.cap - sink.len - 1;
 }
 
-static int parse_uint(const char *opt, const char *s, unsigned max,
-		      unsigned *out)
+static int parse_uint(const char *opt, const char *s, unsigned long long max,
+		      unsigned long long *out)
 {
 	char *end;
-	unsigned long v;
+	unsigned long long v;
 
 	errno = 0;
-	v = strtoul(s, &end, 10);
+	v = strtoull(s, &end, 10);
 	if (errno || end == s || *end || *s == '-' || v > max) {
-		opt_err("%s: '%s' is not a number in 0..%u\n", opt, s, max);
+		opt_err("%s: '%s' is not a number in 0..%llu\n", opt, s, max);
 		return -EINVAL;
 	}
-	*out = (unsigned)v;
+	*out = v;
 	return 0;
 }
 
-static int parse_uint_fail(const char *opt)
-{
-	opt_err("%s must be at least 1\n", opt);
-	return -1;
-}
-
-static int parse_threshold(const char *arg, struct ibw_counters_opts *co)
+static int parse_threshold(struct opts *o, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
 	char name[64];
-	unsigned v;
+	unsigned long long v;
 	int c;
 
 	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(name)) {
@@ -216,363 +389,211 @@ static int parse_threshold(const char *arg, struct ibw_counters_opts *co)
 	}
 	if (parse_uint("--threshold", eq + 1, 0xffffffffu, &v) < 0)
 		return -1;
-	if (!v)
-		return parse_uint_fail("--threshold");
-	co->thresholds[c] = v;
-	return 0;
-}
-
-/* Apply option @c with argument @arg (NULL for flags). @in_file: it
- * comes from the config file. */
-static int apply_opt(struct opts *o, int c, char *arg, int in_file)
-{
-	enum ibw_log_level lvl;
-	unsigned v;
-
-	switch (c) {
-	case OPT_CA:
-		o->ca = arg;
-		break;
-	case OPT_PORT:
-		if (parse_uint("--port", arg, 254, &v) < 0)
-			return -1;
-		o->port = (int)v;
-		break;
-	case OPT_ONCE:
-		o->once = 1;
-		break;
-	case OPT_MAXIF:
-		if (parse_uint("--max-inflight", arg, 16384, &v) < 0)
-			return -1;
-		o->ecfg.max_inflight = v;
-		break;
-	case OPT_MAXPD:
-		if (parse_uint("--max-per-dest", arg, 16384, &v) < 0)
-			return -1;
-		o->ecfg.max_per_dest = v;
-		break;
-	case OPT_TIMEOUT:
-		if (parse_uint("--timeout-ms", arg, 60000, &v) < 0)
-			return -1;
-		o->ecfg.timeout_ms = v;
-		break;
-	case OPT_RETRIES:
-		if (parse_uint("--retries", arg, 20, &v) < 0)
-			return -1;
-		o->ecfg.retries = (int)v;
-		break;
-	case OPT_LOGLEVEL:
-		if (ibw_log_level_parse(arg, &lvl) < 0) {
-			opt_err("--log-level: '%s' is not "
-				"one of err, warn, info, debug\n",
-				arg);
-			return -1;
-		}
-		o->log_level = lvl;
-		o->have_log_level = 1;
-		break;
-	case OPT_DISC_IVL:
-		if (parse_uint("--discovery-interval", arg, 86400, &v) < 0)
-			return -1;
-		if (!v)
-			return parse_uint_fail("--discovery-interval");
-		o->mon.discovery_interval_us = (uint64_t)v * 1000000u;
-		break;
-	case OPT_CTR_IVL:
-		if (parse_uint("--counter-interval", arg, 86400, &v) < 0)
-			return -1;
-		if (!v)
-			return parse_uint_fail("--counter-interval");
-		o->mon.counter_interval_us = (uint64_t)v * 1000000u;
-		break;
-	case OPT_STATE:
-		o->mon.state_file = arg;
-		break;
-	case OPT_NO_STATE:
-		o->mon.state_file = NULL;
-		break;
-	case OPT_NAMEMAP:
-		o->mon.node_name_map = arg;
-		break;
-	case OPT_SCOPE:
-		if (!strcmp(arg, "all")) {
-			o->mon.counters.scope = IBW_SCOPE_ALL;
-		} else if (!strcmp(arg, "switches")) {
-			o->mon.counters.scope = IBW_SCOPE_SWITCHES;
-		} else if (!strcmp(arg, "cas")) {
-			o->mon.counters.scope = IBW_SCOPE_CAS;
-		} else {
-			opt_err("--scope: '%s' is not one of "
-				"all, switches, cas\n",
-				arg);
-			return -1;
-		}
-		break;
-	case OPT_THRESHOLD:
-		if (parse_threshold(arg, &o->mon.counters) < 0)
-			return -1;
-		break;
-	case OPT_RESET:
-		if (!strcmp(arg, "data") || !strcmp(arg, "all"))
-			o->mon.counters.reset_data = 1;
-		if (!strcmp(arg, "errors") || !strcmp(arg, "all"))
-			o->mon.counters.reset_errors = 1;
-		if (strcmp(arg, "data") && strcmp(arg, "errors") &&
-		    strcmp(arg, "all")) {
-			opt_err("--reset-counters: '%s' is "
-				"not one of data, errors, all\n",
-				arg);
-			return -1;
-		}
-		break;
-	case OPT_DETAILS:
-		o->mon.counters.details = 1;
-		break;
-	case OPT_RESPONDER:
-		o->responder = 1;
-		break;
-	case OPT_NO_PROBES:
-		o->no_probes = 1;
-		break;
-	case OPT_NO_PING:
-		o->mon.no_ping = 1;
-		break;
-	case OPT_PING_IVL:
-		if (parse_uint("--ping-interval-ms", arg, 86400000, &v) < 0)
-			return -1;
-		if (!v)
-			return parse_uint_fail("--ping-interval-ms");
-		o->mon.ping.interval_us = (uint64_t)v * 1000u;
-		break;
-	case OPT_PING_METHOD:
-		if (ibw_ping_method_parse(arg, &o->mon.ping.method) < 0) {
-			opt_err("--ping-method: '%s' is not "
-				"one of auto, echo, pma, smp\n",
-				arg);
-			return -1;
-		}
-		break;
-	case OPT_PING_TIMEOUT:
-		if (parse_uint("--ping-timeout-ms", arg, 60000, &v) < 0)
-			return -1;
-		if (!v)
-			return parse_uint_fail("--ping-timeout-ms");
-		o->mon.ping.timeout_ms = v;
-		break;
-	case OPT_PING_RETRIES:
-		if (parse_uint("--ping-retries", arg, 20, &v) < 0)
-			return -1;
-		o->mon.ping.retries = (int)v;
-		break;
-	case OPT_PING_TARGET:
-		if (o->targets_from_file && !in_file) {
-			o->mon.ping.ntargets = 0;
-			o->targets_from_file = 0;
-		}
-		o->targets_from_file |= in_file;
-		if (o->mon.ping.ntargets == MAX_PING_TARGETS) {
-			opt_err("more than %d "
-				"--ping-target\n",
-				MAX_PING_TARGETS);
-			return -1;
-		}
-		o->targets[o->mon.ping.ntargets++] = arg;
-		o->mon.ping.targets = o->targets;
-		break;
-	case OPT_PING_CAPMASK: {
-		char *end;
-		unsigned long m;
-
-		errno = 0;
-		m = strtoul(arg, &end, 0);
-		if (errno || *end || !m || m > 0xffffffffu) {
-			opt_err("--ping-capmask: '%s' is not "
-				"a non-zero 32-bit mask\n",
-				arg);
-			return -1;
-		}
-		o->mon.ping.capmask_bits = (uint32_t)m;
-	} break;
-	case OPT_DOWN_AFTER:
-		if (parse_uint("--down-after", arg, 1000, &v) < 0)
-			return -1;
-		if (!v)
-			return parse_uint_fail("--down-after");
-		o->mon.ping.down_after = v;
-		break;
-	case OPT_PING_WINDOW:
-		if (parse_uint("--ping-window", arg, IBW_PING_WINDOW_MAX, &v) <
-		    0)
-			return -1;
-		if (!v)
-			return parse_uint_fail("--ping-window");
-		o->mon.ping.window = v;
-		break;
-	case OPT_UP_AFTER:
-		if (parse_uint("--up-after", arg, 1000, &v) < 0)
-			return -1;
-		if (!v)
-			return parse_uint_fail("--up-after");
-		o->mon.ping.up_after = v;
-		break;
-	case OPT_PING:
-		o->ping = arg;
-		break;
-	case OPT_COUNT:
-		if (parse_uint("--count", arg, 10000, &v) < 0)
-			return -1;
-		if (!v)
-			return parse_uint_fail("--count");
-		o->count = v;
-		break;
-	case OPT_PING_TYPE:
-		if (!strcmp(arg, "echo")) {
-			o->ping_type = IBW_ECHO_REQ;
-		} else if (!strcmp(arg, "timestamp")) {
-			o->ping_type = IBW_TS_REQ;
-		} else if (!strcmp(arg, "info")) {
-			o->ping_type = IBW_INFO_REQ;
-		} else if (!strcmp(arg, "ibping")) {
-			o->ping_type = IBW_ECHO_IBPING;
-		} else {
-			opt_err("--ping-type: '%s' is not "
-				"one of echo, timestamp, info, "
-				"ibping\n",
-				arg);
-			return -1;
-		}
-		break;
-	case OPT_TRACE:
-		o->trace = arg;
-		break;
-	case OPT_REVERSE:
-		o->trace_flags |= IBW_TRACE_REVERSE;
-		break;
-	case OPT_CONFIRM:
-		o->trace_flags |= IBW_TRACE_CONFIRM;
-		break;
-	case OPT_WATCH:
-		if (o->watch_from_file && !in_file) {
-			o->mon.nwatch = 0;
-			o->watch_from_file = 0;
-		}
-		o->watch_from_file |= in_file;
-		if (o->mon.nwatch == MAX_PING_TARGETS) {
-			opt_err("more than %d --watch-path\n",
-				MAX_PING_TARGETS);
-			return -1;
-		}
-		o->watch[o->mon.nwatch++] = arg;
-		o->mon.watch = o->watch;
-		break;
-	case OPT_TRACE_IVL:
-		if (parse_uint("--trace-interval", arg, 86400, &v) < 0)
-			return -1;
-		if (!v)
-			return parse_uint_fail("--trace-interval");
-		o->mon.trace_interval_us = (uint64_t)v * 1000000u;
-		break;
-	case OPT_HTTP:
-		if (o->http_from_file && !in_file) {
-			o->http.nlisten = 0;
-			o->http_from_file = 0;
-		}
-		o->http_from_file |= in_file;
-		if (o->http.nlisten == IBW_HTTP_MAX_LISTEN) {
-			opt_err("at most %d --http "
-				"addresses\n",
-				IBW_HTTP_MAX_LISTEN);
-			return -1;
-		}
-		o->http.listen[o->http.nlisten++] = arg;
-		break;
-	case OPT_HTTP_CERT:
-		o->http.tls_cert = arg;
-		break;
-	case OPT_HTTP_KEY:
-		o->http.tls_key = arg;
-		break;
-	case OPT_HTTP_TOKEN:
-		o->http.token_file = arg;
-		break;
-	case OPT_HTTP_AUTH_ALL:
-		o->http.token_everywhere = 1;
-		break;
-	case OPT_NO_HTTP:
-		o->no_http = 1;
-		break;
-	case OPT_AGENTX:
-		if (!*arg) {
-			opt_err("--agentx: empty "
-				"socket\n");
-			return -1;
-		}
-		o->snmp.agentx_socket = arg;
-		break;
-	case OPT_AGENTX_PING:
-		if (parse_uint("--agentx-ping-interval", arg, 3600, &v) < 0)
-			return -1;
-		if (!v)
-			return parse_uint_fail("--agentx-ping-"
-					       "interval");
-		o->snmp.ping_interval_s = v;
-		break;
-	case OPT_TRAP_RATE:
-		if (parse_uint("--snmp-trap-rate", arg, 60000, &v) < 0)
-			return -1;
-		if (!v)
-			return parse_uint_fail("--snmp-trap-rate");
-		o->snmp.trap_rate = v;
-		break;
-	case OPT_NO_SNMP:
-		o->no_snmp = 1;
-		break;
-	case OPT_CONFIG:
-		o->config = arg;
-		break;
-	case OPT_CHECK_CONFIG:
-		o->check_config = 1;
-		break;
-	case OPT_USER:
-		if (!*arg) {
-			opt_err("--user: empty user name\n");
-			return -1;
-		}
-		o->user = arg;
-		break;
-	case OPT_LOG_TARGET:
-		if (!strcmp(arg, "stderr")) {
-			o->log_syslog = 0;
-		} else if (!strcmp(arg, "syslog")) {
-			o->log_syslog = 1;
-		} else {
-			opt_err("--log-target: '%s' is not one of stderr, "
-				"syslog\n",
-				arg);
-			return -1;
-		}
-		break;
-	case OPT_VERSION:
-		o->version = 1;
-		break;
-	case OPT_HELP:
-		o->help = 1;
-		break;
-	default:
+	if (!v) {
+		opt_err("--threshold must be at least 1\n");
 		return -1;
 	}
+	o->mon.counters.thresholds[c] = v;
 	return 0;
 }
 
-static void set_defaults(struct opts *o)
+static int parse_capmask(struct opts *o, const char *arg)
 {
-	o->ecfg.retries = -1;
-	o->mon.discover.retries = -1;
-	o->mon.counters.retries = -1;
-	o->mon.state_file = DEFAULT_STATE_FILE;
-	o->mon.ping.retries = -1;
-	o->count = 5;
-	o->ping_type = IBW_ECHO_REQ;
+	char *end;
+	unsigned long m;
+
+	errno = 0;
+	m = strtoul(arg, &end, 0);
+	if (errno || *end || !m || m > 0xffffffffu) {
+		opt_err("--ping-capmask: '%s' is not a non-zero 32-bit mask\n",
+			arg);
+		return -1;
+	}
+	o->mon.ping.capmask_bits = (uint32_t)m;
+	return 0;
+}
+
+static void *field(struct opts *o, const struct opt *r)
+{
+	return (char *)o + r->off;
+}
+
+static const void *cfield(const struct opts *o, const struct opt *r)
+{
+	return (const char *)o + r->off;
+}
+
+/* Numbers go through memcpy: a row's field is any 4- or 8-byte integer
+ * or enum (NUM() checks the size). */
+static void put_num(struct opts *o, const struct opt *r, unsigned long long v)
+{
+	uint64_t v64 = v;
+	uint32_t v32 = (uint32_t)v;
+
+	if (r->size == sizeof(v64))
+		memcpy(field(o, r), &v64, sizeof(v64));
+	else
+		memcpy(field(o, r), &v32, sizeof(v32));
+}
+
+static unsigned long long get_num(const struct opts *o, const struct opt *r)
+{
+	uint64_t v64;
+	uint32_t v32;
+
+	if (r->size == sizeof(v64)) {
+		memcpy(&v64, cfield(o, r), sizeof(v64));
+		return v64;
+	}
+	memcpy(&v32, cfield(o, r), sizeof(v32));
+	return v32;
+}
+
+static void put_str(struct opts *o, const struct opt *r, const char *s)
+{
+	memcpy(field(o, r), &s, sizeof(s));
+}
+
+static const char *get_str(const struct opts *o, const struct opt *r)
+{
+	const char *s;
+
+	memcpy(&s, cfield(o, r), sizeof(s));
+	return s;
+}
+
+static unsigned *list_count(struct opts *o, const struct opt *r)
+{
+	return (unsigned *)((char *)o + r->count_off);
+}
+
+static unsigned list_len(const struct opts *o, const struct opt *r)
+{
+	return *(const unsigned *)((const char *)o + r->count_off);
+}
+
+static const char *list_get(const struct opts *o, const struct opt *r,
+			    unsigned i)
+{
+	const char *s;
+
+	memcpy(&s, (const char *)cfield(o, r) + i * sizeof(s), sizeof(s));
+	return s;
+}
+
+static void list_put(struct opts *o, const struct opt *r, unsigned i,
+		     const char *s)
+{
+	memcpy((char *)field(o, r) + i * sizeof(s), &s, sizeof(s));
+}
+
+/* "a, b, c" (@last ", ") or "a, b or c" (@last " or ") into @buf. */
+static const char *choice_list(const struct choice *c, const char *last,
+			       char *buf, size_t len)
+{
+	size_t n = 0;
+	int w;
+
+	buf[0] = '\0';
+	for (; c->name && n < len; c++) {
+		w = snprintf(buf + n, len - n, "%s%s",
+			     n ? (c[1].name ? ", " : last) : "", c->name);
+		if (w < 0)
+			break;
+		n += (size_t)w;
+	}
+	return buf;
+}
+
+/* The default as --help, --dump-options and the man pages show it, or
+ * NULL when the option has none. */
+static const char *default_text(const struct opt *r, char *buf, size_t len)
+{
+	const struct choice *c;
+
+	if (r->def_text)
+		return r->def_text;
+	switch (r->type) {
+	case T_UINT:
+		snprintf(buf, len, "%llu", r->def);
+		return buf;
+	case T_CHOICE:
+		for (c = r->choices; c->name; c++)
+			if ((unsigned long long)c->value == r->def)
+				return c->name;
+		return NULL;
+	case T_STRING:
+	case T_LIST:
+		return r->def_str;
+	default:
+		return NULL;
+	}
+}
+
+/* Apply row @i with argument @arg (NULL for flags) from @src. */
+static int apply(struct opts *o, unsigned i, const char *arg, int src)
+{
+	const struct opt *r = &table[i];
+	const struct choice *c;
+	unsigned long long v;
+	char name[64], list[128];
+	unsigned *n;
+
+	snprintf(name, sizeof(name), "--%s", r->name);
+	switch (r->type) {
+	case T_FLAG:
+		put_num(o, r, get_num(o, r) | (r->bits ? r->bits : 1));
+		break;
+	case T_UNSET:
+		put_str(o, r, NULL);
+		break;
+	case T_UINT:
+		if (parse_uint(name, arg, r->max, &v) < 0)
+			return -1;
+		if (v < r->min) {
+			opt_err("%s must be at least %llu\n", name, r->min);
+			return -1;
+		}
+		put_num(o, r, v * (r->scale ? r->scale : 1));
+		break;
+	case T_STRING:
+		if (r->nonempty && !*arg) {
+			opt_err("%s: empty %s\n", name, r->nonempty);
+			return -1;
+		}
+		put_str(o, r, arg);
+		break;
+	case T_CHOICE:
+		for (c = r->choices; c->name; c++)
+			if (!strcmp(arg, c->name))
+				break;
+		if (!c->name) {
+			opt_err("%s: '%s' is not one of %s\n", name, arg,
+				choice_list(r->choices, ", ", list,
+					    sizeof(list)));
+			return -1;
+		}
+		put_num(o, r, (unsigned)c->value);
+		break;
+	case T_LIST:
+		n = list_count(o, r);
+		/* The file's list replaces the default, the command line's
+		 * the file's. */
+		if (o->src[i] < src)
+			*n = 0;
+		if (*n == r->max) {
+			opt_err("%s: at most %llu values\n", name, r->max);
+			return -1;
+		}
+		list_put(o, r, (*n)++, arg);
+		break;
+	case T_CUSTOM:
+		if (r->parse(o, arg) < 0)
+			return -1;
+		break;
+	}
+	o->src[i] = (unsigned char)src;
+	return 0;
 }
 
 static char *keep(struct opts *o, const char *s)
@@ -585,6 +606,54 @@ static char *keep(struct opts *o, const char *s)
 	if (d)
 		o->strings[o->nstrings++] = d;
 	return d;
+}
+
+static void set_defaults(struct opts *o)
+{
+	const struct opt *r;
+	const char *s;
+	unsigned i;
+
+	for (i = 0; i < ARRAY_LEN(table); i++) {
+		r = &table[i];
+		switch (r->type) {
+		case T_UINT:
+			put_num(o, r, r->def * (r->scale ? r->scale : 1));
+			break;
+		case T_CHOICE:
+			put_num(o, r, r->def);
+			break;
+		case T_STRING:
+			put_str(o, r, r->def_str);
+			break;
+		case T_LIST:
+			s = r->def_str ? keep(o, r->def_str) : NULL;
+			if (s)
+				apply(o, i, s, SRC_DEFAULT);
+			break;
+		default:
+			break;
+		}
+	}
+	/* Not options: the engine's deadline and tries. */
+	o->mon.discover.retries = -1;
+	o->mon.counters.retries = -1;
+}
+
+/* The row named @name, or -1. */
+static int row_of(const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < ARRAY_LEN(table); i++)
+		if (!strcmp(table[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+static int takes_value(const struct opt *r)
+{
+	return r->type != T_FLAG && r->type != T_UNSET;
 }
 
 static int parse_bool(const char *s, int *b)
@@ -627,10 +696,8 @@ static int cfg_handler(void *user, const char *section, const char *name,
 		       const char *value)
 {
 	struct cfg_read *r = user;
-	const struct option *opt;
+	int i = row_of(name), b;
 	char *arg;
-	unsigned i;
-	int b;
 
 	snprintf(sink.where, sizeof(sink.where), "%s:%u", r->path, r->line);
 	if (section && *section) {
@@ -640,26 +707,21 @@ static int cfg_handler(void *user, const char *section, const char *name,
 		r->errors++;
 		return 1;
 	}
-	for (i = 0; cli_only[i]; i++) {
-		if (!strcmp(name, cli_only[i])) {
-			opt_err("'%s' goes only on the command line", name);
-			r->errors++;
-			return 1;
-		}
+	if (i >= 0 && table[i].when == IBW_OPT_CLI) {
+		opt_err("'%s' goes only on the command line", name);
+		r->errors++;
+		return 1;
 	}
-	for (opt = longopts; opt->name; opt++)
-		if (!strcmp(opt->name, name))
-			break;
-	if (!opt->name) {
+	if (i < 0) {
 		opt_err("unknown option '%s' (see ibwatch.conf(5))", name);
 		r->errors++;
 		return 1;
 	}
-	if (opt->has_arg == no_argument) {
+	if (!takes_value(&table[i])) {
 		if (parse_bool(value, &b) < 0) {
 			opt_err("%s: '%s' is not yes or no", name, value);
 			r->errors++;
-		} else if (b && apply_opt(r->o, opt->val, NULL, 1) < 0) {
+		} else if (b && apply(r->o, (unsigned)i, NULL, SRC_FILE) < 0) {
 			r->errors++;
 		}
 		return 1;
@@ -676,7 +738,7 @@ static int cfg_handler(void *user, const char *section, const char *name,
 		r->errors++;
 		return 1;
 	}
-	if (apply_opt(r->o, opt->val, arg, 1) < 0)
+	if (apply(r->o, (unsigned)i, arg, SRC_FILE) < 0)
 		r->errors++;
 	return 1;
 }
@@ -733,11 +795,57 @@ static const char *config_arg(int argc, char **argv)
 	return path;
 }
 
+/* getopt_long's tables, from ours: a long option's value is 256 + its
+ * row. */
+static void getopt_tables(struct option *lo, char *so, size_t solen)
+{
+	const struct opt *r;
+	size_t i, n = 0;
+
+	for (i = 0; i < ARRAY_LEN(table); i++) {
+		r = &table[i];
+		lo[i].name = r->name;
+		lo[i].has_arg = takes_value(r) ? required_argument
+					       : no_argument;
+		lo[i].flag = NULL;
+		lo[i].val = 256 + (int)i;
+		if (r->short_name && n + 3 < solen) {
+			so[n++] = r->short_name;
+			if (takes_value(r))
+				so[n++] = ':';
+		}
+	}
+	memset(&lo[i], 0, sizeof(lo[i]));
+	so[n] = '\0';
+}
+
+/* The row of getopt's answer @c, or -1. */
+static int row_of_getopt(int c)
+{
+	unsigned i;
+
+	if (c >= 256 && c < 256 + (int)ARRAY_LEN(table))
+		return c - 256;
+	for (i = 0; i < ARRAY_LEN(table); i++)
+		if (table[i].short_name && table[i].short_name == c)
+			return (int)i;
+	return -1;
+}
+
+static int given(const struct opts *o, const char *name)
+{
+	int i = row_of(name);
+
+	return i >= 0 && o->src[i] != SRC_DEFAULT;
+}
+
 int ibw_opts_load(int argc, char **argv, struct opts *o, char *errs,
 		  size_t errlen)
 {
+	static struct option longopts[ARRAY_LEN(table) + 1];
+	char shortopts[2 * ARRAY_LEN(table) + 1];
 	const char *path = config_arg(argc, argv);
-	int c, failed = 0;
+	int c, i, failed = 0;
 
 	memset(o, 0, sizeof(*o));
 	set_defaults(o);
@@ -752,11 +860,12 @@ int ibw_opts_load(int argc, char **argv, struct opts *o, char *errs,
 	o->config = path ? path : o->config_read ? IBW_DEFAULT_CONFIG : NULL;
 
 	snprintf(sink.where, sizeof(sink.where), "ibwatchd");
+	getopt_tables(longopts, shortopts, sizeof(shortopts));
 	optind = 0; /* start afresh: this may run again on SIGHUP */
-	while ((c = getopt_long(argc, argv, "c:", longopts, NULL)) != -1) {
-		if (c == 'c')
-			c = OPT_CONFIG;
-		if (apply_opt(o, c, optarg, 0) < 0)
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		/* getopt has said what is wrong with an unknown option */
+		i = row_of_getopt(c);
+		if (i < 0 || apply(o, (unsigned)i, optarg, SRC_CLI) < 0)
 			return -1;
 	}
 	if (failed)
@@ -771,9 +880,9 @@ int ibw_opts_load(int argc, char **argv, struct opts *o, char *errs,
 		return -1;
 	}
 	/* One round decides: an endport that answers its one ping is up. */
-	if (o->once && !o->mon.ping.up_after)
+	if (o->once && !given(o, "up-after"))
 		o->mon.ping.up_after = 1;
-	if (o->once && !o->mon.ping.down_after)
+	if (o->once && !given(o, "down-after"))
 		o->mon.ping.down_after = 1;
 	if (o->trace && (o->once || o->ping)) {
 		opt_err("--trace goes with neither --once "
@@ -785,6 +894,11 @@ int ibw_opts_load(int argc, char **argv, struct opts *o, char *errs,
 			"together\n");
 		return -1;
 	}
+	/* Where core reads what the table filled in. */
+	o->mon.ping.targets = o->mon.ping.ntargets ? o->targets : NULL;
+	o->mon.watch = o->mon.nwatch ? o->watch : NULL;
+	o->mon.counters.reset_data = (o->reset_counters & 1) != 0;
+	o->mon.counters.reset_errors = (o->reset_counters & 2) != 0;
 	return 0;
 }
 
@@ -797,154 +911,189 @@ void ibw_opts_free(struct opts *o)
 	o->nstrings = 0;
 }
 
-int ibw_opts_config_key(const char *name)
+/* @s from column @col, words wrapped at 79 columns onto lines indented
+ * to @indent. */
+static void wrap(FILE *f, const char *s, int col, int indent)
 {
-	const struct option *opt;
-	unsigned i;
+	const char *w;
+	int len;
 
-	for (i = 0; cli_only[i]; i++)
-		if (!strcmp(name, cli_only[i]))
-			return 0;
-	for (opt = longopts; opt->name; opt++)
-		if (!strcmp(opt->name, name))
-			return 1;
-	return 0;
-}
-
-void ibw_opts_list_keys(FILE *f)
-{
-	const struct option *opt;
-
-	for (opt = longopts; opt->name; opt++)
-		if (ibw_opts_config_key(opt->name))
-			fprintf(f, "%s\n", opt->name);
+	while (*s) {
+		while (*s == ' ')
+			s++;
+		w = s;
+		while (*s && *s != ' ')
+			s++;
+		len = (int)(s - w);
+		if (!len)
+			break;
+		if (col > indent && col + 1 + len > 79) {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+		} else if (col > indent) {
+			fputc(' ', f);
+			col++;
+		}
+		fprintf(f, "%.*s", len, w);
+		col += len;
+	}
+	fputc('\n', f);
 }
 
 void ibw_opts_usage(FILE *f)
 {
-	fprintf(f, "usage: ibwatchd [options]\n"
-		   "       ibwatchd --ping TARGET [--count N] [--ping-method "
-		   "M] [--ping-type T]\n"
-		   "       ibwatchd --trace TARGET [--reverse] [--confirm]\n"
-		   "\n"
-		   "  -c, --config FILE    read options from FILE "
-		   "(default " IBW_DEFAULT_CONFIG "\n"
-		   "                       if it exists); command-line "
-		   "options override it\n"
-		   "  --check-config       check the configuration and exit\n"
-		   "\n"
-		   "Port and engine:\n"
-		   "  --ca NAME            CA to attach to (default: first "
-		   "with an active port)\n"
-		   "  --port N             port on that CA (default: first "
-		   "active)\n"
-		   "  --max-inflight N     MADs in flight in all (default "
-		   "128)\n"
-		   "  --max-per-dest N     MADs in flight to one destination "
-		   "(default 4)\n"
-		   "  --timeout-ms N       deadline of one try (default 100)\n"
-		   "  --retries N          extra tries after a timeout "
-		   "(default 2)\n"
-		   "\n"
-		   "Probes:\n"
-		   "  --once               run one cycle, print a JSON "
-		   "snapshot, exit\n"
-		   "  --discovery-interval S   seconds between discovery "
-		   "sweeps (default 60)\n"
-		   "  --counter-interval S     seconds between counter sweeps "
-		   "(default 30)\n"
-		   "  --state-file PATH    counter totals kept here\n"
-		   "                       (default " DEFAULT_STATE_FILE ")\n"
-		   "  --no-state-file      keep no state file\n"
-		   "  --node-name-map PATH infiniband-diags node-name-map "
-		   "(re-read on SIGHUP)\n"
-		   "  --scope SCOPE        counters of: all (default), "
-		   "switches, cas\n"
-		   "  --threshold NAME=N   error threshold, e.g. "
-		   "SymbolErrorCounter=10\n"
-		   "  --reset-counters GROUP   clear narrow counters before "
-		   "they saturate:\n"
-		   "                       data, errors or all (default: "
-		   "never)\n"
-		   "  --detail-counters    also PortRcvErrorDetails and "
-		   "PortXmitDiscardDetails\n"
-		   "\n"
-		   "Pings:\n"
-		   "  --responder          also answer echo pings (ibping and "
-		   "ibwatchd)\n"
-		   "  --no-probes          no discovery, counters or pings "
-		   "(with --responder)\n"
-		   "  --no-ping            no endport pings\n"
-		   "  --ping-interval-ms N interval between pings of one "
-		   "endport (default 10000)\n"
-		   "  --ping-method M      auto (default), echo, pma or smp\n"
-		   "  --ping-timeout-ms N  deadline of one ping (default 200)\n"
-		   "  --ping-retries N     further tries of a ping (default "
-		   "0)\n"
-		   "  --ping-target T      ping T (LID, GUID or node name); "
-		   "repeatable.\n"
-		   "                       Default: every CA port of the "
-		   "fabric\n"
-		   "  --ping-capmask BITS  ping the endports with these "
-		   "capability bits\n"
-		   "  --down-after N       lost pings in a row that make an "
-		   "endport down (3)\n"
-		   "  --up-after N         answered pings in a row that bring "
-		   "it up (2)\n"
-		   "  --ping-window N      pings in the loss window (default "
-		   "20, at most 256)\n"
-		   "  --ping TARGET        ping TARGET now, print the result "
-		   "as JSON, exit\n"
-		   "  --count N            pings for --ping (default 5)\n"
-		   "  --ping-type T        with --ping: echo, timestamp, info "
-		   "or ibping\n"
-		   "\n"
-		   "Traces:\n"
-		   "  --trace TARGET       trace the path to TARGET now, print "
-		   "it as JSON, exit\n"
-		   "  --reverse            with --trace: also the path back\n"
-		   "  --confirm            with --trace: ask a responder there "
-		   "who it is\n"
-		   "  --watch-path T       trace the path to T (LID, GUID or "
-		   "name) at an\n"
-		   "                       interval, an event when it changes; "
-		   "repeatable\n"
-		   "  --trace-interval S   seconds between traces of watched "
-		   "paths (default 60)\n"
-		   "\n"
-		   "HTTP:\n"
-		   "  --http ADDR:PORT     serve JSON and Prometheus metrics "
-		   "here "
-		   "(default\n"
-		   "                       127.0.0.1:9776; [::1]:9776 for "
-		   "IPv6)\n"
-		   "  --no-http            no HTTP endpoint\n"
-		   "  --http-cert FILE     serve HTTPS with this PEM "
-		   "certificate\n"
-		   "  --http-key FILE      ... and this PEM key\n"
-		   "  --http-token-file F  require this bearer token on trace "
-		   "and "
-		   "ping\n"
-		   "  --http-token-everywhere  ... and on every endpoint\n"
-		   "\n"
-		   "SNMP (an AgentX subagent of snmpd):\n"
-		   "  --agentx SOCKET      the master agent's AgentX socket "
-		   "(default\n"
-		   "                       /var/agentx/master)\n"
-		   "  --agentx-ping-interval S  seconds between pings of the "
-		   "master;\n"
-		   "                       reconnect this often when it is "
-		   "gone (default 15)\n"
-		   "  --snmp-trap-rate N   notifications per minute at most "
-		   "(default 60)\n"
-		   "  --no-snmp            no SNMP subagent\n"
-		   "\n"
-		   "  --log-level LEVEL    err, warn, info or debug (default "
-		   "info)\n"
-		   "  --log-target T       stderr (default) or syslog\n"
-		   "  --user NAME          drop to this user (and its group) "
-		   "once the\n"
-		   "                       port is open and HTTP bound\n"
-		   "  --version            print the version and exit\n"
-		   "  --help               print this help and exit\n");
+	enum { HELP_COL = 23 };
+	const struct opt *r;
+	char left[64], text[512], choices[128], def[32], applied[256];
+	const char *d, *sighup[8];
+	size_t i, n = 0, nsighup = 0;
+	int col;
+
+	fputs("usage: ibwatchd [options]\n"
+	      "       ibwatchd --ping TARGET [--count N] [--ping-method M] "
+	      "[--ping-type T]\n"
+	      "       ibwatchd --trace TARGET [--reverse] [--confirm]\n",
+	      f);
+	for (i = 0; i < ARRAY_LEN(table); i++) {
+		r = &table[i];
+		if (!r->help)
+			continue;
+		if (r->group)
+			fprintf(f, "\n%s%s", r->group, *r->group ? "\n" : "");
+		if (r->short_name)
+			snprintf(left, sizeof(left), "  -%c, --%s%s%s",
+				 r->short_name, r->name, r->arg ? " " : "",
+				 r->arg ? r->arg : "");
+		else
+			snprintf(left, sizeof(left), "  --%s%s%s", r->name,
+				 r->arg ? " " : "", r->arg ? r->arg : "");
+		d = default_text(r, def, sizeof(def));
+		snprintf(text, sizeof(text), "%s%s%s%s%s%s%s%s", r->help,
+			 r->choices ? ": " : "",
+			 r->choices ? choice_list(r->choices, " or ", choices,
+						  sizeof(choices))
+				    : "",
+			 d ? " (default: " : "", d ? d : "",
+			 d && r->def_note ? "; " : "",
+			 d && r->def_note ? r->def_note : "", d ? ")" : "");
+		col = fprintf(f, "%s", left);
+		if (col >= HELP_COL - 1) {
+			fprintf(f, "\n");
+			col = 0;
+		}
+		fprintf(f, "%*s", HELP_COL - col, "");
+		wrap(f, text, HELP_COL, HELP_COL);
+		if (r->when == IBW_OPT_SIGHUP && nsighup < ARRAY_LEN(sighup))
+			sighup[nsighup++] = r->name;
+	}
+	applied[0] = '\0';
+	for (i = 0; i < nsighup; i++)
+		n += (size_t)snprintf(applied + n, sizeof(applied) - n,
+				      "%s--%s",
+				      !i		? ""
+				      : i + 1 < nsighup ? ", "
+							: " and ",
+				      sighup[i]);
+	snprintf(text, sizeof(text),
+		 "SIGHUP reads the config file again and applies %s at once; "
+		 "a change to another option needs a restart.",
+		 applied);
+	fputc('\n', f);
+	wrap(f, text, 0, 0);
+}
+
+static const char *const when_names[] = {
+	[IBW_OPT_CLI] = "cli",
+	[IBW_OPT_SIGHUP] = "sighup",
+	[IBW_OPT_RESTART] = "restart",
+};
+
+void ibw_opts_dump(FILE *f)
+{
+	const struct opt *r;
+	char def[32];
+	const char *d;
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(table); i++) {
+		r = &table[i];
+		if (!r->help)
+			continue;
+		d = default_text(r, def, sizeof(def));
+		fprintf(f, "%s\t%s\t%s\t", r->name, d ? d : "-",
+			when_names[r->when]);
+		if (r->short_name)
+			fprintf(f, "-%c\n", r->short_name);
+		else
+			fprintf(f, "-\n");
+	}
+}
+
+static int str_differs(const char *a, const char *b)
+{
+	return (a == NULL) != (b == NULL) || (a && strcmp(a, b));
+}
+
+static int differs(const struct opts *a, const struct opts *b,
+		   const struct opt *r)
+{
+	unsigned i;
+
+	switch (r->type) {
+	case T_STRING:
+	case T_UNSET:
+		return str_differs(get_str(a, r), get_str(b, r));
+	case T_LIST:
+		if (list_len(a, r) != list_len(b, r))
+			return 1;
+		for (i = 0; i < list_len(a, r); i++)
+			if (str_differs(list_get(a, r, i), list_get(b, r, i)))
+				return 1;
+		return 0;
+	default:
+		return memcmp(cfield(a, r), cfield(b, r), r->size) != 0;
+	}
+}
+
+/* 1 when an earlier row has @r's field: the change is named there. */
+static int shares_field(const struct opt *r)
+{
+	const struct opt *p;
+
+	for (p = table; p < r; p++)
+		if (p->off == r->off)
+			return 1;
+	return 0;
+}
+
+void ibw_opts_diff(const struct opts *run, const struct opts *next,
+		   void (*cb)(const char *name, enum ibw_opt_when when,
+			      void *arg),
+		   void *arg)
+{
+	const struct opt *r;
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(table); i++) {
+		r = &table[i];
+		if (r->when == IBW_OPT_CLI || shares_field(r))
+			continue;
+		if (differs(run, next, r))
+			cb(r->name, r->when, arg);
+	}
+}
+
+void ibw_opts_adopt(struct opts *run, const struct opts *next)
+{
+	const struct opt *r;
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(table); i++) {
+		r = &table[i];
+		/* Strings would point into @next's storage: an option
+		 * SIGHUP applies holds a number. */
+		if (r->when == IBW_OPT_SIGHUP && r->type != T_STRING &&
+		    r->type != T_LIST && r->type != T_UNSET)
+			memcpy(field(run, r), cfield(next, r), r->size);
+	}
 }

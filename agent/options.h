@@ -1,6 +1,9 @@
 /*
- * ibwatchd's options, from the config file and the command line: one
- * keyword table serves both (the file's names are the long options').
+ * ibwatchd's options. One table (options.c) holds every option: its
+ * names, its type and checks, its default (core's named constants), when
+ * a change takes effect and its help. The command line, the config file
+ * (the same names as "name = value" lines), --help, --dump-options and
+ * the SIGHUP diff all read it.
  */
 #ifndef IBW_OPTIONS_H
 #define IBW_OPTIONS_H
@@ -15,19 +18,27 @@
 #include "snmp.h"
 
 #define IBW_DEFAULT_CONFIG "/etc/ibwatch/ibwatch.conf"
-#define DEFAULT_STATE_FILE "/var/lib/ibwatch/counters.state"
-#define MAX_PING_TARGETS 1024
-#define IBW_OPTS_MAX_STRINGS (3 * MAX_PING_TARGETS + 64)
+#define IBW_DEFAULT_STATE_FILE "/var/lib/ibwatch/counters.state"
+#define IBW_OPTS_MAX_LIST 1024 /* values of one repeatable option */
+#define IBW_OPTS_MAX_STRINGS (3 * IBW_OPTS_MAX_LIST + 64)
+#define IBW_OPTS_MAX 64 /* rows of the option table at most */
+
+/* When a changed option takes effect. */
+enum ibw_opt_when {
+	IBW_OPT_CLI, /* command line only: it runs ibwatchd once */
+	IBW_OPT_SIGHUP, /* SIGHUP applies it */
+	IBW_OPT_RESTART, /* the next restart applies it */
+};
 
 struct opts {
 	const char *config; /* the file read, NULL when none */
 	int config_read;
 	int check_config;
+	int dump_options;
 	int version, help;
 	const char *user; /* drop privileges to this user */
 	int log_syslog;
 	enum ibw_log_level log_level;
-	int have_log_level;
 	const char *ca;
 	int port;
 	int once;
@@ -42,12 +53,15 @@ struct opts {
 	unsigned trace_flags;
 	unsigned count;
 	enum ibw_echo_type ping_type;
-	char *targets[MAX_PING_TARGETS];
-	char *watch[MAX_PING_TARGETS];
+	int reset_counters; /* 1 data, 2 errors, 3 all */
+	char *targets[IBW_OPTS_MAX_LIST];
+	char *watch[IBW_OPTS_MAX_LIST];
 	struct ibw_engine_config ecfg;
 	struct ibw_monitor_opts mon;
-	/* lists the file set: the command line replaces them */
-	int targets_from_file, watch_from_file, http_from_file;
+	/* per table row: where its value came from (0 the default, 1 the
+	 * file, 2 the command line); a list set by the file is replaced,
+	 * not extended, by the command line */
+	unsigned char src[IBW_OPTS_MAX];
 	/* the file's values, owned here */
 	char *strings[IBW_OPTS_MAX_STRINGS];
 	unsigned nstrings;
@@ -63,10 +77,27 @@ int ibw_opts_load(int argc, char **argv, struct opts *o, char *errs,
 		  size_t errlen);
 void ibw_opts_free(struct opts *o);
 
-/* 1 when @name may appear in the config file. */
-int ibw_opts_config_key(const char *name);
-/* Every name the config file accepts, one a line. */
-void ibw_opts_list_keys(FILE *f);
+/* --help: generated from the table. */
 void ibw_opts_usage(FILE *f);
+/*
+ * --dump-options: one line per documented option, four fields separated
+ * by tabs: name, default as the man pages show it ("-" for none), when a
+ * change applies ("cli", "sighup", "restart") and the short option ("-"
+ * for none). tests/lib/check-man-options.py compares it with the man
+ * pages.
+ */
+void ibw_opts_dump(FILE *f);
+
+/*
+ * SIGHUP: call @cb with each option (not command-line only) whose value
+ * in @run, the running configuration, differs from @next's. Options
+ * that share a field (state-file, no-state-file) are named once.
+ */
+void ibw_opts_diff(const struct opts *run, const struct opts *next,
+		   void (*cb)(const char *name, enum ibw_opt_when when,
+			      void *arg),
+		   void *arg);
+/* Copy the values of the options SIGHUP applies from @next into @run. */
+void ibw_opts_adopt(struct opts *run, const struct opts *next);
 
 #endif

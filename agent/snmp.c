@@ -208,7 +208,10 @@ struct ibw_snmp *ibw_snmp_new(struct ibw_loop *loop, struct ibw_monitor *mon,
 			      size_t errlen)
 {
 	struct ibw_snmp *s;
-	unsigned rate = o->trap_rate ? o->trap_rate : 60;
+	unsigned rate = o->trap_rate ? o->trap_rate
+				     : IBW_SNMP_DEFAULT_TRAP_RATE;
+	unsigned ping_s = o->ping_interval_s ? o->ping_interval_s
+					     : IBW_SNMP_DEFAULT_PING_INTERVAL_S;
 
 	if (the_snmp) {
 		snprintf(err, errlen, "the SNMP subagent is already running");
@@ -270,8 +273,7 @@ struct ibw_snmp *ibw_snmp_new(struct ibw_loop *loop, struct ibw_monitor *mon,
 	/* init_agent resets the ping interval: set it after. Without one,
 	 * a subagent whose master went away never reconnects. */
 	netsnmp_ds_set_int(NETSNMP_DS_APPLICATION_ID,
-			   NETSNMP_DS_AGENT_AGENTX_PING_INTERVAL,
-			   (int)(o->ping_interval_s ? o->ping_interval_s : 15));
+			   NETSNMP_DS_AGENT_AGENTX_PING_INTERVAL, (int)ping_s);
 	if (ibw_mib_register(s->mib) < 0) {
 		snprintf(err, errlen, "cannot register IBWATCH-MIB");
 		goto fail;
@@ -285,7 +287,7 @@ struct ibw_snmp *ibw_snmp_new(struct ibw_loop *loop, struct ibw_monitor *mon,
 	}
 	log_info("snmp", "AgentX subagent for %s, ping interval %u s",
 		 o->agentx_socket ? o->agentx_socket : "the default socket",
-		 o->ping_interval_s ? o->ping_interval_s : 15);
+		 ping_s);
 	return s;
 fail:
 	the_snmp = NULL;

@@ -12,10 +12,16 @@
 #include "monitor.h"
 #include "umad.h"
 
+/* net-snmp's own default AgentX socket, used when none is named */
+#define IBW_SNMP_DEFAULT_SOCKET "/var/agentx/master"
+#define IBW_SNMP_DEFAULT_PING_INTERVAL_S 15
+#define IBW_SNMP_DEFAULT_TRAP_RATE 60
+
 struct ibw_snmp_opts {
 	const char *agentx_socket; /* NULL: net-snmp's default */
-	unsigned ping_interval_s; /* 0: 15 */
-	/* notifications per minute, sustained and in a burst; 0: 60 */
+	unsigned ping_interval_s; /* 0: IBW_SNMP_DEFAULT_PING_INTERVAL_S */
+	/* notifications per minute, sustained and in a burst; 0:
+	 * IBW_SNMP_DEFAULT_TRAP_RATE */
 	unsigned trap_rate;
 };
 

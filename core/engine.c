@@ -846,14 +846,14 @@ struct ibw_engine *ibw_engine_new(struct ibw_loop *loop,
 		e->cfg.retries = -1;
 	ibw_engine_set_window(e, e->cfg.max_inflight, e->cfg.max_per_dest);
 	if (!e->cfg.timeout_ms)
-		e->cfg.timeout_ms = 100;
+		e->cfg.timeout_ms = IBW_ENGINE_DEFAULT_TIMEOUT_MS;
 	e->grp_cap[0] = e->cfg.max_smp_inflight ? e->cfg.max_smp_inflight
 						: IBW_KERNEL_SMP_LIMIT;
 	e->grp_cap[1] = e->cfg.max_sa_inflight ? e->cfg.max_sa_inflight
 					       : IBW_KERNEL_SA_LIMIT;
 	e->grp_cap[2] = ~0u;
 	if (e->cfg.retries < 0)
-		e->cfg.retries = 2;
+		e->cfg.retries = IBW_ENGINE_DEFAULT_RETRIES;
 	e->slots = calloc(nslots, sizeof(*e->slots));
 	e->slot_mask = nslots - 1;
 	/* A fresh TID space per run, so answers meant for an earlier run
@@ -879,16 +879,16 @@ void ibw_engine_set_window(struct ibw_engine *e, unsigned max_inflight,
 	struct dest_q *q;
 	int b;
 
-	/* Defaults measured under the latency model (docs/benchmarks.md,
-	 * "Under modelled hardware latency"): 128 in flight keeps a dead
-	 * port's tries from holding a large share of the window, and 4 per
-	 * destination keeps a node's management processor busy without
-	 * queueing long behind it. */
-	e->cfg.max_inflight = max_inflight ? max_inflight : 128;
-	/* The TID slots must stay far from full. */
-	if (e->cfg.max_inflight > 16384)
-		e->cfg.max_inflight = 16384;
-	e->cfg.max_per_dest = max_per_dest ? max_per_dest : 4;
+	/* The defaults (engine.h) were measured under the latency model:
+	 * 128 in flight keeps a dead port's tries from holding a large share
+	 * of the window, and 4 per destination keeps a node's management
+	 * processor busy without queueing long behind it. */
+	e->cfg.max_inflight = max_inflight ? max_inflight
+					   : IBW_ENGINE_DEFAULT_MAX_INFLIGHT;
+	if (e->cfg.max_inflight > IBW_ENGINE_MAX_INFLIGHT)
+		e->cfg.max_inflight = IBW_ENGINE_MAX_INFLIGHT;
+	e->cfg.max_per_dest = max_per_dest ? max_per_dest
+					   : IBW_ENGINE_DEFAULT_MAX_PER_DEST;
 	if (!e->slots)
 		return;
 	/* Destinations held back by the old per-destination limit may run

@@ -93,11 +93,22 @@ struct ibw_mad_req {
 	void *arg;
 };
 
+/* The defaults of struct ibw_engine_config, measured under the latency
+ * model (docs/benchmarks.md, "Under modelled hardware latency"). */
+#define IBW_ENGINE_DEFAULT_MAX_INFLIGHT 128
+#define IBW_ENGINE_DEFAULT_MAX_PER_DEST 4
+#define IBW_ENGINE_DEFAULT_TIMEOUT_MS 100
+#define IBW_ENGINE_DEFAULT_RETRIES 2
+/* More in flight is cut to this: the TID slots must stay far from full. */
+#define IBW_ENGINE_MAX_INFLIGHT 16384
+
 struct ibw_engine_config {
-	unsigned max_inflight; /* MADs in flight in all; 0: 128 */
-	unsigned max_per_dest; /* ... to one destination; 0: 4 */
-	unsigned timeout_ms; /* default per try; 0: 100 */
-	int retries; /* default extra tries; -1: 2 */
+	/* MADs in flight in all; 0: IBW_ENGINE_DEFAULT_MAX_INFLIGHT */
+	unsigned max_inflight;
+	/* ... to one destination; 0: IBW_ENGINE_DEFAULT_MAX_PER_DEST */
+	unsigned max_per_dest;
+	unsigned timeout_ms; /* per try; 0: IBW_ENGINE_DEFAULT_TIMEOUT_MS */
+	int retries; /* extra tries; -1: IBW_ENGINE_DEFAULT_RETRIES */
 	/* SMPs and SA requests in flight at most (the kernel's solicited
 	 * flow control holds more back unsent); 0: 128 and 16. */
 	unsigned max_smp_inflight;

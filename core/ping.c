@@ -147,11 +147,15 @@ static void emit_state(struct ibw_events *ev, const struct ibw_endport *ep,
 int ibw_endport_account(struct ibw_endport *ep, const struct ibw_ping_opts *o,
 			int ok, uint64_t rtt_us, struct ibw_events *ev)
 {
-	unsigned win = o->window ? o->window : 20;
-	unsigned down_after = o->down_after ? o->down_after : 3;
-	unsigned up_after = o->up_after ? o->up_after : 2;
-	unsigned deg = o->degraded_loss_pct ? o->degraded_loss_pct : 20;
-	unsigned rec = o->recover_loss_pct ? o->recover_loss_pct : 5;
+	unsigned win = o->window ? o->window : IBW_PING_DEFAULT_WINDOW;
+	unsigned down_after = o->down_after ? o->down_after
+					    : IBW_PING_DEFAULT_DOWN_AFTER;
+	unsigned up_after = o->up_after ? o->up_after
+					: IBW_PING_DEFAULT_UP_AFTER;
+	unsigned deg = o->degraded_loss_pct ? o->degraded_loss_pct
+					    : IBW_PING_DEFAULT_DEGRADED_PCT;
+	unsigned rec = o->recover_loss_pct ? o->recover_loss_pct
+					   : IBW_PING_DEFAULT_RECOVER_PCT;
 	enum ibw_endport_state old = ep->state, nw = ep->state;
 	unsigned i, lost = 0;
 	double loss;
@@ -439,11 +443,12 @@ struct ibw_pinger *ibw_pinger_new(struct ibw_engine *e, struct ibw_events *ev,
 	else
 		p->o.retries = -1;
 	if (!p->o.interval_us)
-		p->o.interval_us = 10000000u;
+		p->o.interval_us =
+			(uint64_t)IBW_PING_DEFAULT_INTERVAL_MS * 1000u;
 	if (!p->o.timeout_ms)
-		p->o.timeout_ms = 200;
+		p->o.timeout_ms = IBW_PING_DEFAULT_TIMEOUT_MS;
 	if (p->o.retries < 0)
-		p->o.retries = 0;
+		p->o.retries = IBW_PING_DEFAULT_RETRIES;
 	p->id = (uint16_t)(ibw_now_us() ^ (uintptr_t)p);
 	p->timer = ibw_timer_new(ibw_engine_loop(e), on_tick, p);
 	if (!p->timer) {

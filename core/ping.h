@@ -38,6 +38,17 @@ enum ibw_endport_state {
 
 #define IBW_PING_WINDOW_MAX 256
 
+/* The defaults of struct ibw_ping_opts, and of on-demand pings' count. */
+#define IBW_PING_DEFAULT_INTERVAL_MS 10000
+#define IBW_PING_DEFAULT_TIMEOUT_MS 200
+#define IBW_PING_DEFAULT_RETRIES 0
+#define IBW_PING_DEFAULT_DOWN_AFTER 3
+#define IBW_PING_DEFAULT_UP_AFTER 2
+#define IBW_PING_DEFAULT_WINDOW 20
+#define IBW_PING_DEFAULT_DEGRADED_PCT 20
+#define IBW_PING_DEFAULT_RECOVER_PCT 5
+#define IBW_PING_DEFAULT_COUNT 5
+
 const char *ibw_ping_method_str(enum ibw_ping_method m);
 int ibw_ping_method_parse(const char *s, enum ibw_ping_method *m);
 const char *ibw_endport_state_str(enum ibw_endport_state s);
@@ -73,16 +84,17 @@ struct ibw_endport {
 	uint16_t seq;
 };
 
+/* 0 (retries -1) picks the IBW_PING_DEFAULT_ value. */
 struct ibw_ping_opts {
-	uint64_t interval_us; /* 0: 10 s */
-	unsigned timeout_ms; /* per try; 0: 200 */
-	int retries; /* -1: 0 */
+	uint64_t interval_us;
+	unsigned timeout_ms; /* per try */
+	int retries;
 	enum ibw_ping_method method;
-	unsigned down_after; /* consecutive lost probes; 0: 3 */
-	unsigned up_after; /* consecutive answers; 0: 2 */
-	unsigned window; /* probes in the loss window; 0: 20 */
-	unsigned degraded_loss_pct; /* 0: 20 */
-	unsigned recover_loss_pct; /* 0: 5 */
+	unsigned down_after; /* consecutive lost probes */
+	unsigned up_after; /* consecutive answers */
+	unsigned window; /* probes in the loss window */
+	unsigned degraded_loss_pct;
+	unsigned recover_loss_pct;
 	/* Targets: a list ("6", "0x0002c90300a00001", "node0001 HCA-1"),
 	 * else the endports with every bit of capmask_bits, else every CA
 	 * port of the fabric. */

@@ -12,6 +12,7 @@
 #include "monitor.h"
 
 #define IBW_HTTP_MAX_LISTEN 4
+#define IBW_HTTP_DEFAULT_LISTEN "127.0.0.1:9776"
 
 struct ibw_http_opts {
 	/* "127.0.0.1:9776", "[::1]:9776"; up to IBW_HTTP_MAX_LISTEN */

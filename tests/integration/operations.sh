@@ -3,7 +3,8 @@
 # file and --check-config (good and broken files, errors with their
 # lines), every option of ibwatch.conf(5) known to the parser and every
 # parser option either in ibwatch.conf(5) or refused as command-line
-# only, SIGHUP with a changed interval and with a broken file, SIGTERM
+# only, SIGHUP with a changed interval (each changed option named,
+# applied or needing a restart) and with a broken file, SIGTERM
 # writing the state file, dropping to nobody after start, and the local
 # link unlinked and relinked (the agent survives, marks its data stale,
 # recovers without a restart).
@@ -137,11 +138,16 @@ check "the agent runs from its config file" grep -q "configuration from run.conf
 n0=$(sweeps)
 sleep 3 # the measurement: no sweep over these 3 s
 check "with counter-interval 3600, no second sweep in 3 s ($(sweeps))" test "$(sweeps)" = "$n0"
-sed -i 's/^counter-interval = 3600/counter-interval = 1/' run.conf
+sed -i 's/^counter-interval = 3600/counter-interval = 1/; s/^ping-interval-ms = 1000/ping-interval-ms = 2000/' run.conf
 kill -HUP "$agent"
 for _ in $(seq 1 100); do [ "$(sweeps)" -ge $((n0 + 3)) ] && break; sleep 0.1; done
 check "SIGHUP with counter-interval 1: sweeps every second now ($n0 -> $(sweeps))" test "$(sweeps)" -ge $((n0 + 3))
 check "... and it says so" grep -q 'SIGHUP: run.conf applied: discovery every 3600 s, counters every 1 s' agent.log
+# The diff of every option: the changed interval applied, the changed
+# ping interval named as needing a restart, nothing else named.
+check "... naming each changed option: counter-interval applied, ping-interval-ms needs a restart ($(grep -o 'SIGHUP: [a-z-]* changed.*' agent.log | xargs))" \
+	test "$(grep -o 'SIGHUP: [a-z-]* changed.*' agent.log)" = "SIGHUP: counter-interval changed in run.conf: applied
+SIGHUP: ping-interval-ms changed in run.conf: needs a restart"
 printf 'counter-interval = 3600\ncounter-interval = sometimes\n' >>run.conf
 kill -HUP "$agent"
 for _ in $(seq 1 50); do grep -q 'not applied' agent.log && break; sleep 0.1; done
