@@ -261,7 +261,7 @@ static int once_status(struct daemon *d)
 		fprintf(stderr, "ibwatchd: the umad device failed: %s\n",
 			strerror(-ibw_engine_lost(d->e)));
 		status = 1;
-	} else if (snap && snap->fabric && snap->fabric->nnodes <= 1 &&
+	} else if (snap && snap->fabric && snap->sum.nodes <= 1 &&
 		   d->lq.have_portinfo && d->lq.pi.state == 4 &&
 		   (snap->discovery.timeouts || snap->discovery.errors)) {
 		fprintf(stderr,

@@ -51,75 +51,10 @@ struct ibw_monitor {
 	void *once_arg;
 };
 
-struct ibw_snapshot *ibw_snapshot_ref(struct ibw_snapshot *s)
-{
-	if (s)
-		s->refs++;
-	return s;
-}
-
-void ibw_snapshot_unref(struct ibw_snapshot *s)
-{
-	unsigned i;
-
-	if (!s || --s->refs)
-		return;
-	if (s->names) {
-		for (i = 0; s->fabric && i < s->fabric->nnodes; i++)
-			free(s->names[i]);
-		free(s->names);
-	}
-	ibw_fabric_unref(s->fabric);
-	free(s->ports);
-	free(s->endports);
-	free(s->watched);
-	free(s->pma_redirects);
-	free(s);
-}
-
-const char *ibw_snapshot_node_name(const struct ibw_snapshot *s,
-				   const struct ibw_fnode *n)
-{
-	size_t i;
-
-	if (s->names && s->fabric) {
-		i = (size_t)(n - s->fabric->nodes);
-		if (i < s->fabric->nnodes && s->names[i])
-			return s->names[i];
-	}
-	return n->desc;
-}
-
-static int cmp_port(const void *a, const void *b)
-{
-	const struct ibw_port_ctrs *x = a, *y = b;
-
-	if (x->guid != y->guid)
-		return (x->guid > y->guid) - (x->guid < y->guid);
-	return (int)x->port - (int)y->port;
-}
-
-int ibw_snapshot_stale(const struct ibw_snapshot *s, uint64_t now_us)
-{
-	return now_us > s->fresh_until_us;
-}
-
-const struct ibw_port_ctrs *ibw_snapshot_port(const struct ibw_snapshot *s,
-					      uint64_t guid, uint8_t port)
-{
-	struct ibw_port_ctrs key;
-
-	if (!s->nports)
-		return NULL;
-	key.guid = guid;
-	key.port = port;
-	return bsearch(&key, s->ports, s->nports, sizeof(key), cmp_port);
-}
-
 /* Build a new snapshot from the current state and swap it in. */
 static void publish(struct ibw_monitor *m)
 {
-	struct ibw_snapshot *s = calloc(1, sizeof(*s));
+	struct ibw_snapshot *s = ibw_snapshot_new();
 	const struct ibw_port_ctrs *ports;
 	unsigned n, i;
 
@@ -127,7 +62,6 @@ static void publish(struct ibw_monitor *m)
 		log_err("monitor", "out of memory: snapshot not published");
 		return;
 	}
-	s->refs = 1;
 	s->seq = ++m->snap_seq;
 	s->taken_us = ibw_realtime_us();
 	s->fabric = ibw_fabric_ref(m->fabric);
@@ -199,6 +133,11 @@ static void publish(struct ibw_monitor *m)
 			ibw_counters_redirects(m->ctrs, s->pma_redirects, n);
 	s->discoveries = m->discoveries;
 	s->counter_sweeps = m->counter_sweeps;
+	if (ibw_snapshot_seal(s) < 0) {
+		log_err("monitor", "out of memory: snapshot not published");
+		ibw_snapshot_unref(s);
+		return;
+	}
 	ibw_snapshot_unref(m->snap);
 	m->snap = s;
 }
