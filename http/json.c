@@ -486,6 +486,13 @@ json_t *ibw_json_events(const struct ibw_event *ev, unsigned n)
 	return arr;
 }
 
+json_t *ibw_json_events_doc(uint64_t last_seq, const struct ibw_event *ev,
+			    unsigned n)
+{
+	return json_pack("{s:o, s:o}", "last_seq", ibw_json_u64(last_seq),
+			 "events", ibw_json_events(ev, n));
+}
+
 static json_t *us_to_ms(double us)
 {
 	return json_real(us / 1000.0);
