@@ -266,7 +266,7 @@ static int once_status(struct daemon *d)
 			strerror(-ibw_engine_lost(d->e)));
 		status = 1;
 	} else if (snap && snap->fabric && snap->sum.nodes <= 1 &&
-		   d->lq.have_portinfo && d->lq.pi.state == 4 &&
+		   d->lq.have_portinfo && d->lq.pi.state == IBW_PORT_ACTIVE &&
 		   (snap->discovery.timeouts || snap->discovery.errors)) {
 		fprintf(stderr,
 			"ibwatchd: the local port is active but nothing "

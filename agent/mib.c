@@ -51,6 +51,29 @@ enum {
 };
 _Static_assert(IBW_CTR_MAX == 32, "a new counter needs a column in the MIB");
 
+/* Endport table: the columns after the index (node GUID, port). */
+enum {
+	EP_COL_PORT_GUID = 3,
+	EP_COL_LID,
+	EP_COL_NAME,
+	EP_COL_TARGET,
+	EP_COL_STATE,
+	EP_COL_STATE_SINCE,
+	EP_COL_REASON,
+	EP_COL_METHOD,
+	EP_COL_SENT,
+	EP_COL_RECEIVED,
+	EP_COL_WINDOW_PROBES,
+	EP_COL_WINDOW_LOSS,
+	EP_COL_RTT_LAST,
+	EP_COL_RTT_MIN,
+	EP_COL_RTT_AVG,
+	EP_COL_RTT_MAX,
+	EP_COL_RTT_MDEV,
+	EP_COL_LAST_REPLY,
+	EP_COL_RESPONDER_HOST,
+};
+
 struct val {
 	u_char type;
 	long l;
@@ -187,14 +210,16 @@ static void v_time(struct val *v, uint64_t us)
 	v->len = 11;
 }
 
+/* IbwPortState: PortState's values, 5 for anything else. */
 static long link_state(unsigned s)
 {
-	return s >= 1 && s <= 4 ? (long)s : 5;
+	return s >= IBW_PORT_DOWN && s <= IBW_PORT_ACTIVE ? (long)s : 5;
 }
 
+/* IbwPhysState: PortPhysicalState's values, 8 for anything else. */
 static long phys_state(unsigned s)
 {
-	return s >= 1 && s <= 7 ? (long)s : 8;
+	return s >= IBW_PHYS_SLEEP && s <= IBW_PHYS_TEST ? (long)s : 8;
 }
 
 static long width_enum(unsigned w)
@@ -641,61 +666,61 @@ static int ep_get(struct ibw_mib *m, unsigned row, unsigned col, struct val *v)
 	const struct ibw_endport *ep = ev->ep;
 
 	switch (col) {
-	case 3:
+	case EP_COL_PORT_GUID:
 		v_guid(v, ep->port_guid);
 		break;
-	case 4:
+	case EP_COL_LID:
 		v_unsigned(v, ep->lid);
 		break;
-	case 5:
+	case EP_COL_NAME:
 		v_str(v, ep->name);
 		break;
-	case 6:
+	case EP_COL_TARGET:
 		v_str(v, ep->target);
 		break;
-	case 7:
+	case EP_COL_STATE:
 		v_int(v, liveness(ep->state));
 		break;
-	case 8:
+	case EP_COL_STATE_SINCE:
 		v_time(v, ep->state_since_us);
 		break;
-	case 9:
+	case EP_COL_REASON:
 		v_str(v, ep->reason);
 		break;
-	case 10:
+	case EP_COL_METHOD:
 		v_int(v, (long)ep->last_method + 1);
 		break;
-	case 11:
+	case EP_COL_SENT:
 		v_c64(v, ep->sent);
 		break;
-	case 12:
+	case EP_COL_RECEIVED:
 		v_c64(v, ep->received);
 		break;
-	case 13:
+	case EP_COL_WINDOW_PROBES:
 		v_gauge(v, ep->window_n);
 		break;
-	case 14:
+	case EP_COL_WINDOW_LOSS:
 		v_gauge(v, ev->window_loss_centipct);
 		break;
-	case 15:
+	case EP_COL_RTT_LAST:
 		v_gauge(v, ep->received ? ep->rtt_last_us : 0);
 		break;
-	case 16:
+	case EP_COL_RTT_MIN:
 		v_gauge(v, ep->received ? ep->rtt_min_us : 0);
 		break;
-	case 17:
+	case EP_COL_RTT_AVG:
 		v_gauge(v, ep->received ? rtt_us(ep->rtt_avg_us) : 0);
 		break;
-	case 18:
+	case EP_COL_RTT_MAX:
 		v_gauge(v, ep->received ? ep->rtt_max_us : 0);
 		break;
-	case 19:
+	case EP_COL_RTT_MDEV:
 		v_gauge(v, ep->received ? rtt_us(ep->rtt_mdev_us) : 0);
 		break;
-	case 20:
+	case EP_COL_LAST_REPLY:
 		v_time(v, ep->last_reply_us);
 		break;
-	case 21:
+	case EP_COL_RESPONDER_HOST:
 		v_str(v, ep->responder_host);
 		break;
 	default:
@@ -802,7 +827,8 @@ static const struct table tables[] = {
 	{ "ibwNodeTable", 2, 0, 2, 11, 8, node_rows, node_index, node_get },
 	{ "ibwPortTable", 3, 0, PORT_COL_GUID, PORT_COL_CTR0 + IBW_CTR_MAX - 1,
 	  9, port_rows, port_index, port_get },
-	{ "ibwEndportTable", 4, 0, 3, 21, 9, ep_rows, ep_index, ep_get },
+	{ "ibwEndportTable", 4, 0, EP_COL_PORT_GUID, EP_COL_RESPONDER_HOST, 9,
+	  ep_rows, ep_index, ep_get },
 	{ "ibwPathTable", 5, 0, 2, 10, 1, path_rows, path_index, path_get },
 	{ "ibwHopTable", 6, 0, 3, 8, 3, hop_rows, hop_index, hop_get },
 };
@@ -1150,19 +1176,19 @@ netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
 			find_ep(m, e->node_guid, e->port);
 
 		v_guid(&v, e->peer_guid);
-		add_col(&vars, 4, 3, pidx, 9, &v);
+		add_col(&vars, 4, EP_COL_PORT_GUID, pidx, 9, &v);
 		v_unsigned(&v, ep ? ep->lid
 				  : ibw_snapshot_lid(m->snap, e->node_guid,
 						     e->port));
-		add_col(&vars, 4, 4, pidx, 9, &v);
+		add_col(&vars, 4, EP_COL_LID, pidx, 9, &v);
 		v_str(&v, ep ? ep->name : name_of(m, e->node_guid));
-		add_col(&vars, 4, 5, pidx, 9, &v);
+		add_col(&vars, 4, EP_COL_NAME, pidx, 9, &v);
 		v_int(&v, liveness(e->new_value));
-		add_col(&vars, 4, 7, pidx, 9, &v);
+		add_col(&vars, 4, EP_COL_STATE, pidx, 9, &v);
 		v_int(&v, liveness(e->old_value));
 		add_notify_obj(&vars, 5, &v);
 		v_str(&v, e->what);
-		add_col(&vars, 4, 9, pidx, 9, &v);
+		add_col(&vars, 4, EP_COL_REASON, pidx, 9, &v);
 		break;
 	}
 	case IBW_EVT_PORT_STATE_CHANGED:

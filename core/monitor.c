@@ -425,7 +425,7 @@ static int local_port_ok(const struct ibw_monitor *m,
 	if (!ln || lp >= ln->nports || !ln->ports[lp].have_pi)
 		return 0;
 	*state = ln->ports[lp].pi.state;
-	return *state == 4;
+	return *state == IBW_PORT_ACTIVE;
 }
 
 /* A discovery found our own port not active: keep the last fabric
@@ -483,7 +483,7 @@ static void on_local_answer(struct ibw_localport_query *q, void *arg)
 		return;
 	if (!q->have_portinfo)
 		enter_lost(m, 0);
-	else if (q->pi.state != 4)
+	else if (q->pi.state != IBW_PORT_ACTIVE)
 		enter_lost(m, q->pi.state);
 }
 

@@ -401,7 +401,8 @@ char *ibw_prom_render_live(const struct ibw_snapshot *s,
 	put(&b, "ibwatch_stale %d\n", ibw_snapshot_stale(s, now_us));
 	family(&b, "ibwatch_local_port_active", "gauge",
 	       "1 when the port ibwatchd sweeps from is active.");
-	put(&b, "ibwatch_local_port_active %d\n", s->local_state == 4);
+	put(&b, "ibwatch_local_port_active %d\n",
+	    s->local_state == IBW_PORT_ACTIVE);
 	if (st) {
 		family(&b, "ibwatch_mads_sent_total", "counter",
 		       "MADs put on the wire, retries included.");
