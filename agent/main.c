@@ -62,19 +62,26 @@ struct daemon {
 	int sfd;
 };
 
-static json_t *snapshot_json(struct daemon *d)
+/*
+ * --once: the documents the HTTP API serves, each under its name and in
+ * its shape (status, nodes, ports, endports, traces, events; docs/api.md),
+ * and the local port and CAs, which only --once prints.
+ */
+static json_t *once_json(struct daemon *d)
 {
+	static const struct ibw_port_filter all_ports = { 0, 0, -1, 0 };
 	struct ibw_engine_stats st;
 	const struct ibw_localport_query *q = &d->lq;
 	struct ibw_snapshot *snap = ibw_monitor_snapshot(d->mon);
-	struct ibw_event evs[256];
+	struct ibw_events *ev = ibw_monitor_events(d->mon);
+	/* as many as /api/v1/events gives */
+	struct ibw_event *evs = calloc(4096, sizeof(*evs));
 	struct ibw_local_ca cas[4];
-	json_t *root = json_object(), *sweeps;
+	json_t *root = json_object();
 	int ncas;
 	unsigned nev;
 
 	ibw_engine_get_stats(d->e, &st);
-	json_object_set_new(root, "version", json_string(IBW_VERSION));
 	json_object_set_new(
 		root, "local_port",
 		ibw_json_local_port(&d->lp, q->have_portinfo ? &q->pi : NULL,
@@ -84,20 +91,17 @@ static json_t *snapshot_json(struct daemon *d)
 	json_object_set_new(root, "local",
 			    ibw_json_local_cas(cas,
 					       ncas > 0 ? (unsigned)ncas : 0));
-	sweeps = json_object();
-	json_object_set_new(sweeps, "discovery",
-			    ibw_json_sweep(&snap->discovery));
-	json_object_set_new(sweeps, "counters",
-			    ibw_json_sweep(&snap->counters));
-	json_object_set_new(sweeps, "unreachable_ports",
-			    json_integer(snap->unreachable_ports));
-	json_object_set_new(root, "sweeps", sweeps);
+	json_object_set_new(root, "status",
+			    ibw_json_status(snap, &st, ibw_realtime_us()));
 	json_object_set_new(root, "nodes", ibw_json_nodes(snap));
+	json_object_set_new(root, "ports", ibw_json_ports(snap, &all_ports));
 	json_object_set_new(root, "endports", ibw_json_endports(snap));
 	json_object_set_new(root, "traces", ibw_json_watched(snap));
-	nev = ibw_events_since(ibw_monitor_events(d->mon), 0, evs, 256);
-	json_object_set_new(root, "events", ibw_json_events(evs, nev));
-	json_object_set_new(root, "engine", ibw_json_engine_stats(&st));
+	nev = evs ? ibw_events_since(ev, 0, evs, 4096) : 0;
+	json_object_set_new(root, "events",
+			    ibw_json_events_doc(ibw_events_last_seq(ev), evs,
+						nev));
+	free(evs);
 	ibw_snapshot_unref(snap);
 	return root;
 }
@@ -261,8 +265,8 @@ static int once_status(struct daemon *d)
 		fprintf(stderr, "ibwatchd: the umad device failed: %s\n",
 			strerror(-ibw_engine_lost(d->e)));
 		status = 1;
-	} else if (snap && snap->fabric && snap->fabric->nnodes <= 1 &&
-		   d->lq.have_portinfo && d->lq.pi.state == 4 &&
+	} else if (snap && snap->fabric && snap->sum.nodes <= 1 &&
+		   d->lq.have_portinfo && d->lq.pi.state == IBW_PORT_ACTIVE &&
 		   (snap->discovery.timeouts || snap->discovery.errors)) {
 		fprintf(stderr,
 			"ibwatchd: the local port is active but nothing "
@@ -621,7 +625,7 @@ int main(int argc, char **argv)
 	}
 
 	if (d.o.once) {
-		json_t *j = snapshot_json(&d);
+		json_t *j = once_json(&d);
 
 		char *text = ibw_json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
 

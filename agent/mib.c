@@ -51,6 +51,29 @@ enum {
 };
 _Static_assert(IBW_CTR_MAX == 32, "a new counter needs a column in the MIB");
 
+/* Endport table: the columns after the index (node GUID, port). */
+enum {
+	EP_COL_PORT_GUID = 3,
+	EP_COL_LID,
+	EP_COL_NAME,
+	EP_COL_TARGET,
+	EP_COL_STATE,
+	EP_COL_STATE_SINCE,
+	EP_COL_REASON,
+	EP_COL_METHOD,
+	EP_COL_SENT,
+	EP_COL_RECEIVED,
+	EP_COL_WINDOW_PROBES,
+	EP_COL_WINDOW_LOSS,
+	EP_COL_RTT_LAST,
+	EP_COL_RTT_MIN,
+	EP_COL_RTT_AVG,
+	EP_COL_RTT_MAX,
+	EP_COL_RTT_MDEV,
+	EP_COL_LAST_REPLY,
+	EP_COL_RESPONDER_HOST,
+};
+
 struct val {
 	u_char type;
 	long l;
@@ -58,12 +81,6 @@ struct val {
 	const void *str;
 	size_t len;
 	u_char buf[16];
-};
-
-struct prow {
-	const struct ibw_fnode *n;
-	const struct ibw_fport *p;
-	const struct ibw_port_ctrs *pc;
 };
 
 struct hrow {
@@ -95,14 +112,11 @@ struct ibw_mib {
 	const struct ibw_localport_query *lq;
 	const struct ibw_mib_stats *stats;
 	struct ibw_snapshot *snap;
-	struct prow *ports;
-	unsigned nports;
-	const struct ibw_endport **eps;
+	/* endports with an index (resolved), in index order */
+	const struct ibw_snapshot_endport **eps;
 	unsigned neps;
 	struct hrow *hops;
 	unsigned nhops;
-	unsigned nsw, nca, nfports, nlinks;
-	unsigned ep_states[4];
 };
 
 static const oid objects_oid[] = { OBJECTS };
@@ -196,14 +210,16 @@ static void v_time(struct val *v, uint64_t us)
 	v->len = 11;
 }
 
+/* IbwPortState: PortState's values, 5 for anything else. */
 static long link_state(unsigned s)
 {
-	return s >= 1 && s <= 4 ? (long)s : 5;
+	return s >= IBW_PORT_DOWN && s <= IBW_PORT_ACTIVE ? (long)s : 5;
 }
 
+/* IbwPhysState: PortPhysicalState's values, 8 for anything else. */
 static long phys_state(unsigned s)
 {
-	return s >= 1 && s <= 7 ? (long)s : 8;
+	return s >= IBW_PHYS_SLEEP && s <= IBW_PHYS_TEST ? (long)s : 8;
 }
 
 static long width_enum(unsigned w)
@@ -250,18 +266,20 @@ static long liveness(enum ibw_endport_state s)
 
 static const char *name_of(struct ibw_mib *m, uint64_t guid)
 {
-	const struct ibw_fnode *n =
-		m->snap->fabric ? ibw_fabric_find(m->snap->fabric, guid) : NULL;
+	const struct ibw_snapshot_node *nv =
+		ibw_snapshot_find_node(m->snap, guid);
 
-	return n ? ibw_snapshot_node_name(m->snap, n) : "";
+	return nv ? nv->name : "";
 }
 
 /* Snapshots */
 
 static int cmp_ep(const void *a, const void *b)
 {
-	const struct ibw_endport *x = *(const struct ibw_endport *const *)a;
-	const struct ibw_endport *y = *(const struct ibw_endport *const *)b;
+	const struct ibw_endport *x =
+		(*(const struct ibw_snapshot_endport *const *)a)->ep;
+	const struct ibw_endport *y =
+		(*(const struct ibw_snapshot_endport *const *)b)->ep;
 
 	if (x->node_guid != y->node_guid)
 		return x->node_guid < y->node_guid ? -1 : 1;
@@ -270,67 +288,33 @@ static int cmp_ep(const void *a, const void *b)
 
 static void drop_rows(struct ibw_mib *m)
 {
-	free(m->ports);
 	free(m->eps);
 	free(m->hops);
-	m->ports = NULL;
 	m->eps = NULL;
 	m->hops = NULL;
-	m->nports = m->neps = m->nhops = 0;
+	m->neps = m->nhops = 0;
 }
 
+/* The port table reads the snapshot's port views as they are (they are in
+ * index order); endports and hops need rows of their own. */
 static int index_snapshot(struct ibw_mib *m)
 {
 	const struct ibw_snapshot *s = m->snap;
-	const struct ibw_fabric *f = s->fabric;
-	unsigned i, p, n = 0, links = 0;
+	const struct ibw_snapshot_endport *v;
+	unsigned i, n = 0;
 
-	m->nsw = m->nca = m->nfports = 0;
-	for (i = 0; f && i < f->nnodes; i++)
-		n += f->nodes[i].nports;
-	m->ports = calloc(n + 1, sizeof(*m->ports));
 	m->eps = calloc(s->nendports + 1, sizeof(*m->eps));
-	n = 0;
 	for (i = 0; i < s->nwatched; i++)
 		n += s->watched[i].last.fwd.nhops +
 		     s->watched[i].last.rev.nhops;
 	m->hops = calloc(n + 1, sizeof(*m->hops));
-	if (!m->ports || !m->eps || !m->hops)
+	if (!m->eps || !m->hops)
 		return -ENOMEM;
 
-	for (i = 0; f && i < f->nnodes; i++) {
-		const struct ibw_fnode *nd = &f->nodes[i];
-		int sw = nd->ni.node_type == IBW_NODE_SWITCH;
-
-		if (!nd->gone) {
-			if (sw)
-				m->nsw++;
-			else
-				m->nca++;
-		}
-		/* As the JSON API: switch port 0 exists, CA port 0 not. */
-		for (p = sw ? 0 : 1; p < nd->nports; p++) {
-			struct prow *r = &m->ports[m->nports++];
-
-			r->n = nd;
-			r->p = &nd->ports[p];
-			r->pc = ibw_snapshot_port(s, nd->guid, (uint8_t)p);
-			if (p && !nd->gone) {
-				m->nfports++;
-				links += nd->ports[p].remote_guid != 0;
-			}
-		}
-	}
-	m->nlinks = links / 2;
-
-	memset(m->ep_states, 0, sizeof(m->ep_states));
-	for (i = 0; i < s->nendports; i++) {
-		const struct ibw_endport *ep = &s->endports[i];
-
-		m->ep_states[liveness(ep->state) - 1]++;
+	ibw_snapshot_foreach_endport(s, v) {
 		/* Unresolved configured targets have no index. */
-		if (ep->found && ep->node_guid)
-			m->eps[m->neps++] = ep;
+		if (v->ep->found && v->ep->node_guid)
+			m->eps[m->neps++] = v;
 	}
 	qsort(m->eps, m->neps, sizeof(*m->eps), cmp_ep);
 
@@ -455,25 +439,31 @@ static int agent_get(struct ibw_mib *m, unsigned row, unsigned col,
 		v_gauge(v, s->unreachable_ports);
 		break;
 	case 18:
-		v_gauge(v, m->nsw + m->nca);
+		v_gauge(v, s->sum.nodes);
 		break;
 	case 19:
-		v_gauge(v, m->nsw);
+		v_gauge(v, s->sum.switches);
 		break;
 	case 20:
-		v_gauge(v, m->nca);
+		v_gauge(v, s->sum.cas);
 		break;
 	case 21:
-		v_gauge(v, m->nfports);
+		v_gauge(v, s->sum.ports);
 		break;
 	case 22:
-		v_gauge(v, m->nlinks);
+		v_gauge(v, s->sum.links);
 		break;
 	case 23:
+		v_gauge(v, s->sum.endports[IBW_EP_UP]);
+		break;
 	case 24:
+		v_gauge(v, s->sum.endports[IBW_EP_DEGRADED]);
+		break;
 	case 25:
+		v_gauge(v, s->sum.endports[IBW_EP_DOWN]);
+		break;
 	case 26:
-		v_gauge(v, m->ep_states[col - 23]);
+		v_gauge(v, s->sum.endports[IBW_EP_UNKNOWN]);
 		break;
 	case 27:
 		v_c64(v, m->stats->notifications_sent);
@@ -491,25 +481,26 @@ static int agent_get(struct ibw_mib *m, unsigned row, unsigned col,
 
 static unsigned node_rows(struct ibw_mib *m)
 {
-	return m->snap->fabric ? m->snap->fabric->nnodes : 0;
+	return m->snap->nnode_views;
 }
 
 static void node_index(struct ibw_mib *m, unsigned row, oid *out)
 {
-	ibw_mib_guid_index(m->snap->fabric->nodes[row].guid, out);
+	ibw_mib_guid_index(m->snap->node_views[row].n->guid, out);
 }
 
 static int node_get(struct ibw_mib *m, unsigned row, unsigned col,
 		    struct val *v)
 {
-	const struct ibw_fnode *n = &m->snap->fabric->nodes[row];
+	const struct ibw_snapshot_node *nv = &m->snap->node_views[row];
+	const struct ibw_fnode *n = nv->n;
 
 	switch (col) {
 	case 2:
 		v_int(v, n->ni.node_type);
 		break;
 	case 3:
-		v_str(v, ibw_snapshot_node_name(m->snap, n));
+		v_str(v, nv->name);
 		break;
 	case 4:
 		v_str(v, n->desc);
@@ -545,22 +536,24 @@ static int node_get(struct ibw_mib *m, unsigned row, unsigned col,
 
 static unsigned port_rows(struct ibw_mib *m)
 {
-	return m->nports;
+	return m->snap->nport_views;
 }
 
 static void port_index(struct ibw_mib *m, unsigned row, oid *out)
 {
-	ibw_mib_guid_index(m->ports[row].n->guid, out);
-	out[8] = m->ports[row].p->num;
+	const struct ibw_snapshot_port *r = &m->snap->port_views[row];
+
+	ibw_mib_guid_index(r->node->n->guid, out);
+	out[8] = r->p->num;
 }
 
 static int port_get(struct ibw_mib *m, unsigned row, unsigned col,
 		    struct val *v)
 {
-	const struct prow *r = &m->ports[row];
+	const struct ibw_snapshot_port *r = &m->snap->port_views[row];
 	const struct ibw_fport *p = r->p;
-	const struct ibw_port_ctrs *pc = r->pc;
-	int up = p->have_pi && p->pi.state >= 2;
+	const struct ibw_port_ctrs *pc = r->ctrs;
+	int up = r->link_up;
 
 	if (col >= PORT_COL_CTR0) {
 		unsigned i = col - PORT_COL_CTR0;
@@ -620,10 +613,10 @@ static int port_get(struct ibw_mib *m, unsigned row, unsigned col,
 	case PORT_COL_RNAME:
 		if (!p->remote_guid)
 			return -1;
-		v_str(v, name_of(m, p->remote_guid));
+		v_str(v, r->remote_name);
 		break;
 	case PORT_COL_GONE:
-		v_bool(v, p->gone || r->n->gone);
+		v_bool(v, r->gone);
 		break;
 	case PORT_COL_STALE:
 	case PORT_COL_UPDATED:
@@ -658,8 +651,8 @@ static unsigned ep_rows(struct ibw_mib *m)
 
 static void ep_index(struct ibw_mib *m, unsigned row, oid *out)
 {
-	ibw_mib_guid_index(m->eps[row]->node_guid, out);
-	out[8] = m->eps[row]->port;
+	ibw_mib_guid_index(m->eps[row]->ep->node_guid, out);
+	out[8] = m->eps[row]->ep->port;
 }
 
 static uint64_t rtt_us(double us)
@@ -669,66 +662,65 @@ static uint64_t rtt_us(double us)
 
 static int ep_get(struct ibw_mib *m, unsigned row, unsigned col, struct val *v)
 {
-	const struct ibw_endport *ep = m->eps[row];
+	const struct ibw_snapshot_endport *ev = m->eps[row];
+	const struct ibw_endport *ep = ev->ep;
 
 	switch (col) {
-	case 3:
+	case EP_COL_PORT_GUID:
 		v_guid(v, ep->port_guid);
 		break;
-	case 4:
+	case EP_COL_LID:
 		v_unsigned(v, ep->lid);
 		break;
-	case 5:
+	case EP_COL_NAME:
 		v_str(v, ep->name);
 		break;
-	case 6:
+	case EP_COL_TARGET:
 		v_str(v, ep->target);
 		break;
-	case 7:
+	case EP_COL_STATE:
 		v_int(v, liveness(ep->state));
 		break;
-	case 8:
+	case EP_COL_STATE_SINCE:
 		v_time(v, ep->state_since_us);
 		break;
-	case 9:
+	case EP_COL_REASON:
 		v_str(v, ep->reason);
 		break;
-	case 10:
+	case EP_COL_METHOD:
 		v_int(v, (long)ep->last_method + 1);
 		break;
-	case 11:
+	case EP_COL_SENT:
 		v_c64(v, ep->sent);
 		break;
-	case 12:
+	case EP_COL_RECEIVED:
 		v_c64(v, ep->received);
 		break;
-	case 13:
+	case EP_COL_WINDOW_PROBES:
 		v_gauge(v, ep->window_n);
 		break;
-	case 14:
-		v_gauge(v, ep->window_n ? (uint64_t)ep->window_lost * 10000u /
-						  ep->window_n
-					: 0);
+	case EP_COL_WINDOW_LOSS:
+		v_gauge(v, ev->window_loss_centipct);
 		break;
-	case 15:
+	case EP_COL_RTT_LAST:
 		v_gauge(v, ep->received ? ep->rtt_last_us : 0);
 		break;
-	case 16:
+	case EP_COL_RTT_MIN:
 		v_gauge(v, ep->received ? ep->rtt_min_us : 0);
 		break;
-	case 17:
+	case EP_COL_RTT_AVG:
 		v_gauge(v, ep->received ? rtt_us(ep->rtt_avg_us) : 0);
 		break;
-	case 18:
+	case EP_COL_RTT_MAX:
 		v_gauge(v, ep->received ? ep->rtt_max_us : 0);
 		break;
-	case 19:
+	case EP_COL_RTT_MDEV:
 		v_gauge(v, ep->received ? rtt_us(ep->rtt_mdev_us) : 0);
 		break;
-	case 20:
+	case EP_COL_LAST_REPLY:
 		v_time(v, ep->last_reply_us);
 		break;
-	case 21:
+	case EP_COL_RESPONDER_HOST:
 		v_str(v, ep->responder_host);
 		break;
 	default:
@@ -835,7 +827,8 @@ static const struct table tables[] = {
 	{ "ibwNodeTable", 2, 0, 2, 11, 8, node_rows, node_index, node_get },
 	{ "ibwPortTable", 3, 0, PORT_COL_GUID, PORT_COL_CTR0 + IBW_CTR_MAX - 1,
 	  9, port_rows, port_index, port_get },
-	{ "ibwEndportTable", 4, 0, 3, 21, 9, ep_rows, ep_index, ep_get },
+	{ "ibwEndportTable", 4, 0, EP_COL_PORT_GUID, EP_COL_RESPONDER_HOST, 9,
+	  ep_rows, ep_index, ep_get },
 	{ "ibwPathTable", 5, 0, 2, 10, 1, path_rows, path_index, path_get },
 	{ "ibwHopTable", 6, 0, 3, 8, 3, hop_rows, hop_index, hop_get },
 };
@@ -1127,22 +1120,10 @@ static const struct ibw_endport *find_ep(struct ibw_mib *m, uint64_t node,
 	unsigned i;
 
 	for (i = 0; i < m->neps; i++)
-		if (m->eps[i]->node_guid == node && m->eps[i]->port == port)
-			return m->eps[i];
+		if (m->eps[i]->ep->node_guid == node &&
+		    m->eps[i]->ep->port == port)
+			return m->eps[i]->ep;
 	return NULL;
-}
-
-static uint16_t port_lid(struct ibw_mib *m, uint64_t guid, uint8_t port)
-{
-	const struct ibw_fnode *n =
-		m->snap->fabric ? ibw_fabric_find(m->snap->fabric, guid) : NULL;
-
-	if (!n)
-		return 0;
-	if (port < n->nports && n->ports[port].have_pi &&
-	    n->ni.node_type != IBW_NODE_SWITCH)
-		return n->ports[port].pi.lid;
-	return n->lid;
 }
 
 netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
@@ -1195,24 +1176,26 @@ netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
 			find_ep(m, e->node_guid, e->port);
 
 		v_guid(&v, e->peer_guid);
-		add_col(&vars, 4, 3, pidx, 9, &v);
-		v_unsigned(&v,
-			   ep ? ep->lid : port_lid(m, e->node_guid, e->port));
-		add_col(&vars, 4, 4, pidx, 9, &v);
+		add_col(&vars, 4, EP_COL_PORT_GUID, pidx, 9, &v);
+		v_unsigned(&v, ep ? ep->lid
+				  : ibw_snapshot_lid(m->snap, e->node_guid,
+						     e->port));
+		add_col(&vars, 4, EP_COL_LID, pidx, 9, &v);
 		v_str(&v, ep ? ep->name : name_of(m, e->node_guid));
-		add_col(&vars, 4, 5, pidx, 9, &v);
+		add_col(&vars, 4, EP_COL_NAME, pidx, 9, &v);
 		v_int(&v, liveness(e->new_value));
-		add_col(&vars, 4, 7, pidx, 9, &v);
+		add_col(&vars, 4, EP_COL_STATE, pidx, 9, &v);
 		v_int(&v, liveness(e->old_value));
 		add_notify_obj(&vars, 5, &v);
 		v_str(&v, e->what);
-		add_col(&vars, 4, 9, pidx, 9, &v);
+		add_col(&vars, 4, EP_COL_REASON, pidx, 9, &v);
 		break;
 	}
 	case IBW_EVT_PORT_STATE_CHANGED:
 		v_str(&v, name_of(m, e->node_guid));
 		add_col(&vars, 2, 3, nidx, 8, &v);
-		v_unsigned(&v, port_lid(m, e->node_guid, e->port));
+		v_unsigned(&v,
+			   ibw_snapshot_lid(m->snap, e->node_guid, e->port));
 		add_col(&vars, 3, PORT_COL_LID, pidx, 9, &v);
 		v_int(&v, link_state((unsigned)e->new_value));
 		add_col(&vars, 3, PORT_COL_STATE, pidx, 9, &v);
@@ -1222,7 +1205,8 @@ netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
 	case IBW_EVT_THRESHOLD_CROSSED:
 		v_str(&v, name_of(m, e->node_guid));
 		add_col(&vars, 2, 3, nidx, 8, &v);
-		v_unsigned(&v, port_lid(m, e->node_guid, e->port));
+		v_unsigned(&v,
+			   ibw_snapshot_lid(m->snap, e->node_guid, e->port));
 		add_col(&vars, 3, PORT_COL_LID, pidx, 9, &v);
 		v_str(&v, e->what);
 		add_notify_obj(&vars, 1, &v);

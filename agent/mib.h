@@ -19,7 +19,7 @@
 #define xdump ibw_libibmad_xdump
 #include "events.h"
 #include "localport.h"
-#include "monitor.h"
+#include "snapshot.h"
 #include "umad.h"
 #undef xdump
 

@@ -51,67 +51,10 @@ struct ibw_monitor {
 	void *once_arg;
 };
 
-struct ibw_snapshot *ibw_snapshot_ref(struct ibw_snapshot *s)
-{
-	if (s)
-		s->refs++;
-	return s;
-}
-
-void ibw_snapshot_unref(struct ibw_snapshot *s)
-{
-	unsigned i;
-
-	if (!s || --s->refs)
-		return;
-	if (s->names) {
-		for (i = 0; s->fabric && i < s->fabric->nnodes; i++)
-			free(s->names[i]);
-		free(s->names);
-	}
-	ibw_fabric_unref(s->fabric);
-	free(s->ports);
-	free(s->endports);
-	free(s->watched);
-	free(s->pma_redirects);
-	free(s);
-}
-
-const char *ibw_snapshot_node_name(const struct ibw_snapshot *s,
-				   const struct ibw_fnode *n)
-{
-	size_t i;
-
-	if (s->names && s->fabric) {
-		i = (size_t)(n - s->fabric->nodes);
-		if (i < s->fabric->nnodes && s->names[i])
-			return s->names[i];
-	}
-	return n->desc;
-}
-
-int ibw_snapshot_stale(const struct ibw_snapshot *s, uint64_t now_us)
-{
-	return now_us > s->fresh_until_us;
-}
-
-const struct ibw_port_ctrs *ibw_snapshot_port(const struct ibw_snapshot *s,
-					      uint64_t guid, uint8_t port)
-{
-	struct ibw_port_ctrs key;
-
-	if (!s->nports)
-		return NULL;
-	key.guid = guid;
-	key.port = port;
-	return bsearch(&key, s->ports, s->nports, sizeof(key),
-		       ibw_counters_port_cmp);
-}
-
 /* Build a new snapshot from the current state and swap it in. */
 static void publish(struct ibw_monitor *m)
 {
-	struct ibw_snapshot *s = calloc(1, sizeof(*s));
+	struct ibw_snapshot *s = ibw_snapshot_new();
 	const struct ibw_port_ctrs *ports;
 	unsigned n, i;
 
@@ -119,7 +62,6 @@ static void publish(struct ibw_monitor *m)
 		log_err("monitor", "out of memory: snapshot not published");
 		return;
 	}
-	s->refs = 1;
 	s->seq = ++m->snap_seq;
 	s->taken_us = ibw_realtime_us();
 	s->fabric = ibw_fabric_ref(m->fabric);
@@ -191,6 +133,11 @@ static void publish(struct ibw_monitor *m)
 			ibw_counters_redirects(m->ctrs, s->pma_redirects, n);
 	s->discoveries = m->discoveries;
 	s->counter_sweeps = m->counter_sweeps;
+	if (ibw_snapshot_seal(s) < 0) {
+		log_err("monitor", "out of memory: snapshot not published");
+		ibw_snapshot_unref(s);
+		return;
+	}
 	ibw_snapshot_unref(m->snap);
 	m->snap = s;
 }
@@ -478,7 +425,7 @@ static int local_port_ok(const struct ibw_monitor *m,
 	if (!ln || lp >= ln->nports || !ln->ports[lp].have_pi)
 		return 0;
 	*state = ln->ports[lp].pi.state;
-	return *state == 4;
+	return *state == IBW_PORT_ACTIVE;
 }
 
 /* A discovery found our own port not active: keep the last fabric
@@ -536,7 +483,7 @@ static void on_local_answer(struct ibw_localport_query *q, void *arg)
 		return;
 	if (!q->have_portinfo)
 		enter_lost(m, 0);
-	else if (q->pi.state != 4)
+	else if (q->pi.state != IBW_PORT_ACTIVE)
 		enter_lost(m, q->pi.state);
 }
 

@@ -12,62 +12,13 @@
 #include "events.h"
 #include "fabric.h"
 #include "ping.h"
+#include "snapshot.h"
 #include "trace.h"
-
-struct ibw_snapshot {
-	unsigned refs;
-	uint64_t seq; /* increases with every snapshot published */
-	uint64_t taken_us; /* CLOCK_REALTIME */
-	struct ibw_fabric *fabric; /* NULL before the first discovery */
-	char **names; /* per fabric node: the name map's name, else NULL */
-	struct ibw_port_ctrs *ports; /* sorted by (guid, port) */
-	unsigned nports;
-	struct ibw_sweep_stats discovery;
-	struct ibw_sweep_stats counters;
-	unsigned unreachable_ports;
-	/* nodes whose PMA redirects (followed or not) */
-	struct ibw_pma_redirect *pma_redirects;
-	unsigned npma_redirects;
-	uint64_t discoveries, counter_sweeps;
-	struct ibw_endport *endports; /* ping targets and their state */
-	unsigned nendports;
-	struct ibw_watched *watched; /* watched paths, last traces */
-	unsigned nwatched;
-	uint64_t started_us; /* when the monitor started (CLOCK_REALTIME) */
-	uint64_t fresh_until_us; /* data older than this is stale */
-	uint8_t local_state; /* PortInfo state of the local port, 0: unknown */
-	int local_lost; /* it is not active: the data is the last seen */
-};
-
-struct ibw_watched {
-	char target[80];
-	uint16_t lid; /* resolved */
-	uint64_t traces, changes;
-	uint64_t last_us; /* CLOCK_REALTIME of the last trace */
-	int have;
-	struct ibw_trace last;
-	/* The last forward path traced to the end: a change is between two
-	 * of these, so a trace failing while the SM reroutes is no change
-	 * (its status shows in last). */
-	int have_good;
-	struct ibw_path good;
-};
 
 /* The intervals when ibw_monitor_opts leaves them 0. */
 #define IBW_DISCOVERY_INTERVAL_US 60000000u
 #define IBW_COUNTER_INTERVAL_US 30000000u
 #define IBW_TRACE_INTERVAL_US 60000000u
-
-struct ibw_snapshot *ibw_snapshot_ref(struct ibw_snapshot *s);
-void ibw_snapshot_unref(struct ibw_snapshot *s);
-/* The node's display name: the name map's, else its description. */
-const char *ibw_snapshot_node_name(const struct ibw_snapshot *s,
-				   const struct ibw_fnode *n);
-/* Stale at @now_us (CLOCK_REALTIME): no good sweep for three intervals,
- * or the local port is lost. */
-int ibw_snapshot_stale(const struct ibw_snapshot *s, uint64_t now_us);
-const struct ibw_port_ctrs *ibw_snapshot_port(const struct ibw_snapshot *s,
-					      uint64_t guid, uint8_t port);
 
 struct ibw_monitor_opts {
 	uint64_t discovery_interval_us; /* 0: IBW_DISCOVERY_INTERVAL_US */

@@ -9,6 +9,7 @@
 #include "codec.h"
 #include "loop.h"
 #include "ping.h"
+#include "snapshot.h"
 
 #define ECHO_PROBE_EVERY 10 /* auto: look for a responder this often */
 #define MAX_ONDEMAND 16
@@ -170,7 +171,7 @@ int ibw_endport_account(struct ibw_endport *ep, const struct ibw_ping_opts *o,
 	for (i = 0; i < win; i++)
 		lost += ep->win[i] == 2;
 	ep->window_lost = lost;
-	loss = 100.0 * lost / ep->window_n;
+	loss = ibw_snapshot_loss_pct(lost, ep->window_n);
 	if (ok) {
 		double mean;
 
@@ -750,10 +751,8 @@ static void run_next(struct run *r)
 		r->sum.rtt_mdev_us = sqrt(
 			fmax(0.0, r->rtt_sum2 / r->sum.received - mean * mean));
 	}
-	r->sum.loss_pct =
-		r->sum.sent
-			? 100.0 * (r->sum.sent - r->sum.received) / r->sum.sent
-			: 0.0;
+	r->sum.loss_pct = ibw_snapshot_loss_pct(r->sum.sent - r->sum.received,
+						r->sum.sent);
 	r->sum.probes = r->probes;
 	r->p->ondemand--;
 	r->cb(&r->sum, r->arg);

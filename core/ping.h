@@ -35,6 +35,7 @@ enum ibw_endport_state {
 	IBW_EP_DEGRADED,
 	IBW_EP_DOWN,
 };
+#define IBW_EP_NSTATES 4 /* the states above */
 
 #define IBW_PING_WINDOW_MAX 256
 

@@ -85,7 +85,7 @@ say ""
 say "== ibwatchd --once on $host (abridged with jq) =="
 (cd "$demo/fabric/work" && SIM_HOST=$host LD_PRELOAD=$IBW_SIM_PRELOAD \
 	"$build/agent/ibwatchd" --once --no-state-file) >"$demo/once.json"
-jq '{local_port, sweeps,
+jq '{local_port, sweeps: .status.sweeps,
      nodes: (.nodes | length),
      endports: (.endports | group_by(.state) | map({(.[0].state): length}) | add),
      links: ([.nodes[].ports[] | select(.remote != null)] | length / 2),

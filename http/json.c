@@ -205,11 +205,10 @@ json_t *ibw_json_counters(const struct ibw_port_ctrs *pc)
 	return o;
 }
 
-static json_t *port_json(const struct ibw_snapshot *s,
-			 const struct ibw_fnode *n, const struct ibw_fport *p)
+static json_t *port_json(const struct ibw_snapshot_port *v)
 {
 	json_t *o = json_object();
-	const struct ibw_port_ctrs *pc = ibw_snapshot_port(s, n->guid, p->num);
+	const struct ibw_fport *p = v->p;
 
 	json_object_set_new(o, "port", json_integer(p->num));
 	json_object_set_new(o, "guid",
@@ -223,7 +222,7 @@ static json_t *port_json(const struct ibw_snapshot *s,
 		json_object_set_new(
 			o, "phys_state",
 			json_string(ibw_phys_state_str(p->pi.phys_state)));
-		if (p->pi.state >= 2) {
+		if (v->link_up) {
 			json_object_set_new(
 				o, "width",
 				json_string(ibw_width_str(p->pi.width_active)));
@@ -237,37 +236,31 @@ static json_t *port_json(const struct ibw_snapshot *s,
 		json_object_set_new(o, "capability_mask",
 				    json_integer(p->pi.capmask));
 	}
-	json_object_set_new(o, "gone", json_boolean(p->gone || n->gone));
-	if (p->remote_guid) {
-		const struct ibw_fnode *r =
-			ibw_fabric_find(s->fabric, p->remote_guid);
-
+	json_object_set_new(o, "gone", json_boolean(v->gone));
+	if (p->remote_guid)
 		json_object_set_new(o, "remote",
 				    json_pack("{s:o, s:i, s:s}", "guid",
 					      ibw_json_guid(p->remote_guid),
 					      "port", p->remote_port, "name",
-					      r ? ibw_snapshot_node_name(s, r)
-						: ""));
-	} else {
+					      v->remote_name));
+	else
 		json_object_set_new(o, "remote", json_null());
-	}
 	json_object_set_new(o, "counters",
-			    pc ? ibw_json_counters(pc) : json_null());
+			    v->ctrs ? ibw_json_counters(v->ctrs) : json_null());
 	return o;
 }
 
-static json_t *node_json(const struct ibw_snapshot *s,
-			 const struct ibw_fnode *n)
+static json_t *node_json(const struct ibw_snapshot_node *nv)
 {
 	json_t *o = json_object(), *ports = json_array();
+	const struct ibw_fnode *n = nv->n;
+	const struct ibw_snapshot_port *pv;
 	char dr[300];
-	unsigned p;
 
 	json_object_set_new(o, "guid", ibw_json_guid(n->guid));
 	json_object_set_new(o, "type",
 			    json_string(ibw_node_type_str(n->ni.node_type)));
-	json_object_set_new(o, "name",
-			    json_string(ibw_snapshot_node_name(s, n)));
+	json_object_set_new(o, "name", json_string(nv->name));
 	json_object_set_new(o, "description", json_string(n->desc));
 	json_object_set_new(o, "lid", json_integer(n->lid));
 	json_object_set_new(o, "num_ports", json_integer(n->ni.num_ports));
@@ -280,12 +273,8 @@ static json_t *node_json(const struct ibw_snapshot *s,
 		json_string(ibw_dest_str(&n->dr, dr, sizeof(dr)) + 3));
 	json_object_set_new(o, "gone", json_boolean(n->gone));
 	json_object_set_new(o, "gone_since", ibw_json_time(n->gone_since_us));
-	for (p = 0; p < n->nports; p++) {
-		/* CA port 0 does not exist; switch port 0 does. */
-		if (p == 0 && n->ni.node_type != IBW_NODE_SWITCH)
-			continue;
-		json_array_append_new(ports, port_json(s, n, &n->ports[p]));
-	}
+	ibw_snapshot_foreach_node_port(nv, pv)
+		json_array_append_new(ports, port_json(pv));
 	json_object_set_new(o, "ports", ports);
 	return o;
 }
@@ -293,55 +282,46 @@ static json_t *node_json(const struct ibw_snapshot *s,
 json_t *ibw_json_nodes(const struct ibw_snapshot *s)
 {
 	json_t *arr = json_array();
-	unsigned i;
+	const struct ibw_snapshot_node *nv;
 
-	for (i = 0; s->fabric && i < s->fabric->nnodes; i++)
-		json_array_append_new(arr, node_json(s, &s->fabric->nodes[i]));
+	ibw_snapshot_foreach_node(s, nv)
+		json_array_append_new(arr, node_json(nv));
 	return arr;
 }
 
 json_t *ibw_json_node(const struct ibw_snapshot *s, uint64_t guid)
 {
-	const struct ibw_fnode *n = ibw_fabric_find(s->fabric, guid);
+	const struct ibw_snapshot_node *nv = ibw_snapshot_find_node(s, guid);
 
-	return n ? node_json(s, n) : NULL;
+	return nv ? node_json(nv) : NULL;
 }
 
 json_t *ibw_json_ports(const struct ibw_snapshot *s,
 		       const struct ibw_port_filter *f)
 {
 	json_t *arr = json_array();
-	unsigned i, p;
+	const struct ibw_snapshot_port *pv;
 
-	for (i = 0; s->fabric && i < s->fabric->nnodes; i++) {
-		const struct ibw_fnode *n = &s->fabric->nodes[i];
-		int sw = n->ni.node_type == IBW_NODE_SWITCH;
+	ibw_snapshot_foreach_port(s, pv) {
+		const struct ibw_snapshot_node *nv = pv->node;
+		const struct ibw_fport *fp = pv->p;
+		json_t *o;
 
-		if ((f->type == 1 && !sw) || (f->type == 2 && sw) ||
-		    (f->guid && f->guid != n->guid))
+		if ((f->type == 1 && !nv->is_switch) ||
+		    (f->type == 2 && nv->is_switch) ||
+		    (f->guid && f->guid != nv->n->guid))
 			continue;
-		for (p = sw ? 0 : 1; p < n->nports; p++) {
-			const struct ibw_fport *fp = &n->ports[p];
-			const struct ibw_port_ctrs *pc;
-			json_t *o;
-
-			if (f->state >= 0 &&
-			    (!fp->have_pi || fp->pi.state != f->state))
-				continue;
-			pc = ibw_snapshot_port(s, n->guid, fp->num);
-			if (f->errors && (!pc || !pc->error_increments))
-				continue;
-			o = port_json(s, n, fp);
-			json_object_set_new(o, "node_guid",
-					    ibw_json_guid(n->guid));
-			json_object_set_new(
-				o, "node_name",
-				json_string(ibw_snapshot_node_name(s, n)));
-			json_object_set_new(o, "node_type",
-					    json_string(ibw_node_type_str(
-						    n->ni.node_type)));
-			json_array_append_new(arr, o);
-		}
+		if (f->state >= 0 && (!fp->have_pi || fp->pi.state != f->state))
+			continue;
+		if (f->errors && (!pv->ctrs || !pv->ctrs->error_increments))
+			continue;
+		o = port_json(pv);
+		json_object_set_new(o, "node_guid", ibw_json_guid(nv->n->guid));
+		json_object_set_new(o, "node_name", json_string(nv->name));
+		json_object_set_new(
+			o, "node_type",
+			json_string(ibw_node_type_str(nv->n->ni.node_type)));
+		json_array_append_new(arr, o);
 	}
 	return arr;
 }
@@ -351,25 +331,9 @@ json_t *ibw_json_status(const struct ibw_snapshot *s,
 {
 	json_t *o = json_object(), *fab = json_object(), *sw = json_object();
 	json_t *ep = json_object();
-	unsigned i, p, nsw = 0, nca = 0, nports = 0, links = 0, gone = 0;
-	unsigned counts[4] = { 0 };
+	const struct ibw_snapshot_summary *sum = &s->sum;
+	unsigned i;
 
-	for (i = 0; s->fabric && i < s->fabric->nnodes; i++) {
-		const struct ibw_fnode *n = &s->fabric->nodes[i];
-
-		if (n->gone) {
-			gone++;
-			continue;
-		}
-		if (n->ni.node_type == IBW_NODE_SWITCH)
-			nsw++;
-		else
-			nca++;
-		for (p = 1; p < n->nports; p++) {
-			nports++;
-			links += n->ports[p].remote_guid != 0;
-		}
-	}
 	json_object_set_new(o, "version", json_string(IBW_VERSION));
 	json_object_set_new(o, "started", ibw_json_time(s->started_us));
 	json_object_set_new(
@@ -384,12 +348,12 @@ json_t *ibw_json_status(const struct ibw_snapshot *s,
 	json_object_set_new(o, "local_port_state",
 			    json_string(ibw_port_state_str(s->local_state)));
 	json_object_set_new(o, "local_port_lost", json_boolean(s->local_lost));
-	json_object_set_new(fab, "nodes", json_integer(nsw + nca));
-	json_object_set_new(fab, "switches", json_integer(nsw));
-	json_object_set_new(fab, "cas", json_integer(nca));
-	json_object_set_new(fab, "ports", json_integer(nports));
-	json_object_set_new(fab, "links", json_integer(links / 2));
-	json_object_set_new(fab, "gone_nodes", json_integer(gone));
+	json_object_set_new(fab, "nodes", json_integer(sum->nodes));
+	json_object_set_new(fab, "switches", json_integer(sum->switches));
+	json_object_set_new(fab, "cas", json_integer(sum->cas));
+	json_object_set_new(fab, "ports", json_integer(sum->ports));
+	json_object_set_new(fab, "links", json_integer(sum->links));
+	json_object_set_new(fab, "gone_nodes", json_integer(sum->gone_nodes));
 	json_object_set_new(o, "fabric", fab);
 	json_object_set_new(sw, "discovery", ibw_json_sweep(&s->discovery));
 	json_object_set_new(sw, "counters", ibw_json_sweep(&s->counters));
@@ -400,12 +364,9 @@ json_t *ibw_json_status(const struct ibw_snapshot *s,
 			    json_integer(s->unreachable_ports));
 	json_object_set_new(o, "pma_redirects", ibw_json_pma_redirects(s));
 	json_object_set_new(o, "sweeps", sw);
-	for (i = 0; i < s->nendports; i++)
-		if (s->endports[i].state < 4)
-			counts[s->endports[i].state]++;
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < IBW_EP_NSTATES; i++)
 		json_object_set_new(ep, ibw_endport_state_str(i),
-				    json_integer(counts[i]));
+				    json_integer(sum->endports[i]));
 	json_object_set_new(o, "endports", ep);
 	if (st)
 		json_object_set_new(o, "engine", ibw_json_engine_stats(st));
@@ -525,14 +486,22 @@ json_t *ibw_json_events(const struct ibw_event *ev, unsigned n)
 	return arr;
 }
 
+json_t *ibw_json_events_doc(uint64_t last_seq, const struct ibw_event *ev,
+			    unsigned n)
+{
+	return json_pack("{s:o, s:o}", "last_seq", ibw_json_u64(last_seq),
+			 "events", ibw_json_events(ev, n));
+}
+
 static json_t *us_to_ms(double us)
 {
 	return json_real(us / 1000.0);
 }
 
-json_t *ibw_json_endport(const struct ibw_endport *ep)
+json_t *ibw_json_endport(const struct ibw_snapshot_endport *v)
 {
 	json_t *o = json_object(), *rtt = json_object();
+	const struct ibw_endport *ep = v->ep;
 
 	json_object_set_new(o, "port_guid",
 			    ep->port_guid ? ibw_json_guid(ep->port_guid)
@@ -559,16 +528,10 @@ json_t *ibw_json_endport(const struct ibw_endport *ep)
 				    json_string(ep->responder_host));
 	json_object_set_new(o, "sent", ibw_json_u64(ep->sent));
 	json_object_set_new(o, "received", ibw_json_u64(ep->received));
-	json_object_set_new(
-		o, "loss_percent",
-		json_real(ep->sent ? 100.0 * (double)(ep->sent - ep->received) /
-					     (double)ep->sent
-				   : 0.0));
+	json_object_set_new(o, "loss_percent", json_real(v->loss_pct));
 	json_object_set_new(o, "window_probes", json_integer(ep->window_n));
-	json_object_set_new(
-		o, "window_loss_percent",
-		json_real(ep->window_n ? 100.0 * ep->window_lost / ep->window_n
-				       : 0.0));
+	json_object_set_new(o, "window_loss_percent",
+			    json_real(v->window_loss_pct));
 	if (ep->received) {
 		json_object_set_new(rtt, "last_ms",
 				    us_to_ms((double)ep->rtt_last_us));
@@ -587,10 +550,10 @@ json_t *ibw_json_endport(const struct ibw_endport *ep)
 json_t *ibw_json_endports(const struct ibw_snapshot *s)
 {
 	json_t *a = json_array();
-	unsigned i;
+	const struct ibw_snapshot_endport *v;
 
-	for (i = 0; i < s->nendports; i++)
-		json_array_append_new(a, ibw_json_endport(&s->endports[i]));
+	ibw_snapshot_foreach_endport(s, v)
+		json_array_append_new(a, ibw_json_endport(v));
 	return a;
 }
 

@@ -11,7 +11,7 @@
 #include "counters.h"
 #include "engine.h"
 #include "events.h"
-#include "monitor.h"
+#include "snapshot.h"
 #include "trace.h"
 #include "umad.h"
 
@@ -36,7 +36,11 @@ json_t *ibw_json_counters(const struct ibw_port_ctrs *pc);
 json_t *ibw_json_nodes(const struct ibw_snapshot *s);
 json_t *ibw_json_local_cas(const struct ibw_local_ca *cas, unsigned n);
 json_t *ibw_json_events(const struct ibw_event *ev, unsigned n);
-json_t *ibw_json_endport(const struct ibw_endport *ep);
+/* The document of /api/v1/events: {"last_seq": @last_seq, "events": [...]}
+ * with the @n events of @ev. */
+json_t *ibw_json_events_doc(uint64_t last_seq, const struct ibw_event *ev,
+			    unsigned n);
+json_t *ibw_json_endport(const struct ibw_snapshot_endport *v);
 json_t *ibw_json_endports(const struct ibw_snapshot *s);
 json_t *ibw_json_ping_summary(const struct ibw_ping_summary *s);
 json_t *ibw_json_path(const struct ibw_path *p);

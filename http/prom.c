@@ -211,22 +211,21 @@ static void counter_families(struct buf *b, const struct ibw_snapshot *s,
 static void info_family(struct buf *b, const struct ibw_snapshot *s,
 			int is_switch)
 {
-	unsigned i, n = 0;
+	const struct ibw_snapshot_node *nv;
+	unsigned n = 0;
 	char name[64];
 
 	snprintf(name, sizeof(name), "infiniband_%s_info", kind_of(is_switch));
-	for (i = 0; s->fabric && i < s->fabric->nnodes; i++) {
-		const struct ibw_fnode *nd = &s->fabric->nodes[i];
-
-		if ((nd->ni.node_type == IBW_NODE_SWITCH) != is_switch ||
-		    nd->gone)
+	ibw_snapshot_foreach_node(s, nv) {
+		if (nv->is_switch != is_switch || nv->n->gone)
 			continue;
 		if (!n++)
 			family(b, name, "gauge",
 			       "A node of the fabric, its name and LID.");
-		put(b, "%s{guid=\"0x%016" PRIx64 "\",name=\"", name, nd->guid);
-		put_label(b, ibw_snapshot_node_name(s, nd));
-		put(b, "\",lid=\"%u\"} 1\n", nd->lid);
+		put(b, "%s{guid=\"0x%016" PRIx64 "\",name=\"", name,
+		    nv->n->guid);
+		put_label(b, nv->name);
+		put(b, "\",lid=\"%u\"} 1\n", nv->n->lid);
 	}
 }
 
@@ -234,62 +233,59 @@ static void port_families(struct buf *b, const struct ibw_snapshot *s,
 			  int is_switch)
 {
 	static const char *const what[2] = { "rate_bytes_per_second", "state" };
-	unsigned w, i, p, n;
+	const struct ibw_snapshot_port *pv;
+	unsigned w, n;
 	char name[96];
 
 	for (w = 0; w < 2; w++) {
 		snprintf(name, sizeof(name), "infiniband_%s_port_%s",
 			 kind_of(is_switch), what[w]);
 		n = 0;
-		for (i = 0; s->fabric && i < s->fabric->nnodes; i++) {
-			const struct ibw_fnode *nd = &s->fabric->nodes[i];
+		ibw_snapshot_foreach_port(s, pv) {
+			const struct ibw_fport *fp = pv->p;
+			uint64_t guid = pv->node->n->guid;
 
-			if ((nd->ni.node_type == IBW_NODE_SWITCH) !=
-				    is_switch ||
-			    nd->gone)
+			/* Switch port 0 has no link of its own. */
+			if (pv->node->is_switch != is_switch ||
+			    pv->node->n->gone || !pv->external ||
+			    !fp->have_pi || (w == 0 && !pv->link_up))
 				continue;
-			for (p = 1; p < nd->nports; p++) {
-				const struct ibw_fport *fp = &nd->ports[p];
-
-				if (!fp->have_pi ||
-				    (w == 0 && fp->pi.state < 2))
-					continue;
-				if (!n++)
-					family(b, name, "gauge",
-					       w == 0 ? "Link rate in bytes "
-							"per second "
-							"(signalling rate / 8)."
-						      : "Port state: 1 down, 2 "
-							"init, 3 armed, 4 "
-							"active.");
-				if (w == 0)
-					put(b,
-					    "%s{guid=\"0x%016" PRIx64 "\",port="
-					    "\"%u\"} "
-					    "%.0f\n",
-					    name, nd->guid, p,
-					    ibw_link_gbps(&fp->pi) * 1e9 / 8);
-				else
-					put(b,
-					    "%s{guid=\"0x%016" PRIx64 "\",port="
-					    "\"%u\"} "
-					    "%u\n",
-					    name, nd->guid, p, fp->pi.state);
-			}
+			if (!n++)
+				family(b, name, "gauge",
+				       w == 0 ? "Link rate in bytes "
+						"per second "
+						"(signalling rate / 8)."
+					      : "Port state: 1 down, 2 "
+						"init, 3 armed, 4 "
+						"active.");
+			if (w == 0)
+				put(b,
+				    "%s{guid=\"0x%016" PRIx64 "\",port="
+				    "\"%u\"} "
+				    "%.0f\n",
+				    name, guid, (unsigned)fp->num,
+				    ibw_link_gbps(&fp->pi) * 1e9 / 8);
+			else
+				put(b,
+				    "%s{guid=\"0x%016" PRIx64 "\",port="
+				    "\"%u\"} "
+				    "%u\n",
+				    name, guid, (unsigned)fp->num,
+				    fp->pi.state);
 		}
 	}
 }
 
 static void endport_families(struct buf *b, const struct ibw_snapshot *s)
 {
-	unsigned i;
+	const struct ibw_snapshot_endport *v;
 
 	if (!s->nendports)
 		return;
 	family(b, "ibwatch_endport_up", "gauge",
 	       "1 when the endport answers pings (state up or degraded).");
-	for (i = 0; i < s->nendports; i++) {
-		const struct ibw_endport *e = &s->endports[i];
+	ibw_snapshot_foreach_endport(s, v) {
+		const struct ibw_endport *e = v->ep;
 
 		put(b, "ibwatch_endport_up{guid=\"0x%016" PRIx64 "\",name=\"",
 		    e->port_guid);
@@ -299,13 +295,13 @@ static void endport_families(struct buf *b, const struct ibw_snapshot *s)
 	}
 	family(b, "ibwatch_endport_state", "gauge",
 	       "0 unknown, 1 up, 2 degraded, 3 down.");
-	for (i = 0; i < s->nendports; i++)
+	ibw_snapshot_foreach_endport(s, v)
 		put(b, "ibwatch_endport_state{guid=\"0x%016" PRIx64 "\"} %d\n",
-		    s->endports[i].port_guid, (int)s->endports[i].state);
+		    v->ep->port_guid, (int)v->ep->state);
 	family(b, "ibwatch_endport_rtt_seconds", "gauge",
 	       "Round-trip time of the last answered ping.");
-	for (i = 0; i < s->nendports; i++) {
-		const struct ibw_endport *e = &s->endports[i];
+	ibw_snapshot_foreach_endport(s, v) {
+		const struct ibw_endport *e = v->ep;
 
 		if (e->received)
 			put(b,
@@ -315,15 +311,11 @@ static void endport_families(struct buf *b, const struct ibw_snapshot *s)
 	}
 	family(b, "ibwatch_endport_loss_ratio", "gauge",
 	       "Share of pings lost over the sliding window.");
-	for (i = 0; i < s->nendports; i++) {
-		const struct ibw_endport *e = &s->endports[i];
-
+	ibw_snapshot_foreach_endport(s, v)
 		put(b,
 		    "ibwatch_endport_loss_ratio{guid=\"0x%016" PRIx64 "\"} "
 		    "%.4f\n",
-		    e->port_guid,
-		    e->window_n ? (double)e->window_lost / e->window_n : 0.0);
-	}
+		    v->ep->port_guid, v->window_loss_ratio);
 }
 
 static char *finish(struct buf *b, size_t *len)
@@ -409,7 +401,8 @@ char *ibw_prom_render_live(const struct ibw_snapshot *s,
 	put(&b, "ibwatch_stale %d\n", ibw_snapshot_stale(s, now_us));
 	family(&b, "ibwatch_local_port_active", "gauge",
 	       "1 when the port ibwatchd sweeps from is active.");
-	put(&b, "ibwatch_local_port_active %d\n", s->local_state == 4);
+	put(&b, "ibwatch_local_port_active %d\n",
+	    s->local_state == IBW_PORT_ACTIVE);
 	if (st) {
 		family(&b, "ibwatch_mads_sent_total", "counter",
 		       "MADs put on the wire, retries included.");

@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "engine.h"
-#include "monitor.h"
+#include "snapshot.h"
 
 /* Render @s (and the engine's counters, if @st) into a new buffer the
  * caller frees; *@len gets its length. @now_us: CLOCK_REALTIME. */

@@ -32,9 +32,9 @@ check "ibwatchd --once exits 0 (exit $rc)" test "$rc" = 0
 check "ibwatchd --once sees as many nodes as ibnetdiscover ($nref)" \
 	jq -e --argjson n "$nref" '(.nodes | length) == $n' once.json
 check "... and reads every port's counters" \
-	jq -e '.sweeps.counters.timeouts == 0 and .sweeps.unreachable_ports == 0' once.json
+	jq -e '.status.sweeps.counters.timeouts == 0 and .status.sweeps.unreachable_ports == 0' once.json
 check "... with no try timed out and no answer dropped as late" \
-	jq -e '.engine.try_timeouts == 0 and .engine.late == 0' once.json
+	jq -e '.status.engine.try_timeouts == 0 and .status.engine.late == 0' once.json
 
 # A host whose PMA never answers (the model drops what is sent to its
 # LID). With --no-ping the only MAD to it is the counter sweep's
@@ -45,13 +45,13 @@ IBW_KM_DEAD_LIDS=$lid3 IBW_KM_DEAD_CLASSES=pma \
 	at node0001 "$IBWATCHD" --once --no-state-file --no-ping \
 	--timeout-ms 50 --retries 2 >dead.json 2>dead.err
 check "with a dead PMA: one sweep timeout, one port unreachable" \
-	jq -e '.sweeps.counters.timeouts == 1 and .sweeps.unreachable_ports == 1' dead.json
+	jq -e '.status.sweeps.counters.timeouts == 1 and .status.sweeps.unreachable_ports == 1' dead.json
 check "... one request timed out after 3 tries, each try counted once" \
-	jq -e '.engine.timeouts == 1 and .engine.try_timeouts == 3 and .engine.retries == 2' dead.json
+	jq -e '.status.engine | .timeouts == 1 and .try_timeouts == 3 and .retries == 2' dead.json
 check "... each try's timeout reported by the kernel, none by our own deadline" \
-	jq -e '.engine.kernel_timeouts == 3' dead.json
+	jq -e '.status.engine.kernel_timeouts == 3' dead.json
 check "... not as a transport error, and nothing late" \
-	jq -e '.engine.transport_errors == 0 and .engine.returned == 0 and .engine.late == 0' dead.json
+	jq -e '.status.engine | .transport_errors == 0 and .returned == 0 and .late == 0' dead.json
 
 # ibping -S serves the echo methods on node0004 (as the node's SM-flagged
 # process, so that ibsim hands it the requests); then ibwatchd

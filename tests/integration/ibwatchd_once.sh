@@ -25,7 +25,11 @@ check "lid equals smpquery's ($ref_lid)" [ "$(jq -r .local_port.lid <<<"$out")" 
 check "port GUID equals ibstat's ($ref_guid)" [ "$(jq -r .local_port.port_guid <<<"$out")" = "$ref_guid" ]
 check "state equals smpquery's ($ref_state)" [ "$(jq -r .local_port.state <<<"$out")" = "$ref_state" ]
 check "CA and port named" [ "$(jq -r '.local_port.ca + "/" + (.local_port.port|tostring)' <<<"$out")" = "ibsim0/1" ]
-check "engine counters present and consistent" jqe '.engine.sent >= .engine.submitted and .engine.ok > 3 and .engine.inflight == 0 and .engine.queued == 0 and (.engine.ok + .engine.timeouts + .engine.status_errors + .engine.transport_errors + .engine.cancelled == .engine.submitted)' <<<"$out"
+check "the API's documents under their names: status as /api/v1/status serves it" \
+	jqe --slurpfile f "$here/fixtures/status.json" '(.status | keys) == ($f[0] | keys) and (.status.fabric.nodes == (.nodes | length)) and (.status.fabric.ports == ([.ports[] | select(.port > 0)] | length))' <<<"$out"
+check "... ports, endports, traces and events as the API serves them" \
+	jqe '(.ports | length) == ([.nodes[].ports[]] | length) and (.ports[0] | has("node_guid") and has("node_name") and has("node_type")) and (.endports | type == "array") and (.traces | type == "array") and (.events | has("last_seq") and (.events | type == "array"))' <<<"$out"
+check "engine counters present and consistent" jqe '.status.engine | .sent >= .submitted and .ok > 3 and .inflight == 0 and .queued == 0 and (.ok + .timeouts + .status_errors + .transport_errors + .cancelled == .submitted)' <<<"$out"
 # The parser's options are its table's, which --dump-options prints.
 check "every option in --help is parsed, and the reverse" bash -c '
 	help=$("$IBWATCHD" --help | grep -o -- "--[a-z-]*" | sort -u)

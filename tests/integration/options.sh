@@ -42,21 +42,21 @@ counted() {
 # 100 ms, would find the 9 nodes within 2 hops.)
 IBW_KM_HOP_US=20000 once t1000 --no-ping --timeout-ms 1000
 check "--timeout-ms 1000 with 160 ms answers: all 14 nodes, no timeout (exit $rc)" \
-	bash -c '[ "$1" = 0 ] && jq -e "(.nodes | length) == 14 and .sweeps.discovery.timeouts == 0" t1000.json >/dev/null' _ $rc
+	bash -c '[ "$1" = 0 ] && jq -e "(.nodes | length) == 14 and .status.sweeps.discovery.timeouts == 0" t1000.json >/dev/null' _ $rc
 IBW_KM_HOP_US=20000 once t10 --no-ping --timeout-ms 10
-check "--timeout-ms 10 with 40 ms answers: the local node only, exit 1 (exit $rc, $(jq -c '[(.nodes | length), .sweeps.discovery.timeouts]' t10.json))" \
-	bash -c '[ "$1" = 1 ] && jq -e "(.nodes | length) == 1 and .sweeps.discovery.timeouts >= 1" t10.json >/dev/null &&
+check "--timeout-ms 10 with 40 ms answers: the local node only, exit 1 (exit $rc, $(jq -c '[(.nodes | length), .status.sweeps.discovery.timeouts]' t10.json))" \
+	bash -c '[ "$1" = 1 ] && jq -e "(.nodes | length) == 1 and .status.sweeps.discovery.timeouts >= 1" t10.json >/dev/null &&
 		grep -q "the local port is active but nothing beyond it answered" t10.log' _ $rc
 
 # 2. --max-inflight: the engine's high water mark is the limit. MADs
 # waited in the queue, so the window was full at some point: exactly 3.
 # (Without the limit, the default 64, the same run has 60 or so out.)
 once mi3 --no-ping --max-inflight 3
-check "--max-inflight 3: at most 3 MADs in flight, and 3 were ($(jq .engine.inflight_high_water mi3.json))" \
-	jt '.engine.inflight_high_water == 3 and .engine.queued_high_water > 3 and (.nodes | length) == 14' mi3.json
+check "--max-inflight 3: at most 3 MADs in flight, and 3 were ($(jq .status.engine.inflight_high_water mi3.json))" \
+	jt '.status.engine.inflight_high_water == 3 and .status.engine.queued_high_water > 3 and (.nodes | length) == 14' mi3.json
 once mi64 --no-ping
-check "... with the default, more than 3 ($(jq .engine.inflight_high_water mi64.json))" \
-	jt '.engine.inflight_high_water > 3 and .engine.inflight_high_water <= 64' mi64.json
+check "... with the default, more than 3 ($(jq .status.engine.inflight_high_water mi64.json))" \
+	jt '.status.engine.inflight_high_water > 3 and .status.engine.inflight_high_water <= 64' mi64.json
 
 # 3. --max-per-dest: each PMA takes 200 ms per query here and serves one
 # at a time, so every node has reads waiting; with N per destination at
@@ -65,8 +65,8 @@ check "... with the default, more than 3 ($(jq .engine.inflight_high_water mi64.
 # ones, each switch for its 8 ports). Tries of 2 s: N x 200 ms fit.
 for n in 1 2; do
 	IBW_KM_SVC_PMA_US=200000 once pd$n --no-ping --timeout-ms 2000 --max-per-dest $n
-	check "--max-per-dest $n: 14 nodes x $n in flight at most, and that many were ($(jq .engine.inflight_high_water pd$n.json))" \
-		jt --argjson n $n '.engine.inflight_high_water == 14 * $n and .engine.timeouts == 0 and (.nodes | length) == 14' pd$n.json
+	check "--max-per-dest $n: 14 nodes x $n in flight at most, and that many were ($(jq .status.engine.inflight_high_water pd$n.json))" \
+		jt --argjson n $n '.status.engine.inflight_high_water == 14 * $n and .status.engine.timeouts == 0 and (.nodes | length) == 14' pd$n.json
 done
 
 # 4. --scope: whose counters are read (48 switch ports 1-8, 8 host ports).

@@ -9,7 +9,7 @@
 
 struct ibw_snapshot *ibw_test_snapshot(void)
 {
-	struct ibw_snapshot *s = calloc(1, sizeof(*s));
+	struct ibw_snapshot *s = ibw_snapshot_new();
 	struct ibw_fabric *f = ibw_fabric_new();
 	struct ibw_fnode *n;
 	unsigned i, p;
@@ -52,7 +52,6 @@ struct ibw_snapshot *ibw_test_snapshot(void)
 	}
 	ibw_fabric_freeze(f);
 	f->local_guid = 0x0002c90300000010ull;
-	s->refs = 1;
 	s->fabric = f;
 	s->taken_us = T0;
 	s->started_us = T0 - 60000000ull;
@@ -117,6 +116,10 @@ struct ibw_snapshot *ibw_test_snapshot(void)
 		e->rtt_avg_us = 25.0;
 		e->last_method = IBW_PING_PMA;
 		e->last_reply_us = T0 - 1000000;
+	}
+	if (ibw_snapshot_seal(s) < 0) {
+		ibw_snapshot_unref(s);
+		return NULL;
 	}
 	return s;
 }

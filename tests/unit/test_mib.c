@@ -75,6 +75,7 @@ static int setup(void **state)
 	w->last.fwd.hops[1].in_port = 1;
 	w->last.fwd.hops[1].out_port = 2;
 	s->ports[3].v[IBW_CTR_SYMBOL_ERRORS].total = 5000000000ull;
+	assert_int_equal(ibw_snapshot_seal(s), 0);
 
 	snprintf(f->lp.ca_name, sizeof(f->lp.ca_name), "mlx5_0");
 	f->lp.portnum = 1;
