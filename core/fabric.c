@@ -4,6 +4,7 @@
 
 #include "loop.h"
 #include "fabric.h"
+#include "snapshot.h"
 
 struct ibw_fabric *ibw_fabric_new(void)
 {
@@ -111,7 +112,7 @@ const struct ibw_fnode *ibw_fabric_find_lid(const struct ibw_fabric *f,
 
 			if (!fp->have_pi || !fp->pi.lid)
 				continue;
-			if (n->ni.node_type == IBW_NODE_SWITCH && p != 0)
+			if (!ibw_snapshot_endport(n, p))
 				continue;
 			if (lid >= fp->pi.lid && lid < fp->pi.lid + span) {
 				if (port)

@@ -244,8 +244,7 @@ uint16_t ibw_monitor_resolve(struct ibw_monitor *m, const char *t)
 						      !strcmp(n->desc, t);
 
 			if (match && fp->have_pi && fp->pi.lid &&
-			    (n->ni.node_type == IBW_NODE_SWITCH ? p == 0
-								: p > 0))
+			    ibw_snapshot_endport(n, p))
 				return fp->pi.lid;
 		}
 	}

@@ -526,9 +526,7 @@ static int resolve(const struct ibw_fabric *f, const char *t,
 			for (p = 0; p < n->nports; p++) {
 				if ((n->ports[p].guid == v || n->guid == v) &&
 				    n->ports[p].have_pi && n->ports[p].pi.lid &&
-				    (n->ni.node_type == IBW_NODE_SWITCH
-					     ? p == 0
-					     : p > 0)) {
+				    ibw_snapshot_endport(n, p)) {
 					*nout = n;
 					*pout = &n->ports[p];
 					return 0;
@@ -545,8 +543,7 @@ static int resolve(const struct ibw_fabric *f, const char *t,
 			continue;
 		for (p = 0; p < n->nports; p++) {
 			if (n->ports[p].have_pi && n->ports[p].pi.lid &&
-			    (n->ni.node_type == IBW_NODE_SWITCH ? p == 0
-								: p > 0)) {
+			    ibw_snapshot_endport(n, p)) {
 				*nout = n;
 				*pout = &n->ports[p];
 				return 0;
@@ -614,12 +611,10 @@ void ibw_pinger_update(struct ibw_pinger *p, const struct ibw_fabric *f,
 			if (p->o.capmask_bits) {
 				if ((fp->pi.capmask & p->o.capmask_bits) !=
 					    p->o.capmask_bits ||
-				    (n->ni.node_type == IBW_NODE_SWITCH
-					     ? pn != 0
-					     : pn == 0))
+				    !ibw_snapshot_endport(n, pn))
 					continue;
 			} else if (n->ni.node_type == IBW_NODE_SWITCH ||
-				   pn == 0) {
+				   !ibw_snapshot_endport(n, pn)) {
 				continue;
 			}
 			ep = ep_find(p, fp->guid);

@@ -137,6 +137,11 @@ static unsigned first_port(const struct ibw_fnode *n)
 	return n->ni.node_type == IBW_NODE_SWITCH ? 0 : 1;
 }
 
+int ibw_snapshot_endport(const struct ibw_fnode *n, unsigned p)
+{
+	return n->ni.node_type == IBW_NODE_SWITCH ? p == 0 : p >= first_port(n);
+}
+
 static const char *remote_name(const struct ibw_snapshot *s,
 			       const struct ibw_fport *p)
 {

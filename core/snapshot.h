@@ -37,6 +37,15 @@ struct ibw_watched {
 
 struct ibw_snapshot_port;
 
+/*
+ * Whether port @p of @n is an endport, addressed by a LID and a port GUID
+ * of its own: a switch's port 0 (its management port; the physical ports
+ * have no LID), a CA's or router's ports from 1 (they have no port 0).
+ * The one place this rule lives; the probe code asks it on the live
+ * fabric, the snapshot's views on the published one.
+ */
+int ibw_snapshot_endport(const struct ibw_fnode *n, unsigned p);
+
 /* A node of the fabric as readers see it. */
 struct ibw_snapshot_node {
 	const struct ibw_fnode *n;
