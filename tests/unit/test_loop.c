@@ -124,6 +124,24 @@ static void test_run_until_stopped(void **state)
 	ibw_loop_free(l);
 }
 
+/* One wakeup per wait: a loop with one timer to wait for wakes once
+ * for it, not in a poll of its own (the count the daemon reports to show
+ * it is idle). */
+static void test_wakeups_count_waits(void **state)
+{
+	struct ibw_loop *l = ibw_loop_new();
+	struct ibw_timer *t = ibw_timer_new(l, stopper, l);
+
+	assert_int_equal(ibw_loop_wakeups(l), 0);
+	ibw_loop_run_once(l, 0);
+	assert_int_equal(ibw_loop_wakeups(l), 1);
+	ibw_timer_arm(t, 20000);
+	assert_int_equal(ibw_loop_run(l), 0);
+	assert_int_equal(ibw_loop_wakeups(l), 2);
+	ibw_timer_free(t);
+	ibw_loop_free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -131,6 +149,7 @@ int main(void)
 		cmocka_unit_test(test_disarmed_timer_does_not_fire),
 		cmocka_unit_test(test_fd_and_hooks),
 		cmocka_unit_test(test_run_until_stopped),
+		cmocka_unit_test(test_wakeups_count_waits),
 	};
 
 	return cmocka_run_group_tests_name("loop", tests, NULL, NULL);
