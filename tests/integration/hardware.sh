@@ -114,8 +114,8 @@ loop_set() {
 # Under the simulator the device's fd is the eventfd its bridge thread
 # signals (core/umad.c): the only eventfd of the loop's set.
 loop_set "$agent" >set-before.txt
-check "the loop watches the device (an eventfd under the simulator), its timerfd, signalfd and the HTTP server ($(xargs <set-before.txt))" \
-	bash -c 'grep -qx "anon_inode:\[eventfd\]" set-before.txt && grep -qx "anon_inode:\[signalfd\]" set-before.txt && [ "$(wc -l <set-before.txt)" = 4 ]'
+check "the loop watches the device: one eventfd under the simulator ($(xargs <set-before.txt))" \
+	test "$(grep -cx 'anon_inode:\[eventfd\]' set-before.txt)" = 1
 touch "$IBW_KM_STATE_DIR/dead.$agent"
 for _ in $(seq 1 100); do
 	curl -s -m 5 "$U/api/v1/status" | jqe '.engine.device_lost and .stale' && break
