@@ -930,6 +930,7 @@ void ibw_engine_get_stats(const struct ibw_engine *e,
 {
 	*st = e->st;
 	st->device_lost = -e->lost;
+	st->loop_wakeups = ibw_loop_wakeups(e->loop);
 }
 
 struct ibw_loop *ibw_engine_loop(const struct ibw_engine *e)

@@ -142,6 +142,9 @@ struct ibw_engine_stats {
 	unsigned queued;
 	unsigned queued_hwm;
 	int device_lost; /* the errno the device went away with, else 0 */
+	/* the engine's loop's wakeups (ibw_loop_wakeups): not the
+	 * engine's own count, but where its readers already look */
+	uint64_t loop_wakeups;
 };
 
 struct ibw_engine;

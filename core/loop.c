@@ -45,6 +45,7 @@ struct ibw_loop {
 	struct hook hooks[MAX_HOOKS];
 	int nhooks;
 	int stop;
+	uint64_t wakeups; /* returns from epoll_wait */
 };
 
 uint64_t ibw_now_us(void)
@@ -323,6 +324,7 @@ int ibw_loop_run_once(struct ibw_loop *loop, int64_t max_wait_us)
 	timeout_ms = max_wait_us < 0 ? -1 : (int)((max_wait_us + 999) / 1000);
 	tfd_update(loop);
 	n = epoll_wait(loop->epfd, evs, MAX_EVENTS, timeout_ms);
+	loop->wakeups++;
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
 	for (i = 0; i < n && !loop->stop; i++) {
@@ -371,4 +373,9 @@ void ibw_loop_stop(struct ibw_loop *loop)
 int ibw_loop_stopped(const struct ibw_loop *loop)
 {
 	return loop->stop;
+}
+
+uint64_t ibw_loop_wakeups(const struct ibw_loop *loop)
+{
+	return loop->wakeups;
 }

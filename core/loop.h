@@ -43,6 +43,12 @@ int ibw_loop_run(struct ibw_loop *loop);
 int ibw_loop_run_once(struct ibw_loop *loop, int64_t max_wait_us);
 void ibw_loop_stop(struct ibw_loop *loop);
 int ibw_loop_stopped(const struct ibw_loop *loop);
+/* Times the loop came back from its wait: for a ready fd, a due timer,
+ * a signal or the end of ibw_loop_run_once()'s wait. An idle daemon
+ * wakes only for its timers and its clients, so a count far above those
+ * shows a loop that spins (an fd that stays ready, a timer re-armed at
+ * zero delay). */
+uint64_t ibw_loop_wakeups(const struct ibw_loop *loop);
 
 /* One-shot timers; arm again to repeat. A timer is inert until armed. */
 struct ibw_timer *ibw_timer_new(struct ibw_loop *loop, ibw_timer_cb cb,

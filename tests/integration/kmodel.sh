@@ -1,12 +1,13 @@
 #!/bin/bash
 # The kernel and fabric model (tests/preload/ibw_kmodel.c) checked with
 # the real infiniband-diags on a 16-host fat tree: the matching rule,
-# the kernel's retries and timeout report, modelled time per MAD
-# (smpquery, perfquery), per hop (ibnetdiscover), a dead LID (perfquery
-# -t), solicited flow control, a refused second echo agent (ibping -S)
-# and device death. Times are compared within one run, with the model's
-# own MAD counts (IBW_KM_LOG): a run with the modelled time against one
-# without, so that process start-up cancels out.
+# the kernel's retries and timeout report, directed routes under the
+# per-hop model (ibnetdiscover), a dead LID (perfquery -t), solicited
+# flow control, a refused second echo agent (ibping -S) and device
+# death. What is asserted are the model's rules, by its own counts
+# (IBW_KM_LOG) and by what the programs see; how long things take under
+# it (service times, per-hop delays, timeouts) is measured against the
+# configured times by tests/bench/kmodel.sh, not here.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/tap.sh"
@@ -27,28 +28,8 @@ l3=$(lid_of node0003)
 l5=$(lid_of node0005)
 check "LIDs of node0003 ($l3) and node0005 ($l5)" eval '[ -n "$l3" ] && [ -n "$l5" ]'
 
-# ms CMD...: run CMD (output to last.out), print its wall time in ms.
-ms() {
-	local s e
-	s=$(date +%s%N)
-	"$@" >last.out 2>&1
-	e=$(date +%s%N)
-	echo $(((e - s) / 1000000))
-}
-# best N CMD...: the shortest of N runs (noise only ever adds time).
-best() {
-	local n=$1 b="" t i
-	shift
-	for ((i = 0; i < n; i++)); do
-		t=$(ms "$@")
-		[ -z "$b" ] || [ "$t" -lt "$b" ] && b=$t
-	done
-	echo "$b"
-}
 # kstat FIELD: FIELD of the last line the model logged.
 kstat() { tail -n1 "$logf" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
-# near GOT WANT: GOT within 10% of WANT.
-near() { [ $(($1 * 10)) -ge $(($2 * 9)) ] && [ $(($1 * 10)) -le $(($2 * 11)) ]; }
 
 # (a) The rule: an answer reaches only a request that waits for it.
 out=$(at node0001 "$IBW_KMPROBE" rule "$l3")
@@ -63,50 +44,30 @@ check "without the rule (umad2sim alone) the timeout-0 answer comes" grep -qx 't
 # ibsim hands a MAD to a LID nobody has back at once.
 rm -f "$logf"
 out=$(IBW_KM_LOG=$logf at node0001 "$IBW_KMPROBE" lost 0x7000 100 3)
-t=$(sed -n 's/^elapsed_ms=\([0-9]*\).*/\1/p' <<<"$out")
-check "a lost MAD, 100 ms x 3 tries: reported after ${t} ms" near "$t" 300
-check "... as the kernel writes it: status 110, MAD header only (24 bytes)" \
+check "a lost MAD, 100 ms x 3 tries, is reported as the kernel writes it: status 110, MAD header only (24 bytes)" \
 	eval 'grep -qx len=24 <<<"$out" && grep -qx status=110 <<<"$out"'
-check "... after two resends by the model" \
+check "... after two resends by the model, one timeout" \
 	eval '[ "$(kstat resent)" = 2 ] && [ "$(kstat timeouts)" = 1 ]'
-out=$(IBW_KM_RULE=0 at node0001 "$IBW_KMPROBE" lost 0x7000 100 3)
-t=$(sed -n 's/^elapsed_ms=\([0-9]*\).*/\1/p' <<<"$out")
-check "umad2sim alone hands it back at once (${t} ms)" [ "$t" -lt 50 ]
-
-# (b) One MAD in flight: the configured service time per MAD.
-svc=400
-for tool in "smpquery nodeinfo $l3" "perfquery $l3 1"; do
-	base=$(IBW_KM_LATENCY=1 IBW_KM_SVC_SMA_US=0 IBW_KM_SVC_PMA_US=0 \
-		best 2 at node0001 $tool)
-	rm -f "$logf"
-	slow=$(IBW_KM_LOG=$logf IBW_KM_LATENCY=1 IBW_KM_SVC_SMA_US=$((svc * 1000)) \
-		IBW_KM_SVC_PMA_US=$((svc * 1000)) best 2 at node0001 $tool)
-	n=$(kstat answered)
-	check "${tool%% *}: $n MADs take $((slow - base)) ms more at $svc ms each" \
-		near $((slow - base)) $((n * svc))
-done
-
-# (c) ibnetdiscover, one SMP in flight: the time grows by twice the
-# per-hop delay for each hop its directed-route SMPs take (out and back).
-hop=2000
-base=$(IBW_KM_LATENCY=1 IBW_KM_HOP_US=0 best 2 at node0001 ibnetdiscover -o 1)
 rm -f "$logf"
-slow=$(IBW_KM_LOG=$logf IBW_KM_LATENCY=1 IBW_KM_HOP_US=$hop best 2 at node0001 ibnetdiscover -o 1)
-hops=$(kstat dr_hops)
-pred=$((2 * hops * hop / 1000))
-check "ibnetdiscover -o 1: $((slow - base)) ms more for $hops DR hops at $hop us each way (predicted $pred ms)" \
-	near $((slow - base)) "$pred"
-check "... and it still finds all 16 hosts" [ "$(grep -c '^Ca' last.out)" = 16 ]
+out=$(IBW_KM_LOG=$logf IBW_KM_RULE=0 at node0001 "$IBW_KMPROBE" lost 0x7000 100 3)
+check "umad2sim alone hands back the whole MAD with status 110 ($(grep -E '^(len|status)=' <<<"$out" | xargs)), nothing resent" \
+	eval 'grep -qx len=256 <<<"$out" && grep -qx status=110 <<<"$out" && [ "$(kstat resent)" = 0 ]'
 
-# (d) A dead LID costs perfquery its whole timeout on every try.
-base=$(best 2 at node0001 perfquery -t 200 "$l3" 1)
+# (b) Directed routes under the per-hop model: ibnetdiscover still finds
+# every host, and the model counts the hops it paid for.
 rm -f "$logf"
-dead=$(IBW_KM_LOG=$logf IBW_KM_DEAD_LIDS=$l3 ms at node0001 perfquery -t 200 "$l3" 1)
+IBW_KM_LOG=$logf IBW_KM_LATENCY=1 IBW_KM_HOP_US=2000 at node0001 ibnetdiscover -o 1 >last.out 2>&1
+check "ibnetdiscover -o 1 with 2000 us a hop finds all 16 hosts, over $(kstat dr_hops) directed-route hops" \
+	eval '[ "$(grep -c "^Ca" last.out)" = 16 ] && [ "$(kstat dr_hops)" -gt 16 ]'
+
+# (c) A dead LID: perfquery gets no answer on any try, and nothing is
+# sent to it.
+rm -f "$logf"
+IBW_KM_LOG=$logf IBW_KM_DEAD_LIDS=$l3 at node0001 perfquery -t 200 "$l3" 1 >last.out 2>&1
 tries=$(kstat timeouts)
 check "perfquery to a dead LID fails" grep -q 'failed' last.out
-check "... after $tries tries of 200 ms: $((dead - base)) ms more" \
-	eval '[ "$tries" -ge 1 ] && near $((dead - base)) $((tries * 200))'
-check "... with nothing sent to it" [ "$(kstat dead_lid)" = "$tries" ]
+check "... each of its $tries tries timed out, none sent to it, none answered" \
+	eval '[ "$tries" -ge 1 ] && [ "$(kstat dead_lid)" = "$tries" ] && [ "$(kstat answered)" = 0 ]'
 echo "$l3" >deadlids
 check "a dead LID from IBW_KM_DEAD_FILE: perfquery fails" \
 	eval '! IBW_KM_DEAD_FILE=$PWD/deadlids at node0001 perfquery -t 100 "$l3" 1 >/dev/null 2>&1'
@@ -121,12 +82,10 @@ check "a directed-route SMP still reaches the dead LID's node" grep -q 'node0003
 rm -f "$logf"
 out=$(IBW_KM_LOG=$logf IBW_KM_FC_SMP=4 IBW_KM_SVC_SMA_US=20000 \
 	at node0001 "$IBW_KMPROBE" burst "$l3" 20)
-t=$(sed -n 's/^elapsed_ms=\([0-9]*\).*/\1/p' <<<"$out")
 check "flow control: 20 SMPs, 4 in flight: 16 held back, all answered" \
 	eval '[ "$(kstat backlogged)" = 16 ] && [ "$(kstat backlog_hwm)" = 16 ] && grep -qx answered=20 <<<"$out"'
-check "... served one after the other at the node: ${t} ms for 20 x 20 ms" near "$t" 400
 
-# (e) One agent per echo methods on a node, as in the kernel.
+# (d) One agent per echo methods on a node, as in the kernel.
 SIM_SET_ISSM=1 spawn node0005 ibping -S >ibping-s1.log 2>&1 &
 pids+=($!)
 s1=$!
@@ -156,13 +115,12 @@ done
 check "once the first has gone, a new one gets the methods" grep -q "^$s3 .* 32 " "$reg"
 stop "$s3"
 
-# (f) The device dies on cue: POLLERR, EIO, ENODEV, and back for new
+# (e) The device dies on cue: POLLERR, EIO, ENODEV, and back for new
 # opens only.
 out=$(at node0001 "$IBW_KMPROBE" death)
 check "a live port polls empty" grep -qx 'alive_poll=0' <<<"$out"
-t=$(sed -n 's/^dead_poll_ms=\([0-9]*\).*/\1/p' <<<"$out")
-check "after dead.<pid>, poll reports POLLERR alone within 50 ms (${t} ms)" \
-	eval 'grep -qx dead_revents=0x8 <<<"$out" && [ "$t" -le 50 ]'
+check "after dead.<pid>, a poll returns with POLLERR alone (dead_poll=1: not its 5 s timeout)" \
+	eval 'grep -qx dead_poll=1 <<<"$out" && grep -qx dead_revents=0x8 <<<"$out"'
 check "... read and write fail with EIO" \
 	eval 'grep -qx read_errno=EIO <<<"$out" && grep -qx write_errno=EIO <<<"$out"'
 check "... a new open fails with ENODEV" grep -qx 'open_dead_errno=ENODEV' <<<"$out"

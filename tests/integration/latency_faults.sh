@@ -6,8 +6,11 @@
 # dead-LID file while the agent runs):
 #  - a port that stops answering is declared down after `down-after`
 #    lost pings, plus at most the one in flight when it died;
-#  - counter sweeps with dead ports still finish within their interval,
-#    and every other port is read in each of them;
+#  - counter sweeps with dead ports go on, one after the other (each
+#    starts after the one before ended, by the agent's own account),
+#    each with exactly the dead ports unreachable and their reads timed
+#    out, every other port read (how long such a sweep takes against
+#    its interval is measured by tests/bench/timing.sh, not asserted);
 #  - when it answers again it comes back up.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -67,26 +70,32 @@ for n in node0005 node0012 node0027; do
 done
 check "every other endport stays up" jq -e '[.[] | select(.state == "up")] | length == 29' eps1.json
 
-# Sweeps with dead ports: within their interval, every other port read.
-# A periodic sweep spreads its reads over 80% of the interval (4 s of 5)
-# and a dead port's last read ends one timeout with retries (3 x 100 ms
-# and the kernel's report) after it started: within the other 20%.
+# Sweeps with dead ports: the two after the next (the next may have
+# begun before the ports died), each caught while it is the last one (a
+# sweep is spread over 4 s of its 5 s interval, the status read every
+# 0.1 s).
 c0=$(st | jq '.sweeps.counter_sweeps')
-for _ in $(seq 1 250); do
-	st | jqe --argjson c "$c0" '.sweeps.counter_sweeps >= $c + 2' && break
-	sleep 0.1
+for n in 1 2; do
+	for _ in $(seq 1 300); do
+		st >swept$n.json
+		jq -e --argjson c $((c0 + 1 + n)) '.sweeps.counter_sweeps >= $c' swept$n.json >/dev/null && break
+		sleep 0.1
+	done
 done
-st >swept.json
-check "counter sweeps go on with dead ports ($(jq '.sweeps.counter_sweeps' swept.json) after $c0)" \
-	jq -e --argjson c "$c0" '.sweeps.counter_sweeps >= $c + 2' swept.json
-check "... each within its 5 s interval ($(jq '.sweeps.counters.duration_ms' swept.json) ms)" \
-	jq -e '.sweeps.counters.duration_ms < 5000' swept.json
-check "... the three dead ports unreachable, no other ($(jq '.sweeps.unreachable_ports' swept.json))" \
-	jq -e '.sweeps.unreachable_ports == 3' swept.json
+check "counter sweeps go on with dead ports, two seen one by one ($c0 -> $(jq '.sweeps.counter_sweeps' swept1.json) -> $(jq '.sweeps.counter_sweeps' swept2.json))" \
+	test "$(jq '.sweeps.counter_sweeps' swept1.json)" = $((c0 + 2)) -a "$(jq '.sweeps.counter_sweeps' swept2.json)" = $((c0 + 3))
+# RFC 3339 with microseconds (json.c) to microseconds since the epoch.
+us() { jq -r "$1"' | (.[0:19] + "Z" | fromdateiso8601) * 1000000 + (.[20:26] | tonumber)' "$2"; }
+end1=$(($(us .sweeps.counters.start swept1.json) + $(jq '.sweeps.counters.duration_ms * 1000 | floor' swept1.json)))
+start2=$(us .sweeps.counters.start swept2.json)
+check "... the second starts after the first ended: no overlap (by the agent's start and duration, $((start2 - end1)) us apart)" \
+	test "$start2" -ge "$end1"
 # ClassPortInfo is known from the first sweep: what times out is
 # PortCounters and PortCountersExtended of each dead port.
-check "... their two reads timed out, nothing else ($(jq '.sweeps.counters.timeouts' swept.json))" \
-	jq -e '.sweeps.counters.timeouts == 6 and .sweeps.counters.errors == 0' swept.json
+for n in 1 2; do
+	check "... sweep $n: the three dead ports unreachable, no other, their two reads each timed out, nothing else ($(jq -c '[.sweeps.unreachable_ports, .sweeps.counters.timeouts, .sweeps.counters.errors]' swept$n.json))" \
+		jq -e '.sweeps.unreachable_ports == 3 and .sweeps.counters.timeouts == 6 and .sweeps.counters.errors == 0' swept$n.json
+done
 
 # They answer again.
 : >"$IBW_KM_DEAD_FILE"

@@ -133,11 +133,19 @@ spawn node0001 "$IBWATCHD" -c run.conf >agent.out 2>agent.log &
 agent=$!
 pids+=($agent)
 U=http://127.0.0.1:$P
-for _ in $(seq 1 100); do [ "$(sweeps)" -ge 1 ] 2>/dev/null && break; sleep 0.1; done
+# the fewest probes sent to an endport (0 before the first discovery)
+sent() { curl -s -m 5 "$U/api/v1/endports" | jq '[.[].sent] | min // 0' 2>/dev/null; }
+for _ in $(seq 1 100); do [ "$(sent)" -ge 1 ] 2>/dev/null && break; sleep 0.1; done
 check "the agent runs from its config file" grep -q "configuration from run.conf" agent.log
-n0=$(sweeps)
-sleep 3 # the measurement: no sweep over these 3 s
-check "with counter-interval 3600, no second sweep in 3 s ($(sweeps))" test "$(sweeps)" = "$n0"
+# The file's 3600 s is the interval in force: the first counter sweep,
+# spread over 80% of it, does not end while the pinger, every 1000 ms
+# by the same file, sends every endport three more probes (the agent's
+# own clock, not ours). With an interval under about 3 s (the SIGHUP's
+# 1 s below) it would.
+n0=$(sweeps) p0=$(sent)
+for _ in $(seq 1 100); do [ "$(sent)" -ge $((p0 + 3)) ] && break; sleep 0.1; done
+check "with counter-interval 3600, no counter sweep ends while every endport is pinged 3 more times ($n0 -> $(sweeps) sweeps, $p0 -> $(sent) probes)" \
+	test "$(sweeps)" = 0 -a "$n0" = 0 -a "$(sent)" -ge $((p0 + 3))
 sed -i 's/^counter-interval = 3600/counter-interval = 1/; s/^ping-interval-ms = 1000/ping-interval-ms = 2000/' run.conf
 kill -HUP "$agent"
 for _ in $(seq 1 100); do [ "$(sweeps)" -ge $((n0 + 3)) ] && break; sleep 0.1; done
@@ -210,7 +218,7 @@ local)
 P=$(free_port)
 U=http://127.0.0.1:$P
 spawn node0003 "$IBWATCHD" --no-state-file --no-snmp --http "127.0.0.1:$P" --ping-method pma \
-	--discovery-interval 2 --counter-interval 2 --ping-interval-ms 300 >local.out 2>local.log &
+	--log-level debug --discovery-interval 2 --counter-interval 2 --ping-interval-ms 300 >local.out 2>local.log &
 a3=$!
 pids+=($a3)
 st() { curl -s -m 5 "$U/api/v1/status"; }
@@ -222,10 +230,18 @@ sim 'Unlink "node0003"[1]'
 for _ in $(seq 1 100); do st | jqe '.local_port_lost' && break; sleep 0.1; done
 st >lost.json
 check "local link unlinked: the data is marked stale, the port lost" jq -e '.stale == true and .local_port_lost == true and .local_port_state == "down"' lost.json
-# The measurement: 2 s of pings every 300 ms lost with the port, enough
-# for every endport to go down had the pings not paused.
-sleep 2
+# Pings pause: none is sent while the agent looks for its port twice
+# more (1 s, then 2 s later: 10 ping intervals of 300 ms, in which
+# every endport would have gone down had its pings gone on and been
+# lost), and no endport goes down.
+sent() { curl -s -m 5 "$U/api/v1/endports" | jq '[.[].sent] | add'; }
+looks() { grep -c 'monitor: local port still down; next look in' local.log; }
+n0=$(looks) s0=$(sent)
+for _ in $(seq 1 100); do [ "$(looks)" -ge $((n0 + 2)) ] && break; sleep 0.1; done
+n1=$(looks) s1=$(sent)
 st >lost2.json
+check "... no ping sent while it looked for its port twice more (looks $n0 -> $n1, probes $s0 -> $s1)" \
+	test "$n1" -ge $((n0 + 2)) -a "$s0" = "$s1" -a "$s0" -gt 0
 check "... the last fabric is kept (44 nodes, none gone) and no endport went down for it" \
 	jq -e '.fabric.nodes == 44 and .fabric.gone_nodes == 0 and .endports.down == 0' lost2.json
 check "... /healthz says 503" test "$(curl -s -m 5 -o /dev/null -w '%{http_code}' "$U/healthz")" = 503

@@ -121,13 +121,21 @@ static void test_unlink_down_relink_up(void **state)
 	/* within the configured number of intervals: counted in probes,
 	 * one an interval (and one more that may have been in flight) */
 	assert_true(only(p)->sent - s0 <= 3 + 1);
-	RUN_UNTIL(0, 300); /* stays down, no second event */
+	/* It stays down, with no second event, over three more probes (the
+	 * pinger's count, not a time). */
+	s0 = only(p)->sent;
+	RUN_UNTIL(only(p)->sent >= s0 + 3, 3000);
+	assert_true(only(p)->sent >= s0 + 3);
+	assert_int_equal(only(p)->state, IBW_EP_DOWN);
 	assert_int_equal(state_events(ep->port_guid, IBW_EP_DOWN), 1);
 
 	console("Relink \"node0010\"[1]");
 	RUN_UNTIL(only(p)->state == IBW_EP_UP, 3000);
 	assert_int_equal(only(p)->state, IBW_EP_UP);
-	RUN_UNTIL(0, 300);
+	s0 = only(p)->sent;
+	RUN_UNTIL(only(p)->sent >= s0 + 3, 3000);
+	assert_true(only(p)->sent >= s0 + 3);
+	assert_int_equal(only(p)->state, IBW_EP_UP);
 	assert_int_equal(state_events(ep->port_guid, IBW_EP_UP), 1);
 	assert_int_equal(state_events(ep->port_guid, IBW_EP_DOWN), 1);
 	ibw_engine_free(eng); /* cancel in-flight probes before the free */

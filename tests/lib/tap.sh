@@ -94,6 +94,35 @@ on_fattree() {
 	exec "$tap_lib/with-fabric.sh" "$name" "$work/$name-$hosts.net" \
 		--sm "$(printf 'node%04d' "$hosts")" "$@" -- "$0"
 }
+# wakeups_over N: while the agent at $U publishes N more snapshots,
+# asked for its status every 0.3 s (100 times at most), how often its
+# loop woke (engine.loop_wakeups); prints "WAKEUPS SNAPSHOTS REQUESTS
+# MADS": the snapshots published, our requests, the MADs it sent.
+wakeups_over() {
+	local a b r=0
+	a=$(curl -s -m 5 "$U/api/v1/status")
+	for _ in $(seq 1 100); do
+		b=$(curl -s -m 5 "$U/api/v1/status")
+		r=$((r + 1))
+		jq -e --argjson q "$(jq .snapshot_seq <<<"$a")" \
+			".snapshot_seq >= \$q + $1" <<<"$b" >/dev/null && break
+		sleep 0.3
+	done
+	jq -r --argjson a "$a" --arg r "$r" \
+		'"\(.engine.loop_wakeups - $a.engine.loop_wakeups) \(.snapshot_seq - $a.snapshot_seq) \($r) \(.engine.sent - $a.engine.sent)"' <<<"$b"
+}
+# idle_loop WAKEUPS SNAPSHOTS REQUESTS MADS (wakeups_over's line): true
+# when 20 snapshots or more were published and the wakeups are what
+# they, our requests and the MADs sent account for. A timer wakeup of
+# an idle agent publishes (the ping interval's timer, a look for a lost
+# port) or is a timer that fires no more often than those (the counter
+# timer): 2 a publish at most. An HTTP request wakes it for the
+# connection, the request, the answer and the close: 4 (3.4 measured).
+# A MAD sent wakes it for its answer or its timeout report and for its
+# deadline: 2. 3, 6 and 3 leave room, while a loop that spins on a
+# ready fd or a zero timer wakes thousands of times in the seconds
+# twenty snapshots take.
+idle_loop() { [ "$2" -ge 20 ] && [ "$1" -le $((3 * $2 + 6 * $3 + 3 * $4)) ]; }
 # stop PID...: SIGTERM, then SIGKILL whatever is still there after 5 s
 # (under the simulator a process can hang in libumad2sim's own exit
 # handler after ibwatchd itself has finished). A zombie counts as gone.

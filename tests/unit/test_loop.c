@@ -48,15 +48,20 @@ static void test_disarmed_timer_does_not_fire(void **state)
 {
 	struct ibw_loop *l = ibw_loop_new();
 	struct ibw_timer *a = ibw_timer_new(l, rec, (void *)1);
-	uint64_t end = ibw_now_us() + 30000;
+	struct ibw_timer *b = ibw_timer_new(l, rec, (void *)2);
 
 	norder = 0;
 	ibw_timer_arm(a, 5000);
 	ibw_timer_disarm(a);
-	while (ibw_now_us() < end)
-		ibw_loop_run_once(l, 10000);
-	assert_int_equal(norder, 0);
+	/* Until a timer due after it has fired: timers run in deadline
+	 * order, so a would have run first. */
+	ibw_timer_arm(b, 30000);
+	while (norder == 0)
+		ibw_loop_run_once(l, -1);
+	assert_int_equal(norder, 1);
+	assert_int_equal(order[0], 2);
 	ibw_timer_free(a);
+	ibw_timer_free(b);
 	ibw_loop_free(l);
 }
 
@@ -124,6 +129,24 @@ static void test_run_until_stopped(void **state)
 	ibw_loop_free(l);
 }
 
+/* One wakeup per wait: a loop with one timer to wait for wakes once
+ * for it, not in a poll of its own (the count the daemon reports to show
+ * it is idle). */
+static void test_wakeups_count_waits(void **state)
+{
+	struct ibw_loop *l = ibw_loop_new();
+	struct ibw_timer *t = ibw_timer_new(l, stopper, l);
+
+	assert_int_equal(ibw_loop_wakeups(l), 0);
+	ibw_loop_run_once(l, 0);
+	assert_int_equal(ibw_loop_wakeups(l), 1);
+	ibw_timer_arm(t, 20000);
+	assert_int_equal(ibw_loop_run(l), 0);
+	assert_int_equal(ibw_loop_wakeups(l), 2);
+	ibw_timer_free(t);
+	ibw_loop_free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -131,6 +154,7 @@ int main(void)
 		cmocka_unit_test(test_disarmed_timer_does_not_fire),
 		cmocka_unit_test(test_fd_and_hooks),
 		cmocka_unit_test(test_run_until_stopped),
+		cmocka_unit_test(test_wakeups_count_waits),
 	};
 
 	return cmocka_run_group_tests_name("loop", tests, NULL, NULL);
