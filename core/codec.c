@@ -75,7 +75,95 @@ int ibw_portinfo_decode(const uint8_t *mad, size_t len, struct ibw_portinfo *pi)
 	pi->width_active = GET(p, IB_PORT_LINK_WIDTH_ACTIVE_F);
 	pi->speed_active = GET(p, IB_PORT_LINK_SPEED_ACTIVE_F);
 	pi->speed_ext_active = GET(p, IB_PORT_LINK_SPEED_EXT_ACTIVE_F);
+	pi->capmask2 = GET(p, IB_PORT_CAPMASK2_F);
+	pi->width_enabled = GET(p, IB_PORT_LINK_WIDTH_ENABLED_F);
+	pi->width_supported = GET(p, IB_PORT_LINK_WIDTH_SUPPORTED_F);
+	pi->speed_enabled = GET(p, IB_PORT_LINK_SPEED_ENABLED_F);
+	pi->speed_supported = GET(p, IB_PORT_LINK_SPEED_SUPPORTED_F);
+	pi->speed_ext_enabled = GET(p, IB_PORT_LINK_SPEED_EXT_ENABLED_F);
+	pi->speed_ext_supported = GET(p, IB_PORT_LINK_SPEED_EXT_SUPPORTED_F);
+#ifdef IBW_HAVE_SPEED_EXT2
+	pi->speed_ext2_active = GET(p, IB_PORT_LINK_SPEED_EXT_ACTIVE_2_F);
+	pi->speed_ext2_enabled = GET(p, IB_PORT_LINK_SPEED_EXT_ENABLED_2_F);
+	pi->speed_ext2_supported = GET(p, IB_PORT_LINK_SPEED_EXT_SUPPORTED_2_F);
+#endif
 	return 0;
+}
+
+int ibw_codec_has_speed_ext2(void)
+{
+#ifdef IBW_HAVE_SPEED_EXT2
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+int ibw_mlnx_ext_portinfo_decode(const uint8_t *mad, size_t len,
+				 struct ibw_portinfo *pi)
+{
+	const uint8_t *p = payload(mad, len);
+
+	if (!p)
+		return -EINVAL;
+	pi->mlnx_speed_active = GET(p, IB_MLNX_EXT_PORT_LINK_SPEED_ACTIVE_F);
+	pi->mlnx_speed_enabled = GET(p, IB_MLNX_EXT_PORT_LINK_SPEED_ENABLED_F);
+	pi->mlnx_speed_supported =
+		GET(p, IB_MLNX_EXT_PORT_LINK_SPEED_SUPPORTED_F);
+	pi->have_mlnx_ext = 1;
+	return 0;
+}
+
+/*
+ * Devices that answer ExtendedPortInfo: the list infiniband-diags keeps
+ * (libibnetdisc). Mellanox device IDs are matched whatever the VendorID
+ * (OEM boards carry other OUIs); Bull's own IDs only with Bull's.
+ */
+static const struct {
+	uint32_t vendor; /* 0: any */
+	uint16_t lo, hi;
+} mlnx_epi_devs[] = {
+	{ 0, 0xc738, 0xc73b }, /* SwitchX */
+	{ 0, 0xc839, 0xc839 },
+	{ 0, 0xcb20, 0xcb20 }, /* Switch-IB */
+	{ 0, 0xcf08, 0xcf09 }, /* Switch-IB 2 */
+	{ 0, 0xd2f0, 0xd2f0 }, /* Quantum */
+	{ 0, 0x1003, 0x101b }, /* ConnectX-3 to ConnectX-6 era HCAs */
+	{ 0, 0xa2d2, 0xa2d2 }, /* BlueField */
+	{ 0x119f, 0x1b02, 0x1b02 }, /* Bull SwitchX */
+	{ 0x119f, 0x1b50, 0x1b50 },
+	{ 0x119f, 0x1ba0, 0x1ba0 }, /* Bull Switch-IB, Switch-IB 2 */
+	{ 0x119f, 0x1bd0, 0x1bd5 },
+	{ 0x119f, 0x1bf0, 0x1bf0 }, /* Bull Quantum */
+	{ 0x119f, 0x1b33, 0x1b33 }, /* Bull ConnectX-3 */
+	{ 0x119f, 0x1b73, 0x1b73 },
+	{ 0x119f, 0x1b40, 0x1b41 },
+	{ 0x119f, 0x1b60, 0x1b61 },
+	{ 0x119f, 0x1b83, 0x1b83 }, /* Bull Connect-IB */
+	{ 0x119f, 0x1b93, 0x1b94 },
+	{ 0x119f, 0x1bb4, 0x1bb5 }, /* Bull ConnectX-4, Sequana HDR */
+	{ 0x119f, 0x1bc4, 0x1bc6 },
+};
+
+int ibw_mlnx_ext_portinfo_wanted(const struct ibw_nodeinfo *ni,
+				 const struct ibw_portinfo *pi,
+				 const struct ibw_portinfo *cap)
+{
+	size_t i;
+	int dev = 0;
+
+	if (!cap)
+		cap = pi;
+	for (i = 0; i < sizeof(mlnx_epi_devs) / sizeof(mlnx_epi_devs[0]); i++)
+		if ((!mlnx_epi_devs[i].vendor ||
+		     mlnx_epi_devs[i].vendor == ni->vendor_id) &&
+		    ni->device_id >= mlnx_epi_devs[i].lo &&
+		    ni->device_id <= mlnx_epi_devs[i].hi)
+			dev = 1;
+	if (!dev || pi->phys_state != IBW_PHYS_LINKUP || pi->speed_active != 4)
+		return 0;
+	/* An active extended speed outranks QDR: then it is no FDR10. */
+	return !((cap->capmask & IBW_CAP_EXT_SPEEDS) && pi->speed_ext_active);
 }
 
 int ibw_nodedesc_decode(const uint8_t *mad, size_t len, char *buf,
@@ -131,6 +219,21 @@ int ibw_port_counters_decode(const uint8_t *mad, size_t len,
 	pc->rcv_pkts = GET(p, IB_PC_RCV_PKTS_F);
 	pc->xmit_wait = GET(p, IB_PC_XMT_WAIT_F);
 	pc->qp1_dropped = GET(p, IB_PC_QP1_DROP_F);
+	return 0;
+}
+
+int ibw_vl_xmit_wait_decode(const uint8_t *mad, size_t len,
+			    struct ibw_vl_xmit_wait *vw)
+{
+	const uint8_t *p = payload(mad, len);
+	int i;
+
+	if (!p)
+		return -EINVAL;
+	memset(vw, 0, sizeof(*vw));
+	vw->port_select = GET(p, IB_PC_PORT_SELECT_F);
+	for (i = 0; i < 16; i++)
+		vw->wait[i] = (uint16_t)GET(p, IB_PC_PORT_VL_XMIT_WAIT0_F + i);
 	return 0;
 }
 

@@ -20,6 +20,17 @@ enum {
 	IBW_ATTR_CLASS_PORT_INFO = 0x0001,
 	IBW_ATTR_PORT_COUNTERS = 0x0012,
 	IBW_ATTR_PORT_COUNTERS_EXT = 0x001d,
+	IBW_ATTR_PORT_VL_XMIT_WAIT = 0x001c, /* PortVLXmitWaitCounters */
+	IBW_ATTR_MLNX_EXT_PORT_INFO = 0xff90, /* vendor SMP attribute */
+};
+
+/* PortInfo:CapabilityMask and CapabilityMask2 bits (IBA 14.2.5.6). On a
+ * switch only port 0 carries them: its external ports read 0. */
+enum {
+	IBW_CAP_EXT_SPEEDS = 1u << 14, /* IsExtendedSpeedsSupported */
+	IBW_CAP_CAPMASK2 = 1u << 15, /* IsCapabilityMask2Supported */
+	IBW_CAP2_LINK_WIDTH_2X = 1u << 4, /* IsLinkWidth2xSupported */
+	IBW_CAP2_EXT_SPEEDS2 = 1u << 11, /* IsExtendedSpeeds2Supported */
 };
 
 enum ibw_node_type {
@@ -76,6 +87,36 @@ struct ibw_portinfo {
 	uint8_t width_active; /* bitmask: 1 1x, 2 4x, 4 8x, 8 12x, 16 2x */
 	uint8_t speed_active; /* 1 SDR, 2 DDR, 4 QDR */
 	uint8_t speed_ext_active; /* 0 none, 1 FDR, 2 EDR, 4 HDR, 8 NDR */
+	/* What the port can do and may do. Widths as width_active.
+	 * LinkSpeed*: 1 SDR, 2 DDR, 4 QDR. LinkSpeedExt*: as
+	 * speed_ext_active, meaningful only when IBW_CAP_EXT_SPEEDS is set
+	 * in the capability mask that applies (port 0's on a switch);
+	 * speed_ext_enabled 30 means extended speeds disabled. */
+	uint16_t capmask2; /* if IBW_CAP_CAPMASK2 */
+	uint8_t width_enabled;
+	uint8_t width_supported;
+	uint8_t speed_enabled;
+	uint8_t speed_supported;
+	uint8_t speed_ext_enabled;
+	uint8_t speed_ext_supported;
+	/* LinkSpeedExt2 (1 XDR), valid with IBW_CAP2_EXT_SPEEDS2. Decoded
+	 * only when the libibmad we build against has the fields
+	 * (ibw_codec_has_speed_ext2()); zero otherwise. */
+	uint8_t speed_ext2_active;
+	uint8_t speed_ext2_enabled;
+	uint8_t speed_ext2_supported;
+	/* Mellanox ExtendedPortInfo LinkSpeed* (bit 0: FDR10), filled by
+	 * ibw_mlnx_ext_portinfo_decode(); have_mlnx_ext says it was. */
+	uint8_t have_mlnx_ext;
+	uint8_t mlnx_speed_active;
+	uint8_t mlnx_speed_enabled;
+	uint8_t mlnx_speed_supported;
+};
+
+/* PortVLXmitWaitCounters (PerfMgt 0x1c): 16-bit tick counts per VL. */
+struct ibw_vl_xmit_wait {
+	unsigned port_select;
+	uint16_t wait[16];
 };
 
 struct ibw_switchinfo {
@@ -132,6 +173,29 @@ int ibw_switchinfo_decode(const uint8_t *mad, size_t len,
 			  struct ibw_switchinfo *si);
 int ibw_port_counters_decode(const uint8_t *mad, size_t len,
 			     struct ibw_port_counters *pc);
+int ibw_vl_xmit_wait_decode(const uint8_t *mad, size_t len,
+			    struct ibw_vl_xmit_wait *vw);
+
+/*
+ * Mellanox ExtendedPortInfo (SMP attribute 0xff90, attribute modifier =
+ * port): sets the mlnx_speed_* fields of @pi, already decoded from the
+ * same port's PortInfo, and have_mlnx_ext. FDR10 shows in PortInfo as
+ * QDR; only this attribute tells them apart.
+ */
+int ibw_mlnx_ext_portinfo_decode(const uint8_t *mad, size_t len,
+				 struct ibw_portinfo *pi);
+/*
+ * Whether to ask a port for ExtendedPortInfo, as infiniband-diags does:
+ * the device is one known to implement it (ConnectX-3 and Connect-IB,
+ * SwitchX, Switch-IB, Quantum and their Bull OEM versions), the port is
+ * LinkUp at QDR and no extended speed is active. @cap is the PortInfo
+ * whose capability mask applies (port 0 of a switch; NULL: @pi).
+ */
+int ibw_mlnx_ext_portinfo_wanted(const struct ibw_nodeinfo *ni,
+				 const struct ibw_portinfo *pi,
+				 const struct ibw_portinfo *cap);
+/* 1 if this build decodes LinkSpeedExt2 (XDR), 0 if libibmad lacks it. */
+int ibw_codec_has_speed_ext2(void);
 
 /* "4x", "SDR".."NDR", and the signalling rate in Gb/s. */
 const char *ibw_width_str(unsigned width_active);

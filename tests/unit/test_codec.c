@@ -96,6 +96,71 @@ static void test_nodedesc_is_sanitised(void **state)
 			 -EINVAL);
 }
 
+/* What the link view needs of PortInfo: enabled and supported widths
+ * and speeds, CapabilityMask2; and the Mellanox ExtendedPortInfo. */
+static void test_portinfo_link_fields(void **state)
+{
+	uint8_t mad[256] = { 1, 0x81, 1, 0x81 };
+	uint8_t *p = mad + IB_SMP_DATA_OFFS;
+	struct ibw_portinfo pi;
+
+	mad_set_field(p, 0, IB_PORT_LINK_WIDTH_ENABLED_F, 3);
+	mad_set_field(p, 0, IB_PORT_LINK_WIDTH_SUPPORTED_F, 19);
+	mad_set_field(p, 0, IB_PORT_LINK_SPEED_SUPPORTED_F, 7);
+	mad_set_field(p, 0, IB_PORT_LINK_SPEED_ENABLED_F, 5);
+	mad_set_field(p, 0, IB_PORT_LINK_SPEED_EXT_SUPPORTED_F, 15);
+	mad_set_field(p, 0, IB_PORT_LINK_SPEED_EXT_ENABLED_F, 30);
+	mad_set_field(p, 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F, 4);
+	mad_set_field(p, 0, IB_PORT_CAPMASK2_F, 0x0830);
+	assert_int_equal(ibw_portinfo_decode(mad, sizeof(mad), &pi), 0);
+	assert_int_equal(pi.width_enabled, 3);
+	assert_int_equal(pi.width_supported, 19);
+	assert_int_equal(pi.speed_supported, 7);
+	assert_int_equal(pi.speed_enabled, 5);
+	assert_int_equal(pi.speed_ext_supported, 15);
+	assert_int_equal(pi.speed_ext_enabled, 30);
+	assert_int_equal(pi.speed_ext_active, 4);
+	assert_int_equal(pi.capmask2, 0x0830);
+	assert_int_equal(pi.have_mlnx_ext, 0);
+	/* Debian 12's libibmad has no LinkSpeedExt2 fields. */
+	if (!ibw_codec_has_speed_ext2())
+		assert_int_equal(pi.speed_ext2_active, 0);
+
+	memset(mad + IB_SMP_DATA_OFFS, 0, 64);
+	mad_set_field(p, 0, IB_MLNX_EXT_PORT_LINK_SPEED_SUPPORTED_F, 1);
+	mad_set_field(p, 0, IB_MLNX_EXT_PORT_LINK_SPEED_ENABLED_F, 1);
+	mad_set_field(p, 0, IB_MLNX_EXT_PORT_LINK_SPEED_ACTIVE_F, 0);
+	assert_int_equal(ibw_mlnx_ext_portinfo_decode(mad, sizeof(mad), &pi),
+			 0);
+	assert_int_equal(pi.have_mlnx_ext, 1);
+	assert_int_equal(pi.mlnx_speed_supported, 1);
+	assert_int_equal(pi.mlnx_speed_enabled, 1);
+	assert_int_equal(pi.mlnx_speed_active, 0);
+	/* It keeps what PortInfo said. */
+	assert_int_equal(pi.width_supported, 19);
+	assert_int_equal(ibw_mlnx_ext_portinfo_decode(mad, 200, &pi), -EINVAL);
+}
+
+static void test_vl_xmit_wait(void **state)
+{
+	uint8_t mad[256] = { 1, 0x04, 1, 0x81 };
+	uint8_t *p = mad + IB_PC_DATA_OFFS;
+	struct ibw_vl_xmit_wait vw;
+	int i;
+
+	mad_set_field(p, 0, IB_PC_PORT_SELECT_F, 7);
+	for (i = 0; i < 16; i++)
+		mad_set_field(p, 0, IB_PC_PORT_VL_XMIT_WAIT0_F + i,
+			      (uint32_t)(i * 1000 + 1));
+	mad_set_field(p, 0, IB_PC_PORT_VL_XMIT_WAIT15_F, 65535);
+	assert_int_equal(ibw_vl_xmit_wait_decode(mad, sizeof(mad), &vw), 0);
+	assert_int_equal(vw.port_select, 7);
+	assert_int_equal(vw.wait[0], 1);
+	assert_int_equal(vw.wait[7], 7001);
+	assert_int_equal(vw.wait[15], 65535);
+	assert_int_equal(ibw_vl_xmit_wait_decode(mad, 10, &vw), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -103,6 +168,8 @@ int main(void)
 		cmocka_unit_test(test_portinfo),
 		cmocka_unit_test(test_port_counters),
 		cmocka_unit_test(test_nodedesc_is_sanitised),
+		cmocka_unit_test(test_portinfo_link_fields),
+		cmocka_unit_test(test_vl_xmit_wait),
 	};
 
 	return cmocka_run_group_tests_name("codec", tests, NULL, NULL);

@@ -1,0 +1,1287 @@
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "links.h"
+
+/*
+ * Windows are rings of buckets: 12 of 5 minutes for the hour, 24 of an
+ * hour for the day. A reading's increments go whole into the bucket of the
+ * time it was taken; a window is the buckets of the last 12 (24) bucket
+ * periods up to the view's time, so it spans 55 to 60 minutes (23 to 24
+ * hours) and its rates divide by the time its readings cover.
+ */
+#define HOUR_SLOTS 12
+#define HOUR_SLOT_US (300ull * 1000000)
+#define DAY_SLOTS 24
+#define DAY_SLOT_US (3600ull * 1000000)
+#define FORGET_US (24ull * 3600 * 1000000)
+#define NERR IBW_LERR_MAX
+
+struct hb_end {
+	uint32_t err[NERR];
+	uint32_t ms; /* time the readings cover */
+	uint64_t wait_ns; /* PortXmitWait turned into time */
+	uint64_t xmit; /* bytes sent */
+	uint64_t cap; /* bytes the effective rate allows in that time */
+	uint64_t bits; /* bits on the wire at the signalling rate */
+};
+
+struct hbucket {
+	uint64_t idx; /* period number + 1; 0: empty */
+	struct hb_end e[2];
+};
+
+struct db_end {
+	uint32_t err[NERR];
+	uint32_t ms;
+};
+
+struct dbucket {
+	uint64_t idx;
+	struct db_end e[2];
+};
+
+struct sample {
+	uint64_t us;
+	struct hb_end v;
+	uint16_t vl_mask;
+	float vl_ratio[16];
+};
+
+struct end_state {
+	uint64_t guid;
+	uint8_t port, node_type;
+	uint16_t lid;
+	char name[65];
+	uint8_t state, phys;
+	struct ibw_port_speeds sp;
+	uint32_t saturated;
+	uint8_t have_prev, have_last;
+	uint16_t prev_vl_mask;
+	uint64_t prev_us, prev_err[NERR], prev_wait, prev_xmit;
+	uint64_t prev_vl[16];
+	struct sample last;
+};
+
+struct lstate {
+	struct end_state e[2];
+	uint64_t seen_us;
+	uint8_t up; /* both ends LinkUp and Active at the last update */
+	struct hbucket h[HOUR_SLOTS];
+	struct dbucket d[DAY_SLOTS];
+	/* The windows' sums for the period hp (dp), kept current as
+	 * samples come, so that a view in that period does not read the
+	 * buckets. 0: not computed. The day's uses err and ms only. */
+	uint64_t hp, dp;
+	struct hb_end hsum[2], dsum[2];
+};
+
+struct ibw_links {
+	struct ibw_link_thresholds t;
+	uint64_t round_us;
+	struct lstate **tab; /* open addressing, linear probing */
+	size_t cap, n;
+};
+
+static const struct {
+	const char *name, *key;
+	uint32_t diags; /* infiniband-diags' error_thresholds */
+} errs[NERR] = {
+	[IBW_LERR_SYMBOL] = { "SymbolErrorCounter", "symbol_errors", 10 },
+	[IBW_LERR_LINK_RECOVERY] = { "LinkErrorRecoveryCounter",
+				     "link_error_recovery", 10 },
+	[IBW_LERR_LINK_DOWNED] = { "LinkDownedCounter", "link_downed", 10 },
+	[IBW_LERR_RCV] = { "PortRcvErrors", "receive_errors", 10 },
+	[IBW_LERR_RCV_REMOTE_PHYS] = { "PortRcvRemotePhysicalErrors",
+				       "receive_remote_physical_errors", 100 },
+	[IBW_LERR_LOCAL_INTEGRITY] = { "LocalLinkIntegrityErrors",
+				       "local_link_integrity_errors", 10 },
+	[IBW_LERR_EXCESSIVE_OVERRUN] = { "ExcessiveBufferOverrunErrors",
+					 "excessive_buffer_overrun_errors",
+					 10 },
+	[IBW_LERR_XMIT_DISCARDS] = { "PortXmitDiscards", "transmit_discards",
+				     100 },
+};
+
+const char *ibw_link_err_name(enum ibw_link_err e)
+{
+	return (unsigned)e < NERR ? errs[e].name : "unknown";
+}
+
+const char *ibw_link_err_key(enum ibw_link_err e)
+{
+	return (unsigned)e < NERR ? errs[e].key : "unknown";
+}
+
+static const char *const health_names[IBW_HEALTH_MAX] = { "ok", "degraded",
+							  "failing", "down" };
+
+const char *ibw_link_health_str(enum ibw_link_health h)
+{
+	return (unsigned)h < IBW_HEALTH_MAX ? health_names[h] : "unknown";
+}
+
+int ibw_link_health_lookup(const char *name)
+{
+	int h;
+
+	for (h = 0; h < IBW_HEALTH_MAX; h++)
+		if (!strcmp(name, health_names[h]))
+			return h;
+	return -1;
+}
+
+const char *ibw_link_reason_str(enum ibw_link_reason r)
+{
+	static const char *const names[] = { "down",  "inactive", "missing",
+					     "width", "speed",	  "ber" };
+
+	if ((unsigned)r < IBW_LR_ERR)
+		return names[r];
+	if (r < IBW_LR_CONGESTION)
+		return errs[r - IBW_LR_ERR].key;
+	if (r == IBW_LR_CONGESTION)
+		return "congestion";
+	return "unknown";
+}
+
+int ibw_link_reason_lookup(const char *name)
+{
+	int r;
+
+	for (r = 0; r < IBW_LR_MAX; r++)
+		if (!strcmp(name, ibw_link_reason_str((enum ibw_link_reason)r)))
+			return r;
+	return -1;
+}
+
+int ibw_link_reasons_fmt(uint32_t mask, char *buf, size_t len)
+{
+	size_t n = 0;
+	int r, w;
+
+	if (len)
+		buf[0] = '\0';
+	for (r = 0; r < IBW_LR_MAX; r++) {
+		if (!(mask & IBW_LR_BIT(r)))
+			continue;
+		w = snprintf(n < len ? buf + n : NULL, n < len ? len - n : 0,
+			     "%s%s", n ? "," : "",
+			     ibw_link_reason_str((enum ibw_link_reason)r));
+		if (w < 0)
+			return w;
+		n += (size_t)w;
+	}
+	return (int)n;
+}
+
+void ibw_link_thresholds_default(struct ibw_link_thresholds *t)
+{
+	int e;
+
+	memset(t, 0, sizeof(*t));
+	for (e = 0; e < NERR; e++)
+		t->per_day[e] = t->per_hour[e] = errs[e].diags;
+	/* Symbol errors are judged by the BER, which knows the link's
+	 * rate; remote physical errors are packets an upstream link had
+	 * already marked bad (docs/links.md). */
+	t->per_day[IBW_LERR_SYMBOL] = t->per_hour[IBW_LERR_SYMBOL] = 0;
+	t->per_day[IBW_LERR_RCV_REMOTE_PHYS] = 0;
+	t->per_hour[IBW_LERR_RCV_REMOTE_PHYS] = 0;
+	t->ber_degraded = 1e-12;
+	t->ber_failing = 1e-10;
+	t->xmit_wait_degraded = 0;
+	t->basis = IBW_BASIS_SUPPORTED;
+}
+
+static int parse_u32(const char *s, uint32_t *v)
+{
+	unsigned long long x;
+	char *end;
+
+	if (!*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	x = strtoull(s, &end, 10);
+	if (errno || *end || x > UINT32_MAX)
+		return -EINVAL;
+	*v = (uint32_t)x;
+	return 0;
+}
+
+static int parse_ratio(const char *s, double *v)
+{
+	char *end;
+	double x;
+
+	errno = 0;
+	x = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(x) || x < 0)
+		return -EINVAL;
+	*v = x;
+	return 0;
+}
+
+int ibw_link_thresholds_set(struct ibw_link_thresholds *t, const char *name,
+			    const char *value)
+{
+	size_t kl;
+	int e;
+
+	if (!strcmp(name, "basis")) {
+		if (!strcmp(value, "supported"))
+			t->basis = IBW_BASIS_SUPPORTED;
+		else if (!strcmp(value, "enabled"))
+			t->basis = IBW_BASIS_ENABLED;
+		else
+			return -EINVAL;
+		return 0;
+	}
+	if (!strcmp(name, "ber_degraded"))
+		return parse_ratio(value, &t->ber_degraded);
+	if (!strcmp(name, "ber_failing"))
+		return parse_ratio(value, &t->ber_failing);
+	if (!strcmp(name, "xmit_wait_degraded"))
+		return parse_ratio(value, &t->xmit_wait_degraded);
+	for (e = 0; e < NERR; e++) {
+		kl = strlen(errs[e].key);
+		if (strncmp(name, errs[e].key, kl))
+			continue;
+		if (!strcmp(name + kl, "_per_day"))
+			return parse_u32(value, &t->per_day[e]);
+		if (!strcmp(name + kl, "_per_hour"))
+			return parse_u32(value, &t->per_hour[e]);
+	}
+	return -ENOENT;
+}
+
+/* ---- the table of links ---- */
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+static size_t hash_key(uint64_t ga, uint8_t pa, uint64_t gb, uint8_t pb)
+{
+	return (size_t)mix(ga ^ mix(gb ^ ((uint64_t)pa << 8 | pb)));
+}
+
+static int same_key(const struct lstate *s, uint64_t ga, uint8_t pa,
+		    uint64_t gb, uint8_t pb)
+{
+	return s->e[0].guid == ga && s->e[0].port == pa && s->e[1].guid == gb &&
+	       s->e[1].port == pb;
+}
+
+static struct lstate **find_slot(const struct ibw_links *l, uint64_t ga,
+				 uint8_t pa, uint64_t gb, uint8_t pb)
+{
+	size_t i = hash_key(ga, pa, gb, pb) & (l->cap - 1);
+
+	while (l->tab[i] && !same_key(l->tab[i], ga, pa, gb, pb))
+		i = (i + 1) & (l->cap - 1);
+	return &l->tab[i];
+}
+
+static int grow(struct ibw_links *l)
+{
+	size_t ncap = l->cap ? l->cap * 2 : 64, i, j;
+	struct lstate **nt = calloc(ncap, sizeof(*nt));
+
+	if (!nt)
+		return -ENOMEM;
+	for (i = 0; i < l->cap; i++) {
+		struct lstate *s = l->tab[i];
+
+		if (!s)
+			continue;
+		j = hash_key(s->e[0].guid, s->e[0].port, s->e[1].guid,
+			     s->e[1].port) &
+		    (ncap - 1);
+		while (nt[j])
+			j = (j + 1) & (ncap - 1);
+		nt[j] = s;
+	}
+	free(l->tab);
+	l->tab = nt;
+	l->cap = ncap;
+	return 0;
+}
+
+/* The link between (ga, pa) and (gb, pb), ordered, made if need be. */
+static struct lstate *get_link(struct ibw_links *l, uint64_t ga, uint8_t pa,
+			       uint64_t gb, uint8_t pb)
+{
+	struct lstate **slot, *s;
+
+	if ((l->n + 1) * 2 > l->cap && grow(l) < 0)
+		return NULL;
+	slot = find_slot(l, ga, pa, gb, pb);
+	if (*slot)
+		return *slot;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->e[0].guid = ga;
+	s->e[0].port = pa;
+	s->e[1].guid = gb;
+	s->e[1].port = pb;
+	*slot = s;
+	l->n++;
+	return s;
+}
+
+struct ibw_links *ibw_links_new(const struct ibw_link_thresholds *t)
+{
+	struct ibw_links *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	if (t)
+		l->t = *t;
+	else
+		ibw_link_thresholds_default(&l->t);
+	return l;
+}
+
+void ibw_links_free(struct ibw_links *l)
+{
+	size_t i;
+
+	if (!l)
+		return;
+	for (i = 0; i < l->cap; i++)
+		free(l->tab[i]);
+	free(l->tab);
+	free(l);
+}
+
+void ibw_links_set_thresholds(struct ibw_links *l,
+			      const struct ibw_link_thresholds *t)
+{
+	l->t = *t;
+}
+
+size_t ibw_links_count(const struct ibw_links *l)
+{
+	return l->n;
+}
+
+/* ---- readings ---- */
+
+static void add32(uint32_t *a, uint64_t v)
+{
+	uint64_t s = (uint64_t)*a + v;
+
+	*a = s > UINT32_MAX ? UINT32_MAX : (uint32_t)s;
+}
+
+/* Add @x to @out; errors and time only when @errors_only. */
+static void acc(struct hb_end *out, const struct hb_end *x, int errors_only)
+{
+	int e;
+
+	for (e = 0; e < NERR; e++)
+		add32(&out->err[e], x->err[e]);
+	add32(&out->ms, x->ms);
+	if (errors_only)
+		return;
+	out->wait_ns += x->wait_ns;
+	out->xmit += x->xmit;
+	out->cap += x->cap;
+	out->bits += x->bits;
+}
+
+static void acc_day(struct hb_end *out, const struct db_end *x)
+{
+	int e;
+
+	for (e = 0; e < NERR; e++)
+		add32(&out->err[e], x->err[e]);
+	add32(&out->ms, x->ms);
+}
+
+/* Whether bucket @idx is in the window of period @cur. */
+static int in_window(uint64_t idx, uint64_t cur, uint64_t slots)
+{
+	return idx && idx <= cur && idx + slots > cur;
+}
+
+static void add_hour(struct lstate *s, int i, uint64_t us,
+		     const struct hb_end *v)
+{
+	uint64_t idx = us / HOUR_SLOT_US + 1;
+	struct hbucket *b = &s->h[idx % HOUR_SLOTS];
+
+	if (b->idx > idx)
+		return; /* older than the ring holds */
+	if (b->idx != idx) {
+		/* A reused slot held a period a window older. A sum that
+		 * still has it (a reading ahead of the rounds' clock) no
+		 * longer matches the buckets: recompute it when needed. */
+		if (in_window(b->idx, s->hp, HOUR_SLOTS))
+			s->hp = 0;
+		memset(b, 0, sizeof(*b));
+		b->idx = idx;
+	}
+	acc(&b->e[i], v, 0);
+	if (in_window(idx, s->hp, HOUR_SLOTS))
+		acc(&s->hsum[i], v, 0);
+}
+
+static void add_day(struct lstate *s, int i, uint64_t us,
+		    const struct hb_end *v)
+{
+	uint64_t idx = us / DAY_SLOT_US + 1;
+	struct dbucket *b = &s->d[idx % DAY_SLOTS];
+	int e;
+
+	if (b->idx > idx)
+		return;
+	if (b->idx != idx) {
+		if (in_window(b->idx, s->dp, DAY_SLOTS))
+			s->dp = 0;
+		memset(b, 0, sizeof(*b));
+		b->idx = idx;
+	}
+	for (e = 0; e < NERR; e++)
+		add32(&b->e[i].err[e], v->err[e]);
+	add32(&b->e[i].ms, v->ms);
+	if (in_window(idx, s->dp, DAY_SLOTS))
+		acc(&s->dsum[i], v, 1);
+}
+
+static void sum_hour(const struct lstate *s, int i, uint64_t cur,
+		     struct hb_end *out)
+{
+	int j;
+
+	memset(out, 0, sizeof(*out));
+	for (j = 0; j < HOUR_SLOTS; j++)
+		if (in_window(s->h[j].idx, cur, HOUR_SLOTS))
+			acc(out, &s->h[j].e[i], 0);
+}
+
+static void sum_day(const struct lstate *s, int i, uint64_t cur,
+		    struct hb_end *out)
+{
+	int j;
+
+	memset(out, 0, sizeof(*out));
+	for (j = 0; j < DAY_SLOTS; j++)
+		if (in_window(s->d[j].idx, cur, DAY_SLOTS))
+			acc_day(out, &s->d[j].e[i]);
+}
+
+/* Bring the cached sums to the periods of @now_us. */
+static void refresh(struct lstate *s, uint64_t now_us)
+{
+	uint64_t hp = now_us / HOUR_SLOT_US + 1, dp = now_us / DAY_SLOT_US + 1;
+
+	if (s->hp != hp) {
+		sum_hour(s, 0, hp, &s->hsum[0]);
+		sum_hour(s, 1, hp, &s->hsum[1]);
+		s->hp = hp;
+	}
+	if (s->dp != dp) {
+		sum_day(s, 0, dp, &s->dsum[0]);
+		sum_day(s, 1, dp, &s->dsum[1]);
+		s->dp = dp;
+	}
+}
+
+void ibw_links_begin(struct ibw_links *l, uint64_t now_us)
+{
+	size_t i, drop = 0;
+	struct lstate **old;
+
+	l->round_us = now_us;
+	for (i = 0; i < l->cap; i++) {
+		if (!l->tab[i])
+			continue;
+		if (l->tab[i]->seen_us + FORGET_US < now_us)
+			drop++;
+		else
+			refresh(l->tab[i], now_us);
+	}
+	if (!drop)
+		return;
+	/* Forget the long-missing ones: rebuild the table without them
+	 * (open addressing cannot simply empty a slot). */
+	old = l->tab;
+	l->tab = calloc(l->cap, sizeof(*l->tab));
+	if (!l->tab) {
+		l->tab = old; /* keep them rather than lose the rest */
+		return;
+	}
+	l->n = 0;
+	for (i = 0; i < l->cap; i++) {
+		struct lstate *s = old[i];
+
+		if (!s)
+			continue;
+		if (s->seen_us + FORGET_US < now_us) {
+			free(s);
+			continue;
+		}
+		*find_slot(l, s->e[0].guid, s->e[0].port, s->e[1].guid,
+			   s->e[1].port) = s;
+		l->n++;
+	}
+	free(old);
+}
+
+/* Seconds one PortXmitWait tick stands for at this end's rate: (Tick+1)
+ * symbol times, a symbol time being one byte on one lane (IBA PerfMgt,
+ * PortSamplesControl:Tick), or bytes at the port's rate where the device
+ * counts that way. 0 when the rate is unknown. */
+static double tick_seconds(const struct ibw_link_end_in *x,
+			   const struct ibw_port_speeds *sp)
+{
+	const struct ibw_speed_info *si = ibw_speed_info(sp->speed_active);
+	unsigned lanes = ibw_width_lanes(sp->width_active);
+	double byte_s;
+
+	if (!si || !lanes)
+		return 0;
+	byte_s = 8.0 / (si->lane_data_gbps * 1e9);
+	if (x->tick_per_port)
+		byte_s /= lanes;
+	return (x->tick < 0 ? 1 : x->tick + 1) * byte_s;
+}
+
+static void rebase(struct end_state *e, const struct ibw_link_end_in *x)
+{
+	e->have_prev = 1;
+	e->prev_us = x->ctr_us;
+	memcpy(e->prev_err, x->err, sizeof(e->prev_err));
+	e->prev_wait = x->xmit_wait;
+	e->prev_xmit = x->xmit_bytes;
+	e->prev_vl_mask = x->vl_mask;
+	memcpy(e->prev_vl, x->vl_xmit_wait, sizeof(e->prev_vl));
+}
+
+static void take_reading(struct lstate *s, int i,
+			 const struct ibw_link_end_in *x, int was_up, int up)
+{
+	struct end_state *e = &s->e[i];
+	struct sample smp;
+	double dt, tick, sig, dat;
+	int k, back = 0;
+
+	if (!x->have_ctrs || (e->have_prev && x->ctr_us == e->prev_us))
+		return;
+	if (e->have_prev) {
+		back = x->ctr_us < e->prev_us || x->xmit_wait < e->prev_wait ||
+		       x->xmit_bytes < e->prev_xmit;
+		for (k = 0; k < NERR; k++)
+			back |= x->err[k] < e->prev_err[k];
+	}
+	if (!e->have_prev || back) {
+		/* A first reading, the clock or the totals went back: a new
+		 * base, and no increments from it. */
+		e->have_last = 0;
+		rebase(e, x);
+		return;
+	}
+	memset(&smp, 0, sizeof(smp));
+	smp.us = x->ctr_us;
+	dt = (double)(x->ctr_us - e->prev_us) / 1e6;
+	smp.v.ms = (uint32_t)fmin(dt * 1000.0 + 0.5, UINT32_MAX);
+	for (k = 0; k < NERR; k++)
+		add32(&smp.v.err[k], x->err[k] - e->prev_err[k]);
+	tick = tick_seconds(x, &e->sp);
+	smp.v.wait_ns = (uint64_t)llround(
+		(double)(x->xmit_wait - e->prev_wait) * tick * 1e9);
+	smp.v.xmit = x->xmit_bytes - e->prev_xmit;
+	if (was_up && up) {
+		/* Taken as up the whole time: a flap in between shows in
+		 * LinkDowned, not here. */
+		sig = ibw_rate_signal_bps(e->sp.width_active,
+					  (enum ibw_speed)e->sp.speed_active);
+		dat = ibw_rate_data_bps(e->sp.width_active,
+					(enum ibw_speed)e->sp.speed_active);
+		smp.v.bits = (uint64_t)llround(dt * sig);
+		smp.v.cap = (uint64_t)llround(dt * dat / 8);
+	}
+	for (k = 0; k < 16; k++) {
+		if (!(x->vl_mask & e->prev_vl_mask & (1u << k)) ||
+		    x->vl_xmit_wait[k] < e->prev_vl[k] || dt <= 0)
+			continue;
+		smp.vl_mask |= (uint16_t)(1u << k);
+		smp.vl_ratio[k] = (float)fmin(
+			1.0, (double)(x->vl_xmit_wait[k] - e->prev_vl[k]) *
+				     tick / dt);
+	}
+	add_hour(s, i, smp.us, &smp.v);
+	add_day(s, i, smp.us, &smp.v);
+	e->last = smp;
+	e->have_last = 1;
+	rebase(e, x);
+}
+
+static int port_up(const struct ibw_portinfo *pi)
+{
+	return pi->phys_state == IBW_PHYS_LINKUP &&
+	       pi->state == IBW_PORT_ACTIVE;
+}
+
+static void set_identity(struct end_state *e, const struct ibw_link_end_in *x)
+{
+	size_t n;
+
+	e->node_type = x->node_type;
+	e->lid = x->lid;
+	/* Bounded copy; snprintf costs more than the rest of an update. */
+	n = x->name ? strnlen(x->name, sizeof(e->name) - 1) : 0;
+	memcpy(e->name, x->name ? x->name : "", n);
+	e->name[n] = '\0';
+	e->state = x->pi->state;
+	e->phys = x->pi->phys_state;
+	ibw_port_speeds(x->pi, x->cap, &e->sp);
+	if (x->have_ctrs)
+		e->saturated = x->saturated;
+}
+
+int ibw_links_update(struct ibw_links *l, const struct ibw_link_end_in *a,
+		     const struct ibw_link_end_in *b)
+{
+	const struct ibw_link_end_in *tmp;
+	struct lstate *s;
+	int up;
+
+	if (!a || !b || !a->pi || !b->pi ||
+	    (a->guid == b->guid && a->port == b->port))
+		return -EINVAL;
+	if (b->guid < a->guid || (b->guid == a->guid && b->port < a->port)) {
+		tmp = a;
+		a = b;
+		b = tmp;
+	}
+	s = get_link(l, a->guid, a->port, b->guid, b->port);
+	if (!s)
+		return -ENOMEM;
+	set_identity(&s->e[0], a);
+	set_identity(&s->e[1], b);
+	up = port_up(a->pi) && port_up(b->pi);
+	take_reading(s, 0, a, s->up, up);
+	take_reading(s, 1, b, s->up, up);
+	s->up = (uint8_t)up;
+	s->seen_us = l->round_us;
+	return 0;
+}
+
+/* ---- the view ---- */
+
+static void win_from(struct ibw_link_win *w, const struct hb_end *v,
+		     int errors_only)
+{
+	int k;
+
+	memset(w, 0, sizeof(*w));
+	w->seconds = v->ms / 1000.0;
+	for (k = 0; k < NERR; k++)
+		w->errors[k] = v->err[k];
+	w->ber = w->xmit_wait_ratio = w->utilisation = -1;
+	if (errors_only)
+		return;
+	w->xmit_bytes = v->xmit;
+	w->bits = v->bits;
+	if (v->bits)
+		w->ber = (double)v->err[IBW_LERR_SYMBOL] / (double)v->bits;
+	if (v->cap) {
+		w->utilisation = fmin(1.0, (double)v->xmit / (double)v->cap);
+		w->xmit_wait_ratio =
+			fmin(1.0, (double)v->wait_ns / 1e9 / w->seconds);
+	}
+}
+
+/* The severity one reason found at one end stands for. */
+static void flag(struct ibw_link *k, int end, enum ibw_link_reason r,
+		 enum ibw_link_health h)
+{
+	k->reasons |= IBW_LR_BIT(r);
+	if (end >= 0)
+		k->end[end].reasons |= IBW_LR_BIT(r);
+	if (h > k->health)
+		k->health = h;
+}
+
+/*
+ * A BER threshold is applied only once the window holds enough bits to
+ * resolve it (1/threshold): before that one error would exceed it.
+ */
+static int ber_over(const struct ibw_link_end *e, double thr)
+{
+	const struct ibw_link_win *w = &e->win[IBW_LWIN_HOUR];
+
+	if (thr <= 0 || w->ber < 0)
+		return 0;
+	return (double)w->bits >= 1.0 / thr && w->ber > thr;
+}
+
+static void judge(struct ibw_link *k, const struct ibw_link_thresholds *t,
+		  int missing)
+{
+	const struct ibw_port_speeds *a = &k->end[0].sp, *b = &k->end[1].sp;
+	unsigned wa, wb, sa, sb, lanes;
+	int i, e, down = 0;
+
+	for (i = 0; i < 2; i++) {
+		const struct ibw_link_end *x = &k->end[i];
+
+		if (x->phys_state != IBW_PHYS_LINKUP ||
+		    x->state == IBW_PORT_DOWN) {
+			flag(k, i, IBW_LR_DOWN, IBW_HEALTH_DOWN);
+			down = 1;
+		} else if (x->state != IBW_PORT_ACTIVE) {
+			flag(k, i, IBW_LR_INACTIVE, IBW_HEALTH_DOWN);
+			down = 1;
+		}
+	}
+	if (missing) {
+		flag(k, -1, IBW_LR_MISSING, IBW_HEALTH_DOWN);
+		down = 1;
+	}
+
+	wa = a->width_supported;
+	wb = b->width_supported;
+	sa = a->speeds_supported;
+	sb = b->speeds_supported;
+	if (t->basis == IBW_BASIS_ENABLED) {
+		/* A port that reports nothing enabled is taken at its
+		 * word for what it supports. */
+		wa &= a->width_enabled ? a->width_enabled : wa;
+		wb &= b->width_enabled ? b->width_enabled : wb;
+		sa &= a->speeds_enabled ? a->speeds_enabled : sa;
+		sb &= b->speeds_enabled ? b->speeds_enabled : sb;
+	}
+	k->width_best = (uint8_t)ibw_width_widest(wa & wb);
+	k->speed_best = (uint8_t)ibw_speed_fastest(sa & sb);
+	lanes = ibw_width_lanes(a->width_active);
+	k->width_active = a->width_active;
+	if (ibw_width_lanes(b->width_active) < lanes) {
+		k->width_active = b->width_active;
+		lanes = ibw_width_lanes(b->width_active);
+	}
+	k->speed_active = a->speed_active < b->speed_active ? a->speed_active
+							    : b->speed_active;
+	if (!down) {
+		k->signal_bps = ibw_rate_signal_bps(
+			k->width_active, (enum ibw_speed)k->speed_active);
+		k->data_bps = ibw_rate_data_bps(
+			k->width_active, (enum ibw_speed)k->speed_active);
+		if (lanes && k->width_best &&
+		    lanes < ibw_width_lanes(k->width_best))
+			flag(k, -1, IBW_LR_WIDTH, IBW_HEALTH_DEGRADED);
+		if (k->speed_active != IBW_SPEED_UNKNOWN &&
+		    k->speed_active < k->speed_best)
+			flag(k, -1, IBW_LR_SPEED, IBW_HEALTH_DEGRADED);
+	}
+
+	k->ber = k->xmit_wait_ratio = -1;
+	for (i = 0; i < 2; i++) {
+		const struct ibw_link_end *x = &k->end[i];
+		const struct ibw_link_win *h = &x->win[IBW_LWIN_HOUR];
+		const struct ibw_link_win *d = &x->win[IBW_LWIN_DAY];
+		const struct ibw_link_win *s = &x->win[IBW_LWIN_SWEEP];
+
+		for (e = 0; e < NERR; e++) {
+			enum ibw_link_reason r =
+				(enum ibw_link_reason)(IBW_LR_ERR + e);
+
+			if (t->per_day[e] && d->errors[e] > t->per_day[e])
+				flag(k, i, r, IBW_HEALTH_DEGRADED);
+			if (t->per_hour[e] && h->errors[e] > t->per_hour[e])
+				flag(k, i, r, IBW_HEALTH_FAILING);
+		}
+		if (ber_over(x, t->ber_failing))
+			flag(k, i, IBW_LR_BER, IBW_HEALTH_FAILING);
+		else if (ber_over(x, t->ber_degraded))
+			flag(k, i, IBW_LR_BER, IBW_HEALTH_DEGRADED);
+		if (t->xmit_wait_degraded > 0 &&
+		    h->xmit_wait_ratio > t->xmit_wait_degraded)
+			flag(k, i, IBW_LR_CONGESTION, IBW_HEALTH_DEGRADED);
+		if (h->ber > k->ber)
+			k->ber = h->ber;
+		if (s->xmit_wait_ratio > k->xmit_wait_ratio)
+			k->xmit_wait_ratio = s->xmit_wait_ratio;
+	}
+}
+
+static void fill(struct ibw_link *k, const struct lstate *s, uint64_t now_us,
+		 const struct ibw_link_thresholds *t, uint64_t round_us)
+{
+	uint64_t hp = now_us / HOUR_SLOT_US + 1, dp = now_us / DAY_SLOT_US + 1;
+	struct hb_end sum;
+	int i, v;
+
+	memset(k, 0, sizeof(*k));
+	for (i = 0; i < 2; i++) {
+		const struct end_state *e = &s->e[i];
+		struct ibw_link_end *x = &k->end[i];
+
+		x->guid = e->guid;
+		x->port = e->port;
+		x->node_type = e->node_type;
+		x->lid = e->lid;
+		memcpy(x->name, e->name, sizeof(x->name));
+		x->state = e->state;
+		x->phys_state = e->phys;
+		x->sp = e->sp;
+		x->saturated = e->saturated;
+		if (e->have_last) {
+			x->sample_us = e->last.us;
+			win_from(&x->win[IBW_LWIN_SWEEP], &e->last.v, 0);
+			x->vl_mask = e->last.vl_mask;
+			for (v = 0; v < 16; v++)
+				x->vl_xmit_wait_ratio[v] = e->last.vl_ratio[v];
+		} else {
+			memset(&sum, 0, sizeof(sum));
+			win_from(&x->win[IBW_LWIN_SWEEP], &sum, 0);
+		}
+		if (s->hp == hp) {
+			win_from(&x->win[IBW_LWIN_HOUR], &s->hsum[i], 0);
+		} else {
+			sum_hour(s, i, hp, &sum);
+			win_from(&x->win[IBW_LWIN_HOUR], &sum, 0);
+		}
+		if (s->dp == dp) {
+			win_from(&x->win[IBW_LWIN_DAY], &s->dsum[i], 1);
+		} else {
+			sum_day(s, i, dp, &sum);
+			win_from(&x->win[IBW_LWIN_DAY], &sum, 1);
+		}
+	}
+	k->seen_us = s->seen_us;
+	judge(k, t, s->seen_us != round_us);
+}
+
+static uint64_t day_errors(const struct ibw_link *k)
+{
+	uint64_t n = 0;
+	int i, e;
+
+	for (i = 0; i < 2; i++)
+		for (e = 0; e < NERR; e++)
+			n += k->end[i].win[IBW_LWIN_DAY].errors[e];
+	return n;
+}
+
+/* What the ranking looks at, apart from the link, so that sorting moves
+ * little. */
+struct rank_key {
+	enum ibw_link_health health;
+	double ber, wait;
+	uint64_t errors, g0, g1;
+	uint8_t p0, p1;
+	size_t idx;
+};
+
+/* Worst first: health, BER, errors in the day, xmit wait, then by ends
+ * so that the order is total and stable. */
+static int cmp_rank(const void *pa, const void *pb)
+{
+	const struct rank_key *a = pa, *b = pb;
+
+	if (a->health != b->health)
+		return a->health > b->health ? -1 : 1;
+	if (a->ber != b->ber)
+		return a->ber > b->ber ? -1 : 1;
+	if (a->errors != b->errors)
+		return a->errors > b->errors ? -1 : 1;
+	if (a->wait != b->wait)
+		return a->wait > b->wait ? -1 : 1;
+	if (a->g0 != b->g0)
+		return a->g0 < b->g0 ? -1 : 1;
+	if (a->p0 != b->p0)
+		return a->p0 < b->p0 ? -1 : 1;
+	if (a->g1 != b->g1)
+		return a->g1 < b->g1 ? -1 : 1;
+	return (int)a->p1 - (int)b->p1;
+}
+
+static const struct ibw_link_end *end_of(const struct ibw_link_view *v,
+					 size_t ref)
+{
+	return &v->links[ref / 2].end[ref % 2];
+}
+
+struct end_key {
+	uint64_t guid;
+	uint8_t port;
+	size_t ref;
+};
+
+static int cmp_end(const void *pa, const void *pb)
+{
+	const struct end_key *a = pa, *b = pb;
+
+	if (a->guid != b->guid)
+		return a->guid < b->guid ? -1 : 1;
+	return (int)a->port - (int)b->port;
+}
+
+/* Put the links in the order of @rk, in place (a view is big: no copy),
+ * following each cycle of the permutation once. */
+static void permute(struct ibw_link *links, struct rank_key *rk, size_t n)
+{
+	struct ibw_link t;
+	size_t i, j, k;
+
+	for (i = 0; i < n; i++) {
+		if (rk[i].idx == i)
+			continue;
+		t = links[i];
+		j = i;
+		for (;;) {
+			k = rk[j].idx;
+			rk[j].idx = j;
+			if (k == i) {
+				links[j] = t;
+				break;
+			}
+			links[j] = links[k];
+			j = k;
+		}
+	}
+}
+
+struct ibw_link_view *ibw_links_view(const struct ibw_links *l, uint64_t now_us)
+{
+	struct ibw_link_view *v = calloc(1, sizeof(*v));
+	struct rank_key *rk = NULL;
+	struct end_key *keys = NULL;
+	size_t i, n = 0;
+
+	if (!v)
+		return NULL;
+	v->taken_us = now_us;
+	if (l->n) {
+		v->links = malloc(l->n * sizeof(*v->links));
+		v->by_end = malloc(l->n * 2 * sizeof(*v->by_end));
+		rk = malloc(l->n * sizeof(*rk));
+		keys = malloc(l->n * 2 * sizeof(*keys));
+		if (!v->links || !v->by_end || !rk || !keys) {
+			free(rk);
+			free(keys);
+			ibw_link_view_free(v);
+			return NULL;
+		}
+	}
+	for (i = 0; i < l->cap; i++) {
+		const struct ibw_link *k = &v->links[n];
+
+		if (!l->tab[i])
+			continue;
+		fill(&v->links[n], l->tab[i], now_us, &l->t, l->round_us);
+		rk[n].health = k->health;
+		rk[n].ber = k->ber;
+		rk[n].wait = k->xmit_wait_ratio;
+		rk[n].errors = day_errors(k);
+		rk[n].g0 = k->end[0].guid;
+		rk[n].p0 = k->end[0].port;
+		rk[n].g1 = k->end[1].guid;
+		rk[n].p1 = k->end[1].port;
+		rk[n].idx = n;
+		v->count[k->health]++;
+		n++;
+	}
+	v->n = n;
+	if (n) {
+		qsort(rk, n, sizeof(*rk), cmp_rank);
+		permute(v->links, rk, n);
+	}
+	free(rk);
+	for (i = 0; i < 2 * n; i++) {
+		keys[i].guid = end_of(v, i)->guid;
+		keys[i].port = end_of(v, i)->port;
+		keys[i].ref = i;
+	}
+	if (n)
+		qsort(keys, 2 * n, sizeof(*keys), cmp_end);
+	for (i = 0; i < 2 * n; i++)
+		v->by_end[i] = keys[i].ref;
+	free(keys);
+	return v;
+}
+
+void ibw_link_view_free(struct ibw_link_view *v)
+{
+	if (!v)
+		return;
+	free(v->links);
+	free(v->by_end);
+	free(v);
+}
+
+const struct ibw_link *ibw_link_view_find(const struct ibw_link_view *v,
+					  uint64_t guid, uint8_t port)
+{
+	size_t lo = 0, hi = v ? 2 * v->n : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct ibw_link_end *e = end_of(v, v->by_end[mid]);
+
+		if (e->guid == guid && e->port == port)
+			return &v->links[v->by_end[mid] / 2];
+		if (e->guid < guid || (e->guid == guid && e->port < port))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+unsigned ibw_link_view_changes(
+	const struct ibw_link_view *old, const struct ibw_link_view *cur,
+	void (*cb)(const struct ibw_link_change *c, void *arg), void *arg)
+{
+	struct ibw_link_change c;
+	unsigned n = 0;
+	size_t i;
+
+	for (i = 0; i < cur->n; i++) {
+		const struct ibw_link *k = &cur->links[i];
+		const struct ibw_link *o =
+			ibw_link_view_find(old, k->end[0].guid, k->end[0].port);
+
+		if (o && (o->end[0].guid != k->end[0].guid ||
+			  o->end[0].port != k->end[0].port ||
+			  o->end[1].guid != k->end[1].guid ||
+			  o->end[1].port != k->end[1].port))
+			o = NULL; /* that port was cabled elsewhere */
+		c.link = k;
+		c.from = o ? o->health : IBW_HEALTH_OK;
+		c.from_reasons = o ? o->reasons : 0;
+		if (c.from == k->health)
+			continue;
+		n++;
+		if (cb)
+			cb(&c, arg);
+	}
+	return n;
+}
+
+/* ---- the state file's lines ---- */
+
+/*
+ * link GUID_A PORT_A GUID_B PORT_B SEEN_US UP
+ *   e PREV_US HAVE_PREV ERR*8 WAIT XMIT        (end A, then end B)
+ *   h IDX (ERR*8 MS WAIT_NS XMIT CAP BITS)*2   (each hour bucket in use)
+ *   d IDX (ERR*8 MS)*2                         (each day bucket in use)
+ */
+int ibw_links_save(const struct ibw_links *l,
+		   int (*emit)(const char *line, void *arg), void *arg)
+{
+	char *buf = NULL;
+	size_t len = 0, i;
+	int j, e, k, rc = 0;
+	FILE *f;
+
+	for (i = 0; i < l->cap && !rc; i++) {
+		const struct lstate *s = l->tab[i];
+
+		if (!s)
+			continue;
+		f = open_memstream(&buf, &len);
+		if (!f)
+			return -ENOMEM;
+		fprintf(f,
+			"link 0x%016" PRIx64 " %u 0x%016" PRIx64 " %u %" PRIu64
+			" %u",
+			s->e[0].guid, s->e[0].port, s->e[1].guid, s->e[1].port,
+			s->seen_us, s->up);
+		for (j = 0; j < 2; j++) {
+			const struct end_state *x = &s->e[j];
+
+			fprintf(f, " e %" PRIu64 " %u", x->prev_us,
+				x->have_prev);
+			for (e = 0; e < NERR; e++)
+				fprintf(f, " %" PRIu64, x->prev_err[e]);
+			fprintf(f, " %" PRIu64 " %" PRIu64, x->prev_wait,
+				x->prev_xmit);
+		}
+		for (k = 0; k < HOUR_SLOTS; k++) {
+			const struct hbucket *b = &s->h[k];
+
+			if (!b->idx)
+				continue;
+			fprintf(f, " h %" PRIu64, b->idx);
+			for (j = 0; j < 2; j++) {
+				for (e = 0; e < NERR; e++)
+					fprintf(f, " %u", b->e[j].err[e]);
+				fprintf(f,
+					" %u %" PRIu64 " %" PRIu64 " %" PRIu64
+					" %" PRIu64,
+					b->e[j].ms, b->e[j].wait_ns,
+					b->e[j].xmit, b->e[j].cap,
+					b->e[j].bits);
+			}
+		}
+		for (k = 0; k < DAY_SLOTS; k++) {
+			const struct dbucket *b = &s->d[k];
+
+			if (!b->idx)
+				continue;
+			fprintf(f, " d %" PRIu64, b->idx);
+			for (j = 0; j < 2; j++) {
+				for (e = 0; e < NERR; e++)
+					fprintf(f, " %u", b->e[j].err[e]);
+				fprintf(f, " %u", b->e[j].ms);
+			}
+		}
+		if (fclose(f) != 0) {
+			free(buf);
+			return -ENOMEM;
+		}
+		rc = emit(buf, arg);
+		free(buf);
+		buf = NULL;
+	}
+	return rc < 0 ? rc : 0;
+}
+
+/* A cursor over one line's space-separated numbers. */
+struct cur {
+	const char *p;
+	int bad;
+};
+
+static uint64_t num(struct cur *c, uint64_t max)
+{
+	unsigned long long v;
+	char *end;
+
+	if (c->bad)
+		return 0;
+	while (*c->p == ' ')
+		c->p++;
+	if (*c->p < '0' || *c->p > '9') {
+		c->bad = 1;
+		return 0;
+	}
+	errno = 0;
+	v = strtoull(c->p, &end, 0);
+	if (errno || v > max || (*end && *end != ' ')) {
+		c->bad = 1;
+		return 0;
+	}
+	c->p = end;
+	return v;
+}
+
+/* The next token must be the word @w. */
+static int word(struct cur *c, const char *w)
+{
+	size_t n = strlen(w);
+
+	while (*c->p == ' ')
+		c->p++;
+	if (strncmp(c->p, w, n) || (c->p[n] && c->p[n] != ' '))
+		return 0;
+	c->p += n;
+	return 1;
+}
+
+int ibw_links_load_line(struct ibw_links *l, const char *line)
+{
+	struct lstate tmp, *s;
+	struct cur c = { line, 0 };
+	int j, e, k;
+
+	memset(&tmp, 0, sizeof(tmp));
+	if (!word(&c, "link"))
+		return -EINVAL;
+	tmp.e[0].guid = num(&c, UINT64_MAX);
+	tmp.e[0].port = (uint8_t)num(&c, 255);
+	tmp.e[1].guid = num(&c, UINT64_MAX);
+	tmp.e[1].port = (uint8_t)num(&c, 255);
+	tmp.seen_us = num(&c, UINT64_MAX);
+	tmp.up = (uint8_t)num(&c, 1);
+	for (j = 0; j < 2; j++) {
+		struct end_state *x = &tmp.e[j];
+
+		if (!word(&c, "e"))
+			return -EINVAL;
+		x->prev_us = num(&c, UINT64_MAX);
+		x->have_prev = (uint8_t)num(&c, 1);
+		for (e = 0; e < NERR; e++)
+			x->prev_err[e] = num(&c, UINT64_MAX);
+		x->prev_wait = num(&c, UINT64_MAX);
+		x->prev_xmit = num(&c, UINT64_MAX);
+	}
+	while (!c.bad && word(&c, "h")) {
+		uint64_t idx = num(&c, UINT64_MAX);
+		struct hbucket *b = &tmp.h[idx % HOUR_SLOTS];
+
+		if (!idx || b->idx)
+			return -EINVAL;
+		b->idx = idx;
+		for (j = 0; j < 2; j++) {
+			for (e = 0; e < NERR; e++)
+				b->e[j].err[e] = (uint32_t)num(&c, UINT32_MAX);
+			b->e[j].ms = (uint32_t)num(&c, UINT32_MAX);
+			b->e[j].wait_ns = num(&c, UINT64_MAX);
+			b->e[j].xmit = num(&c, UINT64_MAX);
+			b->e[j].cap = num(&c, UINT64_MAX);
+			b->e[j].bits = num(&c, UINT64_MAX);
+		}
+	}
+	while (!c.bad && word(&c, "d")) {
+		uint64_t idx = num(&c, UINT64_MAX);
+		struct dbucket *b = &tmp.d[idx % DAY_SLOTS];
+
+		if (!idx || b->idx)
+			return -EINVAL;
+		b->idx = idx;
+		for (j = 0; j < 2; j++) {
+			for (e = 0; e < NERR; e++)
+				b->e[j].err[e] = (uint32_t)num(&c, UINT32_MAX);
+			b->e[j].ms = (uint32_t)num(&c, UINT32_MAX);
+		}
+	}
+	while (*c.p == ' ')
+		c.p++;
+	if (c.bad || *c.p)
+		return -EINVAL;
+	if (tmp.e[1].guid < tmp.e[0].guid ||
+	    (tmp.e[1].guid == tmp.e[0].guid && tmp.e[1].port <= tmp.e[0].port))
+		return -EINVAL;
+	s = get_link(l, tmp.e[0].guid, tmp.e[0].port, tmp.e[1].guid,
+		     tmp.e[1].port);
+	if (!s)
+		return -ENOMEM;
+	/* Windows and bases only: what the port is comes with the next
+	 * round. Keep what an earlier update already said of it. */
+	s->seen_us = tmp.seen_us;
+	s->up = tmp.up;
+	for (j = 0; j < 2; j++) {
+		struct end_state *x = &s->e[j];
+
+		x->have_prev = tmp.e[j].have_prev;
+		x->prev_us = tmp.e[j].prev_us;
+		memcpy(x->prev_err, tmp.e[j].prev_err, sizeof(x->prev_err));
+		x->prev_wait = tmp.e[j].prev_wait;
+		x->prev_xmit = tmp.e[j].prev_xmit;
+		x->prev_vl_mask = 0;
+		x->have_last = 0;
+	}
+	for (k = 0; k < HOUR_SLOTS; k++)
+		s->h[k] = tmp.h[k];
+	for (k = 0; k < DAY_SLOTS; k++)
+		s->d[k] = tmp.d[k];
+	s->hp = s->dp = 0;
+	return 0;
+}

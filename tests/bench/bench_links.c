@@ -1,0 +1,116 @@
+/*
+ * The link view's cost without a fabric: N cables (default 7,128, the
+ * 14,256-port tree's) fed in rounds 10 s apart with counters that move,
+ * then a view. Prints the CPU time of the updates and of the view per
+ * round and their medians, to set against a counter sweep's time
+ * (docs/links.md, docs/benchmarks.md).
+ *
+ *   bench_links [--links N] [--rounds N]
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "links.h"
+
+static double cpu_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "links", required_argument, NULL, 'l' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ibw_link_end_in *a, *b;
+	struct ibw_portinfo pi = { 0 };
+	struct ibw_link_view *v;
+	struct ibw_links *l;
+	unsigned n = 7128, rounds = 30, r, i;
+	double *upd, *view, t0, t1, t2;
+	uint64_t now = 1699999200ull * 1000000;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (c == 'l')
+			n = (unsigned)strtoul(optarg, NULL, 10);
+		else if (c == 'r')
+			rounds = (unsigned)strtoul(optarg, NULL, 10);
+		else
+			return 2;
+	}
+	if (!n || !rounds)
+		return 2;
+	a = calloc(n, sizeof(*a));
+	b = calloc(n, sizeof(*b));
+	upd = calloc(rounds, sizeof(*upd));
+	view = calloc(rounds, sizeof(*view));
+	l = ibw_links_new(NULL);
+	if (!a || !b || !upd || !view || !l)
+		return 1;
+	pi.state = IBW_PORT_ACTIVE;
+	pi.phys_state = IBW_PHYS_LINKUP;
+	pi.width_active = IBW_WIDTH_4X;
+	pi.width_supported = IBW_WIDTH_1X | IBW_WIDTH_4X;
+	pi.speed_active = pi.speed_supported = 1;
+	for (i = 0; i < n; i++) {
+		/* 36-port switches to hosts, as in the fat trees. */
+		a[i].guid = 0x0002c90300000000ull + i / 36;
+		a[i].port = (uint8_t)(i % 36 + 1);
+		a[i].node_type = IBW_NODE_SWITCH;
+		a[i].name = "spine switch 0123";
+		b[i].guid = 0x0002c90400000000ull + i;
+		b[i].port = 1;
+		b[i].node_type = IBW_NODE_CA;
+		b[i].name = "node0123 HCA-1";
+		a[i].pi = b[i].pi = &pi;
+		a[i].have_ctrs = b[i].have_ctrs = 1;
+		a[i].tick = b[i].tick = -1;
+	}
+	for (r = 0; r < rounds; r++, now += 10000000) {
+		t0 = cpu_ms();
+		ibw_links_begin(l, now);
+		for (i = 0; i < n; i++) {
+			a[i].ctr_us = b[i].ctr_us = now;
+			a[i].err[IBW_LERR_SYMBOL] += i % 3;
+			a[i].xmit_bytes += 1000000;
+			b[i].xmit_wait += 100;
+			ibw_links_update(l, &a[i], &b[i]);
+		}
+		t1 = cpu_ms();
+		v = ibw_links_view(l, now);
+		t2 = cpu_ms();
+		if (!v)
+			return 1;
+		upd[r] = t1 - t0;
+		view[r] = t2 - t1;
+		printf("round %u: %u links, update %.2f ms, view %.2f ms\n", r,
+		       n, upd[r], view[r]);
+		ibw_link_view_free(v);
+	}
+	qsort(upd, rounds, sizeof(*upd), cmp_double);
+	qsort(view, rounds, sizeof(*view), cmp_double);
+	printf("median: update %.2f ms, view %.2f ms (CPU)\n", upd[rounds / 2],
+	       view[rounds / 2]);
+	ibw_links_free(l);
+	free(a);
+	free(b);
+	free(upd);
+	free(view);
+	return 0;
+}
