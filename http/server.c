@@ -17,6 +17,7 @@
 #include "json.h"
 #include "log.h"
 #include "prom.h"
+#include "ratelimit.h"
 #include "server.h"
 
 #define ONDEMAND_CLIENTS 64
@@ -26,8 +27,7 @@
 
 struct bucket {
 	char addr[INET6_ADDRSTRLEN];
-	double tokens;
-	uint64_t last_us;
+	struct ibw_ratelimit rl;
 };
 
 struct req;
@@ -444,7 +444,6 @@ static int allow_probe(struct ibw_http *h, struct MHD_Connection *c)
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	char addr[INET6_ADDRSTRLEN] = "?";
-	double rate = h->o.ondemand_per_minute / 60.0;
 	uint64_t now = ibw_now_us();
 	struct bucket *b = NULL, *oldest = &h->buckets[0];
 	unsigned i;
@@ -466,23 +465,17 @@ static int allow_probe(struct ibw_http *h, struct MHD_Connection *c)
 			b = &h->buckets[i];
 			break;
 		}
-		if (h->buckets[i].last_us < oldest->last_us)
+		if (h->buckets[i].rl.last_us < oldest->rl.last_us)
 			oldest = &h->buckets[i];
 	}
 	if (!b) {
+		/* The address heard from least recently gives up its slot. */
 		b = oldest;
 		snprintf(b->addr, sizeof(b->addr), "%s", addr);
-		b->tokens = h->o.ondemand_per_minute;
-		b->last_us = now;
+		ibw_ratelimit_init(&b->rl, h->o.ondemand_per_minute, 60000000,
+				   h->o.ondemand_per_minute, now);
 	}
-	b->tokens += (double)(now - b->last_us) / 1e6 * rate;
-	if (b->tokens > h->o.ondemand_per_minute)
-		b->tokens = h->o.ondemand_per_minute;
-	b->last_us = now;
-	if (b->tokens < 1.0)
-		return 0;
-	b->tokens -= 1.0;
-	return 1;
+	return ibw_ratelimit_take(&b->rl, now);
 }
 
 static void suspend(struct req *r)
