@@ -465,6 +465,11 @@ static int listen_on(struct ibw_http *h, const char *addr, char *err,
 	const union MHD_DaemonInfo *di;
 	unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
 			 MHD_USE_ERROR_LOG;
+	struct MHD_OptionItem tls[] = {
+		{ MHD_OPTION_HTTPS_MEM_CERT, 0, h->cert },
+		{ MHD_OPTION_HTTPS_MEM_KEY, 0, h->key },
+		{ MHD_OPTION_END, 0, NULL },
+	};
 	int v6 = 0;
 
 	if (parse_listen(addr, &ss, &sslen, &v6) < 0) {
@@ -478,32 +483,17 @@ static int listen_on(struct ibw_http *h, const char *addr, char *err,
 	if (h->cert)
 		flags |= MHD_USE_TLS;
 	errno = 0;
-	if (h->cert)
-		l->d = MHD_start_daemon(
-			flags, 0, NULL, NULL, handler, h,
-			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
-			MHD_OPTION_SOCK_ADDR, &ss, MHD_OPTION_CONNECTION_LIMIT,
-			(unsigned)h->o.max_connections,
-			MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-			(size_t)h->o.max_request_bytes * 2,
-			MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-			MHD_OPTION_NOTIFY_COMPLETED, completed, h,
-			MHD_OPTION_HTTPS_MEM_CERT, h->cert,
-			MHD_OPTION_HTTPS_MEM_KEY, h->key, MHD_OPTION_END);
-	else
-		/* The logger first: MHD logs to stderr about the options
-		 * before it (the TLS branch above does the same). */
-		l->d = MHD_start_daemon(flags, 0, NULL, NULL, handler, h,
-					MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
-					MHD_OPTION_SOCK_ADDR, &ss,
-					MHD_OPTION_CONNECTION_LIMIT,
-					(unsigned)h->o.max_connections,
-					MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-					(size_t)h->o.max_request_bytes * 2,
-					MHD_OPTION_CONNECTION_TIMEOUT,
-					(unsigned)30,
-					MHD_OPTION_NOTIFY_COMPLETED, completed,
-					h, MHD_OPTION_END);
+	/* The logger first: MHD logs to stderr about the options before
+	 * it. TLS adds its certificate and key (none without). */
+	l->d = MHD_start_daemon(
+		flags, 0, NULL, NULL, handler, h, MHD_OPTION_EXTERNAL_LOGGER,
+		mhd_log, h, MHD_OPTION_SOCK_ADDR, &ss,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)h->o.max_connections,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		(size_t)h->o.max_request_bytes * 2,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+		MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_ARRAY,
+		h->cert ? tls : tls + 2, MHD_OPTION_END);
 	if (!l->d) {
 		snprintf(err, errlen, "cannot listen on %s: %s", addr,
 			 strerror(errno ? errno : EADDRINUSE));
