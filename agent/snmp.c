@@ -20,6 +20,7 @@
 
 #include "log.h"
 #include "mib.h"
+#include "ratelimit.h"
 #include "snmp.h"
 
 #define MAX_FDS 16
@@ -34,9 +35,7 @@ struct ibw_snmp {
 	int fds[MAX_FDS];
 	unsigned nfds;
 	uint64_t last_seq; /* events up to here are dealt with */
-	/* the notification rate limit: a token bucket */
-	double tokens, rate_per_us, burst;
-	uint64_t refilled_us;
+	struct ibw_ratelimit notify_rl; /* the notification rate limit */
 	uint64_t suppressed_logged;
 	char last_log[256];
 };
@@ -102,20 +101,6 @@ static struct ibw_snapshot *snapshot_of(void *arg)
 	return ibw_monitor_snapshot(arg);
 }
 
-static int refill(struct ibw_snmp *s)
-{
-	uint64_t now = ibw_now_us();
-
-	s->tokens += (double)(now - s->refilled_us) * s->rate_per_us;
-	if (s->tokens > s->burst)
-		s->tokens = s->burst;
-	s->refilled_us = now;
-	if (s->tokens < 1.0)
-		return 0;
-	s->tokens -= 1.0;
-	return 1;
-}
-
 /* Turn new events into notifications, within the rate limit. */
 static void notify(struct ibw_snmp *s)
 {
@@ -134,7 +119,7 @@ static void notify(struct ibw_snmp *s)
 			s->last_seq = batch[i].seq;
 			if (!vars)
 				continue;
-			if (refill(s)) {
+			if (ibw_ratelimit_take(&s->notify_rl, ibw_now_us())) {
 				send_v2trap(vars);
 				s->stats.notifications_sent++;
 			} else {
@@ -224,10 +209,8 @@ struct ibw_snmp *ibw_snmp_new(struct ibw_loop *loop, struct ibw_monitor *mon,
 	}
 	s->loop = loop;
 	s->mon = mon;
-	s->burst = rate;
-	s->tokens = rate;
-	s->rate_per_us = (double)rate / 60e6;
-	s->refilled_us = ibw_now_us();
+	/* @rate a minute, and as many at once */
+	ibw_ratelimit_init(&s->notify_rl, rate, 60000000, rate, ibw_now_us());
 	s->last_seq = ibw_events_last_seq(ibw_monitor_events(mon));
 	s->mib = ibw_mib_new(snapshot_of, mon, lp, lq, &s->stats);
 	s->timer = ibw_timer_new(loop, on_timer, s);

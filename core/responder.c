@@ -3,21 +3,22 @@
 
 #include "echo.h"
 #include "log.h"
+#include "ratelimit.h"
 #include "responder.h"
 
 #define BUCKETS 256 /* per-source token buckets, by LID hash */
 
 struct bucket {
 	uint16_t lid;
-	double tokens;
-	uint64_t last_us;
+	int used;
+	struct ibw_ratelimit rl;
 };
 
 struct ibw_responder {
 	struct ibw_engine *e;
 	uint16_t lid;
 	uint64_t port_guid;
-	double rate;
+	unsigned rate; /* answers a second per source; bursts of twice that */
 	char host[IBW_ECHO_PAYLOAD];
 	struct bucket b[BUCKETS];
 	struct ibw_responder_stats st;
@@ -28,21 +29,14 @@ static int allow(struct ibw_responder *r, uint16_t src)
 	struct bucket *b = &r->b[(src * 2654435761u) >> 24 & (BUCKETS - 1)];
 	uint64_t now = ibw_now_us();
 
-	if (b->lid != src || !b->last_us) {
+	if (b->lid != src || !b->used) {
 		/* A new source takes the slot (two sources sharing one
 		 * bucket only makes the limit stricter for both). */
 		b->lid = src;
-		b->tokens = 2 * r->rate;
-		b->last_us = now;
+		b->used = 1;
+		ibw_ratelimit_init(&b->rl, r->rate, 1000000, 2 * r->rate, now);
 	}
-	b->tokens += (double)(now - b->last_us) * r->rate / 1e6;
-	if (b->tokens > 2 * r->rate)
-		b->tokens = 2 * r->rate;
-	b->last_us = now;
-	if (b->tokens < 1.0)
-		return 0;
-	b->tokens -= 1.0;
-	return 1;
+	return ibw_ratelimit_take(&b->rl, now);
 }
 
 int ibw_responder_handle(struct ibw_responder *r, const struct ibw_rx *rx)

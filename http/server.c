@@ -1,9 +1,5 @@
 #include <arpa/inet.h>
 #include <errno.h>
-#include <inttypes.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,123 +8,21 @@
 #include <sys/socket.h>
 
 #include <microhttpd.h>
-#include <zlib.h>
 
-#include "json.h"
+#include "cache.h"
 #include "log.h"
-#include "prom.h"
+#include "ratelimit.h"
+#include "routes.h"
 #include "server.h"
 
 #define ONDEMAND_CLIENTS 64
-#define MAX_PING_COUNT 100
+#define JSON_CACHE_SLOTS 16
 #define TLS_POLL_US 10000
 #define CONN_POLL_US 500000
 
 struct bucket {
 	char addr[INET6_ADDRSTRLEN];
-	double tokens;
-	uint64_t last_us;
-};
-
-struct req;
-
-/*
- * The snapshot's part of /metrics, shared by the responses sending it;
- * also gzipped (Prometheus asks for gzip), once: the deflate stream is
- * flushed at the end of the shared part and kept, and each scrape
- * finishes a copy of it with its own few live lines. A cached JSON
- * answer is one of these too, text only.
- */
-struct mcache {
-	unsigned refs;
-	uint64_t seq;
-	char *text;
-	size_t len;
-	int have_gz;
-	z_stream zs; /* flushed after text, not finished */
-	unsigned char *gz;
-	size_t gzlen;
-};
-
-static void mcache_unref(struct mcache *m)
-{
-	if (m && !--m->refs) {
-		if (m->have_gz)
-			deflateEnd(&m->zs);
-		free(m->gz);
-		free(m->text);
-		free(m);
-	}
-}
-
-/* Deflate @len bytes of @in into a growing buffer with @flush. */
-static int deflate_into(z_stream *zs, const char *in, size_t len, int flush,
-			unsigned char **out, size_t *outlen)
-{
-	size_t cap = *outlen + deflateBound(zs, len) + 64;
-	unsigned char *o = realloc(*out, cap);
-	int rc;
-
-	if (!o)
-		return -1;
-	*out = o;
-	zs->next_in = (unsigned char *)(uintptr_t)in;
-	zs->avail_in = (uInt)len;
-	zs->next_out = o + *outlen;
-	zs->avail_out = (uInt)(cap - *outlen);
-	rc = deflate(zs, flush);
-	*outlen = cap - zs->avail_out;
-	return (rc == Z_OK || rc == Z_STREAM_END) && !zs->avail_in ? 0 : -1;
-}
-
-static void mcache_gzip(struct mcache *m)
-{
-	memset(&m->zs, 0, sizeof(m->zs));
-	/* level 1: the body is repetitive; 15 + 16 asks for a gzip wrapper */
-	if (deflateInit2(&m->zs, 1, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
-		return;
-	m->have_gz = 1;
-	if (deflate_into(&m->zs, m->text, m->len, Z_SYNC_FLUSH, &m->gz,
-			 &m->gzlen) < 0) {
-		deflateEnd(&m->zs);
-		m->have_gz = 0;
-		free(m->gz);
-		m->gz = NULL;
-		m->gzlen = 0;
-	}
-}
-
-/* What a shared-body response owns until MHD is done with it. */
-struct mbody {
-	struct mcache *mc;
-	char *live;
-	size_t live_len;
-	int gz; /* live holds the gzip tail, not text */
-};
-
-static void mbody_free(void *cls)
-{
-	struct mbody *b = cls;
-
-	mcache_unref(b->mc);
-	free(b->live);
-	free(b);
-}
-
-/*
- * Answers that depend on the snapshot alone (/api/v1/nodes, /ports with
- * its filter, /endports, /traces) are rendered once per snapshot and
- * query and shared by every response sending them: a
- * crowd of clients asking for the whole port list costs one rendering
- * and one copy in memory, not one each.
- */
-#define JCACHE_SLOTS 16
-
-struct jslot {
-	char key[96];
-	struct mcache *mc; /* text only; seq says which snapshot */
-	uint64_t used;
+	struct ibw_ratelimit rl;
 };
 
 struct listener {
@@ -139,8 +33,6 @@ struct listener {
 
 struct ibw_http {
 	struct ibw_loop *loop;
-	struct ibw_monitor *m;
-	struct ibw_engine *e;
 	struct ibw_http_opts o;
 	struct listener l[IBW_HTTP_MAX_LISTEN];
 	unsigned nl;
@@ -148,178 +40,37 @@ struct ibw_http {
 	char *cert, *key;
 	struct ibw_timer *timer;
 	struct bucket buckets[ONDEMAND_CLIENTS];
-	struct req *waiting; /* suspended, a probe under way */
-	struct mcache *cache[2]; /* /metrics per kind (text, OpenMetrics) */
-	struct jslot jcache[JCACHE_SLOTS];
-	uint64_t jtick;
+	struct ibw_hreq *waiting; /* suspended, a probe under way */
+	struct ibw_routes_ctx ctx;
 };
 
-struct req {
-	struct ibw_http *h;
-	struct MHD_Connection *conn;
-	int state; /* 0 new, 1 waiting for a probe, 2 answer ready */
-	int probing; /* a probe's callback is still to come */
-	int orphan; /* the connection went first: the callback frees */
-	unsigned code;
-	char *body;
-	size_t len;
-	size_t uploaded; /* request body bytes seen (and dropped) */
-	struct mbody *shared; /* a shared body: /metrics or a cached answer */
-	const char *ctype;
-	struct req *next;
-};
-
-static const char *title(unsigned code)
-{
-	switch (code) {
-	case 400:
-		return "Bad Request";
-	case 401:
-		return "Unauthorized";
-	case 404:
-		return "Not Found";
-	case 405:
-		return "Method Not Allowed";
-	case 413:
-		return "Content Too Large";
-	case 429:
-		return "Too Many Requests";
-	case 503:
-		return "Service Unavailable";
-	case 504:
-		return "Gateway Timeout";
-	}
-	return "Error";
-}
-
-static void set_json(struct req *r, unsigned code, json_t *j)
-{
-	free(r->body);
-	r->body = ibw_json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
-	json_decref(j);
-	r->len = r->body ? strlen(r->body) : 0;
-	r->code = code;
-	r->ctype = "application/json";
-}
-
-/*
- * Replace each byte of @s that is not part of valid UTF-8 with '?': a
- * detail quotes what the client sent, and JSON strings must be UTF-8.
- */
-static void utf8_clean(char *s)
-{
-	unsigned char *p = (unsigned char *)s;
-
-	while (*p) {
-		unsigned n, lo = 0x80, hi = 0xbf, i;
-
-		if (*p < 0x80) {
-			p++;
-			continue;
-		}
-		if (*p >= 0xc2 && *p <= 0xdf) {
-			n = 1;
-		} else if (*p >= 0xe0 && *p <= 0xef) {
-			n = 2;
-			if (*p == 0xe0)
-				lo = 0xa0; /* no overlong forms */
-			if (*p == 0xed)
-				hi = 0x9f; /* no surrogates */
-		} else if (*p >= 0xf0 && *p <= 0xf4) {
-			n = 3;
-			if (*p == 0xf0)
-				lo = 0x90;
-			if (*p == 0xf4)
-				hi = 0x8f; /* nothing above U+10FFFF */
-		} else {
-			*p++ = '?';
-			continue;
-		}
-		for (i = 1; i <= n; i++) {
-			unsigned a = i == 1 ? lo : 0x80, b = i == 1 ? hi : 0xbf;
-
-			if (p[i] < a || p[i] > b)
-				break;
-		}
-		if (i <= n) {
-			*p++ = '?';
-			continue;
-		}
-		p += n + 1;
-	}
-}
-
-static void problem(struct req *r, unsigned code, const char *key, json_t *ext,
-		    const char *fmt, va_list ap)
-{
-	char detail[512];
-	json_t *j;
-
-	vsnprintf(detail, sizeof(detail), fmt, ap);
-	utf8_clean(detail);
-	j = json_pack("{s:s, s:s, s:i, s:s}", "type", "about:blank", "title",
-		      title(code), "status", code, "detail", detail);
-	if (key && ext)
-		json_object_set_new(j, key, ext);
-	set_json(r, code, j);
-	r->ctype = "application/problem+json";
-}
-
-static void set_problem(struct req *r, unsigned code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-/* RFC 9457 problem details. */
-static void set_problem(struct req *r, unsigned code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	problem(r, code, NULL, NULL, fmt, ap);
-	va_end(ap);
-}
-
-static void set_problem_ext(struct req *r, unsigned code, const char *key,
-			    json_t *ext, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-/* ... with an extension member: what the probe found before it gave up. */
-static void set_problem_ext(struct req *r, unsigned code, const char *key,
-			    json_t *ext, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	problem(r, code, key, ext, fmt, ap);
-	va_end(ap);
-}
-
-static enum MHD_Result send_answer(struct MHD_Connection *c, struct req *r)
+static enum MHD_Result send_answer(struct MHD_Connection *c, struct ibw_hreq *r)
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 
 	if (r->shared) {
-		struct mbody *b = r->shared;
+		struct ibw_share *sh = r->shared;
 		struct MHD_IoVec iov[2] = {
-			{ b->gz ? (const void *)b->mc->gz : b->mc->text,
-			  b->gz ? b->mc->gzlen : b->mc->len },
-			{ b->live, b->live_len },
+			{ sh->gz ? (const void *)sh->body->gz : sh->body->text,
+			  sh->gz ? sh->body->gzlen : sh->body->len },
+			{ sh->tail, sh->tail_len },
 		};
 
-		resp = MHD_create_response_from_iovec(iov, b->live_len ? 2 : 1,
-						      mbody_free, b);
+		resp = MHD_create_response_from_iovec(iov, sh->tail_len ? 2 : 1,
+						      ibw_share_free, sh);
 		if (!resp)
 			return MHD_NO;
 		r->shared = NULL; /* the response owns it now */
-		if (b->gz)
+		if (sh->gz)
 			MHD_add_response_header(resp, "Content-Encoding",
 						"gzip");
-		if (b->mc->have_gz)
+		if (sh->body->have_gz)
 			MHD_add_response_header(resp, "Vary",
 						"Accept-Encoding");
 	} else {
 		if (!r->body)
-			set_problem(r, 503, "out of memory");
+			ibw_hreq_problem(r, 503, "out of memory");
 		resp = MHD_create_response_from_buffer(r->len, r->body,
 						       MHD_RESPMEM_MUST_FREE);
 		if (!resp)
@@ -328,8 +79,12 @@ static enum MHD_Result send_answer(struct MHD_Connection *c, struct req *r)
 	}
 	MHD_add_response_header(resp, "Content-Type", r->ctype);
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
-	if (r->code == 405)
-		MHD_add_response_header(resp, "Allow", "GET, HEAD");
+	if (r->code == 405 && r->route) {
+		char allow[64];
+
+		ibw_route_allow(r->route, allow, sizeof(allow));
+		MHD_add_response_header(resp, "Allow", allow);
+	}
 	if (r->code == 401)
 		MHD_add_response_header(resp, "WWW-Authenticate",
 					"Bearer realm=\"ibwatch\"");
@@ -344,9 +99,9 @@ static void kick(struct ibw_http *h)
 	ibw_timer_arm(h->timer, 0);
 }
 
-static void unlink_waiting(struct ibw_http *h, struct req *r)
+static void unlink_waiting(struct ibw_http *h, struct ibw_hreq *r)
 {
-	struct req **pp;
+	struct ibw_hreq **pp;
 
 	for (pp = &h->waiting; *pp; pp = &(*pp)->next) {
 		if (*pp == r) {
@@ -356,95 +111,46 @@ static void unlink_waiting(struct ibw_http *h, struct req *r)
 	}
 }
 
+void ibw_http_suspend(struct ibw_hreq *r)
+{
+	r->state = IBW_HREQ_WAITING;
+	r->probing = 1;
+	r->next = r->h->waiting;
+	r->h->waiting = r;
+	MHD_suspend_connection(r->conn);
+}
+
+int ibw_http_probe_wanted(const struct ibw_hreq *r)
+{
+	/* READY: answered already (the agent is stopping) */
+	return !r->orphan && r->state != IBW_HREQ_READY;
+}
+
 /* A probe's answer: resume the connection (or drop it, if it went). */
-static int probe_landed(struct req *r)
+void ibw_http_probe_landed(struct ibw_hreq *r)
 {
 	r->probing = 0;
 	if (r->orphan) {
 		free(r->body);
+		ibw_share_free(r->shared);
 		free(r);
-		return 0;
+		return;
 	}
-	if (r->state == 2)
-		return 0; /* answered already (the agent is stopping) */
+	if (r->state == IBW_HREQ_READY)
+		return;
 	unlink_waiting(r->h, r);
-	r->state = 2;
+	r->state = IBW_HREQ_READY;
 	MHD_resume_connection(r->conn);
 	kick(r->h);
-	return 1;
-}
-
-static void on_trace(const struct ibw_trace *t, void *arg)
-{
-	struct req *r = arg;
-
-	if (r->orphan || r->state == 2) {
-		probe_landed(r);
-		return;
-	}
-	if (t->fwd.status == IBW_TRACE_TIMEOUT)
-		set_problem_ext(r, 504, "trace", ibw_json_trace(t),
-				"hop %u did not answer: %s", t->fwd.fail_hop,
-				t->fwd.reason);
-	else
-		set_json(r, 200, ibw_json_trace(t));
-	probe_landed(r);
-}
-
-static void on_ping(const struct ibw_ping_summary *s, void *arg)
-{
-	struct req *r = arg;
-
-	if (r->orphan || r->state == 2) {
-		probe_landed(r);
-		return;
-	}
-	if (!s->received)
-		set_problem_ext(r, 504, "ping", ibw_json_ping_summary(s),
-				"no answer to %u pings", s->sent);
-	else
-		set_json(r, 200, ibw_json_ping_summary(s));
-	probe_landed(r);
-}
-
-static const char *arg(struct MHD_Connection *c, const char *name)
-{
-	return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
-}
-
-static int parse_num(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	if (!s || !*s || *s == '-')
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static int parse_guid(const char *s, uint64_t *g)
-{
-	char *end;
-
-	if (!s || strncmp(s, "0x", 2) || strlen(s) > 18 || strlen(s) < 3)
-		return -1;
-	errno = 0;
-	*g = strtoull(s, &end, 16);
-	return errno || *end ? -1 : 0;
 }
 
 /* Per client address: a token bucket for on-demand probes. */
-static int allow_probe(struct ibw_http *h, struct MHD_Connection *c)
+int ibw_http_allow_probe(struct ibw_hreq *r)
 {
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	struct ibw_http *h = r->h;
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+		r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	char addr[INET6_ADDRSTRLEN] = "?";
-	double rate = h->o.ondemand_per_minute / 60.0;
 	uint64_t now = ibw_now_us();
 	struct bucket *b = NULL, *oldest = &h->buckets[0];
 	unsigned i;
@@ -466,305 +172,17 @@ static int allow_probe(struct ibw_http *h, struct MHD_Connection *c)
 			b = &h->buckets[i];
 			break;
 		}
-		if (h->buckets[i].last_us < oldest->last_us)
+		if (h->buckets[i].rl.last_us < oldest->rl.last_us)
 			oldest = &h->buckets[i];
 	}
 	if (!b) {
+		/* The address heard from least recently gives up its slot. */
 		b = oldest;
 		snprintf(b->addr, sizeof(b->addr), "%s", addr);
-		b->tokens = h->o.ondemand_per_minute;
-		b->last_us = now;
+		ibw_ratelimit_init(&b->rl, h->o.ondemand_per_minute, 60000000,
+				   h->o.ondemand_per_minute, now);
 	}
-	b->tokens += (double)(now - b->last_us) / 1e6 * rate;
-	if (b->tokens > h->o.ondemand_per_minute)
-		b->tokens = h->o.ondemand_per_minute;
-	b->last_us = now;
-	if (b->tokens < 1.0)
-		return 0;
-	b->tokens -= 1.0;
-	return 1;
-}
-
-static void suspend(struct req *r)
-{
-	r->state = 1;
-	r->probing = 1;
-	r->next = r->h->waiting;
-	r->h->waiting = r;
-	MHD_suspend_connection(r->conn);
-}
-
-static void do_trace(struct req *r, struct ibw_snapshot *s)
-{
-	struct ibw_http *h = r->h;
-	const char *t = arg(r->conn, "target"), *rev = arg(r->conn, "reverse");
-	const char *src = arg(r->conn, "source");
-	unsigned long tmo = 5000;
-	unsigned flags = 0;
-	uint16_t lid, slid = 0;
-	int rc;
-
-	(void)s;
-	if (!t || !*t) {
-		set_problem(r, 400, "give a target: a LID, a GUID or a name");
-		return;
-	}
-	if (arg(r->conn, "timeout_ms") &&
-	    parse_num(arg(r->conn, "timeout_ms"), 60000, &tmo) < 0) {
-		set_problem(r, 400, "timeout_ms must be a number up to 60000");
-		return;
-	}
-	if (rev && strcmp(rev, "0") && strcmp(rev, "1")) {
-		set_problem(r, 400, "reverse must be 0 or 1");
-		return;
-	}
-	if (rev && !strcmp(rev, "1"))
-		flags |= IBW_TRACE_REVERSE;
-	lid = ibw_monitor_resolve(h->m, t);
-	if (!lid) {
-		set_problem(r, 404, "unknown target '%s'", t);
-		return;
-	}
-	if (src && *src && !(slid = ibw_monitor_resolve(h->m, src))) {
-		set_problem(r, 404, "unknown source '%s'", src);
-		return;
-	}
-	if (!allow_probe(h, r->conn)) {
-		set_problem(r, 429, "too many on-demand probes from here");
-		return;
-	}
-	rc = ibw_trace_start_from(ibw_monitor_tracer(h->m), slid, lid, flags,
-				  (unsigned)(tmo ? tmo : 5000), on_trace, r);
-	if (rc == -ENOENT) {
-		set_problem(r, 404, "the source '%s' is not in the fabric",
-			    src ? src : "");
-		return;
-	}
-	if (rc == -EBUSY) {
-		set_problem(r, 429, "too many traces under way");
-		return;
-	}
-	if (rc < 0) {
-		set_problem(r, 400, "cannot trace to lid %u: %s", lid,
-			    strerror(-rc));
-		return;
-	}
-	suspend(r);
-}
-
-static void do_ping(struct req *r)
-{
-	struct ibw_http *h = r->h;
-	struct ibw_pinger *p = ibw_monitor_pinger(h->m);
-	const char *t = arg(r->conn, "target"), *ms = arg(r->conn, "method");
-	unsigned long count = 5, tmo = 0;
-	enum ibw_ping_method m = IBW_PING_AUTO;
-	uint16_t lid;
-	int rc;
-
-	if (!t || !*t) {
-		set_problem(r, 400, "give a target: a LID, a GUID or a name");
-		return;
-	}
-	if (arg(r->conn, "count") &&
-	    (parse_num(arg(r->conn, "count"), MAX_PING_COUNT, &count) < 0 ||
-	     !count)) {
-		set_problem(r, 400, "count must be 1 to %d", MAX_PING_COUNT);
-		return;
-	}
-	if (arg(r->conn, "timeout_ms") &&
-	    parse_num(arg(r->conn, "timeout_ms"), 10000, &tmo) < 0) {
-		set_problem(r, 400, "timeout_ms must be a number up to 10000");
-		return;
-	}
-	if (ms && ibw_ping_method_parse(ms, &m) < 0) {
-		set_problem(r, 400, "method must be auto, echo, pma or smp");
-		return;
-	}
-	if (!p) {
-		set_problem(r, 503, "pings are turned off (--no-ping)");
-		return;
-	}
-	lid = ibw_monitor_resolve(h->m, t);
-	if (!lid) {
-		set_problem(r, 404, "unknown target '%s'", t);
-		return;
-	}
-	if (!allow_probe(h, r->conn)) {
-		set_problem(r, 429, "too many on-demand probes from here");
-		return;
-	}
-	rc = ibw_ping_run(p, lid, m, IBW_ECHO_REQ, (unsigned)count,
-			  (unsigned)tmo, on_ping, r);
-	if (rc == -EBUSY) {
-		set_problem(r, 429, "too many pings under way");
-		return;
-	}
-	if (rc < 0) {
-		set_problem(r, 400, "cannot ping lid %u: %s", lid,
-			    strerror(-rc));
-		return;
-	}
-	suspend(r);
-}
-
-/*
- * Rendering a big answer builds and frees many small objects: give
- * their pages back to the system rather than keep the peak resident.
- */
-static void trim_after(size_t rendered)
-{
-#ifdef __GLIBC__
-	if (rendered > (1u << 20))
-		malloc_trim(0);
-#else
-	(void)rendered;
-#endif
-}
-
-/* Attach a shared body to @r as its 200 JSON answer. */
-static int attach_shared(struct req *r, struct mcache *mc)
-{
-	struct mbody *b = calloc(1, sizeof(*b));
-
-	if (!b)
-		return -1;
-	b->mc = mc;
-	mc->refs++;
-	r->shared = b;
-	r->code = 200;
-	r->ctype = "application/json";
-	return 0;
-}
-
-/* The cached answer for @key on snapshot @seq, attached to @r: 1. */
-static int json_hit(struct req *r, uint64_t seq, const char *key)
-{
-	struct ibw_http *h = r->h;
-	unsigned i;
-
-	for (i = 0; i < JCACHE_SLOTS; i++) {
-		struct jslot *j = &h->jcache[i];
-
-		if (j->mc && j->mc->seq != seq) {
-			/* An older snapshot's: nobody asks for it again (the
-			 * responses still sending it hold their own refs). */
-			mcache_unref(j->mc);
-			j->mc = NULL;
-		}
-	}
-	for (i = 0; i < JCACHE_SLOTS; i++) {
-		struct jslot *j = &h->jcache[i];
-
-		if (j->mc && !strcmp(j->key, key)) {
-			j->used = ++h->jtick;
-			return attach_shared(r, j->mc) == 0;
-		}
-	}
-	return 0;
-}
-
-/* Answer @r with @j (taken) and keep the text for the next asker. */
-static void json_store(struct req *r, uint64_t seq, const char *key, json_t *j)
-{
-	struct ibw_http *h = r->h;
-	struct jslot *slot = &h->jcache[0];
-	struct mcache *mc;
-	unsigned i;
-
-	if (!j || !(mc = calloc(1, sizeof(*mc)))) {
-		set_json(r, 200, j);
-		return;
-	}
-	mc->refs = 1;
-	mc->seq = seq;
-	mc->text = ibw_json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
-	json_decref(j);
-	if (!mc->text) {
-		mcache_unref(mc);
-		set_problem(r, 503, "out of memory");
-		return;
-	}
-	mc->len = strlen(mc->text);
-	trim_after(mc->len);
-	/* The least recently used slot (an empty one first). */
-	for (i = 0; i < JCACHE_SLOTS; i++) {
-		if (!h->jcache[i].mc) {
-			slot = &h->jcache[i];
-			break;
-		}
-		if (h->jcache[i].used < slot->used)
-			slot = &h->jcache[i];
-	}
-	mcache_unref(slot->mc);
-	snprintf(slot->key, sizeof(slot->key), "%s", key);
-	slot->mc = mc;
-	slot->used = ++h->jtick;
-	if (attach_shared(r, mc) < 0)
-		set_problem(r, 503, "out of memory");
-}
-
-static void do_ports(struct req *r, struct ibw_snapshot *s)
-{
-	struct ibw_port_filter f = { 0, 0, -1, 0 };
-	const char *type = arg(r->conn, "type"), *g = arg(r->conn, "guid");
-	const char *st = arg(r->conn, "state"), *e = arg(r->conn, "errors");
-	static const char *const states[] = { "", "down", "init", "armed",
-					      "active" };
-	char key[96];
-	int i;
-
-	if (type && !strcmp(type, "switch")) {
-		f.type = 1;
-	} else if (type && !strcmp(type, "ca")) {
-		f.type = 2;
-	} else if (type) {
-		set_problem(r, 400, "type must be switch or ca");
-		return;
-	}
-	if (g && parse_guid(g, &f.guid) < 0) {
-		set_problem(r, 400, "guid must be 0x followed by hex digits");
-		return;
-	}
-	if (st) {
-		for (i = 1; i < 5; i++)
-			if (!strcmp(st, states[i]))
-				f.state = i;
-		if (f.state < 0) {
-			set_problem(r, 400,
-				    "state must be down, init, armed or "
-				    "active");
-			return;
-		}
-	}
-	if (e && strcmp(e, "0") && strcmp(e, "1")) {
-		set_problem(r, 400, "errors must be 0 or 1");
-		return;
-	}
-	f.errors = e && !strcmp(e, "1");
-	snprintf(key, sizeof(key), "ports %d %" PRIx64 " %d %d", f.type, f.guid,
-		 f.state, f.errors);
-	if (!json_hit(r, s->seq, key))
-		json_store(r, s->seq, key, ibw_json_ports(s, &f));
-}
-
-static void do_events(struct req *r)
-{
-	struct ibw_events *ev = ibw_monitor_events(r->h->m);
-	static struct ibw_event buf[4096];
-	unsigned long since = 0;
-	unsigned n;
-
-	if (arg(r->conn, "since") &&
-	    parse_num(arg(r->conn, "since"), 0xffffffffUL, &since) < 0) {
-		set_problem(r, 400, "since must be an event number");
-		return;
-	}
-	n = ibw_events_since(ev, since, buf, 4096);
-	set_json(r, 200,
-		 json_pack("{s:o, s:o}", "last_seq",
-			   ibw_json_u64(ibw_events_last_seq(ev)), "events",
-			   ibw_json_events(buf, n)));
+	return ibw_ratelimit_take(&b->rl, now);
 }
 
 /* Constant time: the token is a secret. */
@@ -786,145 +204,20 @@ static int token_ok(const struct ibw_http *h, struct MHD_Connection *c)
 	return diff == 0;
 }
 
-/* The snapshot's part is rendered once per snapshot and shared by every
- * scrape of it (no copy); each scrape adds the few lines that change by
- * the second. */
-static void metrics(struct req *r, struct ibw_snapshot *s,
-		    const struct ibw_engine_stats *st, uint64_t now, int om,
-		    int gz)
+/* The token (when the route, or --http-token-everywhere, wants it),
+ * then the route's handler. */
+static void dispatch(struct ibw_hreq *r)
 {
 	struct ibw_http *h = r->h;
-	struct mcache *mc = h->cache[om];
-	struct mbody *b;
-	char *live;
-	size_t llen;
+	int guarded = h->o.token_everywhere ||
+		      (r->route && ibw_route_token_always(r->route));
 
-	if (!mc || mc->seq != s->seq) {
-		mcache_unref(mc);
-		mc = calloc(1, sizeof(*mc));
-		h->cache[om] = mc;
-		if (!mc)
-			return;
-		mc->refs = 1;
-		mc->seq = s->seq;
-		mc->text = ibw_prom_render_snapshot(s, om, &mc->len);
-		if (!mc->text) {
-			mcache_unref(mc);
-			h->cache[om] = NULL;
-			return;
-		}
-		mcache_gzip(mc);
-		trim_after(mc->len);
-	}
-	b = calloc(1, sizeof(*b));
-	live = ibw_prom_render_live(s, st, now, om, &llen);
-	if (!b || !live) {
-		free(b);
-		free(live);
-		return;
-	}
-	if (gz && mc->have_gz) {
-		/* Finish a copy of the flushed stream with the live lines. */
-		z_stream zs;
-		unsigned char *tail = NULL;
-		size_t tlen = 0;
-
-		if (deflateCopy(&zs, &mc->zs) == Z_OK) {
-			if (deflate_into(&zs, live, llen, Z_FINISH, &tail,
-					 &tlen) == 0) {
-				free(live);
-				live = (char *)tail;
-				llen = tlen;
-				b->gz = 1;
-			} else {
-				free(tail);
-			}
-			deflateEnd(&zs);
-		}
-	}
-	b->live = live;
-	b->live_len = llen;
-	b->mc = mc;
-	mc->refs++;
-	r->shared = b;
-}
-
-static void route(struct req *r, const char *url)
-{
-	struct ibw_http *h = r->h;
-	struct ibw_snapshot *s;
-	struct ibw_engine_stats st;
-	uint64_t now = ibw_realtime_us();
-	int ondemand = !strcmp(url, "/api/v1/trace") || !strcmp(url, "/api/v1/"
-								     "ping");
-
-	if (h->token && (ondemand || h->o.token_everywhere) &&
-	    !token_ok(h, r->conn)) {
-		set_problem(r, 401, "a bearer token is required here");
-		return;
-	}
-	s = ibw_monitor_snapshot(h->m);
-	ibw_engine_get_stats(h->e, &st);
-	if (!strcmp(url, "/healthz")) {
-		/* Before the first discovery the local port's state is not
-		 * known yet (0): that is no state to report, only no sweep. */
-		if (s->local_state && s->local_state != 4)
-			set_problem(r, 503, "local port is %s",
-				    ibw_port_state_str(s->local_state));
-		else if (!s->discoveries || s->local_state != 4 ||
-			 ibw_snapshot_stale(s, now))
-			set_problem(r, 503, "no fresh sweep");
-		else
-			set_json(r, 200, json_pack("{s:s}", "status", "ok"));
-	} else if (!strcmp(url, "/metrics")) {
-		const char *acc = MHD_lookup_connection_value(
-			r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
-
-		const char *enc = MHD_lookup_connection_value(
-			r->conn, MHD_HEADER_KIND,
-			MHD_HTTP_HEADER_ACCEPT_ENCODING);
-		int om = acc && strstr(acc, "application/openmetrics-text");
-
-		metrics(r, s, &st, now, om, enc && strstr(enc, "gzip"));
-		r->ctype = om ? "application/openmetrics-text; "
-				"version=1.0.0; charset=utf-8"
-			      : "text/plain; version=0.0.4; charset=utf-8";
-		r->code = 200;
-	} else if (!strcmp(url, "/api/v1/status")) {
-		set_json(r, 200, ibw_json_status(s, &st, now));
-	} else if (!strcmp(url, "/api/v1/nodes")) {
-		if (!json_hit(r, s->seq, url))
-			json_store(r, s->seq, url, ibw_json_nodes(s));
-	} else if (!strncmp(url, "/api/v1/nodes/", 14)) {
-		uint64_t g;
-		json_t *j;
-
-		if (parse_guid(url + 14, &g) < 0) {
-			set_problem(r, 400,
-				    "a node is named by its GUID, 0x...");
-		} else if (!(j = ibw_json_node(s, g))) {
-			set_problem(r, 404, "no node 0x%016" PRIx64, g);
-		} else {
-			set_json(r, 200, j);
-		}
-	} else if (!strcmp(url, "/api/v1/ports")) {
-		do_ports(r, s);
-	} else if (!strcmp(url, "/api/v1/endports")) {
-		if (!json_hit(r, s->seq, url))
-			json_store(r, s->seq, url, ibw_json_endports(s));
-	} else if (!strcmp(url, "/api/v1/traces")) {
-		if (!json_hit(r, s->seq, url))
-			json_store(r, s->seq, url, ibw_json_watched(s));
-	} else if (!strcmp(url, "/api/v1/events")) {
-		do_events(r);
-	} else if (!strcmp(url, "/api/v1/trace")) {
-		do_trace(r, s);
-	} else if (!strcmp(url, "/api/v1/ping")) {
-		do_ping(r);
-	} else {
-		set_problem(r, 404, "no such path");
-	}
-	ibw_snapshot_unref(s);
+	if (h->token && guarded && !token_ok(h, r->conn))
+		ibw_hreq_problem(r, 401, "a bearer token is required here");
+	else if (!r->route)
+		ibw_hreq_problem(r, 404, "no such path");
+	else
+		ibw_route_serve(r);
 }
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
@@ -933,11 +226,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 			       size_t *upload_data_size, void **con_cls)
 {
 	struct ibw_http *h = cls;
-	struct req *r = *con_cls;
+	struct ibw_hreq *r = *con_cls;
 
 	if (!r) {
-		/* First call: headers only. Refuse what is too big or not a
-		 * GET before any body is read. */
+		/* First call: headers only. Refuse what is too big, or a
+		 * method the path does not serve, before any body is read. */
 		const char *cl = MHD_lookup_connection_value(
 			c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 
@@ -945,15 +238,17 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		if (!r)
 			return MHD_NO;
 		r->h = h;
+		r->ctx = &h->ctx;
 		r->conn = c;
+		r->url = url;
+		r->route = ibw_route_find(url);
 		*con_cls = r;
 		if (cl && strtoull(cl, NULL, 10) > h->o.max_request_bytes) {
-			set_problem(r, 413, "request body too large");
+			ibw_hreq_problem(r, 413, "request body too large");
 			return send_answer(c, r);
 		}
-		if (strcmp(method, MHD_HTTP_METHOD_GET) &&
-		    strcmp(method, MHD_HTTP_METHOD_HEAD)) {
-			set_problem(r, 405, "only GET and HEAD are served");
+		if (r->route && !ibw_route_allows(r->route, method)) {
+			ibw_hreq_not_allowed(r);
 			return send_answer(c, r);
 		}
 		return MHD_YES;
@@ -964,22 +259,18 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		r->uploaded += *upload_data_size;
 		*upload_data_size = 0;
 		if (r->uploaded > h->o.max_request_bytes && !r->code) {
-			set_problem(r, 413, "request body too large");
+			ibw_hreq_problem(r, 413, "request body too large");
 			return send_answer(c, r);
 		}
 		return MHD_YES;
 	}
-	if (r->state == 2 || r->code)
+	if (r->state == IBW_HREQ_READY || r->code)
 		return send_answer(c, r);
-	if (r->state == 1)
+	if (r->state == IBW_HREQ_WAITING)
 		return MHD_YES; /* resumed by mistake: still waiting */
-	if (strcmp(method, MHD_HTTP_METHOD_GET) &&
-	    strcmp(method, MHD_HTTP_METHOD_HEAD)) {
-		set_problem(r, 405, "only GET and HEAD are served");
-		return send_answer(c, r);
-	}
-	route(r, url);
-	if (r->state == 1)
+	r->url = url;
+	dispatch(r);
+	if (r->state == IBW_HREQ_WAITING)
 		return MHD_YES;
 	return send_answer(c, r);
 }
@@ -987,7 +278,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		      enum MHD_RequestTerminationCode toe)
 {
-	struct req *r = *con_cls;
+	struct ibw_hreq *r = *con_cls;
 
 	if (!r)
 		return;
@@ -999,8 +290,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		return;
 	}
 	free(r->body);
-	if (r->shared)
-		mbody_free(r->shared);
+	ibw_share_free(r->shared);
 	free(r);
 }
 
@@ -1175,6 +465,11 @@ static int listen_on(struct ibw_http *h, const char *addr, char *err,
 	const union MHD_DaemonInfo *di;
 	unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
 			 MHD_USE_ERROR_LOG;
+	struct MHD_OptionItem tls[] = {
+		{ MHD_OPTION_HTTPS_MEM_CERT, 0, h->cert },
+		{ MHD_OPTION_HTTPS_MEM_KEY, 0, h->key },
+		{ MHD_OPTION_END, 0, NULL },
+	};
 	int v6 = 0;
 
 	if (parse_listen(addr, &ss, &sslen, &v6) < 0) {
@@ -1188,32 +483,17 @@ static int listen_on(struct ibw_http *h, const char *addr, char *err,
 	if (h->cert)
 		flags |= MHD_USE_TLS;
 	errno = 0;
-	if (h->cert)
-		l->d = MHD_start_daemon(
-			flags, 0, NULL, NULL, handler, h,
-			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
-			MHD_OPTION_SOCK_ADDR, &ss, MHD_OPTION_CONNECTION_LIMIT,
-			(unsigned)h->o.max_connections,
-			MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-			(size_t)h->o.max_request_bytes * 2,
-			MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-			MHD_OPTION_NOTIFY_COMPLETED, completed, h,
-			MHD_OPTION_HTTPS_MEM_CERT, h->cert,
-			MHD_OPTION_HTTPS_MEM_KEY, h->key, MHD_OPTION_END);
-	else
-		/* The logger first: MHD logs to stderr about the options
-		 * before it (the TLS branch above does the same). */
-		l->d = MHD_start_daemon(flags, 0, NULL, NULL, handler, h,
-					MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
-					MHD_OPTION_SOCK_ADDR, &ss,
-					MHD_OPTION_CONNECTION_LIMIT,
-					(unsigned)h->o.max_connections,
-					MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-					(size_t)h->o.max_request_bytes * 2,
-					MHD_OPTION_CONNECTION_TIMEOUT,
-					(unsigned)30,
-					MHD_OPTION_NOTIFY_COMPLETED, completed,
-					h, MHD_OPTION_END);
+	/* The logger first: MHD logs to stderr about the options before
+	 * it. TLS adds its certificate and key (none without). */
+	l->d = MHD_start_daemon(
+		flags, 0, NULL, NULL, handler, h, MHD_OPTION_EXTERNAL_LOGGER,
+		mhd_log, h, MHD_OPTION_SOCK_ADDR, &ss,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)h->o.max_connections,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		(size_t)h->o.max_request_bytes * 2,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+		MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_ARRAY,
+		h->cert ? tls : tls + 2, MHD_OPTION_END);
 	if (!l->d) {
 		snprintf(err, errlen, "cannot listen on %s: %s", addr,
 			 strerror(errno ? errno : EADDRINUSE));
@@ -1244,9 +524,12 @@ struct ibw_http *ibw_http_new(struct ibw_loop *loop, struct ibw_monitor *m,
 	if (!h)
 		return NULL;
 	h->loop = loop;
-	h->m = m;
-	h->e = e;
 	h->o = *o;
+	h->ctx.m = m;
+	h->ctx.e = e;
+	h->ctx.json = ibw_cache_new(JSON_CACHE_SLOTS);
+	/* one per format: Prometheus text and OpenMetrics */
+	h->ctx.metrics = ibw_cache_new(2);
 	if (!h->o.nlisten) {
 		h->o.listen[0] = "127.0.0.1:9776";
 		h->o.nlisten = 1;
@@ -1258,8 +541,10 @@ struct ibw_http *ibw_http_new(struct ibw_loop *loop, struct ibw_monitor *m,
 	if (!h->o.ondemand_per_minute)
 		h->o.ondemand_per_minute = 60;
 	h->timer = ibw_timer_new(loop, on_timer, h);
-	if (!h->timer)
+	if (!h->timer || !h->ctx.json || !h->ctx.metrics) {
+		snprintf(err, errlen, "out of memory");
 		goto fail;
+	}
 	if (!!h->o.tls_cert != !!h->o.tls_key) {
 		snprintf(err, errlen, "TLS needs both a certificate and a key");
 		goto fail;
@@ -1295,7 +580,7 @@ fail:
 
 void ibw_http_free(struct ibw_http *h)
 {
-	struct req *r;
+	struct ibw_hreq *r;
 	unsigned i;
 
 	if (!h)
@@ -1303,8 +588,8 @@ void ibw_http_free(struct ibw_http *h)
 	/* MHD must not stop with connections suspended. */
 	while ((r = h->waiting)) {
 		h->waiting = r->next;
-		r->state = 2;
-		set_problem(r, 503, "the agent is stopping");
+		r->state = IBW_HREQ_READY;
+		ibw_hreq_problem(r, 503, "the agent is stopping");
 		MHD_resume_connection(r->conn);
 	}
 	for (i = 0; i < h->nl; i++) {
@@ -1314,10 +599,8 @@ void ibw_http_free(struct ibw_http *h)
 		MHD_stop_daemon(h->l[i].d);
 	}
 	ibw_timer_free(h->timer);
-	mcache_unref(h->cache[0]);
-	mcache_unref(h->cache[1]);
-	for (i = 0; i < JCACHE_SLOTS; i++)
-		mcache_unref(h->jcache[i].mc);
+	ibw_cache_free(h->ctx.json);
+	ibw_cache_free(h->ctx.metrics);
 	if (h->token)
 		memset(h->token, 0, strlen(h->token));
 	free(h->token);

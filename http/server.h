@@ -3,7 +3,9 @@
  * agent's event loop (its epoll fd watched, its timeout armed before each
  * wait), so handlers run on the loop's thread and read the monitor's
  * snapshots; on-demand traces and pings suspend the connection until
- * their callback resumes it. A scrape never sends a MAD.
+ * their callback resumes it. A scrape never sends a MAD. The endpoints
+ * are the route table of routes.c; answers that depend on a snapshot
+ * alone are kept in the response cache of cache.c.
  */
 #ifndef IBW_SERVER_H
 #define IBW_SERVER_H

@@ -1,6 +1,8 @@
 #!/bin/bash
 # HTTP behaviours no other test exercises, on an 8-host fat tree:
 #  - HEAD: the GET's status, type and length, and no body;
+#  - a method a path does not serve: 405 with an Allow header from the
+#    path's row in the route table; an unknown path: 404, any method;
 #  - --http-token-everywhere: 401 on every endpoint without the token;
 #  - on-demand traces: reverse=1 against ibtracert run at the
 #    destination (and no reverse path without it), a trace whose source
@@ -81,6 +83,25 @@ r=$(get nope.json "$A/api/v1/nope")
 h=$(head_req "$PA" /api/v1/nope)
 check "HEAD on an unknown path: 404 problem+json, the GET's length ($(stat -c %s nope.json)), no body ($h)" \
 	test "$h" = "404 application/problem+json $(stat -c %s nope.json) 0"
+
+# 1b. A method a path does not serve: 405, its Allow header naming what
+# the path's row in the route table serves; an unknown path is 404
+# whatever the method, with no Allow header.
+# allow FILE: the Allow header's value in the response headers in FILE
+allow() { tr -d '\r' <"$1" | sed -n 's/^[Aa][Ll][Ll][Oo][Ww]: //p'; }
+r=$(get m405.json -D m405.hdr -X POST "$A/api/v1/status")
+check "POST /api/v1/status: 405 problem+json 'only GET and HEAD are served' ($r)" \
+	resp "$r" m405.json 405 "only GET and HEAD are served"
+check "... with 'Allow: GET, HEAD' ('$(allow m405.hdr)')" test "$(allow m405.hdr)" = "GET, HEAD"
+r=$(get d405.json -D d405.hdr -X DELETE "$A/api/v1/nodes/0x0000000000000001")
+check "DELETE /api/v1/nodes/{guid} (a path prefix's row): 405, 'Allow: GET, HEAD' ($r, '$(allow d405.hdr)')" \
+	test "${r%% *}" = 405 -a "$(allow d405.hdr)" = "GET, HEAD"
+r=$(get p404.json -D p404.hdr -X POST "$A/api/v1/nope")
+check "POST on an unknown path: 404 problem+json 'no such path' ($r)" \
+	resp "$r" p404.json 404 "no such path"
+check "... with no Allow header" test -z "$(allow p404.hdr)"
+r=$(get g200.json -D g200.hdr "$A/api/v1/status")
+check "GET /api/v1/status: 200 with no Allow header ($r)" test "${r%% *}" = 200 -a -z "$(allow g200.hdr)"
 
 # 2. Pings turned off: 503.
 r=$(get ping.json "$A/api/v1/ping?target=node0005%20HCA-1&count=1")

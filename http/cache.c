@@ -1,0 +1,222 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+#include "cache.h"
+
+struct slot {
+	char key[IBW_CACHE_KEY_MAX];
+	struct ibw_body *b; /* NULL: empty */
+	uint64_t used;
+};
+
+struct ibw_cache {
+	unsigned nslots;
+	uint64_t tick;
+	struct slot slots[];
+};
+
+/*
+ * Rendering a big answer builds and frees many small objects: give
+ * their pages back to the system rather than keep the peak resident.
+ */
+static void trim_after(size_t rendered)
+{
+#ifdef __GLIBC__
+	if (rendered > (1u << 20))
+		malloc_trim(0);
+#else
+	(void)rendered;
+#endif
+}
+
+/* Deflate @len bytes of @in into a growing buffer with @flush. */
+static int deflate_into(z_stream *zs, const char *in, size_t len, int flush,
+			unsigned char **out, size_t *outlen)
+{
+	size_t cap = *outlen + deflateBound(zs, len) + 64;
+	unsigned char *o = realloc(*out, cap);
+	int rc;
+
+	if (!o)
+		return -1;
+	*out = o;
+	zs->next_in = (unsigned char *)(uintptr_t)in;
+	zs->avail_in = (uInt)len;
+	zs->next_out = o + *outlen;
+	zs->avail_out = (uInt)(cap - *outlen);
+	rc = deflate(zs, flush);
+	*outlen = cap - zs->avail_out;
+	return (rc == Z_OK || rc == Z_STREAM_END) && !zs->avail_in ? 0 : -1;
+}
+
+static void body_gzip(struct ibw_body *b)
+{
+	memset(&b->zs, 0, sizeof(b->zs));
+	/* level 1: the body is repetitive; 15 + 16 asks for a gzip wrapper */
+	if (deflateInit2(&b->zs, 1, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return;
+	b->have_gz = 1;
+	if (deflate_into(&b->zs, b->text, b->len, Z_SYNC_FLUSH, &b->gz,
+			 &b->gzlen) < 0) {
+		deflateEnd(&b->zs);
+		b->have_gz = 0;
+		free(b->gz);
+		b->gz = NULL;
+		b->gzlen = 0;
+	}
+}
+
+struct ibw_body *ibw_body_new(uint64_t seq, char *text, size_t len, int gzip)
+{
+	struct ibw_body *b = calloc(1, sizeof(*b));
+
+	if (!b) {
+		free(text);
+		return NULL;
+	}
+	b->refs = 1;
+	b->seq = seq;
+	b->text = text;
+	b->len = len;
+	if (gzip)
+		body_gzip(b);
+	trim_after(len);
+	return b;
+}
+
+void ibw_body_ref(struct ibw_body *b)
+{
+	b->refs++;
+}
+
+void ibw_body_unref(struct ibw_body *b)
+{
+	if (b && !--b->refs) {
+		if (b->have_gz)
+			deflateEnd(&b->zs);
+		free(b->gz);
+		free(b->text);
+		free(b);
+	}
+}
+
+int ibw_body_gzip_tail(struct ibw_body *b, const char *tail, size_t len,
+		       unsigned char **out, size_t *outlen)
+{
+	z_stream zs;
+	int rc = -1;
+
+	*out = NULL;
+	*outlen = 0;
+	if (!b->have_gz || deflateCopy(&zs, &b->zs) != Z_OK)
+		return -1;
+	if (deflate_into(&zs, tail, len, Z_FINISH, out, outlen) == 0) {
+		rc = 0;
+	} else {
+		free(*out);
+		*out = NULL;
+		*outlen = 0;
+	}
+	deflateEnd(&zs);
+	return rc;
+}
+
+struct ibw_share *ibw_share_new(struct ibw_body *b)
+{
+	struct ibw_share *sh = calloc(1, sizeof(*sh));
+
+	if (!sh)
+		return NULL;
+	ibw_body_ref(b);
+	sh->body = b;
+	return sh;
+}
+
+void ibw_share_free(void *share)
+{
+	struct ibw_share *sh = share;
+
+	if (!sh)
+		return;
+	ibw_body_unref(sh->body);
+	free(sh->tail);
+	free(sh);
+}
+
+struct ibw_cache *ibw_cache_new(unsigned slots)
+{
+	struct ibw_cache *c =
+		calloc(1, sizeof(*c) + (size_t)slots * sizeof(c->slots[0]));
+
+	if (c)
+		c->nslots = slots;
+	return c;
+}
+
+void ibw_cache_free(struct ibw_cache *c)
+{
+	unsigned i;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->nslots; i++)
+		ibw_body_unref(c->slots[i].b);
+	free(c);
+}
+
+struct ibw_body *ibw_cache_get(struct ibw_cache *c, uint64_t seq,
+			       const char *key)
+{
+	unsigned i;
+
+	for (i = 0; i < c->nslots; i++) {
+		struct slot *s = &c->slots[i];
+
+		if (s->b && s->b->seq != seq) {
+			ibw_body_unref(s->b);
+			s->b = NULL;
+		}
+	}
+	for (i = 0; i < c->nslots; i++) {
+		struct slot *s = &c->slots[i];
+
+		if (s->b && !strcmp(s->key, key)) {
+			s->used = ++c->tick;
+			ibw_body_ref(s->b);
+			return s->b;
+		}
+	}
+	return NULL;
+}
+
+void ibw_cache_put(struct ibw_cache *c, const char *key, struct ibw_body *b)
+{
+	struct slot *s = NULL;
+	unsigned i;
+
+	if (!c->nslots)
+		return;
+	for (i = 0; i < c->nslots && !s; i++)
+		if (c->slots[i].b && !strcmp(c->slots[i].key, key))
+			s = &c->slots[i];
+	/* else the least recently used slot (an empty one first) */
+	for (i = 0; i < c->nslots && !s; i++)
+		if (!c->slots[i].b)
+			s = &c->slots[i];
+	if (!s) {
+		s = &c->slots[0];
+		for (i = 1; i < c->nslots; i++)
+			if (c->slots[i].used < s->used)
+				s = &c->slots[i];
+	}
+	ibw_body_ref(b);
+	ibw_body_unref(s->b);
+	snprintf(s->key, sizeof(s->key), "%s", key);
+	s->b = b;
+	s->used = ++c->tick;
+}

@@ -1,0 +1,83 @@
+/*
+ * The response cache: answers rendered once per snapshot and shared,
+ * without a copy, by every response sending them. A body is
+ * reference-counted; it may also hold its text gzipped as a flushed,
+ * unfinished deflate stream, which each response finishes (a copy of
+ * it) with its own live tail. A cache keeps bodies by key (a path and
+ * its query) for one snapshot at a time. No libmicrohttpd here: the
+ * server points its responses into these buffers.
+ */
+#ifndef IBW_CACHE_H
+#define IBW_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <zlib.h>
+
+/* Read-only once made, except refs (ibw_body_ref/unref) and zs, which
+ * zlib's deflateCopy() takes without const. */
+struct ibw_body {
+	unsigned refs;
+	uint64_t seq; /* the snapshot it was rendered from */
+	char *text;
+	size_t len;
+	int have_gz;
+	z_stream zs; /* flushed after text, not finished */
+	unsigned char *gz;
+	size_t gzlen;
+};
+
+/*
+ * A body of @len bytes of @text (taken: freed with the body, or at once
+ * on failure), gzipped too when @gzip. NULL when out of memory. Gives
+ * the pages of a big rendering back to the system (malloc_trim).
+ */
+struct ibw_body *ibw_body_new(uint64_t seq, char *text, size_t len, int gzip);
+void ibw_body_ref(struct ibw_body *b);
+void ibw_body_unref(struct ibw_body *b);
+/*
+ * Finish a copy of @b's gzip stream with @len bytes of @tail: the whole
+ * gzip tail of a response that sends @b->gz first. 0, with *@out
+ * malloc'ed, or -1 (@b has no gzip, or out of memory).
+ */
+int ibw_body_gzip_tail(struct ibw_body *b, const char *tail, size_t len,
+		       unsigned char **out, size_t *outlen);
+
+/*
+ * What one response sends: a reference to a body (text, or its gzip
+ * stream when @gz) and a live tail after it (text, or the gzip stream's
+ * end when @gz). Owned by the response until it is sent.
+ */
+struct ibw_share {
+	struct ibw_body *body;
+	char *tail;
+	size_t tail_len;
+	int gz;
+};
+
+/* A share of @b (a new reference) with no tail; NULL when out of memory. */
+struct ibw_share *ibw_share_new(struct ibw_body *b);
+/* void *: it is the response's free callback too. */
+void ibw_share_free(void *share);
+
+struct ibw_cache;
+
+/* A key is at most this long, NUL included (longer ones are cut). */
+#define IBW_CACHE_KEY_MAX 96
+
+/* At most @slots bodies; the least recently used goes first. */
+struct ibw_cache *ibw_cache_new(unsigned slots);
+void ibw_cache_free(struct ibw_cache *c);
+/*
+ * The body kept under @key for snapshot @seq, as a new reference, or
+ * NULL. Bodies of any other snapshot are dropped first: nobody asks for
+ * them again (responses still sending one hold their own references).
+ */
+struct ibw_body *ibw_cache_get(struct ibw_cache *c, uint64_t seq,
+			       const char *key);
+/* Keep @b under @key (the cache takes its own reference), in place of
+ * what @key held, else in an empty or the least recently used slot. */
+void ibw_cache_put(struct ibw_cache *c, const char *key, struct ibw_body *b);
+
+#endif

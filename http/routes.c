@@ -1,0 +1,720 @@
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <microhttpd.h>
+
+#include "codec.h"
+#include "json.h"
+#include "prom.h"
+#include "routes.h"
+
+#define MAX_PING_COUNT 100
+
+/* Which of the route's pointers answers, and whether from the cache. */
+enum route_cache {
+	CACHE_NONE, /* serve() renders for each request */
+	CACHE_ANSWER, /* the whole answer, once per snapshot and query:
+		       * key() and render() on a miss */
+	CACHE_PART, /* serve() takes the snapshot's part from the cache and
+		     * adds what changes by the second (/metrics) */
+};
+
+struct ibw_route {
+	const char *path;
+	int prefix; /* @path and whatever follows it */
+	unsigned methods; /* enum ibw_http_method bits */
+	int token_always; /* else only with --http-token-everywhere */
+	enum route_cache cache;
+	void (*serve)(struct ibw_hreq *r, struct ibw_snapshot *s);
+	/* The cache key of @r's query, 0; or -1 with a problem set on @r.
+	 * NULL: the path alone is the key. */
+	int (*key)(struct ibw_hreq *r, char *key, size_t len);
+	json_t *(*render)(struct ibw_hreq *r, const struct ibw_snapshot *s);
+};
+
+static const struct {
+	const char *name;
+	unsigned bit;
+} methods[] = {
+	{ MHD_HTTP_METHOD_GET, IBW_HTTP_GET },
+	{ MHD_HTTP_METHOD_HEAD, IBW_HTTP_HEAD },
+};
+
+static const char *title(unsigned code)
+{
+	switch (code) {
+	case 400:
+		return "Bad Request";
+	case 401:
+		return "Unauthorized";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 413:
+		return "Content Too Large";
+	case 429:
+		return "Too Many Requests";
+	case 503:
+		return "Service Unavailable";
+	case 504:
+		return "Gateway Timeout";
+	}
+	return "Error";
+}
+
+static void set_json(struct ibw_hreq *r, unsigned code, json_t *j)
+{
+	free(r->body);
+	r->body = ibw_json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+	json_decref(j);
+	r->len = r->body ? strlen(r->body) : 0;
+	r->code = code;
+	r->ctype = "application/json";
+}
+
+/*
+ * Replace each byte of @s that is not part of valid UTF-8 with '?': a
+ * detail quotes what the client sent, and JSON strings must be UTF-8.
+ */
+static void utf8_clean(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+
+	while (*p) {
+		unsigned n, lo = 0x80, hi = 0xbf, i;
+
+		if (*p < 0x80) {
+			p++;
+			continue;
+		}
+		if (*p >= 0xc2 && *p <= 0xdf) {
+			n = 1;
+		} else if (*p >= 0xe0 && *p <= 0xef) {
+			n = 2;
+			if (*p == 0xe0)
+				lo = 0xa0; /* no overlong forms */
+			if (*p == 0xed)
+				hi = 0x9f; /* no surrogates */
+		} else if (*p >= 0xf0 && *p <= 0xf4) {
+			n = 3;
+			if (*p == 0xf0)
+				lo = 0x90;
+			if (*p == 0xf4)
+				hi = 0x8f; /* nothing above U+10FFFF */
+		} else {
+			*p++ = '?';
+			continue;
+		}
+		for (i = 1; i <= n; i++) {
+			unsigned a = i == 1 ? lo : 0x80, b = i == 1 ? hi : 0xbf;
+
+			if (p[i] < a || p[i] > b)
+				break;
+		}
+		if (i <= n) {
+			*p++ = '?';
+			continue;
+		}
+		p += n + 1;
+	}
+}
+
+static void problem(struct ibw_hreq *r, unsigned code, const char *key,
+		    json_t *ext, const char *fmt, va_list ap)
+{
+	char detail[512];
+	json_t *j;
+
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	utf8_clean(detail);
+	j = json_pack("{s:s, s:s, s:i, s:s}", "type", "about:blank", "title",
+		      title(code), "status", code, "detail", detail);
+	if (key && ext)
+		json_object_set_new(j, key, ext);
+	set_json(r, code, j);
+	r->ctype = "application/problem+json";
+}
+
+/* RFC 9457 problem details. */
+void ibw_hreq_problem(struct ibw_hreq *r, unsigned code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	problem(r, code, NULL, NULL, fmt, ap);
+	va_end(ap);
+}
+
+static void set_problem_ext(struct ibw_hreq *r, unsigned code, const char *key,
+			    json_t *ext, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/* ... with an extension member: what the probe found before it gave up. */
+static void set_problem_ext(struct ibw_hreq *r, unsigned code, const char *key,
+			    json_t *ext, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	problem(r, code, key, ext, fmt, ap);
+	va_end(ap);
+}
+
+static void on_trace(const struct ibw_trace *t, void *arg)
+{
+	struct ibw_hreq *r = arg;
+
+	if (ibw_http_probe_wanted(r)) {
+		if (t->fwd.status == IBW_TRACE_TIMEOUT)
+			set_problem_ext(r, 504, "trace", ibw_json_trace(t),
+					"hop %u did not answer: %s",
+					t->fwd.fail_hop, t->fwd.reason);
+		else
+			set_json(r, 200, ibw_json_trace(t));
+	}
+	ibw_http_probe_landed(r);
+}
+
+static void on_ping(const struct ibw_ping_summary *s, void *arg)
+{
+	struct ibw_hreq *r = arg;
+
+	if (ibw_http_probe_wanted(r)) {
+		if (!s->received)
+			set_problem_ext(r, 504, "ping",
+					ibw_json_ping_summary(s),
+					"no answer to %u pings", s->sent);
+		else
+			set_json(r, 200, ibw_json_ping_summary(s));
+	}
+	ibw_http_probe_landed(r);
+}
+
+static const char *arg(struct ibw_hreq *r, const char *name)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND,
+					   name);
+}
+
+static int parse_num(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_guid(const char *s, uint64_t *g)
+{
+	char *end;
+
+	if (!s || strncmp(s, "0x", 2) || strlen(s) > 18 || strlen(s) < 3)
+		return -1;
+	errno = 0;
+	*g = strtoull(s, &end, 16);
+	return errno || *end ? -1 : 0;
+}
+
+static void serve_trace(struct ibw_hreq *r, struct ibw_snapshot *s)
+{
+	struct ibw_monitor *m = r->ctx->m;
+	const char *t = arg(r, "target"), *rev = arg(r, "reverse");
+	const char *src = arg(r, "source");
+	unsigned long tmo = 5000;
+	unsigned flags = 0;
+	uint16_t lid, slid = 0;
+	int rc;
+
+	if (!t || !*t) {
+		ibw_hreq_problem(r, 400,
+				 "give a target: a LID, a GUID or a name");
+		return;
+	}
+	if (arg(r, "timeout_ms") &&
+	    parse_num(arg(r, "timeout_ms"), 60000, &tmo) < 0) {
+		ibw_hreq_problem(r, 400,
+				 "timeout_ms must be a number up to 60000");
+		return;
+	}
+	if (rev && strcmp(rev, "0") && strcmp(rev, "1")) {
+		ibw_hreq_problem(r, 400, "reverse must be 0 or 1");
+		return;
+	}
+	if (rev && !strcmp(rev, "1"))
+		flags |= IBW_TRACE_REVERSE;
+	lid = ibw_monitor_resolve(m, t);
+	if (!lid) {
+		ibw_hreq_problem(r, 404, "unknown target '%s'", t);
+		return;
+	}
+	if (src && *src && !(slid = ibw_monitor_resolve(m, src))) {
+		ibw_hreq_problem(r, 404, "unknown source '%s'", src);
+		return;
+	}
+	if (!ibw_http_allow_probe(r)) {
+		ibw_hreq_problem(r, 429, "too many on-demand probes from here");
+		return;
+	}
+	rc = ibw_trace_start_from(ibw_monitor_tracer(m), slid, lid, flags,
+				  (unsigned)(tmo ? tmo : 5000), on_trace, r);
+	if (rc == -ENOENT) {
+		ibw_hreq_problem(r, 404, "the source '%s' is not in the fabric",
+				 src ? src : "");
+		return;
+	}
+	if (rc == -EBUSY) {
+		ibw_hreq_problem(r, 429, "too many traces under way");
+		return;
+	}
+	if (rc < 0) {
+		ibw_hreq_problem(r, 400, "cannot trace to lid %u: %s", lid,
+				 strerror(-rc));
+		return;
+	}
+	ibw_http_suspend(r);
+}
+
+static void serve_ping(struct ibw_hreq *r, struct ibw_snapshot *s)
+{
+	struct ibw_monitor *mon = r->ctx->m;
+	struct ibw_pinger *p = ibw_monitor_pinger(mon);
+	const char *t = arg(r, "target"), *ms = arg(r, "method");
+	unsigned long count = 5, tmo = 0;
+	enum ibw_ping_method m = IBW_PING_AUTO;
+	uint16_t lid;
+	int rc;
+
+	if (!t || !*t) {
+		ibw_hreq_problem(r, 400,
+				 "give a target: a LID, a GUID or a name");
+		return;
+	}
+	if (arg(r, "count") &&
+	    (parse_num(arg(r, "count"), MAX_PING_COUNT, &count) < 0 ||
+	     !count)) {
+		ibw_hreq_problem(r, 400, "count must be 1 to %d",
+				 MAX_PING_COUNT);
+		return;
+	}
+	if (arg(r, "timeout_ms") &&
+	    parse_num(arg(r, "timeout_ms"), 10000, &tmo) < 0) {
+		ibw_hreq_problem(r, 400,
+				 "timeout_ms must be a number up to 10000");
+		return;
+	}
+	if (ms && ibw_ping_method_parse(ms, &m) < 0) {
+		ibw_hreq_problem(r, 400,
+				 "method must be auto, echo, pma or smp");
+		return;
+	}
+	if (!p) {
+		ibw_hreq_problem(r, 503, "pings are turned off (--no-ping)");
+		return;
+	}
+	lid = ibw_monitor_resolve(mon, t);
+	if (!lid) {
+		ibw_hreq_problem(r, 404, "unknown target '%s'", t);
+		return;
+	}
+	if (!ibw_http_allow_probe(r)) {
+		ibw_hreq_problem(r, 429, "too many on-demand probes from here");
+		return;
+	}
+	rc = ibw_ping_run(p, lid, m, IBW_ECHO_REQ, (unsigned)count,
+			  (unsigned)tmo, on_ping, r);
+	if (rc == -EBUSY) {
+		ibw_hreq_problem(r, 429, "too many pings under way");
+		return;
+	}
+	if (rc < 0) {
+		ibw_hreq_problem(r, 400, "cannot ping lid %u: %s", lid,
+				 strerror(-rc));
+		return;
+	}
+	ibw_http_suspend(r);
+}
+
+/* The port filter of @r's query: 0, or -1 with a problem set on @r. */
+static int ports_filter(struct ibw_hreq *r, struct ibw_port_filter *f)
+{
+	const char *type = arg(r, "type"), *g = arg(r, "guid");
+	const char *st = arg(r, "state"), *e = arg(r, "errors");
+	int i;
+
+	f->type = 0;
+	f->guid = 0;
+	f->state = -1;
+	f->errors = 0;
+	/* json.h's own encoding of the node type, not NodeInfo's */
+	if (type && !strcmp(type, "switch")) {
+		f->type = 1;
+	} else if (type && !strcmp(type, "ca")) {
+		f->type = 2;
+	} else if (type) {
+		ibw_hreq_problem(r, 400, "type must be switch or ca");
+		return -1;
+	}
+	if (g && parse_guid(g, &f->guid) < 0) {
+		ibw_hreq_problem(r, 400,
+				 "guid must be 0x followed by hex digits");
+		return -1;
+	}
+	if (st) {
+		for (i = IBW_PORT_DOWN; i <= IBW_PORT_ACTIVE; i++)
+			if (!strcmp(st, ibw_port_state_str((unsigned)i)))
+				f->state = i;
+		if (f->state < 0) {
+			ibw_hreq_problem(r, 400,
+					 "state must be down, init, armed or "
+					 "active");
+			return -1;
+		}
+	}
+	if (e && strcmp(e, "0") && strcmp(e, "1")) {
+		ibw_hreq_problem(r, 400, "errors must be 0 or 1");
+		return -1;
+	}
+	f->errors = e && !strcmp(e, "1");
+	return 0;
+}
+
+static int ports_key(struct ibw_hreq *r, char *key, size_t len)
+{
+	struct ibw_port_filter f;
+
+	if (ports_filter(r, &f) < 0)
+		return -1;
+	snprintf(key, len, "ports %d %" PRIx64 " %d %d", f.type, f.guid,
+		 f.state, f.errors);
+	return 0;
+}
+
+static json_t *render_ports(struct ibw_hreq *r, const struct ibw_snapshot *s)
+{
+	struct ibw_port_filter f;
+
+	/* ports_key() took this query already: it parses. */
+	if (ports_filter(r, &f) < 0)
+		return NULL;
+	return ibw_json_ports(s, &f);
+}
+
+static json_t *render_nodes(struct ibw_hreq *r, const struct ibw_snapshot *s)
+{
+	return ibw_json_nodes(s);
+}
+
+static json_t *render_endports(struct ibw_hreq *r, const struct ibw_snapshot *s)
+{
+	return ibw_json_endports(s);
+}
+
+static json_t *render_traces(struct ibw_hreq *r, const struct ibw_snapshot *s)
+{
+	return ibw_json_watched(s);
+}
+
+static void serve_events(struct ibw_hreq *r, struct ibw_snapshot *s)
+{
+	struct ibw_events *ev = ibw_monitor_events(r->ctx->m);
+	static struct ibw_event buf[4096];
+	unsigned long since = 0;
+	unsigned n;
+
+	if (arg(r, "since") &&
+	    parse_num(arg(r, "since"), 0xffffffffUL, &since) < 0) {
+		ibw_hreq_problem(r, 400, "since must be an event number");
+		return;
+	}
+	n = ibw_events_since(ev, since, buf, 4096);
+	set_json(r, 200,
+		 json_pack("{s:o, s:o}", "last_seq",
+			   ibw_json_u64(ibw_events_last_seq(ev)), "events",
+			   ibw_json_events(buf, n)));
+}
+
+static void serve_healthz(struct ibw_hreq *r, struct ibw_snapshot *s)
+{
+	uint64_t now = ibw_realtime_us();
+
+	/* Before the first discovery the local port's state is not known
+	 * yet (0): that is no state to report, only no sweep. */
+	if (s->local_state && s->local_state != IBW_PORT_ACTIVE)
+		ibw_hreq_problem(r, 503, "local port is %s",
+				 ibw_port_state_str(s->local_state));
+	else if (!s->discoveries || s->local_state != IBW_PORT_ACTIVE ||
+		 ibw_snapshot_stale(s, now))
+		ibw_hreq_problem(r, 503, "no fresh sweep");
+	else
+		set_json(r, 200, json_pack("{s:s}", "status", "ok"));
+}
+
+static void serve_status(struct ibw_hreq *r, struct ibw_snapshot *s)
+{
+	struct ibw_engine_stats st;
+
+	ibw_engine_get_stats(r->ctx->e, &st);
+	set_json(r, 200, ibw_json_status(s, &st, ibw_realtime_us()));
+}
+
+static void serve_node(struct ibw_hreq *r, struct ibw_snapshot *s)
+{
+	uint64_t guid;
+	json_t *j;
+
+	if (parse_guid(r->url + strlen(r->route->path), &guid) < 0) {
+		ibw_hreq_problem(r, 400, "a node is named by its GUID, 0x...");
+	} else if (!(j = ibw_json_node(s, guid))) {
+		ibw_hreq_problem(r, 404, "no node 0x%016" PRIx64, guid);
+	} else {
+		set_json(r, 200, j);
+	}
+}
+
+/* The snapshot's part is rendered once per snapshot and shared by every
+ * scrape of it (no copy); each scrape adds the few lines that change by
+ * the second. */
+static void serve_metrics(struct ibw_hreq *r, struct ibw_snapshot *s)
+{
+	static const char *const key[2] = { "prometheus", "openmetrics" };
+	const char *acc = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+						      MHD_HTTP_HEADER_ACCEPT);
+	const char *enc = MHD_lookup_connection_value(
+		r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	int om = acc && strstr(acc, "application/openmetrics-text");
+	struct ibw_cache *cache = r->ctx->metrics;
+	struct ibw_engine_stats st;
+	struct ibw_share *sh;
+	struct ibw_body *b;
+	unsigned char *gz;
+	size_t llen, gzlen;
+	char *live;
+
+	/* Unless all goes well, no body: the server answers 503. */
+	r->ctype = om ? "application/openmetrics-text; "
+			"version=1.0.0; charset=utf-8"
+		      : "text/plain; version=0.0.4; charset=utf-8";
+	r->code = 200;
+	b = ibw_cache_get(cache, s->seq, key[om]);
+	if (!b) {
+		char *text = ibw_prom_render_snapshot(s, om, &llen);
+
+		if (!text || !(b = ibw_body_new(s->seq, text, llen, 1)))
+			return;
+		ibw_cache_put(cache, key[om], b);
+	}
+	sh = ibw_share_new(b);
+	ibw_body_unref(b);
+	ibw_engine_get_stats(r->ctx->e, &st);
+	live = ibw_prom_render_live(s, &st, ibw_realtime_us(), om, &llen);
+	if (!sh || !live) {
+		ibw_share_free(sh);
+		free(live);
+		return;
+	}
+	/* Finish a copy of the flushed stream with the live lines. */
+	if (enc && strstr(enc, "gzip") &&
+	    ibw_body_gzip_tail(sh->body, live, llen, &gz, &gzlen) == 0) {
+		free(live);
+		live = (char *)gz;
+		llen = gzlen;
+		sh->gz = 1;
+	}
+	sh->tail = live;
+	sh->tail_len = llen;
+	r->shared = sh;
+}
+
+/*
+ * The API. A cached answer (CACHE_ANSWER) depends on the snapshot and
+ * its query alone: rendered once per snapshot and shared by every
+ * response sending it, so a crowd of clients asking for the whole port
+ * list costs one rendering and one copy in memory, not one each.
+ */
+#define GET_HEAD (IBW_HTTP_GET | IBW_HTTP_HEAD)
+
+static const struct ibw_route routes[] = {
+	{ .path = "/healthz", .methods = GET_HEAD, .serve = serve_healthz },
+	{ .path = "/metrics",
+	  .methods = GET_HEAD,
+	  .cache = CACHE_PART,
+	  .serve = serve_metrics },
+	{ .path = "/api/v1/status", .methods = GET_HEAD, .serve = serve_status },
+	{ .path = "/api/v1/nodes",
+	  .methods = GET_HEAD,
+	  .cache = CACHE_ANSWER,
+	  .render = render_nodes },
+	{ .path = "/api/v1/nodes/",
+	  .prefix = 1,
+	  .methods = GET_HEAD,
+	  .serve = serve_node },
+	{ .path = "/api/v1/ports",
+	  .methods = GET_HEAD,
+	  .cache = CACHE_ANSWER,
+	  .key = ports_key,
+	  .render = render_ports },
+	{ .path = "/api/v1/endports",
+	  .methods = GET_HEAD,
+	  .cache = CACHE_ANSWER,
+	  .render = render_endports },
+	{ .path = "/api/v1/traces",
+	  .methods = GET_HEAD,
+	  .cache = CACHE_ANSWER,
+	  .render = render_traces },
+	{ .path = "/api/v1/events", .methods = GET_HEAD, .serve = serve_events },
+	/* on-demand probes: they send MADs, so the token guards them */
+	{ .path = "/api/v1/trace",
+	  .methods = GET_HEAD,
+	  .token_always = 1,
+	  .serve = serve_trace },
+	{ .path = "/api/v1/ping",
+	  .methods = GET_HEAD,
+	  .token_always = 1,
+	  .serve = serve_ping },
+};
+
+#define NROUTES (sizeof(routes) / sizeof(routes[0]))
+
+const struct ibw_route *ibw_route_find(const char *url)
+{
+	size_t i;
+
+	for (i = 0; i < NROUTES; i++) {
+		const struct ibw_route *rt = &routes[i];
+
+		if (rt->prefix ? !strncmp(url, rt->path, strlen(rt->path))
+			       : !strcmp(url, rt->path))
+			return rt;
+	}
+	return NULL;
+}
+
+/* An IBW_HTTP_* bit for @method, 0 for a method no route serves. */
+static unsigned method_bit(const char *method)
+{
+	size_t i;
+
+	/* Case matters: "get" is no method of ours (RFC 9110). */
+	for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (!strcmp(method, methods[i].name))
+			return methods[i].bit;
+	return 0;
+}
+
+int ibw_route_allows(const struct ibw_route *rt, const char *method)
+{
+	return (rt->methods & method_bit(method)) != 0;
+}
+
+int ibw_route_token_always(const struct ibw_route *rt)
+{
+	return rt->token_always;
+}
+
+/* The names of @rt's methods, @sep between them and @last before the
+ * last one: "GET, HEAD", "GET and HEAD". */
+static void method_list(const struct ibw_route *rt, const char *sep,
+			const char *last, char *buf, size_t len)
+{
+	size_t i, n = 0, k = 0, off = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+		n += (rt->methods & methods[i].bit) != 0;
+	for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
+		const char *before = sep;
+		int w;
+
+		if (!(rt->methods & methods[i].bit))
+			continue;
+		if (!k)
+			before = "";
+		else if (k + 1 == n)
+			before = last;
+		k++;
+		w = snprintf(buf + off, len - off, "%s%s", before,
+			     methods[i].name);
+		if (w < 0 || (size_t)w >= len - off)
+			return;
+		off += (size_t)w;
+	}
+}
+
+void ibw_route_allow(const struct ibw_route *rt, char *buf, size_t len)
+{
+	method_list(rt, ", ", ", ", buf, len);
+}
+
+void ibw_hreq_not_allowed(struct ibw_hreq *r)
+{
+	char names[64];
+
+	method_list(r->route, ", ", " and ", names, sizeof(names));
+	ibw_hreq_problem(r, 405, "only %s are served", names);
+}
+
+/* A cached answer: from the cache, else rendered and kept for the next
+ * asker of the same snapshot and query. */
+static void serve_cached(struct ibw_hreq *r, struct ibw_snapshot *s)
+{
+	const struct ibw_route *rt = r->route;
+	struct ibw_cache *cache = r->ctx->json;
+	char key[IBW_CACHE_KEY_MAX];
+	struct ibw_body *b;
+	char *text;
+	json_t *j;
+
+	if (rt->key) {
+		if (rt->key(r, key, sizeof(key)) < 0)
+			return;
+	} else {
+		snprintf(key, sizeof(key), "%s", rt->path);
+	}
+	b = ibw_cache_get(cache, s->seq, key);
+	if (!b) {
+		j = rt->render(r, s);
+		if (!j) {
+			ibw_hreq_problem(r, 503, "out of memory");
+			return;
+		}
+		text = ibw_json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+		json_decref(j);
+		if (!text ||
+		    !(b = ibw_body_new(s->seq, text, strlen(text), 0))) {
+			ibw_hreq_problem(r, 503, "out of memory");
+			return;
+		}
+		ibw_cache_put(cache, key, b);
+	}
+	r->shared = ibw_share_new(b);
+	ibw_body_unref(b);
+	if (!r->shared) {
+		ibw_hreq_problem(r, 503, "out of memory");
+		return;
+	}
+	r->code = 200;
+	r->ctype = "application/json";
+}
+
+void ibw_route_serve(struct ibw_hreq *r)
+{
+	struct ibw_snapshot *s = ibw_monitor_snapshot(r->ctx->m);
+
+	if (r->route->cache == CACHE_ANSWER)
+		serve_cached(r, s);
+	else
+		r->route->serve(r, s);
+	ibw_snapshot_unref(s);
+}

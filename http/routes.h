@@ -1,0 +1,96 @@
+/*
+ * The HTTP API: the route table, the handlers behind it and the request
+ * they answer. Internal to the http library, between the server
+ * (server.c: connections, limits, TLS, the token) and the handlers
+ * (routes.c). The server finds a request's route when its headers
+ * arrive (a 405 and its Allow header come from the row), checks the
+ * token the row asks for, and calls ibw_route_serve(); a handler builds
+ * its answer in the request, reads only the query and headers of the
+ * libmicrohttpd connection, and takes the snapshot's answers from the
+ * response cache when the row says they are cached.
+ */
+#ifndef IBW_ROUTES_H
+#define IBW_ROUTES_H
+
+#include <stddef.h>
+
+#include "cache.h"
+#include "engine.h"
+#include "monitor.h"
+
+struct MHD_Connection;
+struct ibw_http;
+struct ibw_route;
+
+/* Where a request is in its life (not a port state). */
+enum ibw_hreq_state {
+	IBW_HREQ_NEW, /* being answered, or answered at once */
+	IBW_HREQ_WAITING, /* suspended until its probe's callback */
+	IBW_HREQ_READY, /* answered after a wait: send it */
+};
+
+/* The methods a route serves, a bit each. */
+enum ibw_http_method {
+	IBW_HTTP_GET = 1u << 0,
+	IBW_HTTP_HEAD = 1u << 1,
+};
+
+/* What handlers reach; one per server, which owns it. */
+struct ibw_routes_ctx {
+	struct ibw_monitor *m;
+	struct ibw_engine *e;
+	struct ibw_cache *json; /* whole answers, per snapshot and query */
+	struct ibw_cache *metrics; /* the snapshot's part of /metrics */
+};
+
+/* One request, from its headers to its answer; the server allocates it. */
+struct ibw_hreq {
+	struct ibw_http *h;
+	const struct ibw_routes_ctx *ctx;
+	struct MHD_Connection *conn;
+	const char *url; /* the path (libmicrohttpd's, valid until answered) */
+	const struct ibw_route *route; /* NULL: no such path */
+	enum ibw_hreq_state state;
+	int probing; /* a probe's callback is still to come */
+	int orphan; /* the connection went first: the callback frees */
+	unsigned code; /* the answer's status; 0 until answered */
+	char *body; /* the answer, unless shared */
+	size_t len;
+	struct ibw_share *shared; /* a shared body: /metrics, a cached answer */
+	const char *ctype;
+	size_t uploaded; /* request body bytes seen (and dropped) */
+	struct ibw_hreq *next; /* the server's list of waiting requests */
+};
+
+/* The route of @url (path only), or NULL. */
+const struct ibw_route *ibw_route_find(const char *url);
+/* Whether @rt serves @method. */
+int ibw_route_allows(const struct ibw_route *rt, const char *method);
+/* Whether @rt wants the token whenever one is configured (on-demand
+ * probes); the others want it only with --http-token-everywhere. */
+int ibw_route_token_always(const struct ibw_route *rt);
+/* The methods @rt serves as an Allow header value: "GET, HEAD". */
+void ibw_route_allow(const struct ibw_route *rt, char *buf, size_t len);
+/* Answer @r (its route set) from the current snapshot, or suspend it
+ * for a probe (r->state becomes IBW_HREQ_WAITING). */
+void ibw_route_serve(struct ibw_hreq *r);
+
+/* Answers. A problem is RFC 9457 problem+json with @fmt as its detail. */
+void ibw_hreq_problem(struct ibw_hreq *r, unsigned code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* 405 for @r's method, naming what its route serves. */
+void ibw_hreq_not_allowed(struct ibw_hreq *r);
+
+/* From server.c, for the handlers. */
+/* Per client address: whether @r may start an on-demand probe now. */
+int ibw_http_allow_probe(struct ibw_hreq *r);
+/* Suspend @r until its probe's callback calls ibw_http_probe_landed(). */
+void ibw_http_suspend(struct ibw_hreq *r);
+/* In a probe's callback: whether @r still wants the answer (its
+ * connection is there and nothing answered it meanwhile). */
+int ibw_http_probe_wanted(const struct ibw_hreq *r);
+/* The probe's callback is done with @r: resume its connection, or free
+ * @r if the connection went. @r must not be used after. */
+void ibw_http_probe_landed(struct ibw_hreq *r);
+
+#endif
