@@ -49,10 +49,8 @@ static const struct ibw_ctr_desc descs[IBW_CTR_MAX] = {
 						  "local_link_integrity_errors",
 						  4, PC(ERR_LOCALINTEG), -1, 1,
 						  1, 10 },
-	[IBW_CTR_EXCESSIVE_BUFFER_OVERRUN_ERRORS] = { "ExcessiveBufferOverrunEr"
-						      "rors",
-						      "excessive_buffer_"
-						      "overrun_errors",
+	[IBW_CTR_EXCESSIVE_BUFFER_OVERRUN_ERRORS] = { "ExcessiveBufferOverrunErrors",
+						      "excessive_buffer_overrun_errors",
 						      4, PC(ERR_EXCESS_OVR), -1,
 						      1, 1, 10 },
 	[IBW_CTR_VL15_DROPPED] = { "VL15Dropped", "vl15_dropped", 16,
