@@ -12,6 +12,7 @@ ibsim-utils libumad2sim0 opensm infiniband-diags
 snmpd snmp snmptrapd curl jq python3 bc
 prometheus monitoring-plugins-basic monitoring-plugins-standard openssl wrk
 smitools libinih-dev systemd groff-base
+git dpkg-dev debhelper lintian rpm
 "
 
 missing=""
