@@ -11,14 +11,12 @@
 #include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
-#ifdef IBW_HAVE_SYSTEMD
-#include <systemd/sd-daemon.h>
-#endif
 
 #include "engine.h"
 #include "ibw_version.h"
@@ -29,6 +27,7 @@
 #include "options.h"
 #include "ping.h"
 #include "responder.h"
+#include "sdnotify.h"
 #include "server.h"
 #include "snmp.h"
 #include "sa.h"
@@ -61,6 +60,30 @@ struct daemon {
 	int ping_status;
 	int sfd;
 };
+
+/* "ibwatchd: " and @fmt's line(s) on stderr: the errors that end a
+ * start or a command-line run. Under the journal, at priority err. */
+static void __attribute__((format(printf, 1, 2))) say_err(const char *fmt, ...)
+{
+	char line[1024] = "ibwatchd: ";
+	size_t n = strlen(line);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	va_end(ap);
+	ibw_log_stderr_text(IBW_LOG_ERR, line);
+}
+
+/* Tell the service manager (Type=notify) where we are, if one listens. */
+static void notify(const char *state)
+{
+	int rc = ibw_sd_notify(state);
+
+	if (rc < 0)
+		log_warn("main", "cannot notify the service manager (%s): %s",
+			 state, strerror(-rc));
+}
 
 /*
  * --once: the documents the HTTP API serves, each under its name and in
@@ -153,8 +176,7 @@ static void ping_lid(struct daemon *d, uint16_t lid)
 			  d->o.ping_type, d->o.count, d->o.mon.ping.timeout_ms,
 			  on_ping_result, d);
 	if (rc < 0) {
-		fprintf(stderr, "ibwatchd: cannot ping lid %u: %s\n", lid,
-			strerror(-rc));
+		say_err("cannot ping lid %u: %s\n", lid, strerror(-rc));
 		d->ping_status = 1;
 		ibw_loop_stop(d->loop);
 	}
@@ -182,8 +204,7 @@ static void trace_lid(struct daemon *d, uint16_t lid)
 								: d->lp.lid);
 	rc = ibw_trace_start(d->tracer, lid, d->o.trace_flags, 0, on_trace, d);
 	if (rc < 0) {
-		fprintf(stderr, "ibwatchd: cannot trace to lid %u: %s\n", lid,
-			strerror(-rc));
+		say_err("cannot trace to lid %u: %s\n", lid, strerror(-rc));
 		d->ping_status = 1;
 		ibw_loop_stop(d->loop);
 	}
@@ -194,7 +215,7 @@ static void on_target_lid(const struct ibw_sa_lid *r, void *arg)
 	struct daemon *d = arg;
 
 	if (r->result != IBW_MAD_OK || !r->lid) {
-		fprintf(stderr, "ibwatchd: %s: the SA does not know it (%s)\n",
+		say_err("%s: the SA does not know it (%s)\n",
 			d->o.ping ? d->o.ping : d->o.trace,
 			ibw_mad_result_str(r->result));
 		d->ping_status = 1;
@@ -231,7 +252,7 @@ static void start_ping(struct daemon *d)
 	else
 		rc = ibw_sa_lid_by_name(d->e, sm, t, on_target_lid, d);
 	if (rc < 0) {
-		fprintf(stderr, "ibwatchd: --ping %s: %s\n", t, strerror(-rc));
+		say_err("--ping %s: %s\n", t, strerror(-rc));
 		d->ping_status = 1;
 		ibw_loop_stop(d->loop);
 	}
@@ -262,14 +283,13 @@ static int once_status(struct daemon *d)
 	int status = 0;
 
 	if (ibw_engine_lost(d->e)) {
-		fprintf(stderr, "ibwatchd: the umad device failed: %s\n",
+		say_err("the umad device failed: %s\n",
 			strerror(-ibw_engine_lost(d->e)));
 		status = 1;
 	} else if (snap && snap->fabric && snap->sum.nodes <= 1 &&
 		   d->lq.have_portinfo && d->lq.pi.state == IBW_PORT_ACTIVE &&
 		   (snap->discovery.timeouts || snap->discovery.errors)) {
-		fprintf(stderr,
-			"ibwatchd: the local port is active but nothing "
+		say_err("the local port is active but nothing "
 			"beyond it answered (%" PRIu64 " timeouts, %" PRIu64
 			" errors)\n",
 			snap->discovery.timeouts, snap->discovery.errors);
@@ -410,17 +430,17 @@ static int check_config(const struct opts *o)
 	if (o->mon.node_name_map) {
 		nm = ibw_namemap_load(o->mon.node_name_map, err, sizeof(err));
 		if (!nm) {
-			fprintf(stderr, "ibwatchd: node-name-map: %s\n", err);
+			say_err("node-name-map: %s\n", err);
 			bad = 1;
 		}
 		ibw_namemap_free(nm);
 	}
 	if (ibw_http_check_opts(&o->http, err, sizeof(err)) < 0) {
-		fprintf(stderr, "ibwatchd: %s\n", err);
+		say_err("%s\n", err);
 		bad = 1;
 	}
 	if (o->user && !getpwnam(o->user)) {
-		fprintf(stderr, "ibwatchd: user: no user '%s'\n", o->user);
+		say_err("user: no user '%s'\n", o->user);
 		bad = 1;
 	}
 	if (bad)
@@ -491,8 +511,10 @@ int main(int argc, char **argv)
 #endif
 	d.argc = argc;
 	d.argv = argv;
+	/* Before the first line: an option error under systemd is one too. */
+	ibw_log_detect_journal();
 	if (ibw_opts_load(argc, argv, &d.o, errs, sizeof(errs)) < 0) {
-		fputs(errs, stderr);
+		ibw_log_stderr_text(IBW_LOG_ERR, errs);
 		ibw_opts_free(&d.o);
 		return 2;
 	}
@@ -517,19 +539,19 @@ int main(int argc, char **argv)
 	rc = ibw_umad_open2(d.o.ca, d.o.port, d.o.responder, &d.t, &d.lp, err,
 			    sizeof(err));
 	if (rc < 0) {
-		fprintf(stderr, "ibwatchd: %s\n", err);
+		say_err("%s\n", err);
 		status = 1;
 		goto out;
 	}
 	d.loop = ibw_loop_new();
 	if (!d.loop || setup_signals(&d) < 0) {
-		fprintf(stderr, "ibwatchd: cannot set up the event loop\n");
+		say_err("cannot set up the event loop\n");
 		status = 1;
 		goto out;
 	}
 	d.e = ibw_engine_new(d.loop, d.t, &d.o.ecfg);
 	if (!d.e) {
-		fprintf(stderr, "ibwatchd: cannot start the MAD engine\n");
+		say_err("cannot start the MAD engine\n");
 		status = 1;
 		goto out;
 	}
@@ -547,8 +569,7 @@ int main(int argc, char **argv)
 	} else if (d.o.responder) {
 		d.resp = ibw_responder_new(d.e, d.lp.lid, d.lp.port_guid, 0);
 		if (!d.resp) {
-			fprintf(stderr, "ibwatchd: cannot start the "
-					"responder\n");
+			say_err("cannot start the responder\n");
 			status = 1;
 			goto out;
 		}
@@ -570,7 +591,7 @@ int main(int argc, char **argv)
 		d.o.mon.local_port = (unsigned)d.lp.portnum;
 		d.mon = ibw_monitor_new(d.e, &d.o.mon, err, sizeof(err));
 		if (!d.mon) {
-			fprintf(stderr, "ibwatchd: %s\n", err);
+			say_err("%s\n", err);
 			status = 1;
 			goto out;
 		}
@@ -580,7 +601,7 @@ int main(int argc, char **argv)
 		d.http = ibw_http_new(d.loop, d.mon, d.e, &d.o.http, err,
 				      sizeof(err));
 		if (!d.http) {
-			fprintf(stderr, "ibwatchd: %s\n", err);
+			say_err("%s\n", err);
 			status = 1;
 			goto out;
 		}
@@ -590,14 +611,14 @@ int main(int argc, char **argv)
 		d.snmp = ibw_snmp_new(d.loop, d.mon, &d.lp, &d.lq, &d.o.snmp,
 				      err, sizeof(err));
 		if (!d.snmp) {
-			fprintf(stderr, "ibwatchd: %s\n", err);
+			say_err("%s\n", err);
 			status = 1;
 			goto out;
 		}
 	}
 
 	if (d.o.user && drop_privileges(d.o.user, err, sizeof(err)) < 0) {
-		fprintf(stderr, "ibwatchd: %s\n", err);
+		say_err("%s\n", err);
 		status = 1;
 		goto out;
 	}
@@ -610,15 +631,15 @@ int main(int argc, char **argv)
 	else if (d.mon)
 		rc = ibw_monitor_start(d.mon);
 	if (rc < 0) {
-		fprintf(stderr, "ibwatchd: cannot start the probes: %s\n",
-			strerror(-rc));
+		say_err("cannot start the probes: %s\n", strerror(-rc));
 		status = 1;
 		goto out;
 	}
-#ifdef IBW_HAVE_SYSTEMD
-	sd_notify(0, "READY=1");
-#endif
+	/* Serving: HTTP bound, the AgentX session under way, the probes
+	 * started (Type=notify orders the units after us from here). */
+	notify("READY=1");
 	rc = ibw_loop_run(d.loop);
+	notify("STOPPING=1");
 	if (rc < 0) {
 		log_err("main", "event loop failed: %s", strerror(-rc));
 		status = 1;
@@ -634,8 +655,7 @@ int main(int argc, char **argv)
 		free(text);
 		json_decref(j);
 		if (!d.lq_done || d.lq.first_error != IBW_MAD_OK) {
-			fprintf(stderr,
-				"ibwatchd: the local port did not answer: %s\n",
+			say_err("the local port did not answer: %s\n",
 				d.lq_done ? ibw_mad_result_str(d.lq.first_error)
 					  : "interrupted");
 			status = 1;

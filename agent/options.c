@@ -285,6 +285,11 @@ static const struct opt table[] = {
 	  .nonempty = "socket", .def_text = IBW_SNMP_DEFAULT_SOCKET,
 	  .group = "SNMP (an AgentX subagent of snmpd):", .arg = "SOCKET",
 	  .help = "the master agent's AgentX socket" },
+	{ OPT("snmp-context", T_STRING, IBW_OPT_RESTART), STR(snmp.context),
+	  .def_text = "none", .def_note = "the unnamed context \"\"",
+	  .arg = "NAME",
+	  .help = "register IBWATCH-MIB in this SNMP context (one instance "
+		  "per HCA port, each its own)" },
 	{ OPT("agentx-ping-interval", T_UINT, IBW_OPT_RESTART),
 	  NUM(snmp.ping_interval_s), .min = 1, .max = 3600,
 	  .def = IBW_SNMP_DEFAULT_PING_INTERVAL_S, .arg = "S",

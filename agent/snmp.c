@@ -43,6 +43,34 @@ struct ibw_snmp {
 /* net-snmp is process-wide state: one subagent per process. */
 static struct ibw_snmp *the_snmp;
 
+/*
+ * The SNMP context of our registrations (NULL: the default context).
+ * net-snmp takes it from each registration's contextName, which mib.c
+ * leaves NULL: ibwatchd is linked with
+ * -Wl,--wrap=netsnmp_register_handler (agent/CMakeLists.txt), so that
+ * mib.c's calls come here first and get it, and the MIB knows nothing
+ * of instances. A subagent answers a request in the context it arrives
+ * in, looked up among its own registrations, so these must be in the
+ * context too, not only the AgentX Register PDUs.
+ */
+static char *reg_context;
+
+int __real_netsnmp_register_handler(netsnmp_handler_registration *reg);
+int __wrap_netsnmp_register_handler(netsnmp_handler_registration *reg);
+
+int __wrap_netsnmp_register_handler(netsnmp_handler_registration *reg)
+{
+	if (reg && reg_context && !reg->contextName) {
+		reg->contextName = strdup(reg_context);
+		if (!reg->contextName) {
+			/* as net-snmp does on its own failures */
+			netsnmp_handler_registration_free(reg);
+			return MIB_REGISTRATION_FAILED;
+		}
+	}
+	return __real_netsnmp_register_handler(reg);
+}
+
 static int on_log(int major, int minor, void *server, void *client)
 {
 	struct snmp_log_message *msg = server;
@@ -257,6 +285,11 @@ struct ibw_snmp *ibw_snmp_new(struct ibw_loop *loop, struct ibw_monitor *mon,
 	 * a subagent whose master went away never reconnects. */
 	netsnmp_ds_set_int(NETSNMP_DS_APPLICATION_ID,
 			   NETSNMP_DS_AGENT_AGENTX_PING_INTERVAL, (int)ping_s);
+	reg_context = o->context && *o->context ? strdup(o->context) : NULL;
+	if (o->context && *o->context && !reg_context) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
 	if (ibw_mib_register(s->mib) < 0) {
 		snprintf(err, errlen, "cannot register IBWATCH-MIB");
 		goto fail;
@@ -268,11 +301,14 @@ struct ibw_snmp *ibw_snmp_new(struct ibw_loop *loop, struct ibw_monitor *mon,
 		snmp_shutdown("ibwatchd");
 		goto fail;
 	}
-	log_info("snmp", "AgentX subagent for %s, ping interval %u s",
+	log_info("snmp", "AgentX subagent for %s, ping interval %u s%s%s%s",
 		 o->agentx_socket ? o->agentx_socket : "the default socket",
-		 ping_s);
+		 ping_s, reg_context ? ", context \"" : "",
+		 reg_context ? reg_context : "", reg_context ? "\"" : "");
 	return s;
 fail:
+	free(reg_context);
+	reg_context = NULL;
 	the_snmp = NULL;
 	ibw_timer_free(s->timer);
 	ibw_mib_free(s->mib);
@@ -295,6 +331,8 @@ void ibw_snmp_free(struct ibw_snmp *s)
 	snmp_shutdown("ibwatchd");
 	ibw_timer_free(s->timer);
 	ibw_mib_free(s->mib);
+	free(reg_context);
+	reg_context = NULL;
 	the_snmp = NULL;
 	free(s);
 }

@@ -19,6 +19,10 @@
 
 struct ibw_snmp_opts {
 	const char *agentx_socket; /* NULL: net-snmp's default */
+	/* the SNMP context IBWATCH-MIB is registered in; NULL or "": the
+	 * default one. Several instances on one host (one per HCA port)
+	 * each take a context of their own. */
+	const char *context;
 	unsigned ping_interval_s; /* 0: IBW_SNMP_DEFAULT_PING_INTERVAL_S */
 	/* notifications per minute, sustained and in a burst; 0:
 	 * IBW_SNMP_DEFAULT_TRAP_RATE */

@@ -1,14 +1,19 @@
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 
 static enum ibw_log_level cur_level = IBW_LOG_INFO;
 static int to_syslog;
+static int to_journal;
 
 static const struct {
 	const char *name;
@@ -24,6 +29,41 @@ void ibw_log_to_syslog(const char *ident)
 {
 	openlog(ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
 	to_syslog = 1;
+}
+
+int ibw_log_detect_journal(void)
+{
+	const char *env = getenv("JOURNAL_STREAM");
+	uintmax_t dev, ino;
+	struct stat st;
+	char end;
+
+	to_journal = 0;
+	/* systemd writes both numbers in decimal (systemd.exec(5)). */
+	if (!env || sscanf(env, "%ju:%ju%c", &dev, &ino, &end) != 2)
+		return 0;
+	if (fstat(STDERR_FILENO, &st) < 0)
+		return 0;
+	to_journal = (uintmax_t)st.st_dev == dev && (uintmax_t)st.st_ino == ino;
+	return to_journal;
+}
+
+void ibw_log_stderr_text(enum ibw_log_level level, const char *text)
+{
+	const char *p = text;
+	size_t n;
+
+	if (!to_journal) {
+		fputs(text, stderr);
+		return;
+	}
+	while (*p) {
+		n = strcspn(p, "\n");
+		fprintf(stderr, "<%d>%.*s\n", (int)level, (int)n, p);
+		p += n;
+		if (*p == '\n')
+			p++;
+	}
 }
 
 void ibw_log_set_level(enum ibw_log_level level)
@@ -69,6 +109,12 @@ void ibw_log(enum ibw_log_level level, const char *subsys, const char *fmt, ...)
 		syslog((int)level, "%s: %s", subsys, msg);
 		return;
 	}
-	/* One write per line so concurrent writers do not interleave. */
-	fprintf(stderr, "ibwatchd[%s] %s: %s\n", level_tag(level), subsys, msg);
+	/* One write per line so concurrent writers do not interleave. The
+	 * journal has the name, PID and priority apart: "<N>" sets the
+	 * last. */
+	if (to_journal)
+		fprintf(stderr, "<%d>%s: %s\n", (int)level, subsys, msg);
+	else
+		fprintf(stderr, "ibwatchd[%s] %s: %s\n", level_tag(level),
+			subsys, msg);
 }

@@ -1,8 +1,10 @@
 #!/bin/bash
 # Install what the tests need, build from scratch and run every test.
 #
-#   tests/run.sh            the default suite, plus a sanitizer (ASan+UBSan)
-#                           build of the same tests
+#   tests/run.sh            the default suite (the packages test included:
+#                           the .deb and the RPM built from the release
+#                           tarball), plus a sanitizer (ASan+UBSan) build
+#                           of the same tests but style and packaging
 #   IBW_NO_SANITIZE=1 tests/run.sh   skip the sanitizer build
 #
 # Exits non-zero on any failure; the last line is ctest's summary.
@@ -32,7 +34,7 @@ run_suite() { # run_suite BUILD_DIR [cmake args...]
 
 if [ -z "${IBW_NO_SANITIZE:-}" ]; then
 	echo "== sanitizer build (ASan+UBSan) =="
-	CTEST_ARGS=(-LE style)
+	CTEST_ARGS=(-LE 'style|packaging')
 	run_suite "$top/build-test-asan" -DIBW_SANITIZE=ON || status=1
 fi
 

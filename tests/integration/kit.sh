@@ -1,8 +1,10 @@
 #!/bin/bash
 # The deployment kit and the installed tree: a build configured as a
 # package would be (prefix /usr) installed into a DESTDIR; the tree holds
-# the daemon, man pages, MIB, unit, sysusers and udev files, example
-# config and kit; systemd-analyze verify passes on the unit; promtool
+# the daemon, man pages, MIB, units, sysusers and udev files, example
+# configs and kit; systemd-analyze verify passes on the unit and on an
+# instance of the template unit, which differs from the unit only in
+# its command lines and description; promtool
 # checks the Prometheus config and rules and runs the rules' unit tests;
 # every metric the rules and the Grafana dashboard use is one the
 # exporter writes; the Nagios commands use plugins that exist and OIDs
@@ -27,6 +29,7 @@ DESTDIR=$D cmake --install build >install.log 2>&1
 check "cmake --install into a DESTDIR" test $? = 0
 for f in usr/sbin/ibwatchd usr/share/man/man8/ibwatchd.8 usr/share/man/man5/ibwatch.conf.5 \
 	usr/share/snmp/mibs/IBWATCH-MIB.txt usr/lib/systemd/system/ibwatchd.service \
+	usr/lib/systemd/system/ibwatchd@.service usr/share/doc/ibwatch/examples/ibwatchd-mlx5_0-1.conf \
 	usr/lib/sysusers.d/ibwatch.conf usr/lib/udev/rules.d/90-ibwatch-umad.rules \
 	etc/ibwatch/ibwatch.conf usr/share/doc/ibwatch/examples/snmpd.conf.snippet \
 	usr/share/doc/ibwatch/examples/prometheus.yml usr/share/doc/ibwatch/examples/ibwatch.rules.yml \
@@ -54,6 +57,19 @@ check "systemd-analyze verify ibwatchd.service${out:+ ($out)}" test $rc = 0 -a -
 check "... with the hardening the kit promises" bash -c "grep -q '^NoNewPrivileges=yes' ibwatchd.service &&
 	grep -q '^ProtectSystem=strict' ibwatchd.service && grep -q '^DeviceAllow=char-infiniband_mad rw' ibwatchd.service &&
 	grep -q '^StateDirectory=ibwatch' ibwatchd.service && grep -q '^Type=notify' ibwatchd.service"
+# The template unit: verified as an instance (a template alone is no
+# unit), and the same service as ibwatchd.service but for its
+# description, command lines and comments.
+sed "s|/usr/sbin/ibwatchd|$D/usr/sbin/ibwatchd|g" "$D/usr/lib/systemd/system/ibwatchd@.service" \
+	>ibwatchd@.service
+ln -sf ibwatchd@.service ibwatchd@mlx5_0-1.service
+out=$(MANPATH=$D/usr/share/man systemd-analyze verify ./ibwatchd@mlx5_0-1.service 2>&1); rc=$?
+check "systemd-analyze verify ibwatchd@mlx5_0-1.service${out:+ ($out)}" test $rc = 0 -a -z "$out"
+same() { grep -v -e '^#' -e '^Description=' -e '^ExecStart' "$1"; }
+out=$(diff <(same ibwatchd.service) <(same ibwatchd@.service))
+check "... with the same user, hardening and Type=notify as ibwatchd.service${out:+ ($out)}" test -z "$out"
+out=$("$D/usr/sbin/ibwatchd" -c "$D/usr/share/doc/ibwatch/examples/ibwatchd-mlx5_0-1.conf" --check-config 2>&1)
+check "the example instance config passes --check-config ($out)" grep -q 'configuration OK' <<<"$out"
 check "systemd-sysusers creates the ibwatch user from the installed file" bash -c \
 	"systemd-sysusers --root='$D' >/dev/null 2>&1; grep -q '^ibwatch:' '$D/etc/passwd'"
 
