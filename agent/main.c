@@ -90,7 +90,7 @@ static void notify(const char *state)
  * its shape (status, nodes, ports, endports, traces, events; docs/api.md),
  * and the local port and CAs, which only --once prints.
  */
-static json_t *once_json(struct daemon *d)
+static int once_json(struct daemon *d, FILE *f)
 {
 	static const struct ibw_port_filter all_ports = { 0, 0, -1, 0 };
 	struct ibw_engine_stats st;
@@ -100,33 +100,43 @@ static json_t *once_json(struct daemon *d)
 	/* as many as /api/v1/events gives */
 	struct ibw_event *evs = calloc(4096, sizeof(*evs));
 	struct ibw_local_ca cas[4];
-	json_t *root = json_object();
+	struct ibw_jw w;
 	int ncas;
 	unsigned nev;
+	int rc;
 
 	ibw_engine_get_stats(d->e, &st);
-	json_object_set_new(
-		root, "local_port",
-		ibw_json_local_port(&d->lp, q->have_portinfo ? &q->pi : NULL,
-				    q->have_nodeinfo ? &q->ni : NULL,
-				    q->have_desc ? q->desc : NULL));
 	ncas = ibw_umad_local_cas(cas, 4);
-	json_object_set_new(root, "local",
-			    ibw_json_local_cas(cas,
-					       ncas > 0 ? (unsigned)ncas : 0));
-	json_object_set_new(root, "status",
-			    ibw_json_status(snap, &st, ibw_realtime_us()));
-	json_object_set_new(root, "nodes", ibw_json_nodes(snap));
-	json_object_set_new(root, "ports", ibw_json_ports(snap, &all_ports));
-	json_object_set_new(root, "endports", ibw_json_endports(snap));
-	json_object_set_new(root, "traces", ibw_json_watched(snap));
 	nev = evs ? ibw_events_since(ev, 0, evs, 4096) : 0;
-	json_object_set_new(root, "events",
-			    ibw_json_events_doc(ibw_events_last_seq(ev), evs,
-						nev));
+	/* Written member by member, in JSON_SORT_KEYS order: the big
+	 * documents go element by element, never as one tree. */
+	ibw_jw_init_stream(&w, f);
+	ibw_jw_object(&w);
+	ibw_jw_key(&w, "endports");
+	ibw_json_write_endports(&w, snap);
+	ibw_jw_key(&w, "events");
+	ibw_json_write_events_doc(&w, ibw_events_last_seq(ev), evs, nev);
+	ibw_jw_key(&w, "local");
+	ibw_jw_value(&w,
+		     ibw_json_local_cas(cas, ncas > 0 ? (unsigned)ncas : 0));
+	ibw_jw_key(&w, "local_port");
+	ibw_jw_value(&w, ibw_json_local_port(&d->lp,
+					     q->have_portinfo ? &q->pi : NULL,
+					     q->have_nodeinfo ? &q->ni : NULL,
+					     q->have_desc ? q->desc : NULL));
+	ibw_jw_key(&w, "nodes");
+	ibw_json_write_nodes(&w, snap);
+	ibw_jw_key(&w, "ports");
+	ibw_json_write_ports(&w, snap, &all_ports);
+	ibw_jw_key(&w, "status");
+	ibw_jw_value(&w, ibw_json_status(snap, &st, ibw_realtime_us()));
+	ibw_jw_key(&w, "traces");
+	ibw_json_write_watched(&w, snap);
+	ibw_jw_end(&w);
+	rc = ibw_jw_close(&w);
 	free(evs);
 	ibw_snapshot_unref(snap);
-	return root;
+	return rc;
 }
 
 static void start_ping(struct daemon *d);
@@ -646,14 +656,12 @@ int main(int argc, char **argv)
 	}
 
 	if (d.o.once) {
-		json_t *j = once_json(&d);
-
-		char *text = ibw_json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
-
-		if (text)
-			printf("%s\n", text);
-		free(text);
-		json_decref(j);
+		rc = once_json(&d, stdout);
+		if (rc < 0 || putchar('\n') == EOF || fflush(stdout)) {
+			log_err("main", "--once: cannot write the document: %s",
+				strerror(rc < 0 ? -rc : errno));
+			status = 1;
+		}
 		if (!d.lq_done || d.lq.first_error != IBW_MAD_OK) {
 			say_err("the local port did not answer: %s\n",
 				d.lq_done ? ibw_mad_result_str(d.lq.first_error)

@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,6 +115,243 @@ char *ibw_json_dumps(const json_t *j, size_t flags)
 	}
 	*w = '\0';
 	return s;
+}
+
+#define JW_STREAM_BUF 65536
+
+void ibw_jw_init(struct ibw_jw *w)
+{
+	memset(w, 0, sizeof(*w));
+}
+
+void ibw_jw_release(struct ibw_jw *w)
+{
+	free(w->buf);
+	ibw_jw_init(w);
+}
+
+void ibw_jw_init_stream(struct ibw_jw *w, FILE *f)
+{
+	ibw_jw_init(w);
+	w->out = f;
+}
+
+/* A stream's bytes so far, out to its file. */
+static void jw_flush(struct ibw_jw *w)
+{
+	if (w->err || !w->len)
+		return;
+	if (fwrite(w->buf, 1, w->len, w->out) != w->len)
+		w->err = -EIO;
+	w->len = 0;
+}
+
+int ibw_jw_close(struct ibw_jw *w)
+{
+	int rc;
+
+	if (!w->err && (w->depth || w->keyed))
+		w->err = -EINVAL;
+	jw_flush(w);
+	if (!w->err && fflush(w->out))
+		w->err = -EIO;
+	rc = w->err;
+	ibw_jw_release(w);
+	return rc;
+}
+
+static void jw_fail(struct ibw_jw *w, int err)
+{
+	if (!w->err)
+		w->err = err;
+}
+
+static void jw_put(struct ibw_jw *w, const char *s, size_t n)
+{
+	size_t cap;
+	char *b;
+
+	if (w->err)
+		return;
+	/* A stream holds a few pages at most. */
+	if (w->out && w->len + n > JW_STREAM_BUF)
+		jw_flush(w);
+	if (w->len + n + 1 > w->cap) {
+		/* Doubling: a document of N bytes costs O(N) copying. */
+		for (cap = w->cap ? w->cap : 4096; cap < w->len + n + 1;)
+			cap *= 2;
+		b = realloc(w->buf, cap);
+		if (!b) {
+			jw_fail(w, -ENOMEM);
+			return;
+		}
+		w->buf = b;
+		w->cap = cap;
+	}
+	memcpy(w->buf + w->len, s, n);
+	w->len += n;
+}
+
+/* A line break and the indentation of @depth levels (JSON_INDENT(2)). */
+static void jw_newline(struct ibw_jw *w, unsigned depth)
+{
+	static const char sp[] = "\n                                ";
+	size_t n = 2 * (size_t)depth;
+
+	jw_put(w, sp, 1);
+	while (n) {
+		size_t k = n < sizeof(sp) - 2 ? n : sizeof(sp) - 2;
+
+		jw_put(w, sp + 1, k);
+		n -= k;
+	}
+}
+
+/* What jansson writes before a member of the innermost container. */
+static void jw_member(struct ibw_jw *w)
+{
+	unsigned d = w->depth - 1;
+
+	if (w->filled[d])
+		jw_put(w, ",", 1);
+	w->filled[d] = 1;
+	jw_newline(w, w->depth);
+}
+
+/* Whether a value may come now, and what goes before it. */
+static int jw_before_value(struct ibw_jw *w)
+{
+	if (w->err)
+		return -1;
+	if (w->keyed) {
+		w->keyed = 0;
+		return 0;
+	}
+	if (!w->depth) {
+		/* One document per writer. */
+		if (w->cap)
+			jw_fail(w, -EINVAL);
+		return w->err ? -1 : 0;
+	}
+	if (w->object[w->depth - 1]) {
+		jw_fail(w, -EINVAL); /* a member without its key */
+		return -1;
+	}
+	jw_member(w);
+	return w->err ? -1 : 0;
+}
+
+static void jw_open(struct ibw_jw *w, int object)
+{
+	if (jw_before_value(w) < 0)
+		return;
+	if (w->depth == IBW_JW_DEPTH) {
+		jw_fail(w, -E2BIG);
+		return;
+	}
+	jw_put(w, object ? "{" : "[", 1);
+	w->object[w->depth] = (unsigned char)object;
+	w->filled[w->depth] = 0;
+	w->depth++;
+}
+
+void ibw_jw_array(struct ibw_jw *w)
+{
+	jw_open(w, 0);
+}
+
+void ibw_jw_object(struct ibw_jw *w)
+{
+	jw_open(w, 1);
+}
+
+void ibw_jw_end(struct ibw_jw *w)
+{
+	unsigned d;
+
+	if (w->err)
+		return;
+	if (!w->depth || w->keyed) {
+		jw_fail(w, -EINVAL);
+		return;
+	}
+	d = --w->depth;
+	/* jansson writes an empty container as "[]" or "{}". */
+	if (w->filled[d])
+		jw_newline(w, d);
+	jw_put(w, w->object[d] ? "}" : "]", 1);
+}
+
+void ibw_jw_key(struct ibw_jw *w, const char *key)
+{
+	char *k;
+
+	if (w->err)
+		return;
+	if (!w->depth || !w->object[w->depth - 1] || w->keyed) {
+		jw_fail(w, -EINVAL);
+		return;
+	}
+	jw_member(w);
+	/* jansson's escaping of the name, then its ": ". */
+	k = json_dumps(json_string(key), JSON_ENCODE_ANY);
+	if (!k) {
+		jw_fail(w, -ENOMEM);
+		return;
+	}
+	jw_put(w, k, strlen(k));
+	jw_put(w, ": ", 2);
+	free(k);
+	w->keyed = 1;
+}
+
+void ibw_jw_value(struct ibw_jw *w, json_t *v)
+{
+	char *t, *p, *nl;
+
+	if (!v) {
+		jw_fail(w, -ENOMEM);
+		return;
+	}
+	if (jw_before_value(w) < 0) {
+		json_decref(v);
+		return;
+	}
+	t = ibw_json_dumps(v,
+			   JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	json_decref(v);
+	if (!t) {
+		jw_fail(w, -ENOMEM);
+		return;
+	}
+	/* Written alone it starts at depth 0: each of its line breaks
+	 * (strings hold none: jansson escapes them) gets the depth it
+	 * has in the document. */
+	for (p = t; (nl = strchr(p, '\n')); p = nl + 1) {
+		jw_put(w, p, (size_t)(nl - p));
+		jw_newline(w, w->depth);
+	}
+	jw_put(w, p, strlen(p));
+	free(t);
+}
+
+char *ibw_jw_finish(struct ibw_jw *w, size_t *len)
+{
+	char *b;
+
+	if (w->err || w->depth || w->keyed || !w->len || w->out) {
+		ibw_jw_release(w);
+		return NULL;
+	}
+	w->buf[w->len] = '\0';
+	/* Give the doubling's spare back. */
+	b = realloc(w->buf, w->len + 1);
+	if (!b)
+		b = w->buf;
+	if (len)
+		*len = w->len;
+	ibw_jw_init(w);
+	return b;
 }
 
 json_t *ibw_json_time(uint64_t us)
@@ -280,14 +518,14 @@ static json_t *node_json(const struct ibw_snapshot_node *nv)
 	return o;
 }
 
-json_t *ibw_json_nodes(const struct ibw_snapshot *s)
+void ibw_json_write_nodes(struct ibw_jw *w, const struct ibw_snapshot *s)
 {
-	json_t *arr = json_array();
 	const struct ibw_snapshot_node *nv;
 
+	ibw_jw_array(w);
 	ibw_snapshot_foreach_node(s, nv)
-		json_array_append_new(arr, node_json(nv));
-	return arr;
+		ibw_jw_value(w, node_json(nv));
+	ibw_jw_end(w);
 }
 
 json_t *ibw_json_node(const struct ibw_snapshot *s, uint64_t guid)
@@ -297,12 +535,12 @@ json_t *ibw_json_node(const struct ibw_snapshot *s, uint64_t guid)
 	return nv ? node_json(nv) : NULL;
 }
 
-json_t *ibw_json_ports(const struct ibw_snapshot *s,
-		       const struct ibw_port_filter *f)
+void ibw_json_write_ports(struct ibw_jw *w, const struct ibw_snapshot *s,
+			  const struct ibw_port_filter *f)
 {
-	json_t *arr = json_array();
 	const struct ibw_snapshot_port *pv;
 
+	ibw_jw_array(w);
 	ibw_snapshot_foreach_port(s, pv) {
 		const struct ibw_snapshot_node *nv = pv->node;
 		const struct ibw_fport *fp = pv->p;
@@ -322,9 +560,9 @@ json_t *ibw_json_ports(const struct ibw_snapshot *s,
 		json_object_set_new(
 			o, "node_type",
 			json_string(ibw_node_type_str(nv->n->ni.node_type)));
-		json_array_append_new(arr, o);
+		ibw_jw_value(w, o);
 	}
-	return arr;
+	ibw_jw_end(w);
 }
 
 json_t *ibw_json_status(const struct ibw_snapshot *s,
@@ -426,72 +664,69 @@ json_t *ibw_json_local_cas(const struct ibw_local_ca *cas, unsigned n)
 	return arr;
 }
 
-json_t *ibw_json_events(const struct ibw_event *ev, unsigned n)
+json_t *ibw_json_event(const struct ibw_event *e)
 {
-	json_t *arr = json_array();
-	unsigned i;
+	json_t *o = json_object();
 
-	for (i = 0; i < n; i++) {
-		const struct ibw_event *e = &ev[i];
-		json_t *o = json_object();
-
-		json_object_set_new(o, "seq", ibw_json_u64(e->seq));
-		json_object_set_new(o, "time", ibw_json_time(e->time_us));
-		json_object_set_new(o, "kind",
-				    json_string(ibw_event_kind_str(e->kind)));
-		json_object_set_new(o, "node_guid",
-				    ibw_json_guid(e->node_guid));
-		json_object_set_new(o, "port", json_integer(e->port));
-		switch (e->kind) {
-		case IBW_EVT_ENDPORT_STATE:
-			json_object_set_new(o, "port_guid",
+	json_object_set_new(o, "seq", ibw_json_u64(e->seq));
+	json_object_set_new(o, "time", ibw_json_time(e->time_us));
+	json_object_set_new(o, "kind",
+			    json_string(ibw_event_kind_str(e->kind)));
+	json_object_set_new(o, "node_guid", ibw_json_guid(e->node_guid));
+	json_object_set_new(o, "port", json_integer(e->port));
+	switch (e->kind) {
+	case IBW_EVT_ENDPORT_STATE:
+		json_object_set_new(o, "port_guid",
+				    ibw_json_guid(e->peer_guid));
+		json_object_set_new(
+			o, "old",
+			json_string(ibw_endport_state_str(e->old_value)));
+		json_object_set_new(
+			o, "new",
+			json_string(ibw_endport_state_str(e->new_value)));
+		json_object_set_new(o, "reason", json_string(e->what));
+		break;
+	case IBW_EVT_PATH_CHANGED:
+		json_object_set_new(o, "target", json_string(e->what));
+		json_object_set_new(o, "paths", json_string(e->detail));
+		break;
+	case IBW_EVT_PORT_STATE_CHANGED:
+		json_object_set_new(
+			o, "old",
+			json_string(ibw_port_state_str(e->old_value)));
+		json_object_set_new(
+			o, "new",
+			json_string(ibw_port_state_str(e->new_value)));
+		break;
+	default:
+		if (e->peer_guid) {
+			json_object_set_new(o, "peer_guid",
 					    ibw_json_guid(e->peer_guid));
-			json_object_set_new(o, "old",
-					    json_string(ibw_endport_state_str(
-						    e->old_value)));
-			json_object_set_new(o, "new",
-					    json_string(ibw_endport_state_str(
-						    e->new_value)));
-			json_object_set_new(o, "reason", json_string(e->what));
-			break;
-		case IBW_EVT_PATH_CHANGED:
-			json_object_set_new(o, "target", json_string(e->what));
-			json_object_set_new(o, "paths", json_string(e->detail));
-			break;
-		case IBW_EVT_PORT_STATE_CHANGED:
-			json_object_set_new(
-				o, "old",
-				json_string(ibw_port_state_str(e->old_value)));
-			json_object_set_new(
-				o, "new",
-				json_string(ibw_port_state_str(e->new_value)));
-			break;
-		default:
-			if (e->peer_guid) {
-				json_object_set_new(
-					o, "peer_guid",
-					ibw_json_guid(e->peer_guid));
-				json_object_set_new(o, "peer_port",
-						    json_integer(e->peer_port));
-			}
-			if (e->what[0])
-				json_object_set_new(o, "counter",
-						    json_string(e->what));
-			json_object_set_new(o, "old",
-					    ibw_json_u64(e->old_value));
-			json_object_set_new(o, "new",
-					    ibw_json_u64(e->new_value));
+			json_object_set_new(o, "peer_port",
+					    json_integer(e->peer_port));
 		}
-		json_array_append_new(arr, o);
+		if (e->what[0])
+			json_object_set_new(o, "counter", json_string(e->what));
+		json_object_set_new(o, "old", ibw_json_u64(e->old_value));
+		json_object_set_new(o, "new", ibw_json_u64(e->new_value));
 	}
-	return arr;
+	return o;
 }
 
-json_t *ibw_json_events_doc(uint64_t last_seq, const struct ibw_event *ev,
-			    unsigned n)
+void ibw_json_write_events_doc(struct ibw_jw *w, uint64_t last_seq,
+			       const struct ibw_event *ev, unsigned n)
 {
-	return json_pack("{s:o, s:o}", "last_seq", ibw_json_u64(last_seq),
-			 "events", ibw_json_events(ev, n));
+	unsigned i;
+
+	ibw_jw_object(w);
+	ibw_jw_key(w, "events");
+	ibw_jw_array(w);
+	for (i = 0; i < n; i++)
+		ibw_jw_value(w, ibw_json_event(&ev[i]));
+	ibw_jw_end(w);
+	ibw_jw_key(w, "last_seq");
+	ibw_jw_value(w, ibw_json_u64(last_seq));
+	ibw_jw_end(w);
 }
 
 static json_t *us_to_ms(double us)
@@ -548,14 +783,14 @@ json_t *ibw_json_endport(const struct ibw_snapshot_endport *v)
 	return o;
 }
 
-json_t *ibw_json_endports(const struct ibw_snapshot *s)
+void ibw_json_write_endports(struct ibw_jw *w, const struct ibw_snapshot *s)
 {
-	json_t *a = json_array();
 	const struct ibw_snapshot_endport *v;
 
+	ibw_jw_array(w);
 	ibw_snapshot_foreach_endport(s, v)
-		json_array_append_new(a, ibw_json_endport(v));
-	return a;
+		ibw_jw_value(w, ibw_json_endport(v));
+	ibw_jw_end(w);
 }
 
 json_t *ibw_json_ping_summary(const struct ibw_ping_summary *s)
@@ -678,24 +913,25 @@ json_t *ibw_json_trace(const struct ibw_trace *t)
 	return o;
 }
 
-json_t *ibw_json_watched(const struct ibw_snapshot *s)
+void ibw_json_write_watched(struct ibw_jw *w, const struct ibw_snapshot *s)
 {
-	json_t *a = json_array();
 	unsigned i;
 
+	ibw_jw_array(w);
 	for (i = 0; i < s->nwatched; i++) {
-		const struct ibw_watched *w = &s->watched[i];
+		const struct ibw_watched *wt = &s->watched[i];
 		json_t *o = json_object();
 
-		json_object_set_new(o, "target", json_string(w->target));
-		json_object_set_new(o, "lid", json_integer(w->lid));
-		json_object_set_new(o, "traces", ibw_json_u64(w->traces));
-		json_object_set_new(o, "changes", ibw_json_u64(w->changes));
-		json_object_set_new(o, "last_trace", ibw_json_time(w->last_us));
+		json_object_set_new(o, "target", json_string(wt->target));
+		json_object_set_new(o, "lid", json_integer(wt->lid));
+		json_object_set_new(o, "traces", ibw_json_u64(wt->traces));
+		json_object_set_new(o, "changes", ibw_json_u64(wt->changes));
+		json_object_set_new(o, "last_trace",
+				    ibw_json_time(wt->last_us));
 		json_object_set_new(o, "last",
-				    w->have ? ibw_json_trace(&w->last)
-					    : json_null());
-		json_array_append_new(a, o);
+				    wt->have ? ibw_json_trace(&wt->last)
+					     : json_null());
+		ibw_jw_value(w, o);
 	}
-	return a;
+	ibw_jw_end(w);
 }

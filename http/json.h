@@ -1,9 +1,13 @@
 /*
  * JSON renderers (jansson). Pure functions of their inputs: each returns
- * a new reference the caller owns.
+ * a new reference the caller owns, or (ibw_json_write_*, the documents
+ * that grow with the fabric) writes its document into a writer one
+ * element at a time.
  */
 #ifndef IBW_JSON_H
 #define IBW_JSON_H
+
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -27,25 +31,78 @@ json_t *ibw_json_u64(uint64_t v);
 /* json_dumps() plus the u64 fix-up; free() the result. */
 char *ibw_json_dumps(const json_t *j, size_t flags);
 
+/*
+ * A writer that lays a document out piece by piece, byte for byte as
+ * ibw_json_dumps(JSON_INDENT(2) | JSON_SORT_KEYS) lays out the tree of
+ * the whole document: a big document (every port of the fabric) costs
+ * its bytes and one element's tree at a time, not a tree of all of it.
+ * Containers open and close; inside an object each member is a key,
+ * then a value or a container. Keys must come in the order
+ * JSON_SORT_KEYS would put them (strcmp()). Values are written with
+ * ibw_json_dumps(), so numbers, strings and ibw_json_u64() read as in a
+ * tree. Out of memory sticks: the rest is ignored and
+ * ibw_jw_finish() says so.
+ */
+#define IBW_JW_DEPTH 8
+
+struct ibw_jw {
+	char *buf;
+	size_t len, cap;
+	int err; /* negative errno; then nothing more is written */
+	FILE *out; /* ibw_jw_init_stream()'s file */
+	unsigned depth; /* containers open */
+	unsigned char object[IBW_JW_DEPTH]; /* else an array */
+	unsigned char filled[IBW_JW_DEPTH]; /* has a member */
+	unsigned char keyed; /* a key waits for its value */
+};
+
+/* An empty writer; ibw_jw_finish() or ibw_jw_release() ends it. */
+void ibw_jw_init(struct ibw_jw *w);
+/* A writer that sends its bytes on to @f as they come (its buffer holds
+ * a few pages at most); ibw_jw_close() ends it. */
+void ibw_jw_init_stream(struct ibw_jw *w, FILE *f);
+/* The end of a stream: the last bytes written out. 0, or a negative
+ * errno (out of memory, a write error, the document not complete). */
+int ibw_jw_close(struct ibw_jw *w);
+/* Open an array or an object (as a value: after a key, in an array, or
+ * as the document). */
+void ibw_jw_array(struct ibw_jw *w);
+void ibw_jw_object(struct ibw_jw *w);
+/* Close the innermost open container. */
+void ibw_jw_end(struct ibw_jw *w);
+/* The next member's name, in an object. */
+void ibw_jw_key(struct ibw_jw *w, const char *key);
+/* Write @v (stolen; NULL counts as out of memory) as the next value. */
+void ibw_jw_value(struct ibw_jw *w, json_t *v);
+/* The document, NUL-terminated, @len bytes (malloc'ed: the caller frees
+ * it), or NULL (out of memory, or the document is not complete). The
+ * writer is empty after. */
+char *ibw_jw_finish(struct ibw_jw *w, size_t *len);
+/* Drop what was written. */
+void ibw_jw_release(struct ibw_jw *w);
+
 /* RFC 3339 UTC with microseconds, from CLOCK_REALTIME microseconds. */
 json_t *ibw_json_time(uint64_t realtime_us);
 
 json_t *ibw_json_sweep(const struct ibw_sweep_stats *st);
 json_t *ibw_json_counters(const struct ibw_port_ctrs *pc);
-/* Every node of @s with its ports, links and counters. */
-json_t *ibw_json_nodes(const struct ibw_snapshot *s);
+/* Every node of @s with its ports, links and counters: an array. */
+void ibw_json_write_nodes(struct ibw_jw *w, const struct ibw_snapshot *s);
 json_t *ibw_json_local_cas(const struct ibw_local_ca *cas, unsigned n);
-json_t *ibw_json_events(const struct ibw_event *ev, unsigned n);
+/* One event. */
+json_t *ibw_json_event(const struct ibw_event *e);
 /* The document of /api/v1/events: {"last_seq": @last_seq, "events": [...]}
  * with the @n events of @ev. */
-json_t *ibw_json_events_doc(uint64_t last_seq, const struct ibw_event *ev,
-			    unsigned n);
+void ibw_json_write_events_doc(struct ibw_jw *w, uint64_t last_seq,
+			       const struct ibw_event *ev, unsigned n);
 json_t *ibw_json_endport(const struct ibw_snapshot_endport *v);
-json_t *ibw_json_endports(const struct ibw_snapshot *s);
+/* Every endport of @s: an array. */
+void ibw_json_write_endports(struct ibw_jw *w, const struct ibw_snapshot *s);
 json_t *ibw_json_ping_summary(const struct ibw_ping_summary *s);
 json_t *ibw_json_path(const struct ibw_path *p);
 json_t *ibw_json_trace(const struct ibw_trace *t);
-json_t *ibw_json_watched(const struct ibw_snapshot *s);
+/* The watched targets of @s with their last traces: an array. */
+void ibw_json_write_watched(struct ibw_jw *w, const struct ibw_snapshot *s);
 /* One node with its ports (NULL if @guid is unknown). */
 json_t *ibw_json_node(const struct ibw_snapshot *s, uint64_t guid);
 
@@ -56,9 +113,10 @@ struct ibw_port_filter {
 	int errors; /* only ports whose error counters rose */
 };
 
-/* Every port, flat, with its node's GUID, name and type. */
-json_t *ibw_json_ports(const struct ibw_snapshot *s,
-		       const struct ibw_port_filter *f);
+/* Every port that passes @f, flat, with its node's GUID, name and
+ * type: an array. */
+void ibw_json_write_ports(struct ibw_jw *w, const struct ibw_snapshot *s,
+			  const struct ibw_port_filter *f);
 /* The status document of /api/v1/status. */
 json_t *ibw_json_status(const struct ibw_snapshot *s,
 			const struct ibw_engine_stats *st, uint64_t now_us);

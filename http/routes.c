@@ -33,7 +33,9 @@ struct ibw_route {
 	/* The cache key of @r's query, 0; or -1 with a problem set on @r.
 	 * NULL: the path alone is the key. */
 	int (*key)(struct ibw_hreq *r, char *key, size_t len);
-	json_t *(*render)(struct ibw_hreq *r, const struct ibw_snapshot *s);
+	/* The answer of @r, written into @w (json.h's writer). */
+	void (*render)(struct ibw_hreq *r, const struct ibw_snapshot *s,
+		       struct ibw_jw *w);
 };
 
 static const struct {
@@ -74,6 +76,19 @@ static void set_json(struct ibw_hreq *r, unsigned code, json_t *j)
 	json_decref(j);
 	r->len = r->body ? strlen(r->body) : 0;
 	r->code = code;
+	r->ctype = "application/json";
+}
+
+/* A 200 with the document of @w (ended); 503 if it ran out of memory. */
+static void set_written(struct ibw_hreq *r, struct ibw_jw *w)
+{
+	free(r->body);
+	r->body = ibw_jw_finish(w, &r->len);
+	if (!r->body) {
+		ibw_hreq_problem(r, 503, "out of memory");
+		return;
+	}
+	r->code = 200;
 	r->ctype = "application/json";
 }
 
@@ -401,29 +416,32 @@ static int ports_key(struct ibw_hreq *r, char *key, size_t len)
 	return 0;
 }
 
-static json_t *render_ports(struct ibw_hreq *r, const struct ibw_snapshot *s)
+static void render_ports(struct ibw_hreq *r, const struct ibw_snapshot *s,
+			 struct ibw_jw *w)
 {
 	struct ibw_port_filter f;
 
 	/* ports_key() took this query already: it parses. */
-	if (ports_filter(r, &f) < 0)
-		return NULL;
-	return ibw_json_ports(s, &f);
+	if (ports_filter(r, &f) == 0)
+		ibw_json_write_ports(w, s, &f);
 }
 
-static json_t *render_nodes(struct ibw_hreq *r, const struct ibw_snapshot *s)
+static void render_nodes(struct ibw_hreq *r, const struct ibw_snapshot *s,
+			 struct ibw_jw *w)
 {
-	return ibw_json_nodes(s);
+	ibw_json_write_nodes(w, s);
 }
 
-static json_t *render_endports(struct ibw_hreq *r, const struct ibw_snapshot *s)
+static void render_endports(struct ibw_hreq *r, const struct ibw_snapshot *s,
+			    struct ibw_jw *w)
 {
-	return ibw_json_endports(s);
+	ibw_json_write_endports(w, s);
 }
 
-static json_t *render_traces(struct ibw_hreq *r, const struct ibw_snapshot *s)
+static void render_traces(struct ibw_hreq *r, const struct ibw_snapshot *s,
+			  struct ibw_jw *w)
 {
-	return ibw_json_watched(s);
+	ibw_json_write_watched(w, s);
 }
 
 static void serve_events(struct ibw_hreq *r, struct ibw_snapshot *s)
@@ -431,6 +449,7 @@ static void serve_events(struct ibw_hreq *r, struct ibw_snapshot *s)
 	struct ibw_events *ev = ibw_monitor_events(r->ctx->m);
 	static struct ibw_event buf[4096];
 	unsigned long since = 0;
+	struct ibw_jw w;
 	unsigned n;
 
 	if (arg(r, "since") &&
@@ -439,10 +458,9 @@ static void serve_events(struct ibw_hreq *r, struct ibw_snapshot *s)
 		return;
 	}
 	n = ibw_events_since(ev, since, buf, 4096);
-	set_json(r, 200,
-		 json_pack("{s:o, s:o}", "last_seq",
-			   ibw_json_u64(ibw_events_last_seq(ev)), "events",
-			   ibw_json_events(buf, n)));
+	ibw_jw_init(&w);
+	ibw_json_write_events_doc(&w, ibw_events_last_seq(ev), buf, n);
+	set_written(r, &w);
 }
 
 static void serve_healthz(struct ibw_hreq *r, struct ibw_snapshot *s)
@@ -673,8 +691,9 @@ static void serve_cached(struct ibw_hreq *r, struct ibw_snapshot *s)
 	struct ibw_cache *cache = r->ctx->json;
 	char key[IBW_CACHE_KEY_MAX];
 	struct ibw_body *b;
+	struct ibw_jw w;
+	size_t len;
 	char *text;
-	json_t *j;
 
 	if (rt->key) {
 		if (rt->key(r, key, sizeof(key)) < 0)
@@ -684,15 +703,12 @@ static void serve_cached(struct ibw_hreq *r, struct ibw_snapshot *s)
 	}
 	b = ibw_cache_get(cache, s->seq, key);
 	if (!b) {
-		j = rt->render(r, s);
-		if (!j) {
-			ibw_hreq_problem(r, 503, "out of memory");
-			return;
-		}
-		text = ibw_json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
-		json_decref(j);
-		if (!text ||
-		    !(b = ibw_body_new(s->seq, text, strlen(text), 0))) {
+		/* Element by element: a tree of the whole answer would
+		 * cost ten times its bytes while it is dumped. */
+		ibw_jw_init(&w);
+		rt->render(r, s, &w);
+		text = ibw_jw_finish(&w, &len);
+		if (!text || !(b = ibw_body_new(s->seq, text, len, 0))) {
 			ibw_hreq_problem(r, 503, "out of memory");
 			return;
 		}

@@ -31,6 +31,13 @@ struct listener {
 	unsigned port;
 };
 
+/* One connection, from accept to close (MHD_OPTION_NOTIFY_CONNECTION). */
+struct hconn {
+	struct MHD_Connection *c;
+	uint64_t deadline_us; /* for its first request's headers; 0: met */
+	struct hconn *prev, *next;
+};
+
 struct ibw_http {
 	struct ibw_loop *loop;
 	struct ibw_http_opts o;
@@ -41,6 +48,7 @@ struct ibw_http {
 	struct ibw_timer *timer;
 	struct bucket buckets[ONDEMAND_CLIENTS];
 	struct ibw_hreq *waiting; /* suspended, a probe under way */
+	struct hconn *conns; /* open connections */
 	struct ibw_routes_ctx ctx;
 };
 
@@ -233,6 +241,12 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		 * method the path does not serve, before any body is read. */
 		const char *cl = MHD_lookup_connection_value(
 			c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+			c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+		/* The headers came: the header deadline is met. */
+		if (ci && ci->socket_context)
+			((struct hconn *)ci->socket_context)->deadline_us = 0;
 
 		r = calloc(1, sizeof(*r));
 		if (!r)
@@ -294,6 +308,72 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	free(r);
 }
 
+static void on_conn(void *cls, struct MHD_Connection *c, void **socket_ctx,
+		    enum MHD_ConnectionNotificationCode code)
+{
+	struct ibw_http *h = cls;
+	struct hconn *hc = *socket_ctx;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		hc = calloc(1, sizeof(*hc));
+		if (!hc)
+			return; /* no header deadline for this one */
+		hc->c = c;
+		hc->deadline_us = ibw_now_us() +
+				  (uint64_t)h->o.header_timeout_s * 1000000u;
+		hc->next = h->conns;
+		if (h->conns)
+			h->conns->prev = hc;
+		h->conns = hc;
+		*socket_ctx = hc;
+		return;
+	}
+	if (!hc)
+		return;
+	if (hc->prev)
+		hc->prev->next = hc->next;
+	else
+		h->conns = hc->next;
+	if (hc->next)
+		hc->next->prev = hc->prev;
+	free(hc);
+	*socket_ctx = NULL;
+}
+
+/*
+ * libmicrohttpd 0.9.75's timeout is for inactivity: a client that sends
+ * its request line a byte every few seconds would hold its slot for
+ * good. A connection whose first request's headers are not in by its
+ * deadline is shut down; libmicrohttpd then reads the end of the stream
+ * and closes it itself (it has no call to close one from outside). The
+ * next deadline to look at, in microseconds from @now; UINT64_MAX: none.
+ */
+static uint64_t enforce_header_deadline(struct ibw_http *h, uint64_t now)
+{
+	uint64_t next = UINT64_MAX;
+	struct hconn *hc;
+
+	for (hc = h->conns; hc; hc = hc->next) {
+		const union MHD_ConnectionInfo *ci;
+
+		if (!hc->deadline_us)
+			continue;
+		if (hc->deadline_us > now) {
+			if (hc->deadline_us - now < next)
+				next = hc->deadline_us - now;
+			continue;
+		}
+		hc->deadline_us = 0;
+		ci = MHD_get_connection_info(hc->c,
+					     MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (ci && ci->connect_fd >= 0)
+			shutdown(ci->connect_fd, SHUT_RDWR);
+		/* MHD sees it at its next run: soon. */
+		next = 0;
+	}
+	return next;
+}
+
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	char msg[512];
@@ -323,7 +403,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 static void run(struct ibw_http *h)
 {
 	MHD_UNSIGNED_LONG_LONG ms;
-	uint64_t next = UINT64_MAX;
+	uint64_t next = UINT64_MAX, dl;
 	unsigned i;
 
 	for (i = 0; i < h->nl; i++) {
@@ -344,6 +424,9 @@ static void run(struct ibw_http *h)
 		if (di && di->num_connections && next > CONN_POLL_US)
 			next = CONN_POLL_US;
 	}
+	dl = enforce_header_deadline(h, ibw_now_us());
+	if (dl < next)
+		next = dl ? dl : 1;
 	/* With TLS, GnuTLS can hold data that no fd reports (a record
 	 * half written when the socket filled): look again soon. */
 	if (h->cert && next > TLS_POLL_US)
@@ -489,10 +572,13 @@ static int listen_on(struct ibw_http *h, const char *addr, char *err,
 		flags, 0, NULL, NULL, handler, h, MHD_OPTION_EXTERNAL_LOGGER,
 		mhd_log, h, MHD_OPTION_SOCK_ADDR, &ss,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)h->o.max_connections,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		(unsigned)h->o.max_per_address,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 		(size_t)h->o.max_request_bytes * 2,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-		MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_ARRAY,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)h->o.idle_timeout_s,
+		MHD_OPTION_NOTIFY_COMPLETED, completed, h,
+		MHD_OPTION_NOTIFY_CONNECTION, on_conn, h, MHD_OPTION_ARRAY,
 		h->cert ? tls : tls + 2, MHD_OPTION_END);
 	if (!l->d) {
 		snprintf(err, errlen, "cannot listen on %s: %s", addr,
@@ -535,7 +621,13 @@ struct ibw_http *ibw_http_new(struct ibw_loop *loop, struct ibw_monitor *m,
 		h->o.nlisten = 1;
 	}
 	if (!h->o.max_connections)
-		h->o.max_connections = 64;
+		h->o.max_connections = IBW_HTTP_DEFAULT_MAX_CONNECTIONS;
+	if (!h->o.max_per_address)
+		h->o.max_per_address = IBW_HTTP_DEFAULT_MAX_PER_ADDRESS;
+	if (!h->o.header_timeout_s)
+		h->o.header_timeout_s = IBW_HTTP_DEFAULT_HEADER_TIMEOUT;
+	if (!h->o.idle_timeout_s)
+		h->o.idle_timeout_s = IBW_HTTP_DEFAULT_IDLE_TIMEOUT;
 	if (!h->o.max_request_bytes)
 		h->o.max_request_bytes = 16384;
 	if (!h->o.ondemand_per_minute)

@@ -15,6 +15,14 @@
 
 #define IBW_HTTP_MAX_LISTEN 4
 #define IBW_HTTP_DEFAULT_LISTEN "127.0.0.1:9776"
+/* Connection limits: enough for a few scrapers and dashboards, few
+ * enough that one address cannot take every slot. */
+#define IBW_HTTP_DEFAULT_MAX_CONNECTIONS 64
+#define IBW_HTTP_DEFAULT_MAX_PER_ADDRESS 16
+/* Seconds from a connection's accept to its first request's headers. */
+#define IBW_HTTP_DEFAULT_HEADER_TIMEOUT 10
+/* Seconds a connection may sit with nothing sent or received. */
+#define IBW_HTTP_DEFAULT_IDLE_TIMEOUT 30
 
 struct ibw_http_opts {
 	/* "127.0.0.1:9776", "[::1]:9776"; up to IBW_HTTP_MAX_LISTEN */
@@ -24,7 +32,10 @@ struct ibw_http_opts {
 	const char *tls_key;
 	const char *token_file; /* bearer token required on trace and ping */
 	int token_everywhere; /* ... and on every endpoint */
-	unsigned max_connections; /* 0: 64 */
+	unsigned max_connections; /* in all; 0: the default above */
+	unsigned max_per_address; /* from one client address; 0: default */
+	unsigned header_timeout_s; /* 0: the default above */
+	unsigned idle_timeout_s; /* 0: the default above */
 	unsigned max_request_bytes; /* 0: 16384 */
 	unsigned ondemand_per_minute; /* per client address; 0: 60 */
 };

@@ -18,7 +18,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	port=$((20000 + RANDOM % 20000))
 	LD_PRELOAD=$IBW_SIM_PRELOAD "$build/agent/ibwatchd" --no-state-file --no-snmp \
 		--http "127.0.0.1:$port" --discovery-interval 5 --counter-interval 5 \
-		--ping-interval-ms 10000 >agent.out 2>agent.log &
+		--ping-interval-ms 10000 --http-max-per-address 64 >agent.out 2>agent.log &
 	agent=$!
 	trap 'kill $agent 2>/dev/null' EXIT
 	U=http://127.0.0.1:$port

@@ -11,6 +11,9 @@
 #    a port that never answers: 16 taken at once fill the pinger's
 #    bound, and the 64 that come while they run all get 429; the MADs
 #    sent to the fabric are exactly those 16 probes' tries;
+#  - 200 idle or trickling connections from 127.0.0.2: a scrape from
+#    127.0.0.1 still succeeds; the per-address limit and the header
+#    deadline close all of them;
 #  - through all of it the agent keeps answering.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -134,6 +137,23 @@ bg=$(( $(d submitted) - ran * 3 ))
 check "... each try timed out once: $(d try_timeouts) try timeouts ($bg background MADs)" \
 	test "$(d try_timeouts)" -ge $((ran * 3)) -a "$(d try_timeouts)" -le $((ran * 3 + bg))
 check "the agent still answers" alive
+
+# 3. 200 connections from 127.0.0.2 that send nothing or trickle their
+# request line: the address gets its 16 connections
+# (--http-max-per-address), the rest are closed at once, and those 16
+# are closed when their headers miss the deadline (the trickle keeps
+# the idle timeout from doing it). Meanwhile a scrape from 127.0.0.1
+# gets its answer (curl -m is only a give-up bound).
+python3 "$here/integration/http_hold.py" 127.0.0.2 127.0.0.1 "$P" 200 hold.ready 60 >hold.out &
+hold=$!
+for _ in $(seq 1 200); do [ -s hold.ready ] && break; sleep 0.05; done
+check "200 connections from 127.0.0.2 are open ($(cat hold.ready 2>/dev/null))" \
+	grep -qx "open 200" hold.ready
+code=$(curl -s -m 10 -o hold.metrics -w '%{http_code}' "$U/metrics")
+check "a scrape from another address succeeds meanwhile ($code)" \
+	test "$code" = 200 -a -s hold.metrics
+wait $hold
+check "the server closed all 200 ($(cat hold.out))" grep -qx "closed 200" hold.out
 check "the agent is still running" kill -0 "$agent"
 
 finish

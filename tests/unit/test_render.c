@@ -4,6 +4,7 @@
  * tests/fixtures/, each metric family is contiguous with one HELP and
  * one TYPE, label values are escaped, and promtool finds nothing wrong.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -72,6 +73,62 @@ static char *dump(json_t *j)
 	free(s);
 	json_decref(j);
 	return t;
+}
+
+/* The writer's document with the newline --once and the fixtures add. */
+static char *written(struct ibw_jw *w)
+{
+	size_t n;
+	char *s = ibw_jw_finish(w, &n);
+	char *t;
+
+	assert_non_null(s);
+	assert_int_equal(n, strlen(s));
+	t = realloc(s, n + 2);
+	assert_non_null(t);
+	t[n] = '\n';
+	t[n + 1] = '\0';
+	return t;
+}
+
+/*
+ * What the writer wrote must be what jansson writes for the tree of the
+ * same document: parse it and dump the tree. The reals here are short,
+ * so they come back as they were; integers of 19 digits or more (the
+ * fixture's counters above INT64_MAX) are parsed as ibw_json_u64()'s
+ * marked strings, which ibw_json_dumps() writes back bare.
+ */
+static void same_as_tree(const char *t)
+{
+	size_t n = strlen(t), i = 0, k, o = 0;
+	char *m = malloc(2 * n + 1), *d;
+	json_error_t err;
+	json_t *j;
+
+	assert_non_null(m);
+	while (i < n) {
+		for (k = i; k < n && t[k] >= '0' && t[k] <= '9';)
+			k++;
+		if (k - i >= 19 && t[i - 1] == ' ') {
+			o += (size_t)sprintf(m + o, "\"\\u0001u64:%.*s\"",
+					     (int)(k - i), t + i);
+			i = k;
+		} else if (k > i) {
+			memcpy(m + o, t + i, k - i);
+			o += k - i;
+			i = k;
+		} else {
+			m[o++] = t[i++];
+		}
+	}
+	m[o] = '\0';
+	j = json_loads(m, 0, &err);
+	if (!j)
+		fail_msg("writer output does not parse: %s", err.text);
+	free(m);
+	d = dump(j);
+	assert_string_equal(d, t);
+	free(d);
 }
 
 static void test_metrics_document(void **state)
@@ -212,22 +269,144 @@ static void test_json_documents(void **state)
 	struct ibw_snapshot *s = ibw_test_snapshot();
 	struct ibw_port_filter all = { 0, 0, -1, 0 }, errs = { 0, 0, -1, 1 };
 	struct ibw_engine_stats st = { 0 };
+	struct ibw_jw w;
 	char *t;
 
-	t = dump(ibw_json_ports(s, &all));
+	ibw_jw_init(&w);
+	ibw_json_write_ports(&w, s, &all);
+	t = written(&w);
 	golden("ports.json", t);
+	same_as_tree(t);
 	free(t);
-	t = dump(ibw_json_ports(s, &errs));
+	ibw_jw_init(&w);
+	ibw_json_write_ports(&w, s, &errs);
+	t = written(&w);
 	assert_non_null(strstr(t, "\"port\": 2"));
 	assert_null(strstr(t, "\"port\": 3"));
 	free(t);
 	t = dump(ibw_json_status(s, &st, T0 + 2000000));
 	golden("status.json", t);
 	free(t);
-	t = dump(ibw_json_endports(s));
+	ibw_jw_init(&w);
+	ibw_json_write_endports(&w, s);
+	t = written(&w);
 	golden("endports.json", t);
+	same_as_tree(t);
+	free(t);
+	ibw_jw_init(&w);
+	ibw_json_write_nodes(&w, s);
+	t = written(&w);
+	assert_non_null(strstr(t, "\"ports\": ["));
+	same_as_tree(t);
 	free(t);
 	ibw_snapshot_unref(s);
+}
+
+/* A stream writes the same bytes as a buffer, through its small buffer
+ * many times over (a document of many copies of the fixture's ports). */
+static void test_stream_same_bytes(void **state)
+{
+	struct ibw_snapshot *s = ibw_test_snapshot();
+	struct ibw_port_filter all = { 0, 0, -1, 0 };
+	struct ibw_jw w;
+	size_t n, sn;
+	char *t, *m;
+	FILE *f;
+	int i;
+
+	ibw_jw_init(&w);
+	ibw_jw_array(&w);
+	for (i = 0; i < 200; i++)
+		ibw_json_write_ports(&w, s, &all);
+	ibw_jw_end(&w);
+	t = ibw_jw_finish(&w, &n);
+	assert_non_null(t);
+	assert_true(n > 4 * 65536);
+	f = open_memstream(&m, &sn);
+	assert_non_null(f);
+	ibw_jw_init_stream(&w, f);
+	ibw_jw_array(&w);
+	for (i = 0; i < 200; i++)
+		ibw_json_write_ports(&w, s, &all);
+	ibw_jw_end(&w);
+	assert_int_equal(ibw_jw_close(&w), 0);
+	fclose(f);
+	assert_int_equal(sn, n);
+	assert_memory_equal(m, t, n);
+	free(m);
+	free(t);
+	/* an unfinished document is an error, not silence */
+	f = open_memstream(&m, &sn);
+	assert_non_null(f);
+	ibw_jw_init_stream(&w, f);
+	ibw_jw_array(&w);
+	assert_int_equal(ibw_jw_close(&w), -EINVAL);
+	fclose(f);
+	free(m);
+	ibw_snapshot_unref(s);
+}
+
+/* The events document, empty and not, nested one level as in --once. */
+static void test_events_written(void **state)
+{
+	struct ibw_event ev[2];
+	struct ibw_jw w;
+	unsigned n;
+	char *t;
+
+	memset(ev, 0, sizeof(ev));
+	ev[0].seq = 7;
+	ev[0].time_us = T0;
+	ev[0].kind = IBW_EVT_PORT_STATE_CHANGED;
+	ev[0].node_guid = 0x1234;
+	ev[0].port = 3;
+	ev[0].old_value = IBW_PORT_ACTIVE;
+	ev[0].new_value = IBW_PORT_DOWN;
+	ev[1] = ev[0];
+	ev[1].seq = 8;
+	ev[1].kind = IBW_EVT_PATH_CHANGED;
+	snprintf(ev[1].what, sizeof(ev[1].what), "line\nbreak \"quoted\"");
+	for (n = 0; n <= 2; n++) {
+		ibw_jw_init(&w);
+		ibw_jw_object(&w);
+		ibw_jw_key(&w, "a");
+		ibw_jw_array(&w);
+		ibw_jw_end(&w);
+		ibw_jw_key(&w, "events");
+		ibw_json_write_events_doc(&w, 8, ev, n);
+		ibw_jw_key(&w, "z");
+		ibw_jw_value(&w, json_pack("{s:[], s:{}, s:[i, {s:s}]}", "e",
+					   "o", "x", 1, "k", "v\tw"));
+		ibw_jw_end(&w);
+		t = written(&w);
+		assert_non_null(strstr(t, "\"last_seq\": 8"));
+		same_as_tree(t);
+		free(t);
+	}
+}
+
+/* Misuse and the document's end are refused, not written. */
+static void test_writer_refuses(void **state)
+{
+	struct ibw_jw w;
+	size_t n;
+
+	ibw_jw_init(&w);
+	ibw_jw_array(&w);
+	assert_null(ibw_jw_finish(&w, &n)); /* not closed */
+	ibw_jw_init(&w);
+	ibw_jw_object(&w);
+	ibw_jw_value(&w, json_integer(1)); /* no key */
+	ibw_jw_end(&w);
+	assert_int_equal(w.err, -EINVAL);
+	assert_null(ibw_jw_finish(&w, &n));
+	ibw_jw_init(&w);
+	ibw_jw_value(&w, json_integer(1));
+	ibw_jw_value(&w, json_integer(2)); /* a second document */
+	assert_null(ibw_jw_finish(&w, &n));
+	ibw_jw_init(&w);
+	ibw_jw_value(&w, NULL); /* what a failed json_*() gives */
+	assert_null(ibw_jw_finish(&w, &n));
 }
 
 int main(void)
@@ -238,6 +417,9 @@ int main(void)
 		cmocka_unit_test(test_promtool_finds_nothing),
 		cmocka_unit_test(test_openmetrics),
 		cmocka_unit_test(test_json_documents),
+		cmocka_unit_test(test_events_written),
+		cmocka_unit_test(test_stream_same_bytes),
+		cmocka_unit_test(test_writer_refuses),
 		cmocka_unit_test(test_pma_redirect_rendered),
 	};
 

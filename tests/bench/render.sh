@@ -1,0 +1,45 @@
+#!/bin/bash
+# The cost of the big JSON documents on the 3-level fat tree (2592 hosts,
+# 14256 ports): `ibwatchd --once` as a whole process (wall time and peak
+# RSS from /usr/bin/time -v), then a running agent's first render of
+# /api/v1/ports, /api/v1/nodes and /api/v1/endports (time and size from
+# curl) with its RSS when idle and its peak (VmHWM) after them.
+#   tests/bench/render.sh [BUILD_DIR]
+# IBW_BENCH_AGENT names another ibwatchd binary (to compare builds).
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "${1:-$top/build}" && pwd)
+work=$build/bench-work
+mkdir -p "$work"
+agent_bin=${IBW_BENCH_AGENT:-$build/agent/ibwatchd}
+
+if [ -n "${IBW_SIM_DIR:-}" ]; then
+	LD_PRELOAD=$IBW_SIM_PRELOAD /usr/bin/time -v -o once.time \
+		"$agent_bin" --no-state-file --no-snmp --once >once.json 2>once.log || true
+	echo "--once: $(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' once.time) wall," \
+		"peak RSS $(sed -n 's/.*Maximum resident set size (kbytes): //p' once.time) kB," \
+		"$(stat -c %s once.json) bytes"
+	port=$((20000 + RANDOM % 20000))
+	LD_PRELOAD=$IBW_SIM_PRELOAD "$agent_bin" --no-state-file --no-snmp \
+		--http "127.0.0.1:$port" >agent.out 2>agent.log &
+	agent=$!
+	trap 'kill $agent 2>/dev/null' EXIT
+	U=http://127.0.0.1:$port
+	for _ in $(seq 1 600); do
+		[ "$(curl -s "$U/api/v1/status" 2>/dev/null | jq -r ".sweeps.counter_sweeps // 0" 2>/dev/null)" -ge 1 ] 2>/dev/null && break
+		sleep 0.2
+	done
+	echo "idle: $(grep -E 'VmRSS|VmHWM' /proc/$agent/status | tr -s ' \t' ' ' | tr '\n' ' ')"
+	for p in ports nodes endports; do
+		curl -s -o "$p.json" -w "first render of /api/v1/$p: %{time_total} s, %{size_download} bytes\n" "$U/api/v1/$p"
+	done
+	echo "after: $(grep -E 'VmRSS|VmHWM' /proc/$agent/status | tr -s ' \t' ' ' | tr '\n' ' ')"
+	exit 0
+fi
+
+"$build/tests/ibw-fattree" --levels 3 --hosts 2592 >"$work/fattree3-2592.net"
+flags=$("$build/tests/ibw-fattree" --levels 3 --hosts 2592 --flags)
+export IBW_SIMGUARD=$build/tests/libibw_simguard.so IBW_TEST_WORK=$work
+exec "$top/tests/lib/with-fabric.sh" bench_render "$work/fattree3-2592.net" \
+	--sm node2592 --osm-args "-s 0" --ibsim-args "$flags" --timeout 300 \
+	-- "$top/tests/bench/render.sh" "$build"
