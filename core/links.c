@@ -386,14 +386,20 @@ static void add32(uint32_t *a, uint64_t v)
 	*a = s > UINT32_MAX ? UINT32_MAX : (uint32_t)s;
 }
 
-/* Add @x to @out; errors and time only when @errors_only. */
-static void acc(struct hb_end *out, const struct hb_end *x, int errors_only)
+/* Add the error counts @xerr and the time @xms they cover to @out. */
+static void acc_errors(struct hb_end *out, const uint32_t *xerr, uint32_t xms)
 {
 	int e;
 
 	for (e = 0; e < NERR; e++)
-		add32(&out->err[e], x->err[e]);
-	add32(&out->ms, x->ms);
+		add32(&out->err[e], xerr[e]);
+	add32(&out->ms, xms);
+}
+
+/* Add @x to @out; errors and time only when @errors_only. */
+static void acc(struct hb_end *out, const struct hb_end *x, int errors_only)
+{
+	acc_errors(out, x->err, x->ms);
 	if (errors_only)
 		return;
 	out->wait_ns += x->wait_ns;
@@ -404,11 +410,7 @@ static void acc(struct hb_end *out, const struct hb_end *x, int errors_only)
 
 static void acc_day(struct hb_end *out, const struct db_end *x)
 {
-	int e;
-
-	for (e = 0; e < NERR; e++)
-		add32(&out->err[e], x->err[e]);
-	add32(&out->ms, x->ms);
+	acc_errors(out, x->err, x->ms);
 }
 
 /* Whether bucket @idx is in the window of period @cur. */
@@ -1183,6 +1185,16 @@ static uint64_t num(struct cur *c, uint64_t max)
 }
 
 /* The next token must be the word @w. */
+/* A bucket end's error counts and the time they cover, as saved. */
+static void load_errors(struct cur *c, uint32_t *err, uint32_t *ms)
+{
+	int e;
+
+	for (e = 0; e < NERR; e++)
+		err[e] = (uint32_t)num(c, UINT32_MAX);
+	*ms = (uint32_t)num(c, UINT32_MAX);
+}
+
 static int word(struct cur *c, const char *w)
 {
 	size_t n = strlen(w);
@@ -1230,9 +1242,7 @@ int ibw_links_load_line(struct ibw_links *l, const char *line)
 			return -EINVAL;
 		b->idx = idx;
 		for (j = 0; j < 2; j++) {
-			for (e = 0; e < NERR; e++)
-				b->e[j].err[e] = (uint32_t)num(&c, UINT32_MAX);
-			b->e[j].ms = (uint32_t)num(&c, UINT32_MAX);
+			load_errors(&c, b->e[j].err, &b->e[j].ms);
 			b->e[j].wait_ns = num(&c, UINT64_MAX);
 			b->e[j].xmit = num(&c, UINT64_MAX);
 			b->e[j].cap = num(&c, UINT64_MAX);
@@ -1246,11 +1256,8 @@ int ibw_links_load_line(struct ibw_links *l, const char *line)
 		if (!idx || b->idx)
 			return -EINVAL;
 		b->idx = idx;
-		for (j = 0; j < 2; j++) {
-			for (e = 0; e < NERR; e++)
-				b->e[j].err[e] = (uint32_t)num(&c, UINT32_MAX);
-			b->e[j].ms = (uint32_t)num(&c, UINT32_MAX);
-		}
+		for (j = 0; j < 2; j++)
+			load_errors(&c, b->e[j].err, &b->e[j].ms);
 	}
 	while (*c.p == ' ')
 		c.p++;
