@@ -132,6 +132,11 @@ int ibw_switchinfo_decode(const uint8_t *mad, size_t len,
 			  struct ibw_switchinfo *si);
 int ibw_port_counters_decode(const uint8_t *mad, size_t len,
 			     struct ibw_port_counters *pc);
+/* One LinearForwardingTable block (attribute modifier: LID / 64): the
+ * output port of each of its 64 LIDs, 0xff where there is none. */
+#define IBW_LFT_BLOCK 64
+int ibw_lft_block_decode(const uint8_t *mad, size_t len,
+			 uint8_t ports[IBW_LFT_BLOCK]);
 
 /* "4x", "SDR".."NDR", and the signalling rate in Gb/s. */
 const char *ibw_width_str(unsigned width_active);
