@@ -444,7 +444,11 @@ static int build_endports(struct ibw_routes *c)
 			struct rep *e;
 			int32_t peer;
 
-			if (!fp->have_pi || !fp->pi.lid)
+			/* Routes between ports that are up: a port that is
+			 * down (a second port not cabled, with a LID left
+			 * from before) is the port's news, not the
+			 * routing's. */
+			if (!fp->have_pi || !fp->pi.lid || !active(fp))
 				continue;
 			e = &c->ep[c->nep];
 			e->node = i;

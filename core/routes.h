@@ -43,7 +43,7 @@ struct ibw_routes_opts {
 #define IBW_ROUTES_HOPS_HIST 16 /* the last bin counts longer paths too */
 
 struct ibw_routes_summary {
-	unsigned sources; /* CA ports with a LID */
+	unsigned sources; /* Active CA ports with a LID */
 	unsigned dlids; /* their LIDs (each LID of an LMC range) */
 	unsigned switches;
 	unsigned tables_missing; /* switches without a table */
@@ -176,9 +176,11 @@ const struct ibw_tier_balance *ibw_routes_tiers(const struct ibw_routes *c,
 #define IBW_ROUTES_SEL_NON_MINIMAL (1u << 16)
 
 /*
- * The pairs @sel selects, in (destination LID, source) order: skip the
- * first @skip, copy up to @max into @out; returns how many were copied
- * and sets *total (if not NULL) to how many there are in all.
+ * The pairs @sel selects, in (destination port, its LIDs, source port)
+ * order, ports in (node GUID, port) order: skip the first @skip, copy up
+ * to @max into @out; returns how many were copied and sets *total (if not
+ * NULL) to how many there are in all (a scan of every pair of the
+ * destinations concerned).
  */
 unsigned ibw_routes_pairs(const struct ibw_routes *c, unsigned sel,
 			  uint64_t skip, struct ibw_route_pair *out,
@@ -208,23 +210,31 @@ struct ibw_routes_delta {
 	uint64_t compared; /* pairs in both */
 	uint64_t lost; /* routed in @old, not in @cur */
 	uint64_t restored; /* the other way */
-	uint64_t new_loops; /* looping in @cur, not in @old (or absent) */
+	uint64_t new_loops; /* looping in @cur, not in @old */
 	unsigned balance_worse; /* switches that crossed the threshold */
 	/* switches whose uplinks changed in number or carry more */
 	unsigned load_changed;
 };
 
 /*
- * Compare @old with @cur: fill @d (if not NULL) and add events to @ev (if
- * not NULL): IBW_EVT_ROUTES_LOST, IBW_EVT_ROUTES_RESTORED,
- * IBW_EVT_ROUTE_LOOPS (old/new: the counts before and now, or the pairs
- * concerned; detail: a few of them, "node0001 HCA-1[1] (lid 3) -> lid
- * 100: no entry at leaf18"); one IBW_EVT_ROUTE_BALANCE per switch whose
- * uplinks became less even than the threshold; one IBW_EVT_ROUTE_LOAD per
- * switch whose uplinks changed in number, or whose most loaded uplink
- * carries more than @load_rise more routes ("leaf01: 17 uplinks carry
- * 306..342 routes (was 18 carrying 306..306)"). Returns the number of
- * events added.
+ * Compare @old with @cur (pairs in both): fill @d (if not NULL) and add
+ * events to @ev (if not NULL), each only when its count is not 0:
+ * - IBW_EVT_ROUTES_LOST: old_value the pairs routed in @old, new_value
+ *   the pairs lost;
+ * - IBW_EVT_ROUTES_RESTORED: old_value the pairs not routed in @old,
+ *   new_value the pairs routed again;
+ * - IBW_EVT_ROUTE_LOOPS: old_value the pairs looping in @old, new_value
+ *   the pairs newly looping;
+ *   for these three, detail names the first @examples pairs ("node0001
+ *   HCA-1[1] (lid 3) -> lid 303: no entry at leaf01") and node_guid and
+ *   port are where the first one breaks;
+ * - IBW_EVT_ROUTE_LOAD, one per switch whose uplinks changed in number
+ *   or whose most loaded uplink carries more than @load_rise more
+ *   routes: old/new_value that uplink's routes, detail "leaf01: 17
+ *   uplinks carry 324..324 routes (was 18 carrying 306..306)";
+ * - IBW_EVT_ROUTE_BALANCE, one per switch whose max/mean rose above
+ *   @balance_threshold: old/new_value max/mean x 1000.
+ * Returns the number of events added.
  */
 unsigned ibw_routes_diff(const struct ibw_routes *old,
 			 const struct ibw_routes *cur,

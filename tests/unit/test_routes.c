@@ -444,8 +444,18 @@ static void test_port_down(void **state)
 	assert_int_equal(r.status, IBW_ROUTE_PORT_DOWN);
 	assert_true(r.break_guid == S1);
 	assert_int_equal(r.break_port, 1);
-	/* no link in the topology any more: one tier-0 uplink per leaf
-	 * left for leaf1 */
+	ibw_routes_unref(c);
+
+	/* a host port that is down is neither source nor destination */
+	nd(g->f, H4)->ports[1].pi.state = IBW_PORT_DOWN;
+	nd(g->f, L2)->ports[2].pi.state = IBW_PORT_DOWN;
+	c = census(g);
+	assert_int_equal(ibw_routes_summary(c)->sources, 3);
+	assert_int_equal(ibw_routes_summary(c)->pairs, 6);
+	/* ... but its path answers: down at its own port */
+	assert_int_equal(ibw_routes_lookup(c, 4, 1, &r), 0);
+	assert_int_equal(r.status, IBW_ROUTE_PORT_DOWN);
+	assert_true(r.break_guid == H4);
 	ibw_routes_unref(c);
 	rig_free(g);
 }
