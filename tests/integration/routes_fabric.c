@@ -370,10 +370,10 @@ static int cmd_uplinks(uint64_t guid)
 		;
 	if (i < n)
 		printf("tier %u uplinks %u min %u max %u sum %" PRIu64 " max_"
-								       "mean "
-								       "%.4f "
-								       "cv "
-								       "%.4f\n",
+		       "mean "
+		       "%.4f "
+		       "cv "
+		       "%.4f\n",
 		       b[i].tier, b[i].uplinks, b[i].up_min, b[i].up_max,
 		       b[i].up_routes, b[i].max_mean, b[i].cv);
 	else
@@ -399,10 +399,10 @@ static int cmd_tiers(void)
 	for (i = 0; i < n; i++)
 		printf("tier %u switches %u with_uplinks %u uplinks %u "
 		       "max_mean %.4f cv %.4f worst 0x%016" PRIx64 " %.4f "
-								   "mean_max_"
-								   "mean %.4f "
-								   "mean_cv "
-								   "%.4f\n",
+		       "mean_max_"
+		       "mean %.4f "
+		       "mean_cv "
+		       "%.4f\n",
 		       t[i].tier, t[i].switches, t[i].with_uplinks,
 		       t[i].uplinks, t[i].max_mean, t[i].cv, t[i].worst_guid,
 		       t[i].worst_max_mean, t[i].mean_max_mean, t[i].mean_cv);
