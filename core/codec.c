@@ -192,6 +192,19 @@ int ibw_switchinfo_decode(const uint8_t *mad, size_t len,
 	return 0;
 }
 
+int ibw_lft_block_decode(const uint8_t *mad, size_t len,
+			 uint8_t ports[IBW_LFT_BLOCK])
+{
+	const uint8_t *p = payload(mad, len);
+
+	if (!p)
+		return -EINVAL;
+	/* A block is 64 one-octet port numbers, nothing else: no field
+	 * table needed. */
+	memcpy(ports, p, IBW_LFT_BLOCK);
+	return 0;
+}
+
 int ibw_port_counters_decode(const uint8_t *mad, size_t len,
 			     struct ibw_port_counters *pc)
 {

@@ -196,6 +196,11 @@ int ibw_mlnx_ext_portinfo_wanted(const struct ibw_nodeinfo *ni,
 				 const struct ibw_portinfo *cap);
 /* 1 if this build decodes LinkSpeedExt2 (XDR), 0 if libibmad lacks it. */
 int ibw_codec_has_speed_ext2(void);
+/* One LinearForwardingTable block (attribute modifier: LID / 64): the
+ * output port of each of its 64 LIDs, 0xff where there is none. */
+#define IBW_LFT_BLOCK 64
+int ibw_lft_block_decode(const uint8_t *mad, size_t len,
+			 uint8_t ports[IBW_LFT_BLOCK]);
 
 /* "4x", "SDR".."NDR", and the signalling rate in Gb/s. */
 const char *ibw_width_str(unsigned width_active);

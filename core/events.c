@@ -26,6 +26,11 @@ static const char *const kind_names[IBW_EVT_KIND_MAX] = {
 	[IBW_EVT_COUNTER_RESET] = "counter_reset",
 	[IBW_EVT_ENDPORT_STATE] = "endport_state",
 	[IBW_EVT_PATH_CHANGED] = "path_changed",
+	[IBW_EVT_ROUTES_LOST] = "routes_lost",
+	[IBW_EVT_ROUTES_RESTORED] = "routes_restored",
+	[IBW_EVT_ROUTE_LOOPS] = "route_loops",
+	[IBW_EVT_ROUTE_BALANCE] = "route_balance",
+	[IBW_EVT_ROUTE_LOAD] = "route_load",
 };
 
 const char *ibw_event_kind_str(enum ibw_event_kind k)

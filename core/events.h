@@ -22,6 +22,17 @@ enum ibw_event_kind {
 	IBW_EVT_COUNTER_RESET, /* reset by someone else */
 	IBW_EVT_ENDPORT_STATE, /* old/new: enum ibw_endport_state */
 	IBW_EVT_PATH_CHANGED, /* detail: "old -> new" paths */
+	/* Route census changes (core/census.h): old/new are pair counts,
+	 * detail names a few of the pairs. */
+	IBW_EVT_ROUTES_LOST, /* routed pairs that no longer are */
+	IBW_EVT_ROUTES_RESTORED, /* ... and broken ones routed again */
+	IBW_EVT_ROUTE_LOOPS, /* pairs that newly loop */
+	/* a switch's uplinks less even than the threshold: old/new are
+	 * max/mean x 1000 */
+	IBW_EVT_ROUTE_BALANCE,
+	/* a switch's uplinks changed in number, or the most loaded one
+	 * carries more routes: old/new are the most loaded's routes */
+	IBW_EVT_ROUTE_LOAD,
 	IBW_EVT_KIND_MAX,
 };
 

@@ -579,13 +579,15 @@ static void on_answer(const struct ibw_mad_done *d, void *arg)
 		x->c.have_out = 1;
 		break;
 	case OP_LFT: {
-		struct lft_entry *e =
-			lft_slot(x->tr, h->node_guid, x->lft_block, 1);
-		const uint8_t *p = d->mad + IB_SMP_DATA_OFFS;
-		uint8_t port = p[x->target % 64u];
+		struct lft_entry *e;
+		uint8_t p[IBW_LFT_BLOCK], port;
 
+		if (ibw_lft_block_decode(d->mad, d->len, p) < 0)
+			goto bad;
+		e = lft_slot(x->tr, h->node_guid, x->lft_block, 1);
+		port = p[x->target % IBW_LFT_BLOCK];
 		if (e)
-			memcpy(e->ports, p, 64);
+			memcpy(e->ports, p, sizeof(p));
 		x->c.out_port = port;
 		if (port == 0xff || !port || port > x->c.ni.num_ports) {
 			h->out_port = port;
