@@ -77,19 +77,25 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	echo "== $ports ports: $(uptime | sed 's/.*load/load/') (other work on the machine counts)"
 	put load_before "$(cut -d' ' -f1 /proc/loadavg)"
 
-	# Discovery and counter sweeps, in one process.
+	# Discovery and counter sweeps, in one process. Under heavy load on
+	# the machine umad2sim can deadlock against ibsim even at the
+	# engine's 128 MADs in flight (its sender blocks on ibsim's full
+	# socket holding the lock its receiver needs, while ibsim spins on
+	# writes to the client's full socket): hence the time limit.
 	bench=${BENCH_SWEEP:-$build/tests/bench_sweep}
 	sweep=(--rounds "$ROUNDS" --counter-rounds $((ROUNDS + 1)) --peer-pid "$simpid")
 	if [ -n "${PERF:-}" ]; then
 		perf record -k CLOCK_MONOTONIC -g -o ibsim.perf -p "$simpid" >perf-sim.log 2>&1 &
 		perfsim=$!
-		perf record -k CLOCK_MONOTONIC -g -o sweep.perf \
+		timeout 900 perf record -k CLOCK_MONOTONIC -g -o sweep.perf \
 			env LD_PRELOAD="$IBW_SIM_PRELOAD" "$bench" \
-			"${sweep[@]}" >sweep.txt 2>perf-sweep.log
+			"${sweep[@]}" >sweep.txt 2>perf-sweep.log ||
+			echo "  (bench_sweep failed or hung: $(tail -n 1 perf-sweep.log))"
 		kill -INT "$perfsim"
 		wait "$perfsim" || true
 	else
-		LD_PRELOAD=$IBW_SIM_PRELOAD "$bench" "${sweep[@]}" >sweep.txt
+		timeout 900 env LD_PRELOAD="$IBW_SIM_PRELOAD" "$bench" "${sweep[@]}" \
+			>sweep.txt || echo "  (bench_sweep failed or hung)"
 	fi
 	sed 's/^/  /' sweep.txt
 	grep '^discovery' sweep.txt >disc.txt
@@ -149,7 +155,8 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	fi
 
 	# ibwatchd --once, the whole process.
-	/usr/bin/time -f '%e %U %S %M' -o once.time env LD_PRELOAD="$IBW_SIM_PRELOAD" \
+	timeout 900 /usr/bin/time -f '%e %U %S %M' -o once.time \
+		env LD_PRELOAD="$IBW_SIM_PRELOAD" \
 		"$build/agent/ibwatchd" --once --no-state-file >once.json 2>once.err ||
 		echo "  (ibwatchd --once failed: $(tail -n 1 once.err))"
 	read -r wall usr sys maxkb <once.time
