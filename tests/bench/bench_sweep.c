@@ -4,12 +4,28 @@
  * each; tests/bench/sweep.sh runs it beside ibnetdiscover and
  * ibqueryerrors on the same fabric.
  *
- *   bench_sweep [--rounds N] [--window N] [--per-dest N]
+ *   bench_sweep [--rounds N] [--counter-rounds N] [--window N]
+ *               [--per-dest N] [--peer-pid PID]
+ *
+ * --rounds discoveries, then --counter-rounds counter sweeps (default:
+ * as many as discoveries); the first counter sweep is cold (it reads
+ * every node's ClassPortInfo and meets every port for the first time).
+ *
+ * Each line ends with the CPU time the process used in that round (user
+ * and system, all its threads: on the simulator that includes
+ * umad2sim's receive thread), that time per 100,000 MADs, and the
+ * round's start and end on CLOCK_MONOTONIC in seconds, so that a
+ * profile taken with `perf record -k CLOCK_MONOTONIC` can be cut to one
+ * round (`perf report --time START,END`). With --peer-pid, also the
+ * CPU time process PID (ibsim) used in the round, from /proc/PID/stat:
+ * on the simulator every MAD costs both sides.
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "counters.h"
 #include "discover.h"
@@ -26,6 +42,74 @@ static void got_fabric(struct ibw_fabric *f, void *arg)
 }
 
 static int swept;
+static int peer_pid;
+
+static double cpu_s(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return 0;
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* User plus system seconds of process peer_pid, -1 if unknown. */
+static double peer_cpu_s(void)
+{
+	unsigned long long ut, st;
+	char path[64], buf[1024], *p;
+	size_t n;
+	FILE *f;
+
+	if (!peer_pid)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/stat", peer_pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* The command name may hold spaces: fields count from its ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2,
+			 "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+			 "%llu %llu",
+			 &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+struct mark {
+	double cpu, peer;
+	uint64_t t0;
+};
+
+static struct mark mark_now(void)
+{
+	struct mark m;
+
+	m.cpu = cpu_s();
+	m.peer = peer_cpu_s();
+	m.t0 = ibw_now_us();
+	return m;
+}
+
+/* The tail of every line: CPU seconds of the round, per 100,000 MADs,
+ * the peer's CPU seconds, and the round's bounds on CLOCK_MONOTONIC. */
+static void print_cpu(const struct mark *m, uint64_t mads)
+{
+	double cpu = cpu_s() - m->cpu, peer = peer_cpu_s();
+
+	printf(" cpu %.3f s %.3f s/100k MADs", cpu,
+	       mads ? cpu * 1e5 / (double)mads : 0.0);
+	if (peer >= 0 && m->peer >= 0)
+		printf(" peer-cpu %.3f s %.3f s/100k MADs", peer - m->peer,
+		       mads ? (peer - m->peer) * 1e5 / (double)mads : 0.0);
+	printf(" mono %.6f %.6f\n", (double)m->t0 / 1e6,
+	       (double)ibw_now_us() / 1e6);
+}
 
 static void on_swept(struct ibw_counters *c, void *arg)
 {
@@ -36,12 +120,14 @@ int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "rounds", required_argument, NULL, 'r' },
+		{ "counter-rounds", required_argument, NULL, 'c' },
 		{ "window", required_argument, NULL, 'w' },
 		{ "per-dest", required_argument, NULL, 'p' },
+		{ "peer-pid", required_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ibw_engine_config cfg = { 0, 0, 0, -1, 0, 0 };
-	unsigned rounds = 5, r, i, nports = 0;
+	unsigned rounds = 5, crounds = 0, r, i, nports = 0;
 	struct ibw_local_port lp;
 	struct ibw_transport *t;
 	struct ibw_discover *d;
@@ -54,13 +140,19 @@ int main(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		if (ch == 'r')
 			rounds = (unsigned)atoi(optarg);
+		else if (ch == 'c')
+			crounds = (unsigned)atoi(optarg);
 		else if (ch == 'w')
 			cfg.max_inflight = (unsigned)atoi(optarg);
 		else if (ch == 'p')
 			cfg.max_per_dest = (unsigned)atoi(optarg);
+		else if (ch == 'P')
+			peer_pid = atoi(optarg);
 		else
 			return 2;
 	}
+	if (!crounds)
+		crounds = rounds;
 	loop = ibw_loop_new();
 	if (ibw_umad_open(NULL, 0, &t, &lp, err, sizeof(err)) < 0) {
 		fprintf(stderr, "bench_sweep: %s\n", err);
@@ -70,25 +162,26 @@ int main(int argc, char **argv)
 	d = ibw_discover_new(e, NULL);
 	c = ibw_counters_new(e, NULL, NULL);
 	for (r = 0; r < rounds; r++) {
-		uint64_t t0 = ibw_now_us();
+		struct mark m = mark_now();
 
 		if (ibw_discover_start(d, got_fabric, NULL) < 0 ||
 		    walk_run_until_idle(loop, e, 120000) < 0) {
 			fprintf(stderr, "bench_sweep: discovery failed\n");
 			return 1;
 		}
-		printf("discovery %u nodes %.3f s %llu MADs %llu timeouts\n",
-		       fab->nnodes, (double)(ibw_now_us() - t0) / 1e6,
+		printf("discovery %u nodes %.3f s %llu MADs %llu timeouts",
+		       fab->nnodes, (double)(ibw_now_us() - m.t0) / 1e6,
 		       (unsigned long long)fab->sweep.mads,
 		       (unsigned long long)fab->sweep.timeouts);
+		print_cpu(&m, fab->sweep.mads);
 		fflush(stdout);
 	}
 	for (i = 0, nports = 0; i < fab->nnodes; i++)
 		nports += fab->nodes[i].ni.node_type == IBW_NODE_SWITCH
 				  ? fab->nodes[i].ni.num_ports
 				  : 1;
-	for (r = 0; r < rounds; r++) {
-		uint64_t t0 = ibw_now_us();
+	for (r = 0; r < crounds; r++) {
+		struct mark m = mark_now();
 		struct ibw_sweep_stats st;
 
 		swept = 0;
@@ -99,11 +192,12 @@ int main(int argc, char **argv)
 		}
 		st = ibw_counters_last_sweep(c);
 		printf("counters %u ports %.3f s %llu MADs %llu timeouts %u "
-		       "unreachable\n",
-		       nports, (double)(ibw_now_us() - t0) / 1e6,
+		       "unreachable",
+		       nports, (double)(ibw_now_us() - m.t0) / 1e6,
 		       (unsigned long long)st.mads,
 		       (unsigned long long)st.timeouts,
 		       ibw_counters_unreachable(c));
+		print_cpu(&m, st.mads);
 		fflush(stdout);
 	}
 	ibw_engine_free(e);
