@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "counters.h"
+#include "hash.h"
 #include "ctr_state.h"
 #include "log.h"
 #include "loop.h"
@@ -176,6 +177,14 @@ struct ibw_counters {
 	struct ibw_port_ctrs *ports;
 	unsigned nports, cap;
 	int unsorted;
+	/* (guid, port) -> index into ports, open addressing, at most half
+	 * full; UINT32_MAX is an empty slot. NULL when it could not be
+	 * allocated: lookups then search the table as before. A first sweep
+	 * adds every port while the table is unsorted, and searching it
+	 * linearly made that sweep quadratic (docs/benchmarks.md, "At
+	 * scale"). */
+	uint32_t *hidx;
+	unsigned hmask;
 
 	struct node_cap *caps;
 	unsigned ncaps, capcap;
@@ -230,11 +239,47 @@ int ibw_counters_port_cmp(const void *a, const void *b)
 	return (int)x->port - (int)y->port;
 }
 
+static unsigned hslot(uint64_t guid, uint8_t port, unsigned mask)
+{
+	uint64_t h = ibw_fnv1a64(IBW_FNV1A64_INIT, &guid, sizeof(guid));
+
+	return (unsigned)ibw_fnv1a64(h, &port, 1) & mask;
+}
+
+static void hput(struct ibw_counters *c, unsigned idx)
+{
+	unsigned s = hslot(c->ports[idx].guid, c->ports[idx].port, c->hmask);
+
+	while (c->hidx[s] != UINT32_MAX)
+		s = (s + 1) & c->hmask;
+	c->hidx[s] = idx;
+}
+
+/* Index every port again, in a table at least twice the port table's
+ * capacity (so it stays at most half full until the next growth). */
+static void hrebuild(struct ibw_counters *c)
+{
+	unsigned n = 1024, i;
+
+	while (n < 2 * c->cap)
+		n *= 2;
+	free(c->hidx);
+	c->hidx = malloc(n * sizeof(*c->hidx));
+	if (!c->hidx)
+		return;
+	memset(c->hidx, 0xff, n * sizeof(*c->hidx));
+	c->hmask = n - 1;
+	for (i = 0; i < c->nports; i++)
+		hput(c, i);
+}
+
 static void sort_ports(struct ibw_counters *c)
 {
-	if (c->unsorted && c->nports)
+	if (c->unsorted && c->nports) {
 		qsort(c->ports, c->nports, sizeof(*c->ports),
 		      ibw_counters_port_cmp);
+		hrebuild(c);
+	}
 	c->unsorted = 0;
 }
 
@@ -244,6 +289,14 @@ const struct ibw_port_ctrs *ibw_counters_find(const struct ibw_counters *c,
 	struct ibw_port_ctrs key;
 	unsigned i;
 
+	if (c->hidx) {
+		for (i = hslot(guid, port, c->hmask); c->hidx[i] != UINT32_MAX;
+		     i = (i + 1) & c->hmask)
+			if (c->ports[c->hidx[i]].guid == guid &&
+			    c->ports[c->hidx[i]].port == port)
+				return &c->ports[c->hidx[i]];
+		return NULL;
+	}
 	key.guid = guid;
 	key.port = port;
 	if (!c->unsorted)
@@ -278,6 +331,10 @@ static struct ibw_port_ctrs *port_get(struct ibw_counters *c, uint64_t guid,
 	p->guid = guid;
 	p->port = port;
 	c->unsorted = 1;
+	if (c->hidx && 2 * c->nports <= c->hmask)
+		hput(c, c->nports - 1);
+	else
+		hrebuild(c);
 	return p;
 }
 
@@ -1184,6 +1241,7 @@ void ibw_counters_free(struct ibw_counters *c)
 	ibw_timer_free(c->pace);
 	free(c->jobs);
 	free(c->ports);
+	free(c->hidx);
 	free(c->caps);
 	free(c);
 }
@@ -1207,5 +1265,6 @@ int ibw_counters_load(struct ibw_counters *c, const char *path)
 	c->cap = cap;
 	c->unsorted = 1;
 	sort_ports(c);
+	hrebuild(c);
 	return 0;
 }
