@@ -6,8 +6,8 @@
 #include <time.h>
 
 #include "counters.h"
-#include "hash.h"
 #include "ctr_state.h"
+#include "hash.h"
 #include "log.h"
 #include "loop.h"
 
@@ -177,14 +177,11 @@ struct ibw_counters {
 	struct ibw_port_ctrs *ports;
 	unsigned nports, cap;
 	int unsorted;
-	/* (guid, port) -> index into ports, open addressing, at most half
-	 * full; UINT32_MAX is an empty slot. NULL when it could not be
-	 * allocated: lookups then search the table as before. A first sweep
-	 * adds every port while the table is unsorted, and searching it
-	 * linearly made that sweep quadratic (docs/benchmarks.md, "At
-	 * scale"). */
-	uint32_t *hidx;
-	unsigned hmask;
+	/* (guid, port) to index + 1 in ports, open addressing (0: empty):
+	 * a sweep looks a port up per answer, and a first sweep adds every
+	 * port unsorted. NULL if it could not be allocated (then a scan). */
+	uint32_t *index;
+	unsigned index_mask;
 
 	struct node_cap *caps;
 	unsigned ncaps, capcap;
@@ -200,6 +197,7 @@ struct ibw_counters {
 	uint64_t t0_mono;
 	struct ibw_sweep_stats cur, last;
 	unsigned unreachable_cur, unreachable_last;
+	struct ibw_counters_progress prog; /* this sweep's, or the last's */
 	uint64_t lid_moved; /* readings dropped: the LID was another node's */
 	ibw_counters_cb cb;
 	void *arg;
@@ -239,73 +237,67 @@ int ibw_counters_port_cmp(const void *a, const void *b)
 	return (int)x->port - (int)y->port;
 }
 
-static unsigned hslot(uint64_t guid, uint8_t port, unsigned mask)
+static unsigned port_hash(uint64_t guid, uint8_t port)
 {
 	uint64_t h = ibw_fnv1a64(IBW_FNV1A64_INIT, &guid, sizeof(guid));
 
-	return (unsigned)ibw_fnv1a64(h, &port, 1) & mask;
+	return (unsigned)ibw_fnv1a64(h, &port, 1);
 }
 
-static void hput(struct ibw_counters *c, unsigned idx)
+static void index_put(struct ibw_counters *c, unsigned i)
 {
-	unsigned s = hslot(c->ports[idx].guid, c->ports[idx].port, c->hmask);
+	unsigned h = port_hash(c->ports[i].guid, c->ports[i].port);
 
-	while (c->hidx[s] != UINT32_MAX)
-		s = (s + 1) & c->hmask;
-	c->hidx[s] = idx;
+	while (c->index[h & c->index_mask])
+		h++;
+	c->index[h & c->index_mask] = i + 1;
 }
 
-/* Index every port again, in a table at least twice the port table's
- * capacity (so it stays at most half full until the next growth). */
-static void hrebuild(struct ibw_counters *c)
+/* Index every record again: the array moved or was reordered. The table
+ * has at least twice as many slots as the array has room for. */
+static void index_rebuild(struct ibw_counters *c)
 {
-	unsigned n = 1024, i;
+	unsigned size = 512, i;
 
-	while (n < 2 * c->cap)
-		n *= 2;
-	free(c->hidx);
-	c->hidx = malloc(n * sizeof(*c->hidx));
-	if (!c->hidx)
-		return;
-	memset(c->hidx, 0xff, n * sizeof(*c->hidx));
-	c->hmask = n - 1;
-	for (i = 0; i < c->nports; i++)
-		hput(c, i);
+	while (size < 2 * c->cap)
+		size *= 2;
+	free(c->index);
+	c->index = calloc(size, sizeof(*c->index));
+	c->index_mask = size - 1;
+	for (i = 0; c->index && i < c->nports; i++)
+		index_put(c, i);
 }
 
 static void sort_ports(struct ibw_counters *c)
 {
-	if (c->unsorted && c->nports) {
+	if (!c->unsorted)
+		return;
+	if (c->nports)
 		qsort(c->ports, c->nports, sizeof(*c->ports),
 		      ibw_counters_port_cmp);
-		hrebuild(c);
-	}
 	c->unsorted = 0;
+	index_rebuild(c);
 }
 
 const struct ibw_port_ctrs *ibw_counters_find(const struct ibw_counters *c,
 					      uint64_t guid, uint8_t port)
 {
-	struct ibw_port_ctrs key;
-	unsigned i;
+	const struct ibw_port_ctrs *p;
+	unsigned h, k, i;
 
-	if (c->hidx) {
-		for (i = hslot(guid, port, c->hmask); c->hidx[i] != UINT32_MAX;
-		     i = (i + 1) & c->hmask)
-			if (c->ports[c->hidx[i]].guid == guid &&
-			    c->ports[c->hidx[i]].port == port)
-				return &c->ports[c->hidx[i]];
+	if (!c->index) {
+		for (i = 0; i < c->nports; i++)
+			if (c->ports[i].guid == guid &&
+			    c->ports[i].port == port)
+				return &c->ports[i];
 		return NULL;
 	}
-	key.guid = guid;
-	key.port = port;
-	if (!c->unsorted)
-		return c->nports ? bsearch(&key, c->ports, c->nports,
-					   sizeof(key), ibw_counters_port_cmp)
-				 : NULL;
-	for (i = 0; i < c->nports; i++)
-		if (c->ports[i].guid == guid && c->ports[i].port == port)
-			return &c->ports[i];
+	for (h = port_hash(guid, port); (k = c->index[h & c->index_mask]);
+	     h++) {
+		p = &c->ports[k - 1];
+		if (p->guid == guid && p->port == port)
+			return p;
+	}
 	return NULL;
 }
 
@@ -325,16 +317,15 @@ static struct ibw_port_ctrs *port_get(struct ibw_counters *c, uint64_t guid,
 			return NULL;
 		c->ports = np;
 		c->cap = cap;
+		index_rebuild(c);
 	}
 	p = &c->ports[c->nports++];
 	memset(p, 0, sizeof(*p));
 	p->guid = guid;
 	p->port = port;
 	c->unsorted = 1;
-	if (c->hidx && 2 * c->nports <= c->hmask)
-		hput(c, c->nports - 1);
-	else
-		hrebuild(c);
+	if (c->index)
+		index_put(c, c->nports - 1);
 	return p;
 }
 
@@ -608,6 +599,7 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 	p->updated_us = ibw_realtime_us();
 	p->stale = 0;
 	p->unreachable = 0;
+	c->prog.read++;
 	if (reset_mask)
 		reset_counters(c, op, reset_mask);
 }
@@ -623,6 +615,7 @@ static void port_failed(struct ibw_counters *c, const struct port_op *op)
 		p->unreachable++;
 	}
 	c->unreachable_cur++;
+	c->prog.unreachable++;
 }
 
 /* Would folding @op count a reset (a counter below its last reading)? */
@@ -794,6 +787,15 @@ static void query_port(struct ibw_counters *c, const struct job *j,
 	unsigned k, n = 0;
 
 	if (!op) {
+		struct port_op po;
+
+		/* Unread this sweep, and said so: every port of a sweep
+		 * ends read or unreachable. */
+		memset(&po, 0, sizeof(po));
+		po.guid = j->guid;
+		po.port = port;
+		po.is_switch = j->is_switch;
+		port_failed(c, &po);
 		c->cur.errors++;
 		return;
 	}
@@ -1001,6 +1003,7 @@ static void start_cpi(struct ibw_counters *c, unsigned idx)
 	op = calloc(1, sizeof(*op));
 	if (!op) {
 		c->cur.errors++;
+		fail_job_ports(c, j);
 		return;
 	}
 	op->c = c;
@@ -1018,6 +1021,7 @@ static void start_cpi(struct ibw_counters *c, unsigned idx)
 	if (ibw_engine_submit(c->e, &r) < 0) {
 		free(op);
 		c->cur.errors++;
+		fail_job_ports(c, j);
 		return;
 	}
 	c->pending++;
@@ -1032,6 +1036,8 @@ static void sweep_done_if_idle(struct ibw_counters *c)
 	c->cur.duration_us = ibw_now_us() - c->t0_mono;
 	c->last = c->cur;
 	c->unreachable_last = c->unreachable_cur;
+	c->prog.running = 0;
+	c->prog.end_us = ibw_realtime_us();
 	free(c->jobs);
 	c->jobs = NULL;
 	c->njobs = 0;
@@ -1145,12 +1151,19 @@ int ibw_counters_sweep(struct ibw_counters *c, const struct ibw_fabric *f,
 	c->cur.start_us = ibw_realtime_us();
 	c->unreachable_cur = 0;
 	c->t0_mono = ibw_now_us();
+	memset(&c->prog, 0, sizeof(c->prog));
+	c->prog.start_us = c->cur.start_us;
+	c->prog.spread_us = spread_us;
+	for (i = 0; i < c->njobs; i++)
+		c->prog.ports += c->jobs[i].nports;
 	if (!c->njobs) {
 		free(c->jobs);
 		c->jobs = NULL;
 		c->last = c->cur;
+		c->prog.end_us = c->prog.start_us;
 		return -ENOENT;
 	}
+	c->prog.running = 1;
 	set_pace(c, c->njobs, spread_us);
 	on_pace(c->pace, c);
 	return 0;
@@ -1169,6 +1182,11 @@ void ibw_counters_respread(struct ibw_counters *c, uint64_t spread_us)
 int ibw_counters_running(const struct ibw_counters *c)
 {
 	return c->jobs != NULL;
+}
+
+struct ibw_counters_progress ibw_counters_progress(const struct ibw_counters *c)
+{
+	return c->prog;
 }
 
 struct ibw_sweep_stats ibw_counters_last_sweep(const struct ibw_counters *c)
@@ -1205,9 +1223,10 @@ unsigned ibw_counters_unreachable(const struct ibw_counters *c)
 	return c->unreachable_last;
 }
 
-const struct ibw_port_ctrs *ibw_counters_ports(const struct ibw_counters *c,
+const struct ibw_port_ctrs *ibw_counters_ports(struct ibw_counters *c,
 					       unsigned *n)
 {
+	sort_ports(c);
 	*n = c->nports;
 	return c->ports;
 }
@@ -1240,8 +1259,8 @@ void ibw_counters_free(struct ibw_counters *c)
 		return;
 	ibw_timer_free(c->pace);
 	free(c->jobs);
+	free(c->index);
 	free(c->ports);
-	free(c->hidx);
 	free(c->caps);
 	free(c);
 }
@@ -1265,6 +1284,5 @@ int ibw_counters_load(struct ibw_counters *c, const char *path)
 	c->cap = cap;
 	c->unsorted = 1;
 	sort_ports(c);
-	hrebuild(c);
 	return 0;
 }

@@ -129,8 +129,22 @@ int ibw_counters_sweep(struct ibw_counters *c, const struct ibw_fabric *f,
 		       uint64_t spread_us, ibw_counters_cb cb, void *arg);
 int ibw_counters_running(const struct ibw_counters *c);
 /* Spread what the running sweep has not sent yet over @spread_us from
- * now (the interval changed). */
+ * now (the interval changed; 0: send it all now). */
 void ibw_counters_respread(struct ibw_counters *c, uint64_t spread_us);
+
+/* The sweep under way, or else the last one: how far it got. */
+struct ibw_counters_progress {
+	int running;
+	uint64_t start_us; /* CLOCK_REALTIME; 0: no sweep yet */
+	uint64_t end_us; /* CLOCK_REALTIME; 0 while it runs */
+	uint64_t spread_us; /* its reads spread over this; 0: full speed */
+	unsigned ports; /* ports it reads */
+	unsigned read; /* ports read so far */
+	unsigned unreachable; /* ports that did not answer so far */
+};
+
+struct ibw_counters_progress
+ibw_counters_progress(const struct ibw_counters *c);
 
 struct ibw_sweep_stats ibw_counters_last_sweep(const struct ibw_counters *c);
 /* Ports that did not answer in the last sweep. */
@@ -156,9 +170,9 @@ struct ibw_pma_redirect {
 unsigned ibw_counters_redirects(const struct ibw_counters *c,
 				struct ibw_pma_redirect *out, unsigned max);
 
-/* All port records, sorted by (guid, port); valid until the next sweep
- * or load. */
-const struct ibw_port_ctrs *ibw_counters_ports(const struct ibw_counters *c,
+/* All port records, sorted by (guid, port) (sorting those a running
+ * sweep added); valid until the next answer, sweep or load. */
+const struct ibw_port_ctrs *ibw_counters_ports(struct ibw_counters *c,
 					       unsigned *n);
 const struct ibw_port_ctrs *ibw_counters_find(const struct ibw_counters *c,
 					      uint64_t guid, uint8_t port);

@@ -31,6 +31,14 @@ struct ibw_monitor {
 	struct ibw_snapshot *snap;
 	struct ibw_timer *disc_timer, *ctr_timer;
 	uint64_t discoveries, counter_sweeps;
+	/* The counter sweep under way (or the last): why it runs, and
+	 * another to run at full speed as soon as it ends. */
+	enum ibw_sweep_reason ctr_reason, again_reason;
+	int ctr_again;
+	/* While a sweep runs: publish what it read at least once a second;
+	 * ports settled (read or not) as of the last snapshot. */
+	struct ibw_timer *progress_timer;
+	unsigned published_settled;
 	uint64_t logged_seq;
 	int state_err; /* last state-file error logged, to log it once */
 	int periodic;
@@ -126,6 +134,8 @@ static void publish(struct ibw_monitor *m)
 		s->fresh_until_us = 0;
 	}
 	s->counters = ibw_counters_last_sweep(m->ctrs);
+	s->counter_sweep = ibw_counters_progress(m->ctrs);
+	s->counter_sweep_reason = m->ctr_reason;
 	s->unreachable_ports = ibw_counters_unreachable(m->ctrs);
 	n = ibw_counters_redirects(m->ctrs, NULL, 0);
 	if (n && (s->pma_redirects = calloc(n, sizeof(*s->pma_redirects))))
@@ -140,6 +150,8 @@ static void publish(struct ibw_monitor *m)
 	}
 	ibw_snapshot_unref(m->snap);
 	m->snap = s;
+	m->published_settled =
+		s->counter_sweep.read + s->counter_sweep.unreachable;
 }
 
 static void log_events(struct ibw_monitor *m)
@@ -347,12 +359,20 @@ static void on_pub_timer(struct ibw_timer *t, void *arg)
 					       : 10000000u);
 }
 
+/* What a running counter sweep has read reaches readers at least this
+ * often, not only when it ends: a spread sweep takes most of its
+ * interval, and a full-speed one on a large fabric seconds. */
+#define PROGRESS_US 1000000u
+
+static void start_counters(struct ibw_monitor *m, enum ibw_sweep_reason why);
+
 static void counters_done(struct ibw_counters *c, void *arg)
 {
 	struct ibw_monitor *m = arg;
 	struct ibw_sweep_stats st = ibw_counters_last_sweep(c);
 	int rc;
 
+	ibw_timer_disarm(m->progress_timer);
 	m->counter_sweeps++;
 	log_debug("counters",
 		  "sweep: %" PRIu64 " MADs, %" PRIu64 " timeouts, %u ports "
@@ -375,23 +395,71 @@ static void counters_done(struct ibw_counters *c, void *arg)
 	log_events(m);
 	if (m->periodic) {
 		ibw_timer_arm(m->ctr_timer, m->o.counter_interval_us);
+		if (m->ctr_again) {
+			m->ctr_again = 0;
+			if (!m->local_lost)
+				start_counters(m, m->again_reason);
+		}
 	} else if (!m->pinger ||
 		   ibw_pinger_round(m->pinger, ping_round_done, m) < 0) {
 		once_finish(m);
 	}
 }
 
-static void start_counters(struct ibw_monitor *m)
+static void on_progress_timer(struct ibw_timer *t, void *arg)
+{
+	struct ibw_monitor *m = arg;
+	struct ibw_counters_progress p = ibw_counters_progress(m->ctrs);
+	uint64_t t0;
+
+	if (!p.running)
+		return;
+	if (p.read + p.unreachable != m->published_settled) {
+		t0 = ibw_now_us();
+		publish(m);
+		log_events(m);
+		log_debug("counters",
+			  "sweep under way: %u of %u ports read, %u "
+			  "unreachable; published in %.2f ms",
+			  p.read, p.ports, p.unreachable,
+			  (double)(ibw_now_us() - t0) / 1e3);
+	}
+	ibw_timer_arm(t, PROGRESS_US);
+}
+
+/*
+ * Start a counter sweep for @why. The interval's sweeps are spread over
+ * its spread share so that no switch sees a burst; the first after start
+ * and after the local port came back run at full speed, since readers
+ * have no current counters until they end.
+ */
+static void start_counters(struct ibw_monitor *m, enum ibw_sweep_reason why)
 {
 	uint64_t spread = 0;
 	int rc;
 
-	if (!m->fabric || ibw_counters_running(m->ctrs))
+	if (!m->fabric)
 		return;
-	if (m->periodic)
+	if (ibw_counters_running(m->ctrs)) {
+		if (why != IBW_SWEEP_INTERVAL) {
+			/* What it read while the port was lost timed out:
+			 * send the rest now, then read all again. */
+			ibw_counters_respread(m->ctrs, 0);
+			m->ctr_again = 1;
+			m->again_reason = why;
+		}
+		return;
+	}
+	if (m->periodic && why == IBW_SWEEP_INTERVAL)
 		spread = m->o.counter_interval_us * m->o.spread_percent / 100;
+	m->ctr_reason = why;
+	if (why != IBW_SWEEP_INTERVAL)
+		log_info("counters", "counter sweep at full speed (%s)",
+			 ibw_snapshot_sweep_reason_str(why));
 	rc = ibw_counters_sweep(m->ctrs, m->fabric, spread, counters_done, m);
-	if (rc == -ENOENT) {
+	if (rc == 0 && m->periodic && ibw_counters_running(m->ctrs)) {
+		ibw_timer_arm(m->progress_timer, PROGRESS_US);
+	} else if (rc == -ENOENT) {
 		/* Nothing in scope: a sweep of nothing is still done. */
 		counters_done(m->ctrs, m);
 	} else if (rc < 0 && rc != -EBUSY) {
@@ -410,7 +478,7 @@ static void on_ctr_timer(struct ibw_timer *t, void *arg)
 		ibw_timer_arm(t, m->o.counter_interval_us);
 		return;
 	}
-	start_counters(m);
+	start_counters(m, IBW_SWEEP_INTERVAL);
 }
 
 /* Is the port we sweep from active in @f? Its state in @state. */
@@ -506,12 +574,13 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 	struct ibw_monitor *m = arg;
 	unsigned nev;
 	uint8_t st;
+	int back = m->local_lost;
 
 	if (m->periodic && !local_port_ok(m, f, &st)) {
 		on_local_lost(m, f, st);
 		return;
 	}
-	if (m->local_lost) {
+	if (back) {
 		log_info("monitor",
 			 "local port is active again after %.1f s: sweeping",
 			 (double)(ibw_realtime_us() - m->lost_since_us) / 1e6);
@@ -540,7 +609,7 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 		/* The first counter sweep and pings follow the first
 		 * discovery. */
 		if (m->discoveries == 1) {
-			start_counters(m);
+			start_counters(m, IBW_SWEEP_START);
 			if (m->o.nwatch)
 				start_watched(m);
 			if (m->pinger) {
@@ -550,9 +619,11 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 						      ? m->o.ping.interval_us
 						      : 10000000u);
 			}
+		} else if (back) {
+			start_counters(m, IBW_SWEEP_PORT_BACK);
 		}
 	} else {
-		start_counters(m);
+		start_counters(m, IBW_SWEEP_START);
 	}
 }
 
@@ -635,7 +706,9 @@ struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
 	if (m->pinger)
 		ibw_pinger_on_loss(m->pinger, on_ping_loss, m);
 	m->ctr_timer = ibw_timer_new(m->loop, on_ctr_timer, m);
-	if (!m->ev || !m->disc || !m->ctrs || !m->disc_timer || !m->ctr_timer) {
+	m->progress_timer = ibw_timer_new(m->loop, on_progress_timer, m);
+	if (!m->ev || !m->disc || !m->ctrs || !m->disc_timer || !m->ctr_timer ||
+	    !m->progress_timer) {
 		snprintf(err, errlen, "out of memory");
 		ibw_monitor_free(m);
 		return NULL;
@@ -675,6 +748,7 @@ void ibw_monitor_free(struct ibw_monitor *m)
 		ibw_monitor_save_state(m);
 	ibw_timer_free(m->disc_timer);
 	ibw_timer_free(m->ctr_timer);
+	ibw_timer_free(m->progress_timer);
 	ibw_timer_free(m->pub_timer);
 	ibw_timer_free(m->trace_timer);
 	ibw_pinger_free(m->pinger);

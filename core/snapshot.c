@@ -125,6 +125,19 @@ uint16_t ibw_snapshot_lid(const struct ibw_snapshot *s, uint64_t guid,
 	return n->lid;
 }
 
+const char *ibw_snapshot_sweep_reason_str(enum ibw_sweep_reason r)
+{
+	switch (r) {
+	case IBW_SWEEP_START:
+		return "start";
+	case IBW_SWEEP_PORT_BACK:
+		return "local_port_back";
+	case IBW_SWEEP_INTERVAL:
+		return "interval";
+	}
+	return "unknown";
+}
+
 double ibw_snapshot_loss_pct(uint64_t lost, uint64_t sent)
 {
 	return sent ? 100.0 * (double)lost / (double)sent : 0.0;

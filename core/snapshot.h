@@ -37,6 +37,18 @@ struct ibw_watched {
 
 struct ibw_snapshot_port;
 
+/* Why a counter sweep ran. The first after start and the first after the
+ * local port came back read at full speed (readers have no current
+ * counters to show); the interval's are spread over it. */
+enum ibw_sweep_reason {
+	IBW_SWEEP_START,
+	IBW_SWEEP_PORT_BACK,
+	IBW_SWEEP_INTERVAL,
+};
+
+/* "start", "local_port_back", "interval" */
+const char *ibw_snapshot_sweep_reason_str(enum ibw_sweep_reason r);
+
 /*
  * Whether port @p of @n is an endport, addressed by a LID and a port GUID
  * of its own: a switch's port 0 (its management port; the physical ports
@@ -108,6 +120,10 @@ struct ibw_snapshot {
 	struct ibw_pma_redirect *pma_redirects;
 	unsigned npma_redirects;
 	uint64_t discoveries, counter_sweeps;
+	/* The counter sweep under way when this was taken (its reads so far
+	 * are in ports), or else the last one, and why it ran. */
+	struct ibw_counters_progress counter_sweep;
+	enum ibw_sweep_reason counter_sweep_reason;
 	struct ibw_endport *endports; /* ping targets and their state */
 	unsigned nendports;
 	struct ibw_watched *watched; /* watched paths, last traces */

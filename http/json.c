@@ -565,6 +565,28 @@ void ibw_json_write_ports(struct ibw_jw *w, const struct ibw_snapshot *s,
 	ibw_jw_end(w);
 }
 
+/* The counter sweep under way, or else the last: how far it got as of
+ * this snapshot, and whether its reads were spread. */
+static json_t *counter_sweep_json(const struct ibw_snapshot *s)
+{
+	const struct ibw_counters_progress *p = &s->counter_sweep;
+	json_t *o = json_object();
+
+	json_object_set_new(o, "running", json_boolean(p->running));
+	json_object_set_new(o, "reason",
+			    json_string(ibw_snapshot_sweep_reason_str(
+				    s->counter_sweep_reason)));
+	json_object_set_new(o, "started", ibw_json_time(p->start_us));
+	json_object_set_new(o, "finished", ibw_json_time(p->end_us));
+	json_object_set_new(o, "spread_seconds",
+			    json_real((double)p->spread_us / 1e6));
+	json_object_set_new(o, "ports", json_integer(p->ports));
+	json_object_set_new(o, "ports_read", json_integer(p->read));
+	json_object_set_new(o, "ports_unreachable",
+			    json_integer(p->unreachable));
+	return o;
+}
+
 json_t *ibw_json_status(const struct ibw_snapshot *s,
 			const struct ibw_engine_stats *st, uint64_t now_us)
 {
@@ -601,6 +623,7 @@ json_t *ibw_json_status(const struct ibw_snapshot *s,
 			    ibw_json_u64(s->counter_sweeps));
 	json_object_set_new(sw, "unreachable_ports",
 			    json_integer(s->unreachable_ports));
+	json_object_set_new(sw, "counter_sweep", counter_sweep_json(s));
 	json_object_set_new(o, "pma_redirects", ibw_json_pma_redirects(s));
 	json_object_set_new(o, "sweeps", sw);
 	for (i = 0; i < IBW_EP_NSTATES; i++)

@@ -67,6 +67,14 @@ struct ibw_snapshot *ibw_test_snapshot(void)
 	s->counters.mads = 12;
 	s->counters.timeouts = 1;
 	s->unreachable_ports = 1;
+	/* the last counter sweep: spread, done, one port unanswered */
+	s->counter_sweep.start_us = T0 - 500;
+	s->counter_sweep.end_us = T0 - 70;
+	s->counter_sweep.spread_us = 24000000;
+	s->counter_sweep.ports = 5;
+	s->counter_sweep.read = 4;
+	s->counter_sweep.unreachable = 1;
+	s->counter_sweep_reason = IBW_SWEEP_INTERVAL;
 	/* counters: switch ports 1-3 and the hosts' ports, sorted */
 	s->nports = 5;
 	s->ports = calloc(5, sizeof(*s->ports));

@@ -511,6 +511,119 @@ static void test_state_file_from_before(void **state)
 	rig_free(&r);
 }
 
+/* A fabric of @n one-port CAs, node GUIDs from @first up. */
+static struct ibw_fabric *many_cas(uint64_t first, unsigned n)
+{
+	struct ibw_fabric *f = ibw_fabric_new();
+	struct ibw_fnode *nd;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		nd = ibw_fabric_add_node(f, first + i, 2);
+		nd->ni.node_type = IBW_NODE_CA;
+		nd->ni.num_ports = 1;
+		nd->ports[1].have_pi = 1;
+		nd->ports[1].pi.state = 4;
+		nd->ports[1].pi.lid = (uint16_t)(1 + i);
+		nd->lid = (uint16_t)(1 + i);
+	}
+	ibw_fabric_freeze(f);
+	return f;
+}
+
+static void run_until_done(struct rig *r, struct fake *fk)
+{
+	uint64_t end = ibw_now_us() + 5000000u;
+
+	while (!r->done && ibw_now_us() < end) {
+		serve(r, fk);
+		ibw_loop_run_once(r->loop, 5000);
+	}
+	assert_true(r->done);
+}
+
+static void assert_sorted(struct ibw_counters *c, unsigned want)
+{
+	const struct ibw_port_ctrs *p;
+	unsigned n, i;
+
+	p = ibw_counters_ports(c, &n);
+	assert_int_equal(n, want);
+	for (i = 1; i < n; i++)
+		assert_true(ibw_counters_port_cmp(&p[i - 1], &p[i]) < 0);
+}
+
+/* How far a sweep got (ports, read, unreachable, spread, running), and
+ * the port records, sorted also while a sweep adds ports out of order,
+ * each port once however many sweeps ran. */
+static void test_progress_and_order(void **state)
+{
+	struct ibw_fabric *f1 = many_cas(0x1000, 600);
+	struct ibw_fabric *f2 = many_cas(0x0ffe, 602);
+	struct ibw_counters_progress p;
+	struct fake fk = { 0 };
+	uint64_t end;
+	struct rig r;
+
+	rig_init(&r);
+	p = ibw_counters_progress(r.c);
+	assert_false(p.running);
+	assert_true(p.start_us == 0);
+	/* A full-speed sweep: every port read. */
+	assert_int_equal(ibw_counters_sweep(r.c, f1, 0, swept, &r), 0);
+	p = ibw_counters_progress(r.c);
+	assert_true(p.running);
+	assert_int_equal(p.ports, 600);
+	assert_true(p.spread_us == 0 && p.start_us && !p.end_us);
+	run_until_done(&r, &fk);
+	p = ibw_counters_progress(r.c);
+	assert_false(p.running);
+	assert_int_equal(p.read, 600);
+	assert_int_equal(p.unreachable, 0);
+	assert_true(p.end_us >= p.start_us);
+	assert_sorted(r.c, 600);
+	/* Again: the same 600 records, found, not added. */
+	r.done = 0;
+	assert_int_equal(ibw_counters_sweep(r.c, f1, 0, swept, &r), 0);
+	run_until_done(&r, &fk);
+	assert_sorted(r.c, 600);
+
+	/* Spread over 0.6 s: two new nodes below the others, read in its
+	 * first tick (after their ClassPortInfo), added at the end. */
+	r.done = 0;
+	assert_int_equal(ibw_counters_sweep(r.c, f2, 600000, swept, &r), 0);
+	end = ibw_now_us() + 5000000u;
+	while ((!ibw_counters_find(r.c, 0x0ffe, 1) ||
+		!ibw_counters_find(r.c, 0x0fff, 1)) &&
+	       ibw_now_us() < end) {
+		serve(&r, &fk);
+		ibw_loop_run_once(r.loop, 5000);
+	}
+	p = ibw_counters_progress(r.c);
+	assert_true(p.running);
+	assert_true(p.spread_us == 600000);
+	assert_int_equal(p.ports, 602);
+	assert_true(p.read >= 2 && p.read < 602);
+	assert_sorted(r.c, 602);
+	run_until_done(&r, &fk);
+	p = ibw_counters_progress(r.c);
+	assert_int_equal(p.read, 602);
+	assert_sorted(r.c, 602);
+
+	/* Nobody answers: every port unreachable, none read. */
+	fk.silent = 1;
+	r.done = 0;
+	assert_int_equal(ibw_counters_sweep(r.c, f1, 0, swept, &r), 0);
+	run_until_done(&r, &fk);
+	p = ibw_counters_progress(r.c);
+	assert_int_equal(p.read, 0);
+	assert_int_equal(p.unreachable, 600);
+	assert_sorted(r.c, 602);
+	ibw_fabric_unref(f1);
+	ibw_fabric_unref(f2);
+	rig_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -526,6 +639,7 @@ int main(void)
 						setup_path, teardown_path),
 		cmocka_unit_test_setup_teardown(test_state_file_from_before,
 						setup_path, teardown_path),
+		cmocka_unit_test(test_progress_and_order),
 	};
 
 	return cmocka_run_group_tests_name("counters", tests, NULL, NULL);
