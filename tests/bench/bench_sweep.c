@@ -1,15 +1,19 @@
 /*
  * Discovery and a full counter sweep on the engine, as ibwatchd runs
  * them (engine defaults unless told). Prints one line per round for
- * each; tests/bench/sweep.sh runs it beside ibnetdiscover and
- * ibqueryerrors on the same fabric.
+ * each, ending with the CPU time the whole process (all its threads:
+ * under the simulator also umad2sim's receiver and the kernel model's)
+ * took for the round; tests/bench/sweep.sh runs it beside ibnetdiscover
+ * and ibqueryerrors on the same fabric.
  *
  *   bench_sweep [--rounds N] [--window N] [--per-dest N]
  */
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "counters.h"
 #include "discover.h"
@@ -26,6 +30,17 @@ static void got_fabric(struct ibw_fabric *f, void *arg)
 }
 
 static int swept;
+
+/* CPU time (user + system) of the process so far, in microseconds. */
+static uint64_t cpu_us(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return 0;
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
 
 static void on_swept(struct ibw_counters *c, void *arg)
 {
@@ -70,17 +85,19 @@ int main(int argc, char **argv)
 	d = ibw_discover_new(e, NULL);
 	c = ibw_counters_new(e, NULL, NULL);
 	for (r = 0; r < rounds; r++) {
-		uint64_t t0 = ibw_now_us();
+		uint64_t t0 = ibw_now_us(), c0 = cpu_us();
 
 		if (ibw_discover_start(d, got_fabric, NULL) < 0 ||
 		    walk_run_until_idle(loop, e, 120000) < 0) {
 			fprintf(stderr, "bench_sweep: discovery failed\n");
 			return 1;
 		}
-		printf("discovery %u nodes %.3f s %llu MADs %llu timeouts\n",
+		printf("discovery %u nodes %.3f s %llu MADs %llu timeouts "
+		       "cpu %.3f s\n",
 		       fab->nnodes, (double)(ibw_now_us() - t0) / 1e6,
 		       (unsigned long long)fab->sweep.mads,
-		       (unsigned long long)fab->sweep.timeouts);
+		       (unsigned long long)fab->sweep.timeouts,
+		       (double)(cpu_us() - c0) / 1e6);
 		fflush(stdout);
 	}
 	for (i = 0, nports = 0; i < fab->nnodes; i++)
@@ -88,7 +105,7 @@ int main(int argc, char **argv)
 				  ? fab->nodes[i].ni.num_ports
 				  : 1;
 	for (r = 0; r < rounds; r++) {
-		uint64_t t0 = ibw_now_us();
+		uint64_t t0 = ibw_now_us(), c0 = cpu_us();
 		struct ibw_sweep_stats st;
 
 		swept = 0;
@@ -99,11 +116,12 @@ int main(int argc, char **argv)
 		}
 		st = ibw_counters_last_sweep(c);
 		printf("counters %u ports %.3f s %llu MADs %llu timeouts %u "
-		       "unreachable\n",
+		       "unreachable cpu %.3f s\n",
 		       nports, (double)(ibw_now_us() - t0) / 1e6,
 		       (unsigned long long)st.mads,
 		       (unsigned long long)st.timeouts,
-		       ibw_counters_unreachable(c));
+		       ibw_counters_unreachable(c),
+		       (double)(cpu_us() - c0) / 1e6);
 		fflush(stdout);
 	}
 	ibw_engine_free(e);
