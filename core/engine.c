@@ -26,9 +26,10 @@ enum slot_state {
 
 struct dest_q;
 
+/* Queued requests of a counter sweep number in the tens of thousands:
+ * the payload lives only in the encoded MAD. */
 struct req {
 	struct ibw_mad_req r;
-	uint8_t data[IBW_MAD_SIZE];
 	uint8_t mad[IBW_MAD_SIZE]; /* the encoded request */
 	struct ibw_mad_addr addr;
 	struct dest_q *dq;
@@ -494,15 +495,20 @@ static void pump(struct ibw_engine *e)
 	arm_deadline(e);
 }
 
-static int build(struct req *r)
+/* Encode @r's MAD with the caller's payload (@q->data, which r->r no
+ * longer points to). */
+static int build(struct req *r, const struct ibw_mad_req *q)
 {
+	/* mad_encode() takes a non-const payload: a copy, not a cast. */
+	uint8_t data[IBW_MAD_SIZE];
 	ib_rpc_t rpc;
 	ib_dr_path_t dr;
-	const struct ibw_mad_req *q = &r->r;
 	int off = (int)ibw_mad_data_offset(q->mgmt_class);
 
 	if (q->data_len > (size_t)(IBW_MAD_SIZE - off))
 		return -EINVAL;
+	if (q->data_len)
+		memcpy(data, q->data, q->data_len);
 	memset(&rpc, 0, sizeof(rpc));
 	rpc.mgtclass = q->mgmt_class;
 	rpc.method = q->method;
@@ -528,7 +534,7 @@ static int build(struct req *r)
 	memset(r->mad, 0, sizeof(r->mad));
 	if (!mad_encode(r->mad, &rpc,
 			q->mgmt_class == IBW_CLASS_SMI_DR ? &dr : NULL,
-			q->data_len ? r->data : NULL))
+			q->data_len ? data : NULL))
 		return -EINVAL;
 
 	memset(&r->addr, 0, sizeof(r->addr));
@@ -559,14 +565,12 @@ int ibw_engine_submit(struct ibw_engine *e, const struct ibw_mad_req *q)
 	if (!r)
 		return -ENOMEM;
 	r->r = *q;
-	if (q->data_len && q->data_len <= sizeof(r->data))
-		memcpy(r->data, q->data, q->data_len);
 	r->r.data = NULL;
 	if (!r->r.timeout_ms)
 		r->r.timeout_ms = e->cfg.timeout_ms;
 	if (r->r.retries < 0)
 		r->r.retries = e->cfg.retries;
-	rc = build(r);
+	rc = build(r, q);
 	if (rc < 0) {
 		free(r);
 		return rc;

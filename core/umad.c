@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <infiniband/umad.h>
@@ -155,6 +156,9 @@ static void *bridge_main(void *arg)
 	struct umad_transport *u = arg;
 	uint64_t one = 1;
 
+	/* A name for top -H, perf and tests/bench/mad_cost.sh, which
+	 * tell this thread from umad2sim's receiver by it. */
+	prctl(PR_SET_NAME, "ibw-umad-bridge", 0, 0, 0);
 	pthread_mutex_lock(&u->mtx);
 	while (!u->stop) {
 		int r;

@@ -7,16 +7,23 @@
 #   (a) realistic service times, nothing dead;
 #   (b) the same with 1% of CA ports dead (their SMA and PMA never
 #       answer; chosen with a fixed seed).
-# Each reports: discovery vs `ibnetdiscover`; the counter sweep vs
-# `ibqueryerrors` and `ibqueryerrors --counters`; a ping round of every
-# CA port; cold and warm traces vs `ibtracert`.
+# Each reports: discovery vs `ibnetdiscover`; the counter sweep, cold
+# (ClassPortInfo read first, as the reference tools always start) and
+# warm (as the daemon sweeps once it knows each PMA), vs `ibqueryerrors`
+# and `ibqueryerrors --counters`; a ping round of every CA port; cold and
+# warm traces vs `ibtracert`. Also the CPU time per MAD of ibwatch's
+# process (all threads, umad2sim's among them) and of ibsim, and the
+# machine's load average: the simulator's ceiling is CPU on a machine
+# others share (docs/benchmarks.md).
 #   tests/bench/latency.sh [BUILD_DIR]
 # Environment: SVC_SMA_US (default 50), SVC_PMA_US (100), HOP_US (the
-# model's default), DEAD_PERCENT (1), SEED (7), SKIP_SLOW=1 (skip the
-# reference counter sweeps under (b), which take minutes), WINDOWS="64/8
-# 256/4 ..." (also time discovery and the counter sweep with each global
-# window / per-destination window: the tuning table of
-# docs/benchmarks.md), ONLY_WINDOWS=1 (just that table).
+# model's default), DEAD_PERCENT (1), SEED (7), ROUNDS (3: ibwatch's
+# discoveries and counter sweeps per setting; the medians are reported,
+# the first sweep as the cold one), SKIP_SLOW=1 (skip the reference
+# counter sweeps under (b), which take minutes), WINDOWS="64/8 256/4 ..."
+# (also time discovery and the counter sweep with each global window /
+# per-destination window: the tuning table of docs/benchmarks.md),
+# ONLY_WINDOWS=1 (just that table).
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$top/build}" && pwd)
@@ -29,6 +36,18 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	export IBW_KM_SVC_SMA_US=${SVC_SMA_US:-50} IBW_KM_SVC_PMA_US=${SVC_PMA_US:-100}
 	[ -n "${HOP_US:-}" ] && export IBW_KM_HOP_US=$HOP_US
 	pre() { LD_PRELOAD=$IBW_SIM_PRELOAD "$@"; }
+	rounds=${ROUNDS:-3}
+	median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+	# ibsim's CPU time so far, in clock ticks (utime + stime).
+	ibsim_ticks() { awk '{ print $14 + $15 }' "/proc/$(cat "$IBW_SIM_DIR/ibsim.pid")/stat"; }
+	# From bench_sweep's lines for $1 (discovery or counters) in file $2,
+	# rounds $3..$4: median seconds, MADs, CPU microseconds per MAD.
+	col() {
+		awk -v k="$1" -v a="$3" -v b="$4" '$1 == k { n++; if (n >= a && n <= b) {
+			for (i = 1; i < NF; i++) if ($i == "cpu") c = $(i + 1)
+			print $4, $6, c * 1e6 / $6 } }' "$2" | sort -n |
+			awk '{ l[NR] = $0 } END { print l[int((NR + 1) / 2)] }'
+	}
 	secs() { # seconds one run of "$@" takes; output in ref.out
 		local t0 t1
 		t0=$(date +%s%N)
@@ -51,22 +70,29 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	tlids=$(awk 'NR % 290 == 17' ca-lids.txt | grep -vxF -f dead-lids.txt | head -n 8 | xargs)
 
 	run_windows() { # NAME
-		local w
+		local w f d c k
 		for w in ${WINDOWS:-}; do
-			pre "$build/tests/bench_sweep" --rounds 1 --window "${w%/*}" \
-				--per-dest "${w#*/}" >"win-$1.txt"
-			printf 'window %-8s discovery %7ss  counters %7ss  (%s)\n' "$w" \
-				"$(awk '/^discovery/ { print $4 }' "win-$1.txt")" \
-				"$(awk '/^counters/ { print $4 }' "win-$1.txt")" "setting $1"
+			f=win-$1-${w%/*}-${w#*/}.txt
+			pre "$build/tests/bench_sweep" --rounds "$rounds" --window "${w%/*}" \
+				--per-dest "${w#*/}" >"$f"
+			read -r d _ dc <<<"$(col discovery "$f" 1 "$rounds")"
+			read -r c _ <<<"$(col counters "$f" 1 1)"
+			read -r k _ kc <<<"$(col counters "$f" 2 "$rounds")"
+			printf 'window %-8s discovery %ss  counters cold %ss warm %ss  CPU per MAD %.1f / %.1f us  (%s; medians of %s)\n' \
+				"$w" "$d" "$c" "${k:--}" "$dc" "${kc:-0}" "setting $1" "$rounds"
 		done
 	}
 	run_setting() { # NAME
 		local name=$1
+		local t0 t1 mads
 		echo "== setting $name: SMA ${IBW_KM_SVC_SMA_US} us, PMA ${IBW_KM_SVC_PMA_US} us per MAD per node;" \
 			"dead CA ports: $(wc -w <"$IBW_KM_DEAD_FILE") of $ncas =="
+		echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 		run_windows "$name"
 		[ -n "${ONLY_WINDOWS:-}" ] && return 0
-		pre "$build/tests/bench_sweep" --rounds 1 >"ours-$name.txt"
+		t0=$(ibsim_ticks)
+		pre "$build/tests/bench_sweep" --rounds "$rounds" >"ours-$name.txt"
+		t1=$(ibsim_ticks)
 		pre "$build/tests/bench_ping" --rounds 1 --method pma >"ping-$name.txt"
 		pre "$build/tests/bench_trace" $tlids >"trace-$name.txt"
 		d_ref=$(secs ibnetdiscover)
@@ -78,21 +104,33 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 		fi
 		for l in $tlids; do
 			secs ibtracert "$slid" "$l"
-		done | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }' >tr-ref.txt
-		d_ours=$(awk '/^discovery/ { print $4 }' "ours-$name.txt")
-		c_ours=$(awk '/^counters/ { print $4 }' "ours-$name.txt")
-		ratio() { [ "$2" = skipped ] && echo "-" || printf '%.1fx' "$(echo "$2 / $1" | bc -l)"; }
+		done | median >tr-ref.txt
+		read -r d_ours _ d_cpu <<<"$(col discovery "ours-$name.txt" 1 "$rounds")"
+		read -r c_ours _ c_cpu <<<"$(col counters "ours-$name.txt" 1 1)"
+		read -r w_ours _ w_cpu <<<"$(col counters "ours-$name.txt" 2 "$rounds")"
+		mads=$(awk '{ s += $6 } END { print s }' "ours-$name.txt")
+		ratio() { [ "$2" = skipped ] || [ -z "$1" ] && echo "-" || printf '%.1fx' "$(echo "$2 / $1" | bc -l)"; }
+		f1() { [ -n "$1" ] && printf %.1f "$1" || echo -; }
+		sec() { [ "$1" = skipped ] && echo skipped || printf '%.3fs' "${1:-0}"; }
 		cat "ours-$name.txt" "ping-$name.txt"
-		printf '%-34s %9s %12s %9s\n' "" ibwatch reference speedup
-		printf '%-34s %8ss %11ss %9s\n' "discovery vs ibnetdiscover" "$d_ours" "$d_ref" "$(ratio "$d_ours" "$d_ref")"
-		printf '%-34s %8ss %11ss %9s\n' "counters vs ibqueryerrors" "$c_ours" "$c_ref" "$(ratio "$c_ours" "$c_ref")"
-		printf '%-34s %8ss %11ss %9s\n' "counters vs ibqueryerrors --counters" "$c_ours" "$cc_ref" "$(ratio "$c_ours" "$cc_ref")"
+		printf '%-44s %9s %10s %8s\n' "(ibwatch: medians of $rounds)" ibwatch reference speedup
+		row() { printf '%-44s %9s %10s %8s\n' "$1" "$(sec "$2")" "$(sec "$3")" "$(ratio "$2" "$3")"; }
+		row "discovery vs ibnetdiscover" "$d_ours" "$d_ref"
+		row "counters (cold) vs ibqueryerrors" "$c_ours" "$c_ref"
+		row "counters (cold) vs ibqueryerrors --counters" "$c_ours" "$cc_ref"
+		if [ -n "$w_ours" ]; then
+			row "counters (warm) vs ibqueryerrors" "$w_ours" "$c_ref"
+			row "counters (warm) vs ibqueryerrors --counters" "$w_ours" "$cc_ref"
+		fi
+		printf 'CPU per MAD: ibwatch %s us discovery, %s us cold sweep, %s us warm sweep; ibsim %s us (over all %s MADs)\n' \
+			"$(f1 "$d_cpu")" "$(f1 "$c_cpu")" "$(f1 "$w_cpu")" \
+			"$(f1 "$(echo "($t1 - $t0) * 1000000 / $(getconf CLK_TCK) / $mads" | bc -l)")" "$mads"
 		for k in cold warm; do
 			printf 'trace %-5s median %s ms, %s MADs\n' "$k" \
-				"$(awk -v k=$k '$1 == k { print $(NF - 1) }' "trace-$name.txt" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')" \
-				"$(awk -v k=$k '$1 == k { print $(NF - 3) }' "trace-$name.txt" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')"
+				"$(awk -v k=$k '$1 == k { print $(NF - 1) }' "trace-$name.txt" | median)" \
+				"$(awk -v k=$k '$1 == k { print $(NF - 3) }' "trace-$name.txt" | median)"
 		done
-		echo "ibtracert median $(cat tr-ref.txt) s (a whole invocation)"
+		echo "ibtracert median $(sec "$(cat tr-ref.txt)") (a whole invocation)"
 		echo
 	}
 	: >none.txt
