@@ -104,7 +104,7 @@ check "the agent still serves after all that" [ "$(curl -s -m 20 -o /dev/null -w
 curl -s -m 20 "$U/metrics" >metrics.txt
 out=$(promtool check metrics <metrics.txt 2>&1); rc=$?
 check "promtool check metrics reports nothing" test $rc = 0 -a -z "$out"
-check "down ports are exported with their state" grep -q '^infiniband_switch_port_state{.*} 1$' metrics.txt
+check "down ports are exported with their state" grep -q '^ibwatch_switch_port_state{.*} 1$' metrics.txt
 curl -s -m 20 -H 'Accept-Encoding: gzip' -D gz.hdr -o metrics.gz "$U/metrics"
 check "gzip when the scraper asks (Prometheus does): the same text, $(stat -c %s metrics.gz) bytes for $(stat -c %s metrics.txt)" \
 	python3 -c 'import gzip, sys
