@@ -5,8 +5,19 @@
 #include <string.h>
 
 #include "counters.h"
+#include "ibw_revision.h"
+#include "ibw_version.h"
 #include "ibrate.h"
 #include "prom.h"
+
+static const char *build_version = IBW_VERSION;
+static const char *build_revision = IBW_REVISION;
+
+void ibw_prom_set_build_info(const char *version, const char *revision)
+{
+	build_version = version;
+	build_revision = revision;
+}
 
 struct buf {
 	char *p;
@@ -622,6 +633,14 @@ char *ibw_prom_render_live(const struct ibw_snapshot *s,
 	struct buf b = { 0 };
 
 	b.om = om;
+	family(&b, "ibwatch_build_info", "gauge",
+	       "The ibwatchd that serves these metrics: version and git "
+	       "revision.");
+	put(&b, "ibwatch_build_info{version=\"");
+	put_label(&b, build_version);
+	put(&b, "\",revision=\"");
+	put_label(&b, build_revision);
+	put(&b, "\"} 1\n");
 	family(&b, "ibwatch_snapshot_age_seconds", "gauge",
 	       "Age of the data served.");
 	put(&b, "ibwatch_snapshot_age_seconds %.3f\n",
