@@ -295,18 +295,16 @@ static void port_rates(const struct ibw_snapshot_port *pv, double *data,
 	const struct ibw_fnode *n = pv->node->n;
 	const struct ibw_portinfo *cap = NULL;
 	struct ibw_port_speeds sp;
+	enum ibw_speed speed;
 
 	/* A switch's external ports read 0 in their capability masks:
 	 * port 0's apply (core/ibrate.h). */
 	if (pv->node->is_switch && n->nports && n->ports[0].have_pi)
 		cap = &n->ports[0].pi;
 	ibw_port_speeds(&pv->p->pi, cap, &sp);
-	*data = ibw_rate_data_bps(sp.width_active,
-				  (enum ibw_speed)sp.speed_active) /
-		8;
-	*raw = ibw_rate_signal_bps(sp.width_active,
-				   (enum ibw_speed)sp.speed_active) /
-	       8;
+	speed = (enum ibw_speed)sp.speed_active;
+	*data = ibw_rate_data_bps(sp.width_active, speed) / 8;
+	*raw = ibw_rate_signal_bps(sp.width_active, speed) / 8;
 }
 
 static const char rate_help[] =
