@@ -16,12 +16,15 @@
 #include <net-snmp/net-snmp-config.h>
 #include <net-snmp/net-snmp-includes.h>
 #include <net-snmp/agent/net-snmp-agent-includes.h>
+#include <net-snmp/agent/agent_sysORTable.h>
 #include <net-snmp/library/large_fd_set.h>
 
 #include "log.h"
 #include "mib.h"
 #include "ratelimit.h"
 #include "snmp.h"
+
+static oid mib_oid[] = { IBW_MIB_ROOT };
 
 #define MAX_FDS 16
 #define EVENT_BATCH 64
@@ -296,6 +299,15 @@ struct ibw_snmp *ibw_snmp_new(struct ibw_loop *loop, struct ibw_monitor *mon,
 	}
 	/* Connects to the master (or arms the reconnect alarm). */
 	init_snmp("ibwatchd");
+	/* IBWATCH-MIB in the master's sysORTable (SNMPv2-MIB), so managers
+	 * see what this agent implements. After init_snmp: net-snmp's
+	 * subagent sends AgentX addAgentCaps for an entry registered while
+	 * connected, and every entry again when it reconnects to a master
+	 * that restarted. */
+	if (register_sysORTable(mib_oid, OID_LENGTH(mib_oid),
+				"IBWATCH-MIB: InfiniBand fabric monitoring "
+				"by ibwatchd") < 0)
+		log_warn("snmp", "cannot add IBWATCH-MIB to sysORTable");
 	if (ibw_loop_add_hook(loop, before_wait, s) < 0) {
 		snprintf(err, errlen, "cannot hook into the event loop");
 		snmp_shutdown("ibwatchd");

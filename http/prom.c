@@ -5,7 +5,19 @@
 #include <string.h>
 
 #include "counters.h"
+#include "ibw_revision.h"
+#include "ibw_version.h"
+#include "ibrate.h"
 #include "prom.h"
+
+static const char *build_version = IBW_VERSION;
+static const char *build_revision = IBW_REVISION;
+
+void ibw_prom_set_build_info(const char *version, const char *revision)
+{
+	build_version = version;
+	build_revision = revision;
+}
 
 struct buf {
 	char *p;
@@ -112,7 +124,9 @@ static void family(struct buf *b, const char *name, const char *type,
 	    name, type);
 }
 
-/* Exporter names of our counters (after infiniband_<kind>_port_). */
+/* Exporter names of our counters (after infiniband_<kind>_port_); those
+ * of PortXmitDiscardDetails, which the exporter does not read, are
+ * ibwatch's own (ibwatch_<kind>_port_). */
 static const char *const ctr_names[IBW_CTR_MAX] = {
 	[IBW_CTR_SYMBOL_ERRORS] = "symbol_error",
 	[IBW_CTR_LINK_ERROR_RECOVERY] = "link_error_recovery",
@@ -140,7 +154,9 @@ static const char *const ctr_names[IBW_CTR_MAX] = {
 	[IBW_CTR_LOCAL_PHYSICAL_ERRORS] = "local_physical_errors",
 	[IBW_CTR_MALFORMED_PACKET_ERRORS] = "malformed_packet_errors",
 	[IBW_CTR_BUFFER_OVERRUN_ERRORS] = "buffer_overrun_errors",
-	[IBW_CTR_DLID_MAPPING_ERRORS] = "dlid_mapping_errors",
+	/* The exporter spells PortDLIDMappingErrors so; its users' rules
+	 * ask for this name. */
+	[IBW_CTR_DLID_MAPPING_ERRORS] = "dli_mapping_errors",
 	[IBW_CTR_VL_MAPPING_ERRORS] = "vl_mapping_errors",
 	[IBW_CTR_LOOPING_ERRORS] = "looping_errors",
 	[IBW_CTR_INACTIVE_DISCARDS] = "inactive_discards",
@@ -153,6 +169,19 @@ static const char *const ctr_names[IBW_CTR_MAX] = {
 static const char *kind_of(int is_switch)
 {
 	return is_switch ? "switch" : "hca";
+}
+
+static const char *prefix_of(unsigned c)
+{
+	switch (c) {
+	case IBW_CTR_INACTIVE_DISCARDS:
+	case IBW_CTR_NEIGHBOR_MTU_DISCARDS:
+	case IBW_CTR_SW_LIFETIME_LIMIT_DISCARDS:
+	case IBW_CTR_SW_HOQ_LIFETIME_LIMIT_DISCARDS:
+		return "ibwatch";
+	default:
+		return "infiniband";
+	}
 }
 
 static void counter_families(struct buf *b, const struct ibw_snapshot *s,
@@ -180,7 +209,7 @@ static void counter_families(struct buf *b, const struct ibw_snapshot *s,
 		int any = 0;
 
 		nlen = (size_t)snprintf(name, sizeof(name),
-					"infiniband_%s_port_%s_total",
+					"%s_%s_port_%s_total", prefix_of(c),
 					kind_of(is_switch), ctr_names[c]);
 		for (i = 0; i < s->nports; i++) {
 			const struct ibw_port_ctrs *p = &s->ports[i];
@@ -189,7 +218,8 @@ static void counter_families(struct buf *b, const struct ibw_snapshot *s,
 				continue;
 			if (!any) {
 				snprintf(help, sizeof(help),
-					 "%s as a monotonic 64-bit total%s.",
+					 "%s as a monotonic 64-bit total%s, "
+					 "as of the last counter sweep.",
 					 ibw_ctr_desc(c)->name,
 					 ibw_ctr_desc(c)->scale == 4
 						 ? ", in bytes (the counter "
@@ -208,70 +238,253 @@ static void counter_families(struct buf *b, const struct ibw_snapshot *s,
 	free(llen);
 }
 
+/* The node type as ibnetdiscover's port list writes it (uplink_type). */
+static const char *type_of(const struct ibw_fnode *n)
+{
+	switch (n->ni.node_type) {
+	case IBW_NODE_SWITCH:
+		return "SW";
+	case IBW_NODE_ROUTER:
+		return "RT";
+	default:
+		return "CA";
+	}
+}
+
+/*
+ * infiniband_{switch,hca}_info{guid,switch|hca,lid}: the exporter labels
+ * the name with the kind, so its users' group_left(switch) and
+ * group_left(hca) find it here too.
+ */
 static void info_family(struct buf *b, const struct ibw_snapshot *s,
 			int is_switch)
 {
 	const struct ibw_snapshot_node *nv;
 	unsigned n = 0;
 	char name[64];
+	const char *kind = kind_of(is_switch);
 
-	snprintf(name, sizeof(name), "infiniband_%s_info", kind_of(is_switch));
+	snprintf(name, sizeof(name), "infiniband_%s_info", kind);
 	ibw_snapshot_foreach_node(s, nv) {
 		if (nv->is_switch != is_switch || nv->n->gone)
 			continue;
 		if (!n++)
 			family(b, name, "gauge",
-			       "A node of the fabric, its name and LID.");
-		put(b, "%s{guid=\"0x%016" PRIx64 "\",name=\"", name,
-		    nv->n->guid);
+			       "A node of the fabric, its name and LID, as "
+			       "of the last discovery sweep.");
+		put(b, "%s{guid=\"0x%016" PRIx64 "\",%s=\"", name, nv->n->guid,
+		    kind);
 		put_label(b, nv->name);
 		put(b, "\",lid=\"%u\"} 1\n", nv->n->lid);
 	}
 }
 
-static void port_families(struct buf *b, const struct ibw_snapshot *s,
+/* A port with a link whose rate means something: a physical port, not
+ * gone, its PortInfo read and the link trained. */
+static int port_rated(const struct ibw_snapshot_port *pv, int is_switch)
+{
+	return pv->node->is_switch == is_switch && !pv->node->n->gone &&
+	       !pv->gone && pv->external && pv->p->have_pi && pv->link_up;
+}
+
+/* Data (after line encoding and FEC) and signalling rate of @pv's link,
+ * in bytes per second; 0 when unknown. */
+static void port_rates(const struct ibw_snapshot_port *pv, double *data,
+		       double *raw)
+{
+	const struct ibw_fnode *n = pv->node->n;
+	const struct ibw_portinfo *cap = NULL;
+	struct ibw_port_speeds sp;
+	enum ibw_speed speed;
+
+	/* A switch's external ports read 0 in their capability masks:
+	 * port 0's apply (core/ibrate.h). */
+	if (pv->node->is_switch && n->nports && n->ports[0].have_pi)
+		cap = &n->ports[0].pi;
+	ibw_port_speeds(&pv->p->pi, cap, &sp);
+	speed = (enum ibw_speed)sp.speed_active;
+	*data = ibw_rate_data_bps(sp.width_active, speed) / 8;
+	*raw = ibw_rate_signal_bps(sp.width_active, speed) / 8;
+}
+
+static const char rate_help[] =
+	"Effective data rate of the link (after line encoding and FEC) in "
+	"bytes per second, as of the last discovery sweep.";
+static const char raw_rate_help[] =
+	"Signalling rate of the link in bytes per second, as of the last "
+	"discovery sweep.";
+
+/*
+ * The exporter's shapes: a switch's rates per port
+ * (infiniband_switch_port_[raw_]rate_bytes_per_second{guid,port}), an
+ * HCA's per node (infiniband_hca_[raw_]rate_bytes_per_second{guid}), which
+ * for an HCA of several ports is its lowest-numbered port with a link.
+ */
+static void rate_families(struct buf *b, const struct ibw_snapshot *s,
 			  int is_switch)
 {
-	static const char *const what[2] = { "rate_bytes_per_second", "state" };
 	const struct ibw_snapshot_port *pv;
 	unsigned w, n;
 	char name[96];
+	uint64_t last = 0;
+	int have_last;
 
 	for (w = 0; w < 2; w++) {
-		snprintf(name, sizeof(name), "infiniband_%s_port_%s",
-			 kind_of(is_switch), what[w]);
+		snprintf(name, sizeof(name), "infiniband_%s%s_bytes_per_second",
+			 is_switch ? "switch_port_" : "hca_",
+			 w ? "raw_rate" : "rate");
 		n = 0;
+		have_last = 0;
 		ibw_snapshot_foreach_port(s, pv) {
-			const struct ibw_fport *fp = pv->p;
 			uint64_t guid = pv->node->n->guid;
+			double data, raw;
 
-			/* Switch port 0 has no link of its own. */
-			if (pv->node->is_switch != is_switch ||
-			    pv->node->n->gone || !pv->external ||
-			    !fp->have_pi || (w == 0 && !pv->link_up))
+			if (!port_rated(pv, is_switch))
 				continue;
+			if (!is_switch && have_last && last == guid)
+				continue; /* one per HCA, its first port */
+			port_rates(pv, &data, &raw);
+			if (data <= 0)
+				continue;
+			last = guid;
+			have_last = 1;
 			if (!n++)
 				family(b, name, "gauge",
-				       w == 0 ? "Link rate in bytes "
-						"per second "
-						"(signalling rate / 8)."
-					      : "Port state: 1 down, 2 "
-						"init, 3 armed, 4 "
-						"active.");
-			if (w == 0)
-				put(b,
-				    "%s{guid=\"0x%016" PRIx64 "\",port="
-				    "\"%u\"} "
-				    "%.0f\n",
-				    name, guid, (unsigned)fp->num,
-				    ibw_link_gbps(&fp->pi) * 1e9 / 8);
+				       w ? raw_rate_help : rate_help);
+			put(b, "%s{guid=\"0x%016" PRIx64 "\"", name, guid);
+			if (is_switch)
+				put(b, ",port=\"%u\"", (unsigned)pv->p->num);
+			put(b, "} %.15g\n", w ? raw : data);
+		}
+	}
+}
+
+/*
+ * infiniband_{switch,hca}_uplink_info: one a connected port, naming the
+ * node at its other end, the join key of the exporter's recording rules
+ * (* on(guid,port) group_left(switch, uplink, uplink_port)).
+ */
+static void uplink_family(struct buf *b, const struct ibw_snapshot *s,
+			  int is_switch)
+{
+	const struct ibw_snapshot_port *pv;
+	unsigned n = 0;
+	char name[64];
+	const char *kind = kind_of(is_switch);
+
+	snprintf(name, sizeof(name), "infiniband_%s_uplink_info", kind);
+	ibw_snapshot_foreach_port(s, pv) {
+		const struct ibw_fport *fp = pv->p;
+		const struct ibw_snapshot_node *rv;
+
+		if (pv->node->is_switch != is_switch || pv->node->n->gone ||
+		    pv->gone || !pv->external || !fp->remote_guid)
+			continue;
+		rv = ibw_snapshot_find_node(s, fp->remote_guid);
+		if (!rv || rv->n->gone)
+			continue;
+		if (!n++)
+			family(b, name, "gauge",
+			       "A connected port and the node at its other "
+			       "end, as of the last discovery sweep.");
+		/* Labels in the order the exporter's output has them. */
+		put(b, "%s{guid=\"0x%016" PRIx64 "\",", name,
+		    pv->node->n->guid);
+		if (is_switch)
+			put(b, "port=\"%u\",switch=\"", (unsigned)fp->num);
+		else
+			put(b, "hca=\"");
+		put_label(b, pv->node->name);
+		if (!is_switch)
+			put(b, "\",port=\"%u", (unsigned)fp->num);
+		put(b, "\",uplink=\"");
+		put_label(b, rv->name);
+		put(b,
+		    "\",uplink_guid=\"0x%016" PRIx64 "\",uplink_lid=\"%u\","
+		    "uplink_port=\"%u\",uplink_type=\"%s\"} 1\n",
+		    rv->n->guid,
+		    ibw_snapshot_lid(s, rv->n->guid, fp->remote_port),
+		    (unsigned)fp->remote_port, type_of(rv->n));
+	}
+}
+
+/* ibwatch's own: the PortInfo state of every physical port. */
+static void state_family(struct buf *b, const struct ibw_snapshot *s,
+			 int is_switch)
+{
+	const struct ibw_snapshot_port *pv;
+	unsigned n = 0;
+	char name[64];
+
+	snprintf(name, sizeof(name), "ibwatch_%s_port_state",
+		 kind_of(is_switch));
+	ibw_snapshot_foreach_port(s, pv) {
+		const struct ibw_fport *fp = pv->p;
+
+		if (pv->node->is_switch != is_switch || pv->node->n->gone ||
+		    !pv->external || !fp->have_pi)
+			continue;
+		if (!n++)
+			family(b, name, "gauge",
+			       "Port state as of the last discovery sweep: "
+			       "1 down, 2 init, 3 armed, 4 active.");
+		put(b, "%s{guid=\"0x%016" PRIx64 "\",port=\"%u\"} %u\n", name,
+		    pv->node->n->guid, (unsigned)fp->num, fp->pi.state);
+	}
+}
+
+/*
+ * The exporter's collection health, per node and per collector. Its
+ * collect_timeout is a device whose perfquery ran out of time, its
+ * collect_error one that failed otherwise; ours: timeout when no port of
+ * the node answered the last counter sweep, error when only some did not.
+ */
+static void health_families(struct buf *b, const struct ibw_snapshot *s,
+			    int is_switch, unsigned *nerr, unsigned *ntmo)
+{
+	const struct ibw_snapshot_node *nv;
+	const char *kind = kind_of(is_switch);
+	unsigned w, n;
+	char name[64];
+
+	*nerr = *ntmo = 0;
+	for (w = 0; w < 2; w++) {
+		snprintf(name, sizeof(name), "infiniband_%s_collect_%s", kind,
+			 w ? "timeout" : "error");
+		n = 0;
+		ibw_snapshot_foreach_node(s, nv) {
+			const struct ibw_snapshot_port *pv;
+			unsigned read = 0, failed = 0;
+			int v;
+
+			if (nv->is_switch != is_switch || nv->n->gone)
+				continue;
+			ibw_snapshot_foreach_node_port(nv, pv) {
+				if (!pv->ctrs)
+					continue;
+				if (pv->ctrs->stale)
+					failed++;
+				else
+					read++;
+			}
+			if (!read && !failed)
+				continue; /* its counters not swept yet */
+			v = w ? failed && !read : failed && read;
+			if (w)
+				*ntmo += (unsigned)v;
 			else
-				put(b,
-				    "%s{guid=\"0x%016" PRIx64 "\",port="
-				    "\"%u\"} "
-				    "%u\n",
-				    name, guid, (unsigned)fp->num,
-				    fp->pi.state);
+				*nerr += (unsigned)v;
+			if (!n++)
+				family(b, name, "gauge",
+				       w ? "1 when no port of the node "
+					   "answered the last counter sweep."
+					 : "1 when some but not all ports of "
+					   "the node answered the last "
+					   "counter sweep.");
+			put(b,
+			    "%s{collector=\"%s\",guid=\"0x%016" PRIx64 "\"} "
+			    "%d\n",
+			    name, kind, nv->n->guid, v);
 		}
 	}
 }
@@ -339,14 +552,41 @@ char *ibw_prom_render_snapshot(const struct ibw_snapshot *s, int om,
 	struct buf b = { 0 };
 	static const char *const probes[2] = { "discovery", "counters" };
 	const struct ibw_sweep_stats *sw[2] = { &s->discovery, &s->counters };
+	unsigned nerr[2], ntmo[2];
 	int k;
 
 	b.om = om;
 	for (k = 1; k >= 0; k--) {
 		counter_families(&b, s, k);
 		info_family(&b, s, k);
-		port_families(&b, s, k);
+		rate_families(&b, s, k);
+		uplink_family(&b, s, k);
+		state_family(&b, s, k);
+		health_families(&b, s, k, &nerr[k], &ntmo[k]);
 	}
+	family(&b, "infiniband_exporter_collect_errors", "gauge",
+	       "Nodes of each collector (switch, hca) with a collect_error "
+	       "in the last counter sweep.");
+	for (k = 1; k >= 0; k--)
+		put(&b,
+		    "infiniband_exporter_collect_errors{collector=\"%s\"} %u\n",
+		    kind_of(k), nerr[k]);
+	family(&b, "infiniband_exporter_collect_timeouts", "gauge",
+	       "Nodes of each collector (switch, hca) with a collect_timeout "
+	       "in the last counter sweep.");
+	for (k = 1; k >= 0; k--)
+		put(&b,
+		    "infiniband_exporter_collect_timeouts{collector=\"%s\"} "
+		    "%u\n",
+		    kind_of(k), ntmo[k]);
+	family(&b, "infiniband_exporter_collector_duration_seconds", "gauge",
+	       "Duration of the last counter sweep (one sweep reads switches "
+	       "and HCAs alike).");
+	for (k = 1; k >= 0; k--)
+		put(&b,
+		    "infiniband_exporter_collector_duration_seconds{collector="
+		    "\"%s\"} %.6f\n",
+		    kind_of(k), (double)s->counters.duration_us / 1e6);
 	endport_families(&b, s);
 	family(&b, "ibwatch_sweep_duration_seconds", "gauge",
 	       "Duration of the last sweep of each probe.");
@@ -391,6 +631,14 @@ char *ibw_prom_render_live(const struct ibw_snapshot *s,
 	struct buf b = { 0 };
 
 	b.om = om;
+	family(&b, "ibwatch_build_info", "gauge",
+	       "The ibwatchd that serves these metrics: version and git "
+	       "revision.");
+	put(&b, "ibwatch_build_info{version=\"");
+	put_label(&b, build_version);
+	put(&b, "\",revision=\"");
+	put_label(&b, build_revision);
+	put(&b, "\"} 1\n");
 	family(&b, "ibwatch_snapshot_age_seconds", "gauge",
 	       "Age of the data served.");
 	put(&b, "ibwatch_snapshot_age_seconds %.3f\n",

@@ -26,6 +26,14 @@ char *ibw_prom_render_live(const struct ibw_snapshot *s,
 			   const struct ibw_engine_stats *st, uint64_t now_us,
 			   int om, size_t *len);
 
+/*
+ * The labels of ibwatch_build_info{version,revision}: the build's own
+ * (the project version, the git revision built or "unknown") unless set
+ * here, as a test does to render a fixture that does not change with
+ * every commit. The strings must outlive every rendering.
+ */
+void ibw_prom_set_build_info(const char *version, const char *revision);
+
 /* The same in OpenMetrics 1.0 (counter families named without _total,
  * "# EOF" at the end), for scrapers that ask for it. */
 char *ibw_openmetrics_render(const struct ibw_snapshot *s,

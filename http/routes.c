@@ -8,7 +8,10 @@
 #include <microhttpd.h>
 
 #include "codec.h"
+#include "ibw_revision.h"
+#include "ibw_version.h"
 #include "json.h"
+#include "negotiate.h"
 #include "prom.h"
 #include "routes.h"
 
@@ -59,6 +62,8 @@ static const char *title(unsigned code)
 		return "Method Not Allowed";
 	case 413:
 		return "Content Too Large";
+	case 406:
+		return "Not Acceptable";
 	case 429:
 		return "Too Many Requests";
 	case 503:
@@ -511,7 +516,13 @@ static void serve_metrics(struct ibw_hreq *r, struct ibw_snapshot *s)
 						      MHD_HTTP_HEADER_ACCEPT);
 	const char *enc = MHD_lookup_connection_value(
 		r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
-	int om = acc && strstr(acc, "application/openmetrics-text");
+	int om_named;
+	int q_om =
+		ibw_neg_media_q(acc, "application/openmetrics-text", &om_named);
+	int q_text = ibw_neg_media_q(acc, "text/plain", NULL);
+	/* OpenMetrics only when named (a bare * / * keeps the text format
+	 * every scraper reads), and preferred at least as much as text. */
+	int om = om_named && q_om > 0 && q_om >= q_text;
 	struct ibw_cache *cache = r->ctx->metrics;
 	struct ibw_engine_stats st;
 	struct ibw_share *sh;
@@ -520,6 +531,12 @@ static void serve_metrics(struct ibw_hreq *r, struct ibw_snapshot *s)
 	size_t llen, gzlen;
 	char *live;
 
+	if (!om && q_text == 0) {
+		ibw_hreq_problem(r, 406,
+				 "/metrics is text/plain or "
+				 "application/openmetrics-text");
+		return;
+	}
 	/* Unless all goes well, no body: the server answers 503. */
 	r->ctype = om ? "application/openmetrics-text; "
 			"version=1.0.0; charset=utf-8"
@@ -543,7 +560,9 @@ static void serve_metrics(struct ibw_hreq *r, struct ibw_snapshot *s)
 		return;
 	}
 	/* Finish a copy of the flushed stream with the live lines. */
-	if (enc && strstr(enc, "gzip") &&
+	if (ibw_neg_coding_q(enc, "gzip") > 0 &&
+	    ibw_neg_coding_q(enc, "gzip") >=
+		    ibw_neg_coding_q(enc, "identity") &&
 	    ibw_body_gzip_tail(sh->body, live, llen, &gz, &gzlen) == 0) {
 		free(live);
 		live = (char *)gz;
@@ -555,6 +574,38 @@ static void serve_metrics(struct ibw_hreq *r, struct ibw_snapshot *s)
 	r->shared = sh;
 }
 
+/* A page for a person who points a browser at the agent: what is here. */
+static void serve_index(struct ibw_hreq *r, struct ibw_snapshot *s)
+{
+	static const char page[] =
+		"<!DOCTYPE html>\n"
+		"<html lang=\"en\"><head><meta charset=\"utf-8\">"
+		"<title>ibwatchd</title></head><body>\n"
+		"<h1>ibwatchd</h1>\n"
+		"<p>InfiniBand fabric monitor, version " IBW_VERSION
+		" (revision " IBW_REVISION ").</p>\n"
+		"<ul>\n"
+		"<li><a href=\"/metrics\">/metrics</a>: Prometheus and "
+		"OpenMetrics</li>\n"
+		"<li><a href=\"/healthz\">/healthz</a>: health</li>\n"
+		"<li><a href=\"/api/v1/status\">/api/v1/status</a></li>\n"
+		"<li><a href=\"/api/v1/nodes\">/api/v1/nodes</a></li>\n"
+		"<li><a href=\"/api/v1/ports\">/api/v1/ports</a></li>\n"
+		"<li><a href=\"/api/v1/endports\">/api/v1/endports</a></li>\n"
+		"<li><a href=\"/api/v1/traces\">/api/v1/traces</a></li>\n"
+		"<li><a href=\"/api/v1/events\">/api/v1/events</a></li>\n"
+		"<li>/api/v1/trace?target=... and /api/v1/ping?target=...: "
+		"on demand</li>\n"
+		"</ul>\n"
+		"</body></html>\n";
+
+	(void)s;
+	r->body = strdup(page);
+	r->len = sizeof(page) - 1;
+	r->code = 200;
+	r->ctype = "text/html; charset=utf-8";
+}
+
 /*
  * The API. A cached answer (CACHE_ANSWER) depends on the snapshot and
  * its query alone: rendered once per snapshot and shared by every
@@ -564,6 +615,7 @@ static void serve_metrics(struct ibw_hreq *r, struct ibw_snapshot *s)
 #define GET_HEAD (IBW_HTTP_GET | IBW_HTTP_HEAD)
 
 static const struct ibw_route routes[] = {
+	{ .path = "/", .methods = GET_HEAD, .serve = serve_index },
 	{ .path = "/healthz", .methods = GET_HEAD, .serve = serve_healthz },
 	{ .path = "/metrics",
 	  .methods = GET_HEAD,
@@ -726,8 +778,20 @@ static void serve_cached(struct ibw_hreq *r, struct ibw_snapshot *s)
 
 void ibw_route_serve(struct ibw_hreq *r)
 {
-	struct ibw_snapshot *s = ibw_monitor_snapshot(r->ctx->m);
+	struct ibw_snapshot *s;
+	const char *acc = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+						      MHD_HTTP_HEADER_ACCEPT);
 
+	/* The API answers JSON (problems as problem+json): a client that
+	 * refuses both is told so, rather than sent what it cannot read. */
+	if (r->route->serve != serve_metrics &&
+	    r->route->serve != serve_index &&
+	    !ibw_neg_media_q(acc, "application/json", NULL) &&
+	    !ibw_neg_media_q(acc, "application/problem+json", NULL)) {
+		ibw_hreq_problem(r, 406, "this path answers application/json");
+		return;
+	}
+	s = ibw_monitor_snapshot(r->ctx->m);
 	if (r->route->cache == CACHE_ANSWER)
 		serve_cached(r, s);
 	else

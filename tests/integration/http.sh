@@ -3,7 +3,8 @@
 # Prometheus and Nagios' check_http: every endpoint, values equal to
 # perfquery and ibtracert, on-demand trace and ping, each error status
 # as problem+json, the token and TLS paths, and /healthz going critical
-# when the local link goes.
+# when the local link goes; infiniband_exporter's recording rule evaluated
+# by Prometheus against the uplink info, compared with ibnetdiscover.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/tap.sh"
@@ -104,7 +105,7 @@ check "the agent still serves after all that" [ "$(curl -s -m 20 -o /dev/null -w
 curl -s -m 20 "$U/metrics" >metrics.txt
 out=$(promtool check metrics <metrics.txt 2>&1); rc=$?
 check "promtool check metrics reports nothing" test $rc = 0 -a -z "$out"
-check "down ports are exported with their state" grep -q '^infiniband_switch_port_state{.*} 1$' metrics.txt
+check "down ports are exported with their state" grep -q '^ibwatch_switch_port_state{.*} 1$' metrics.txt
 curl -s -m 20 -H 'Accept-Encoding: gzip' -D gz.hdr -o metrics.gz "$U/metrics"
 check "gzip when the scraper asks (Prometheus does): the same text, $(stat -c %s metrics.gz) bytes for $(stat -c %s metrics.txt)" \
 	python3 -c 'import gzip, sys
@@ -117,11 +118,23 @@ sys.exit(a != b or len(a) < 1000)'
 check "... marked Content-Encoding: gzip" grep -qi '^content-encoding: gzip' gz.hdr
 r=$(curl -s -m 20 -H 'Accept: application/openmetrics-text; version=1.0.0' -o om.txt -w '%{content_type}' "$U/metrics")
 check "OpenMetrics when the scraper asks for it" test "${r%%;*}" = application/openmetrics-text -a "$(tail -n1 om.txt)" = "# EOF"
+# The recording rule of infiniband_exporter's examples/infiniband.rules,
+# as its users run it: a counter's rate joined with the uplink info.
+cat >exporter.rules.yml <<'YML'
+groups:
+- name: infiniband-record
+  rules:
+  - record: infiniband:switch_port_transmit_data_bytes:rate5m
+    expr: rate(infiniband_switch_port_transmit_data_bytes_total[5m]) * on(guid,port) group_left(switch, host, uplink, uplink_port) infiniband_switch_uplink_info
+YML
+check "promtool accepts the exporter's rule" promtool check rules exporter.rules.yml
 for try in 1 2 3; do
 	pp=$((20000 + (RANDOM % 20000)))
 	cat >prometheus.yml <<YML
 global:
   scrape_interval: 1s
+  evaluation_interval: 1s
+rule_files: ['exporter.rules.yml']
 scrape_configs:
   - job_name: ibwatch
     static_configs:
@@ -146,6 +159,38 @@ for _ in $(seq 1 100); do
 	sleep 0.2
 done
 check "Prometheus scrapes /metrics; PromQL gives SymbolErrorCounter $val" [ "$val" = 1234 ]
+
+# Issue 19, acceptance 1: the exporter's recording rule gives one result
+# per active switch port (648 links, 324 of them to hosts: 972 switch
+# ends), each naming the switch, the uplink and its port as
+# ibnetdiscover does.
+n=""
+for _ in $(seq 1 150); do
+	curl -s "http://127.0.0.1:$pp/api/v1/query" \
+		--data-urlencode 'query=infiniband:switch_port_transmit_data_bytes:rate5m' >rule.json
+	n=$(jq '.data.result | length' rule.json)
+	[ "$n" = 972 ] && break
+	sleep 0.2
+done
+check "the exporter's recording rule: one result per active switch port ($n of 972)" [ "$n" = 972 ]
+at node0001 ibnetdiscover -p >ports.txt 2>/dev/null
+check "... each with the switch, uplink and uplink_port ibnetdiscover -p shows" python3 - <<'PY'
+import json, re, sys
+want = {}
+for line in open("ports.txt"):
+    m = re.match(r"SW\s+\d+\s+(\d+)\s+(0x[0-9a-f]+)\s.*?-\s+(SW|CA)\s+\d+\s+(\d+)\s+0x[0-9a-f]+\s+\(\s*'(.*)'\s+-\s+'(.*)'\s*\)\s*$", line)
+    if m:
+        port, guid, _, rport, sw, up = m.groups()
+        want[("0x%016x" % int(guid, 16), port)] = (sw, up, rport)
+got = {}
+for r in json.load(open("rule.json"))["data"]["result"]:
+    l = r["metric"]
+    got[(l["guid"], l["port"])] = (l["switch"], l["uplink"], l["uplink_port"])
+bad = [k for k in want if got.get(k) != want[k]]
+print("# ibnetdiscover: %d switch ports with a link; rule results: %d; differing: %d %s"
+      % (len(want), len(got), len(bad), bad[:3]))
+sys.exit(len(want) != 972 or got != want)
+PY
 
 # check_http on /healthz: OK, then CRITICAL with the local link down.
 ch=/usr/lib/nagios/plugins/check_http

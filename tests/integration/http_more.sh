@@ -9,6 +9,9 @@
 #    does not answer (504 with what was found), timeout_ms honoured (a
 #    trace that needs about a second: 504 at 100 ms, 200 at 60 s), and
 #    the bound of 8 traces under way (12 at once: 8 run, 4 get 429);
+#  - the landing page at /, ibwatch_build_info, and Accept /
+#    Accept-Encoding negotiated with q-values (q=0 refuses; 406 when
+#    nothing acceptable is served);
 #  - /api/v1/ping with pings turned off: 503;
 #  - /healthz on an active port whose last good sweep is older than
 #    three intervals: 503 "no fresh sweep".
@@ -102,6 +105,37 @@ check "POST on an unknown path: 404 problem+json 'no such path' ($r)" \
 check "... with no Allow header" test -z "$(allow p404.hdr)"
 r=$(get g200.json -D g200.hdr "$A/api/v1/status")
 check "GET /api/v1/status: 200 with no Allow header ($r)" test "${r%% *}" = 200 -a -z "$(allow g200.hdr)"
+
+# 1c. The landing page, build info and content negotiation with q-values.
+r=$(get index.html "$A/")
+check "GET /: an HTML page ($r) linking every endpoint" \
+	bash -c '[ "$1" = "200 text/html; charset=utf-8" ] && for u in /metrics /healthz /api/v1/status /api/v1/nodes /api/v1/ports /api/v1/endports /api/v1/traces /api/v1/events; do grep -q "href=\"$u\"" index.html || exit 1; done' _ "$r"
+curl -s -m 30 "$A/metrics" >bi.txt
+rev=$(git -C "$here/.." rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+check "ibwatch_build_info names this build ($(grep '^ibwatch_build_info' bi.txt))" \
+	grep -qx "ibwatch_build_info{version=\"$("$IBWATCHD" --version | grep -o '[0-9][0-9.]*' | head -n1)\",revision=\"$rev\"} 1" bi.txt
+# Prometheus' own Accept header: OpenMetrics preferred.
+pa='application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
+r=$(get om.txt -H "Accept: $pa" "$A/metrics")
+check "Prometheus' Accept: OpenMetrics ($r)" test "${r%%;*}" = "200 application/openmetrics-text" -a "$(tail -n1 om.txt)" = "# EOF"
+r=$(get om0.txt -H 'Accept: application/openmetrics-text;q=0, text/plain' "$A/metrics")
+check "OpenMetrics refused with q=0: text ($r)" test "${r%%;*}" = "200 text/plain"
+r=$(get om1.txt -H 'Accept: text/plain;q=0.9, application/openmetrics-text;q=0.2' "$A/metrics")
+check "text preferred by q: text ($r)" test "${r%%;*}" = "200 text/plain"
+r=$(get om406.json -H 'Accept: text/plain;q=0, application/json' "$A/metrics")
+check "/metrics with neither text nor OpenMetrics acceptable: 406 ($r)" \
+	resp "$r" om406.json 406 "/metrics is text/plain or application/openmetrics-text"
+r=$(get j406.json -H 'Accept: text/html' "$A/api/v1/status")
+check "/api/v1/status to a client that takes only HTML: 406 ($r)" \
+	resp "$r" j406.json 406 "this path answers application/json"
+r=$(get j200.json -H 'Accept: text/html, application/*;q=0.1' "$A/api/v1/status")
+check "... JSON through application/*;q=0.1: 200 ($r)" test "$r" = "200 application/json"
+# gzip: asked for, refused with q=0, refused through *;q=0.
+enc() { curl -s -m 30 -o /dev/null -D - -H "Accept-Encoding: $1" "$A/metrics" | tr -d '\r' | sed -n 's/^[Cc]ontent-[Ee]ncoding: //p'; }
+check "Accept-Encoding: gzip;q=0.8: gzip ('$(enc 'gzip;q=0.8')')" test "$(enc 'gzip;q=0.8')" = gzip
+check "Accept-Encoding: gzip;q=0: no gzip ('$(enc 'gzip;q=0')')" test -z "$(enc 'gzip;q=0')"
+check "Accept-Encoding: identity, *;q=0: no gzip ('$(enc 'identity, *;q=0')')" test -z "$(enc 'identity, *;q=0')"
+check "Accept-Encoding: *: gzip ('$(enc '*')')" test "$(enc '*')" = gzip
 
 # 2. Pings turned off: 503.
 r=$(get ping.json "$A/api/v1/ping?target=node0005%20HCA-1&count=1")

@@ -106,6 +106,16 @@ echo "# snapshot seqs (snmp before/json/snmp after):$seqs"
 check "one snapshot for the walk and the JSON (try $try)" \
 	test "$s0" = "$s1" -a "$s0" = "$(jq .snapshot_seq status.json)"
 echo "# walked $(wc -l <walk.txt) objects"
+# sysORTable (SNMPv2-MIB): the master lists IBWATCH-MIB with its
+# description; sysORID is .1.3.6.1.2.1.1.9.1.2, sysORDescr ...1.3.
+sysor() { # the sysORDescr of the row whose sysORID is ROOT, if any
+	local idx
+	idx=$(snmpwalk "${A[@]}" -On -Oq .1.3.6.1.2.1.1.9.1.2 2>/dev/null |
+		awk -v r="$ROOT" '$2 == r { n = split($1, a, "."); print a[n] }')
+	[ -n "$idx" ] && snmpget "${A[@]}" -Oqv ".1.3.6.1.2.1.1.9.1.3.$idx" 2>/dev/null
+}
+d=$(sysor)
+check "sysORTable lists IBWATCH-MIB ($ROOT: $d)" grep -q 'IBWATCH-MIB' <<<"$d"
 check "snmpwalk ends cleanly at the end of the subtree" \
 	test -s walk.txt -a ! -s walk.err
 check "... and the walk's snapshot and counter sweep are the JSON's" \
@@ -386,6 +396,8 @@ check "the subagent registers again with the new snmpd" test -n "$back"
 snmpwalk "${A[@]}" -On -Oq "$ROOT.1.4" >walk2.txt 2>walk2.err
 check "... and walks succeed again ($(wc -l <walk2.txt) endport objects)" \
 	test "$(grep -c "^$ROOT.1.4.1.7\." walk2.txt)" = 32 -a ! -s walk2.err
+d=$(sysor)
+check "... and sysORTable of the new snmpd lists IBWATCH-MIB again ($d)" grep -q 'IBWATCH-MIB' <<<"$d"
 check "net-snmp's messages are in ibwatchd's log" grep -q 'snmp: net-snmp: ' "agent-$P.log"
 for _ in $(seq 1 100); do scraped_after "$t_back" && break; sleep 0.2; done
 check "a scrape after the subagent is back succeeds" scraped_after "$t_back"

@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include "codec.h"
+#include "fabric.h"
 #include "json.h"
 #include "prom.h"
 #include "snapfixture.h"
@@ -159,7 +161,7 @@ static void test_metrics_structure(void **state)
 
 	text = ibw_prom_render(s, NULL, T0, &len);
 	/* the escaped name: quote and backslash */
-	assert_non_null(strstr(text, "name=\"leaf \\\"A\\\" \\\\ 1\""));
+	assert_non_null(strstr(text, "switch=\"leaf \\\"A\\\" \\\\ 1\""));
 	/* exact 64-bit values */
 	assert_non_null(strstr(text, "} 18446744073709551606\n"));
 	for (line = strtok_r(text, "\n", &save); line;
@@ -409,8 +411,118 @@ static void test_writer_refuses(void **state)
 	assert_null(ibw_jw_finish(&w, &n));
 }
 
+/* The label names of sample @line (name{a="x",b="y"} v), sorted and
+ * joined with commas, into @out. */
+static void label_names(const char *line, char *out, size_t cap)
+{
+	char names[16][64], tmp[64];
+	unsigned n = 0, i, j;
+	const char *q = strchr(line, '{');
+
+	out[0] = '\0';
+	while (q && (*q == '{' || *q == ',')) {
+		size_t k = 0;
+
+		q++;
+		if (*q == '}')
+			break;
+		while (*q && *q != '=' && k < sizeof(tmp) - 1)
+			tmp[k++] = *q++;
+		tmp[k] = '\0';
+		assert_true(n < 16);
+		snprintf(names[n++], sizeof(names[0]), "%s", tmp);
+		assert_int_equal(q[0], '=');
+		assert_int_equal(q[1], '"');
+		for (q += 2; *q && *q != '"'; q++)
+			if (*q == '\\')
+				q++;
+		assert_int_equal(*q, '"');
+		q++;
+	}
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++)
+			if (strcmp(names[j], names[i]) < 0) {
+				snprintf(tmp, sizeof(tmp), "%s", names[i]);
+				snprintf(names[i], sizeof(names[0]), "%s",
+					 names[j]);
+				snprintf(names[j], sizeof(names[0]), "%s", tmp);
+			}
+	for (i = 0; i < n; i++) {
+		strncat(out, i ? "," : "", cap - strlen(out) - 1);
+		strncat(out, names[i], cap - strlen(out) - 1);
+	}
+}
+
+/*
+ * Every series of infiniband_exporter's switch and HCA collectors (the
+ * facts list) is in our output, each sample of it with exactly its label
+ * names; and a 4x EDR link's rates are the exporter's figures.
+ */
+static void test_exporter_series(void **state)
+{
+	struct ibw_snapshot *s = ibw_test_snapshot();
+	struct ibw_fnode *n;
+	char path[512], fact[256], *text, *facts, *fl, *fsave = NULL;
+	unsigned nfacts = 0;
+	size_t len;
+
+	/* One HCA at 4x EDR: extended speeds as its capability mask says. */
+	n = (struct ibw_fnode *)ibw_fabric_find(s->fabric,
+						0x0002c90300000010ull);
+	assert_non_null(n);
+	n->ports[1].pi.capmask |= IBW_CAP_EXT_SPEEDS;
+	n->ports[1].pi.speed_ext_active = 2;
+	assert_int_equal(ibw_snapshot_seal(s), 0);
+	text = ibw_prom_render(s, NULL, T0, &len);
+	assert_non_null(strstr(text, "\ninfiniband_hca_rate_bytes_per_second{"
+				     "guid=\"0x0002c90300000010\"} "
+				     "12500000000\n"));
+	assert_non_null(strstr(text, "\ninfiniband_hca_raw_rate_bytes_per_"
+				     "second{guid=\"0x0002c90300000010\"} "
+				     "12890625000\n"));
+
+	snprintf(path, sizeof(path), "%s/infiniband_exporter_series.txt",
+		 FIXTURES);
+	facts = slurp(path);
+	assert_non_null(facts);
+	for (fl = strtok_r(facts, "\n", &fsave); fl;
+	     fl = strtok_r(NULL, "\n", &fsave)) {
+		char name[128], want[256], got[256], *copy, *line, *save = NULL;
+		unsigned found = 0;
+
+		if (fl[0] == '#' || !fl[0])
+			continue;
+		assert_int_equal(sscanf(fl, "%127s %255s", name, want), 2);
+		nfacts++;
+		copy = strdup(text);
+		for (line = strtok_r(copy, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			size_t k = strlen(name);
+
+			if (strncmp(line, name, k) ||
+			    (line[k] != '{' && line[k] != ' '))
+				continue;
+			label_names(line, got, sizeof(got));
+			if (strcmp(got, want))
+				fail_msg("%s has labels %s, the exporter %s",
+					 name, got, want);
+			found++;
+		}
+		free(copy);
+		snprintf(fact, sizeof(fact), "%s", name);
+		if (!found)
+			fail_msg("no %s in /metrics", fact);
+	}
+	assert_true(nfacts >= 70);
+	free(facts);
+	free(text);
+	ibw_snapshot_unref(s);
+}
+
 int main(void)
 {
+	/* Fixed, so the fixtures do not change with every commit. */
+	ibw_prom_set_build_info("0.1.0", "fixture");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_metrics_document),
 		cmocka_unit_test(test_metrics_structure),
@@ -421,6 +533,7 @@ int main(void)
 		cmocka_unit_test(test_stream_same_bytes),
 		cmocka_unit_test(test_writer_refuses),
 		cmocka_unit_test(test_pma_redirect_rendered),
+		cmocka_unit_test(test_exporter_series),
 	};
 
 	return cmocka_run_group_tests_name("render", tests, NULL, NULL);
