@@ -22,6 +22,10 @@ enum ibw_event_kind {
 	IBW_EVT_COUNTER_RESET, /* reset by someone else */
 	IBW_EVT_ENDPORT_STATE, /* old/new: enum ibw_endport_state */
 	IBW_EVT_PATH_CHANGED, /* detail: "old -> new" paths */
+	/* A cable's health (core/links.h): node/port and peer are its
+	 * ends, old/new enum ibw_link_health, reasons/old_reasons the
+	 * IBW_LR_BIT()s of each. */
+	IBW_EVT_LINK_HEALTH_CHANGED,
 	IBW_EVT_KIND_MAX,
 };
 
@@ -35,6 +39,7 @@ struct ibw_event {
 	uint8_t peer_port;
 	uint64_t old_value;
 	uint64_t new_value;
+	uint32_t reasons, old_reasons; /* link health changes */
 	char what[48]; /* a counter name, for threshold/reset events */
 	char detail[512]; /* path changes: the old and the new path */
 };
