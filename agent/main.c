@@ -23,6 +23,7 @@
 #include "engine.h"
 #include "ibw_version.h"
 #include "json.h"
+#include "json_links.h"
 #include "localport.h"
 #include "monitor.h"
 #include "namemap.h"
@@ -97,6 +98,7 @@ static json_t *once_json(struct daemon *d)
 	json_object_set_new(root, "ports", ibw_json_ports(snap, &all_ports));
 	json_object_set_new(root, "endports", ibw_json_endports(snap));
 	json_object_set_new(root, "traces", ibw_json_watched(snap));
+	json_object_set_new(root, "links", ibw_json_links(snap, NULL));
 	nev = evs ? ibw_events_since(ev, 0, evs, 4096) : 0;
 	json_object_set_new(root, "events",
 			    ibw_json_events_doc(ibw_events_last_seq(ev), evs,
@@ -625,14 +627,18 @@ int main(int argc, char **argv)
 	}
 
 	if (d.o.once) {
-		json_t *j = once_json(&d);
-
+		struct ibw_snapshot *snap = d.mon ? ibw_monitor_snapshot(d.mon)
+						  : NULL;
+		/* --links: /api/v1/links's document alone */
+		json_t *j = (d.o.once & 2) && snap ? ibw_json_links(snap, NULL)
+						   : once_json(&d);
 		char *text = ibw_json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
 
 		if (text)
 			printf("%s\n", text);
 		free(text);
 		json_decref(j);
+		ibw_snapshot_unref(snap);
 		if (!d.lq_done || d.lq.first_error != IBW_MAD_OK) {
 			fprintf(stderr,
 				"ibwatchd: the local port did not answer: %s\n",

@@ -167,6 +167,9 @@ static const struct opt table[] = {
 
 	{ OPT("once", T_FLAG, IBW_OPT_CLI), NUM(once), .group = "Probes:",
 	  .help = "run one cycle, print a JSON snapshot, exit" },
+	/* --once printing the link view alone (bit 2 of once) */
+	{ OPT("links", T_FLAG, IBW_OPT_CLI), NUM(once), .bits = 3,
+	  .help = "run one cycle, print the link view as JSON, exit" },
 	{ OPT("discovery-interval", T_UINT, IBW_OPT_SIGHUP),
 	  NUM(mon.discovery_interval_us), .min = 1, .max = 86400,
 	  .scale = US_PER_S, .def = IBW_DISCOVERY_INTERVAL_US / US_PER_S,

@@ -6,6 +6,7 @@
 
 #include "ibw_version.h"
 #include "json.h"
+#include "json_links.h"
 
 json_t *ibw_json_guid(uint64_t guid)
 {
@@ -369,6 +370,7 @@ json_t *ibw_json_status(const struct ibw_snapshot *s,
 		json_object_set_new(ep, ibw_endport_state_str(i),
 				    json_integer(sum->endports[i]));
 	json_object_set_new(o, "endports", ep);
+	json_object_set_new(o, "links", ibw_json_link_counts(s->links));
 	if (st)
 		json_object_set_new(o, "engine", ibw_json_engine_stats(st));
 	return o;
@@ -453,6 +455,9 @@ json_t *ibw_json_events(const struct ibw_event *ev, unsigned n)
 					    json_string(ibw_endport_state_str(
 						    e->new_value)));
 			json_object_set_new(o, "reason", json_string(e->what));
+			break;
+		case IBW_EVT_LINK_HEALTH_CHANGED:
+			ibw_json_link_event(o, e);
 			break;
 		case IBW_EVT_PATH_CHANGED:
 			json_object_set_new(o, "target", json_string(e->what));
