@@ -74,6 +74,20 @@ check "/api/v1/links?node=NAME&type=ca: node0003's link" jq -e --arg g "$g3" \
 	<(curl -s -m 5 "$U/api/v1/links?node=node0003%20HCA-1&type=ca")
 check "/api/v1/links?type=switch: the 8 leaf-spine cables" jq -e '(.links | length) == 8' \
 	<(curl -s -m 5 "$U/api/v1/links?type=switch")
+curl -s -m 5 "$U/metrics" >metrics.txt
+lo=$(printf '%s\n%s\n' "$gl1" "$g3" | sort | head -1)
+check "/metrics: one ibwatch_link_reason, width, on that cable" \
+	test "$(grep -c '^ibwatch_link_reason{' metrics.txt)" = 1 -a \
+	"$(grep '^ibwatch_link_reason{' metrics.txt | grep -c "guid=\"$lo\".*reason=\"width\"} 1$")" = 1
+check "/metrics: 16 ibwatch_link_health, the one at 1 (degraded) that cable" \
+	test "$(grep -c '^ibwatch_link_health{' metrics.txt)" = 16 -a \
+	"$(grep '^ibwatch_link_health{.*} 1$' metrics.txt | grep -c "$g3")" = 1 -a \
+	"$(grep -c '^ibwatch_link_health{.*} [1-3]$' metrics.txt)" = 1
+check "/metrics: node0003's port runs on 1 lane of 4 supported, at SDR (1)" \
+	test "$(grep "^infiniband_hca_port_width_active_lanes{guid=\"$g3\",port=\"1\"}" metrics.txt | cut -d' ' -f2)" = 1 -a \
+	"$(grep "^infiniband_hca_port_width_supported_lanes{guid=\"$g3\",port=\"1\"}" metrics.txt | cut -d' ' -f2)" = 4 -a \
+	"$(grep "^infiniband_hca_port_speed_active{guid=\"$g3\",port=\"1\"}" metrics.txt | cut -d' ' -f2)" = 1
+check "/metrics passes promtool check metrics" bash -c 'promtool check metrics <metrics.txt'
 curl -s -m 5 "$U/api/v1/events" >ev.json
 check "one link_health_changed event: the w=1 link, ok -> degraded for width" \
 	jq -e --arg a "$gl1" --arg b "$g3" '[.events[] | select(.kind == "link_health_changed")] as $e

@@ -136,14 +136,12 @@ static void test_metrics_structure(void **state)
 	ibw_snapshot_unref(s);
 }
 
-static void test_promtool_finds_nothing(void **state)
+/* promtool check metrics on @text: it must say nothing. */
+static void promtool_clean(const char *text, size_t len)
 {
-	struct ibw_snapshot *s = ibw_test_snapshot();
-	struct ibw_engine_stats st = { 0 };
-	char out[4096];
-	size_t len, n;
-	char *text = ibw_prom_render(s, &st, T0, &len);
 	FILE *f = fopen("render-metrics.prom", "w"), *p;
+	char out[4096];
+	size_t n;
 	int rc;
 
 	assert_non_null(f);
@@ -156,6 +154,16 @@ static void test_promtool_finds_nothing(void **state)
 	rc = pclose(p);
 	if (rc != 0 || n)
 		fail_msg("promtool (exit %d) says:\n%s", rc, out);
+}
+
+static void test_promtool_finds_nothing(void **state)
+{
+	struct ibw_snapshot *s = ibw_test_snapshot();
+	struct ibw_engine_stats st = { 0 };
+	size_t len;
+	char *text = ibw_prom_render(s, &st, T0, &len);
+
+	promtool_clean(text, len);
 	free(text);
 	ibw_snapshot_unref(s);
 }
@@ -263,6 +271,8 @@ static void test_json_links(void **state)
 	struct ibw_link_filter f = { -1, -1, 0, 0, NULL };
 	struct ibw_engine_stats st = { 0 };
 	json_t *j, *k;
+	char *text;
+	size_t len;
 
 	assert_non_null(l);
 	ibw_links_begin(l, T0);
@@ -350,6 +360,30 @@ static void test_json_links(void **state)
 				 json_object_get(j, "links"), "degraded")),
 			 1);
 	json_decref(j);
+
+	/* the same in /metrics, promtool-clean */
+	text = ibw_prom_render(s, &st, T0, &len);
+	assert_non_null(strstr(text, "\nibwatch_link_health{guid="
+				     "\"0x0002c90300000001\","
+				     "port=\"2\",remote_guid="
+				     "\"0x0002c90300000011\","
+				     "remote_port=\"1\"} 1\n"));
+	assert_non_null(strstr(text, "\nibwatch_link_health{guid="
+				     "\"0x0002c90300000001\","
+				     "port=\"1\",remote_guid="
+				     "\"0x0002c90300000010\","
+				     "remote_port=\"1\"} 0\n"));
+	assert_non_null(strstr(text, "\nibwatch_link_reason{guid="
+				     "\"0x0002c90300000001\","
+				     "port=\"2\",remote_guid="
+				     "\"0x0002c90300000011\","
+				     "remote_port=\"1\",reason=\"width\"} "
+				     "1\n"));
+	/* only the reasons present; no BER or wait without readings */
+	assert_null(strstr(text, "reason=\"speed\""));
+	assert_null(strstr(text, "ibwatch_link_ber{"));
+	promtool_clean(text, len);
+	free(text);
 	ibw_links_free(l);
 	ibw_snapshot_unref(s); /* drops the view too */
 }
