@@ -5,7 +5,9 @@
 # either end), /api/v1/status and one link_health_changed event. Then
 # symbol errors injected on a switch port and LinkDowned increments on a
 # host port (PerformanceSet) move exactly the cables they belong to,
-# with both ends named right, to degraded and failing.
+# with both ends named right, to degraded and failing. Through snmpd,
+# ibwLinkTable and ibwLinkHealthChange say the same; Nagios' check_snmp
+# as deploy/nagios runs it goes OK, CRITICAL, OK and WARNING.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/tap.sh"
@@ -130,5 +132,110 @@ check "events: each of the two links changed once, with its reason" \
 		| ($e | length) == 3
 		and ([$e[] | select(.new == "failing" and .reasons == ["link_downed"])] | length) == 1
 		and ([$e[] | select(.new == "degraded" and .reasons == ["symbol_errors"])] | length) == 1' ev2.json
+
+# 4. SNMP: ibwLinkTable and ibwLinkHealthChange, through a real snmpd
+# (AgentX) and snmptrapd on loopback ports.
+ROOT=.1.3.6.1.4.1.32473
+export MIBS="" MIBDIRS=""
+export SNMP_PERSISTENT_DIR=$PWD/snmp-persist SNMPCONFPATH=$PWD/snmp-conf
+mkdir -p "$SNMP_PERSISTENT_DIR" "$SNMPCONFPATH"
+echo "disableAuthorization yes" >snmptrapd.conf
+for _ in 1 2 3 4 5; do
+	trap_port=$(free_port)
+	snmptrapd -f -C -c snmptrapd.conf -On -Lf traps.log -p snmptrapd.pid \
+		"udp:127.0.0.1:$trap_port" >/dev/null 2>&1 &
+	tp=$!
+	for _ in $(seq 1 100); do
+		kill -0 $tp 2>/dev/null || break
+		ss -Hlun "sport = :$trap_port" | grep -q . && break
+		sleep 0.1
+	done
+	kill -0 $tp 2>/dev/null && { pids+=($tp); break; }
+done
+SOCK=$PWD/agentx.sock
+snmp_port=$(free_port)
+printf '%s\n' "master agentx" "agentXSocket $SOCK" "agentXTimeout 5" \
+	"rocommunity public 127.0.0.1" "trap2sink 127.0.0.1:$trap_port public" >snmpd.conf
+snmpd -f -C -c snmpd.conf -Lf snmpd.log -p snmpd.pid -I -ifTable,ipAddressTable,ipv6 \
+	"udp:127.0.0.1:$snmp_port" >/dev/null 2>&1 &
+pids+=($!)
+A=(-v2c -c public -t 2 -r 1 "127.0.0.1:$snmp_port")
+for _ in $(seq 1 100); do
+	snmpget "${A[@]}" -t 0.2 -r 0 .1.3.6.1.2.1.1.3.0 >/dev/null 2>&1 && break
+	sleep 0.1
+done
+start_agent node0001 --no-state-file --no-ping --agentx "$SOCK" \
+	--discovery-interval 2 --counter-interval 1 ||
+	{ echo "not ok - the SNMP agent does not start"; exit 1; }
+# The cable's row is its lower end's (GUID, port).
+lop=$([ "$lo" = "$g3" ] && echo 1 || echo 3)
+idx=$(printf '%d.%d.%d.%d.%d.%d.%d.%d' $(sed 's/^0x//; s/../0x& /g' <<<"$lo")).$lop
+for _ in $(seq 1 100); do
+	snmpget "${A[@]}" -Oqv "$ROOT.1.1.30.0" 2>/dev/null | grep -qx 1 && break
+	sleep 0.2
+done
+snmpwalk "${A[@]}" -On "$ROOT.1.8.1.9" >health.txt 2>&1
+check "ibwLinkTable: 16 cables, one degraded(2)" \
+	test "$(grep -c 'INTEGER:' health.txt)" = 16 -a "$(grep -c 'INTEGER: 2$' health.txt)" = 1
+check "... the w=1 cable, by its lower end ($idx)" grep -q "^$ROOT.1.8.1.9.$idx = INTEGER: 2$" health.txt
+col() { snmpget "${A[@]}" -Oqv "$ROOT.1.8.1.$1.$idx"; }
+check "... reason width, 1 lane of 4, the other end named" \
+	test "$(col 10)" = '"width"' -a "$(col 11)" = 1 -a "$(col 12)" = 4 -a \
+	"$(col 7)" = "$([ "$lop" = 1 ] && echo '"leaf01"' || echo '"node0003 HCA-1"')"
+check "ibwLinksOk.0 15, ibwLinksDegraded.0 1" \
+	test "$(snmpget "${A[@]}" -Oqv $ROOT.1.1.29.0)" = 15 -a "$(snmpget "${A[@]}" -Oqv $ROOT.1.1.30.0)" = 1
+for _ in $(seq 1 100); do
+	grep -q "= OID: $ROOT\.0\.6	" traps.log 2>/dev/null && break
+	sleep 0.1
+done
+check "snmptrapd gets one ibwLinkHealthChange: that cable, degraded(2), was ok(1), width" \
+	awk -v o="OID: $ROOT.0.6	" -v h="$ROOT.1.8.1.9.$idx = INTEGER: 2" -v p="$ROOT.1.7.7.0 = INTEGER: 1" \
+	-v r="$ROOT.1.8.1.10.$idx = STRING: \"width\"" \
+	'index($0, o) { n++; if (index($0, h) && index($0, p) && index($0, r)) a = 1 } END { exit !(a && n == 1) }' traps.log
+stopped_clean "$agent" || bad "the SNMP agent did not stop cleanly"
+
+# 5. Nagios: check_snmp as deploy/nagios/ibwatch.cfg's check_ibwatch_links
+# runs it, against an agent that takes the enabled widths as the best
+# (so the w=1 cable is ok): OK; a spine cable unlinked: CRITICAL;
+# relinked: OK; symbol errors over the daily threshold: WARNING.
+chk=/usr/lib/nagios/plugins/check_snmp
+read -r oids warn crit < <(sed -n 's/^ *command_line.*check_snmp .* -o \([^ ]*32473\.1\.1\.30\.0[^ ]*\) -w \([^ ]*\) -c \([^ ]*\) .*/\1 \2 \3/p' \
+	"$here/../deploy/nagios/ibwatch.cfg")
+nagios() { "$chk" -H 127.0.0.1 -p "$snmp_port" -P 2c -C public -o "$oids" -w "$warn" -c "$crit" -l links; }
+# wait_rc RC: until the plugin exits RC (20 s at most); its output in $out
+wait_rc() {
+	for _ in $(seq 1 100); do
+		out=$(nagios)
+		rc=$?
+		[ $rc = "$1" ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+check "check_ibwatch_links's command is in deploy/nagios ($oids -w $warn -c $crit)" test -n "${crit:-}"
+start_agent node0001 --no-state-file --no-ping --agentx "$SOCK" \
+	--discovery-interval 1 --counter-interval 1 --link-threshold basis=enabled \
+	--link-threshold ber_degraded=0 --link-threshold ber_failing=0 \
+	--link-threshold symbol_errors_per_day=100 ||
+	{ echo "not ok - the Nagios agent does not start"; exit 1; }
+for _ in $(seq 1 100); do
+	snmpget "${A[@]}" -Oqv "$ROOT.1.1.29.0" 2>/dev/null | grep -qx 16 && break
+	sleep 0.2
+done
+wait_rc 0
+check "check_snmp: OK with every cable ok ($out)" [ $rc = 0 ]
+sim 'Unlink "spine01"[1]'
+wait_rc 2
+check "check_snmp: CRITICAL with a spine cable unlinked (down) ($out)" [ $rc = 2 ]
+sim 'Relink "spine01"[1]'
+wait_rc 0
+check "check_snmp: OK again once it is relinked and active ($out)" [ $rc = 0 ]
+sim 'PerformanceSet "spine02"[1] PortCounters.SymbolErrorCounter=2000'
+wait_rc 1
+check "check_snmp: WARNING with symbol errors over the day's threshold ($out)" [ $rc = 1 ]
+check "... for the spine02 port 1 - leaf01 port 6 cable" jq -e '.links[0].health == "degraded"
+	and .links[0].reasons == ["symbol_errors"]
+	and ([.links[0].ends[] | "\(.name)/\(.port)"] | sort) == ["leaf01/6", "spine02/1"]' \
+	<(curl -s -m 5 "http://127.0.0.1:$P/api/v1/links")
 
 finish
