@@ -356,11 +356,10 @@ static void speed_families(struct buf *b, const struct ibw_snapshot *s,
 static void link_labels(struct buf *b, const char *name,
 			const struct ibw_link *k)
 {
-	put(b,
-	    "%s{guid=\"0x%016" PRIx64 "\",port=\"%u\",remote_guid=\"0x%"
-				      "016" PRIx64 "\",remote_port=\"%u\"",
-	    name, k->end[0].guid, (unsigned)k->end[0].port, k->end[1].guid,
-	    (unsigned)k->end[1].port);
+	put(b, "%s{guid=\"0x%016" PRIx64 "\",port=\"%u\"", name, k->end[0].guid,
+	    (unsigned)k->end[0].port);
+	put(b, ",remote_guid=\"0x%016" PRIx64 "\",remote_port=\"%u\"",
+	    k->end[1].guid, (unsigned)k->end[1].port);
 }
 
 static void link_families(struct buf *b, const struct ibw_snapshot *s)
