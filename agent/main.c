@@ -322,7 +322,8 @@ static void on_changed(const char *name, enum ibw_opt_when when, void *arg)
 /*
  * SIGHUP: read the config file again. A broken file changes nothing (each
  * error logged); a good one applies the options the table marks
- * IBW_OPT_SIGHUP (sweep and trace intervals, log level), re-reads the
+ * IBW_OPT_SIGHUP (sweep and trace intervals, log level, link health
+ * thresholds), re-reads the
  * node-name map's contents, and names each other changed option as
  * needing a restart. Counters, ping history and the SNMP registration
  * stay as they are.
@@ -354,6 +355,7 @@ static void reload(struct daemon *d)
 		if (ibw_monitor_reload_names(d->mon, err, sizeof(err)) < 0)
 			log_warn("main",
 				 "SIGHUP: node-name map not reloaded: %s", err);
+		ibw_monitor_set_link_thresholds(d->mon, &n.mon.link_thresholds);
 	}
 	ibw_opts_diff(&d->o, &n, on_changed, (void *)file);
 	ibw_opts_adopt(&d->o, &n);

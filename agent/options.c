@@ -195,7 +195,7 @@ static const struct opt table[] = {
 	  .def_text = "those of infiniband-diags' error_thresholds",
 	  .arg = "NAME=N",
 	  .help = "error threshold, e.g. SymbolErrorCounter=10; repeatable" },
-	{ OPT("link-threshold", T_CUSTOM, IBW_OPT_RESTART),
+	{ OPT("link-threshold", T_CUSTOM, IBW_OPT_SIGHUP),
 	  FIELD(mon.link_thresholds), .parse = parse_link_threshold,
 	  .def_text = "those of docs/links.md", .arg = "NAME=VALUE",
 	  .help = "link health threshold, e.g. ber_degraded=1e-12 or "

@@ -35,6 +35,7 @@ struct ibw_monitor {
 	struct ibw_links *links;
 	struct ibw_link_view *lview;
 	uint64_t lview_discoveries, lview_sweeps;
+	int lerr_ctr[IBW_LERR_MAX]; /* enum ibw_ctr of each, -1 none */
 	int lview_dirty; /* names reloaded */
 	struct ibw_timer *disc_timer, *ctr_timer;
 	uint64_t discoveries, counter_sweeps;
@@ -86,7 +87,7 @@ static void link_end(struct ibw_monitor *m, const struct ibw_fnode *n,
 	e->have_ctrs = 1;
 	e->ctr_us = c->updated_us;
 	for (k = 0; k < IBW_LERR_MAX; k++) {
-		i = ibw_ctr_lookup(ibw_link_err_key(k));
+		i = m->lerr_ctr[k];
 		if (i < 0)
 			continue;
 		e->err[k] = c->v[i].total;
@@ -762,8 +763,12 @@ struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
 	if (!m->o.spread_percent || m->o.spread_percent > 100)
 		m->o.spread_percent = 80;
 	m->ev = ibw_events_new(o->events_capacity ? o->events_capacity : 4096);
-	m->links = ibw_links_new(o->have_link_thresholds ? &o->link_thresholds
-							 : NULL);
+	if (!o->have_link_thresholds)
+		ibw_link_thresholds_default(&m->o.link_thresholds);
+	m->links = ibw_links_new(&m->o.link_thresholds);
+	/* by name once, not per port and round */
+	for (rc = 0; rc < IBW_LERR_MAX; rc++)
+		m->lerr_ctr[rc] = ibw_ctr_lookup(ibw_link_err_key(rc));
 	m->disc = ibw_discover_new(e, &o->discover);
 	m->ctrs = ibw_counters_new(e, m->ev, &o->counters);
 	m->disc_timer = ibw_timer_new(m->loop, on_disc_timer, m);
@@ -900,6 +905,18 @@ int ibw_monitor_save_state(struct ibw_monitor *m)
 	if (!m->state_file)
 		return 0;
 	return ibw_counters_save(m->ctrs, m->state_file, m->links);
+}
+
+void ibw_monitor_set_link_thresholds(struct ibw_monitor *m,
+				     const struct ibw_link_thresholds *t)
+{
+	if (!memcmp(t, &m->o.link_thresholds, sizeof(*t)))
+		return;
+	m->o.link_thresholds = *t;
+	ibw_links_set_thresholds(m->links, t);
+	m->lview_dirty = 1;
+	publish(m);
+	log_events(m);
 }
 
 int ibw_monitor_reload_names(struct ibw_monitor *m, char *err, size_t errlen)

@@ -78,6 +78,10 @@ int ibw_monitor_save_state(struct ibw_monitor *m);
  * interval from now is brought forward. */
 void ibw_monitor_set_intervals(struct ibw_monitor *m, uint64_t discovery_us,
 			       uint64_t counter_us, uint64_t trace_us);
+/* New link health thresholds: the links are judged again at once, and
+ * health changes become events as usual. */
+void ibw_monitor_set_link_thresholds(struct ibw_monitor *m,
+				     const struct ibw_link_thresholds *t);
 /* Re-read the node-name map; the old one stays if the new one is bad. */
 int ibw_monitor_reload_names(struct ibw_monitor *m, char *err, size_t errlen);
 

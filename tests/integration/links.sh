@@ -7,7 +7,8 @@
 # host port (PerformanceSet) move exactly the cables they belong to,
 # with both ends named right, to degraded and failing. Through snmpd,
 # ibwLinkTable and ibwLinkHealthChange say the same; Nagios' check_snmp
-# as deploy/nagios runs it goes OK, CRITICAL, OK and WARNING.
+# as deploy/nagios runs it goes OK, CRITICAL, OK and WARNING. The
+# windows survive a restart (state file); SIGHUP applies new thresholds.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/tap.sh"
@@ -237,5 +238,44 @@ check "... for the spine02 port 1 - leaf01 port 6 cable" jq -e '.links[0].health
 	and .links[0].reasons == ["symbol_errors"]
 	and ([.links[0].ends[] | "\(.name)/\(.port)"] | sort) == ["leaf01/6", "spine02/1"]' \
 	<(curl -s -m 5 "http://127.0.0.1:$P/api/v1/links")
+
+# 6. Restarts and SIGHUP: the windows come back from the state file (a
+# fresh agent's first reading is only a base, so without them the cable
+# would be ok), and new thresholds by SIGHUP judge the cables at once.
+g2=$(jq -r '.links[].ends[] | select(.name == "node0002 HCA-1") | .guid' once.out)
+echo "link-threshold = link_downed_per_hour=10" >links.conf
+st=$PWD/links.state
+lstart() {
+	start_agent node0001 -c links.conf --state-file "$st" --no-ping --no-snmp \
+		--discovery-interval 1 --counter-interval 1
+}
+health2() { curl -s -m 5 "http://127.0.0.1:$P/api/v1/links/$g2/1" | jq -r .health; }
+lstart || { echo "not ok - the state-file agent does not start"; exit 1; }
+for _ in $(seq 1 100); do
+	curl -s -m 5 "http://127.0.0.1:$P/api/v1/status" | jqe '.sweeps.counter_sweeps >= 2' && break
+	sleep 0.2
+done
+sim 'PerformanceSet "node0002"[1] PortCounters.LinkDownedCounter=15'
+for _ in $(seq 1 100); do [ "$(health2)" = failing ] && break; sleep 0.2; done
+check "15 LinkDowned on node0002 make its cable failing" [ "$(health2)" = failing ]
+stopped_clean "$agent" || bad "the state-file agent did not stop cleanly"
+check "the state file has the 16 cables' windows" [ "$(grep -c '^l link ' "$st")" = 16 ]
+lstart || { echo "not ok - the state-file agent does not start again"; exit 1; }
+for _ in $(seq 1 100); do
+	curl -s -m 5 "http://127.0.0.1:$P/api/v1/status" | jqe '.sweeps.discoveries >= 1 and .links.ok > 0' && break
+	sleep 0.2
+done
+check "after a restart the cable is failing at once, its hour's 15 LinkDowned restored" \
+	jq -e '.health == "failing" and ([.ends[].windows.hour.errors.link_downed] | add) == 15' \
+	<(curl -s -m 5 "http://127.0.0.1:$P/api/v1/links/$g2/1")
+printf '%s\n' "link-threshold = link_downed_per_hour=100" "link-threshold = link_downed_per_day=100" >links.conf
+kill -HUP "$agent"
+for _ in $(seq 1 100); do [ "$(health2)" = ok ] && break; sleep 0.2; done
+check "SIGHUP with thresholds of 100: the cable is ok again" [ "$(health2)" = ok ]
+check "... one link_health_changed event, failing -> ok, for it" jq -e --arg g "$g2" \
+	'[.events[] | select(.kind == "link_health_changed" and .new == "ok"
+		and ([.node_guid, .peer_guid] | index($g)))] | length == 1 and .[0].old == "failing"' \
+	<(curl -s -m 5 "http://127.0.0.1:$P/api/v1/events")
+check "the log says link-threshold was applied" grep -q 'link-threshold changed in .*: applied' "agent-$P.log"
 
 finish
