@@ -21,6 +21,7 @@
 #include "engine.h"
 #include "ibw_version.h"
 #include "json.h"
+#include "json_links.h"
 #include "localport.h"
 #include "monitor.h"
 #include "namemap.h"
@@ -85,10 +86,22 @@ static void notify(const char *state)
 			 state, strerror(-rc));
 }
 
+/* --links: /api/v1/links's document alone. */
+static int links_json(struct daemon *d, FILE *f)
+{
+	struct ibw_snapshot *snap = ibw_monitor_snapshot(d->mon);
+	struct ibw_jw w;
+
+	ibw_jw_init_stream(&w, f);
+	ibw_jw_value(&w, ibw_json_links(snap, NULL));
+	ibw_snapshot_unref(snap);
+	return ibw_jw_close(&w);
+}
+
 /*
  * --once: the documents the HTTP API serves, each under its name and in
- * its shape (status, nodes, ports, endports, traces, events; docs/api.md),
- * and the local port and CAs, which only --once prints.
+ * its shape (status, nodes, ports, endports, traces, events, links;
+ * docs/api.md), and the local port and CAs, which only --once prints.
  */
 static int once_json(struct daemon *d, FILE *f)
 {
@@ -116,6 +129,8 @@ static int once_json(struct daemon *d, FILE *f)
 	ibw_json_write_endports(&w, snap);
 	ibw_jw_key(&w, "events");
 	ibw_json_write_events_doc(&w, ibw_events_last_seq(ev), evs, nev);
+	ibw_jw_key(&w, "links");
+	ibw_jw_value(&w, ibw_json_links(snap, NULL));
 	ibw_jw_key(&w, "local");
 	ibw_jw_value(&w,
 		     ibw_json_local_cas(cas, ncas > 0 ? (unsigned)ncas : 0));
@@ -350,7 +365,8 @@ static void on_changed(const char *name, enum ibw_opt_when when, void *arg)
 /*
  * SIGHUP: read the config file again. A broken file changes nothing (each
  * error logged); a good one applies the options the table marks
- * IBW_OPT_SIGHUP (sweep and trace intervals, log level), re-reads the
+ * IBW_OPT_SIGHUP (sweep and trace intervals, log level, link health
+ * thresholds), re-reads the
  * node-name map's contents, and names each other changed option as
  * needing a restart. Counters, ping history and the SNMP registration
  * stay as they are.
@@ -382,6 +398,7 @@ static void reload(struct daemon *d)
 		if (ibw_monitor_reload_names(d->mon, err, sizeof(err)) < 0)
 			log_warn("main",
 				 "SIGHUP: node-name map not reloaded: %s", err);
+		ibw_monitor_set_link_thresholds(d->mon, &n.mon.link_thresholds);
 	}
 	ibw_opts_diff(&d->o, &n, on_changed, (void *)file);
 	ibw_opts_adopt(&d->o, &n);
@@ -656,7 +673,8 @@ int main(int argc, char **argv)
 	}
 
 	if (d.o.once) {
-		rc = once_json(&d, stdout);
+		rc = (d.o.once & 2) && d.mon ? links_json(&d, stdout)
+					     : once_json(&d, stdout);
 		if (rc < 0 || putchar('\n') == EOF || fflush(stdout)) {
 			log_err("main", "--once: cannot write the document: %s",
 				strerror(rc < 0 ? -rc : errno));

@@ -81,6 +81,7 @@ struct val {
 	const void *str;
 	size_t len;
 	u_char buf[16];
+	char text[256]; /* a string made for this value (v_strcpy) */
 };
 
 struct hrow {
@@ -88,6 +89,24 @@ struct hrow {
 	unsigned dir; /* 1 forward, 2 reverse */
 	unsigned hop; /* from 1 */
 	const struct ibw_hop *h;
+};
+
+/* ibwLinkTable's columns */
+enum {
+	LINK_COL_NAME = 3,
+	LINK_COL_LID,
+	LINK_COL_REMOTE_GUID,
+	LINK_COL_REMOTE_PORT,
+	LINK_COL_REMOTE_NAME,
+	LINK_COL_REMOTE_LID,
+	LINK_COL_HEALTH,
+	LINK_COL_REASONS,
+	LINK_COL_WIDTH_ACTIVE,
+	LINK_COL_WIDTH_BEST,
+	LINK_COL_SPEED_ACTIVE,
+	LINK_COL_SPEED_BEST,
+	LINK_COL_BER,
+	LINK_COL_XMIT_WAIT,
 };
 
 struct ibw_mib;
@@ -117,6 +136,9 @@ struct ibw_mib {
 	unsigned neps;
 	struct hrow *hops;
 	unsigned nhops;
+	/* the link view's cables by their lower end, in index order */
+	const struct ibw_link **links;
+	unsigned nlinks;
 };
 
 static const oid objects_oid[] = { OBJECTS };
@@ -169,6 +191,13 @@ static void v_str(struct val *v, const char *s)
 	v->type = ASN_OCTET_STR;
 	v->str = s;
 	v->len = strlen(s);
+}
+
+/* A string that lives no longer than the caller's buffer: copied. */
+static void v_strcpy(struct val *v, const char *s)
+{
+	snprintf(v->text, sizeof(v->text), "%s", s);
+	v_str(v, v->text);
 }
 
 static void v_guid(struct val *v, uint64_t g)
@@ -286,13 +315,27 @@ static int cmp_ep(const void *a, const void *b)
 	return (int)x->port - (int)y->port;
 }
 
+static int cmp_link(const void *a, const void *b)
+{
+	const struct ibw_link_end *x =
+		&(*(const struct ibw_link *const *)a)->end[0];
+	const struct ibw_link_end *y =
+		&(*(const struct ibw_link *const *)b)->end[0];
+
+	if (x->guid != y->guid)
+		return x->guid < y->guid ? -1 : 1;
+	return (int)x->port - (int)y->port;
+}
+
 static void drop_rows(struct ibw_mib *m)
 {
 	free(m->eps);
 	free(m->hops);
+	free(m->links);
 	m->eps = NULL;
 	m->hops = NULL;
-	m->neps = m->nhops = 0;
+	m->links = NULL;
+	m->neps = m->nhops = m->nlinks = 0;
 }
 
 /* The port table reads the snapshot's port views as they are (they are in
@@ -308,8 +351,13 @@ static int index_snapshot(struct ibw_mib *m)
 		n += s->watched[i].last.fwd.nhops +
 		     s->watched[i].last.rev.nhops;
 	m->hops = calloc(n + 1, sizeof(*m->hops));
-	if (!m->eps || !m->hops)
+	m->links = calloc(s->links ? s->links->n + 1 : 1, sizeof(*m->links));
+	if (!m->eps || !m->hops || !m->links)
 		return -ENOMEM;
+	/* The view is ranked worst first; the table wants index order. */
+	for (i = 0; s->links && i < s->links->n; i++)
+		m->links[m->nlinks++] = &s->links->links[i];
+	qsort(m->links, m->nlinks, sizeof(*m->links), cmp_link);
 
 	ibw_snapshot_foreach_endport(s, v) {
 		/* Unresolved configured targets have no index. */
@@ -467,6 +515,13 @@ static int agent_get(struct ibw_mib *m, unsigned row, unsigned col,
 		break;
 	case 27:
 		v_c64(v, m->stats->notifications_sent);
+		break;
+	case 29:
+	case 30:
+	case 31:
+	case 32:
+		/* ibwLinksOk .. ibwLinksDown: the view's counts */
+		v_gauge(v, s->links ? s->links->count[col - 29] : 0);
 		break;
 	case 28:
 		v_c64(v, m->stats->notifications_suppressed);
@@ -822,8 +877,91 @@ static int hop_get(struct ibw_mib *m, unsigned row, unsigned col, struct val *v)
 	return 0;
 }
 
+/* The link table: a cable by its end with the lower (GUID, port) */
+
+static unsigned link_rows(struct ibw_mib *m)
+{
+	return m->nlinks;
+}
+
+static void link_index(struct ibw_mib *m, unsigned row, oid *out)
+{
+	ibw_mib_guid_index(m->links[row]->end[0].guid, out);
+	out[8] = m->links[row]->end[0].port;
+}
+
+/* IbwHealthState: ok(1) .. down(4) */
+static long health_enum(unsigned h)
+{
+	return (long)h + 1;
+}
+
+static int link_get(struct ibw_mib *m, unsigned row, unsigned col,
+		    struct val *v)
+{
+	const struct ibw_link *k = m->links[row];
+	char buf[256];
+
+	switch (col) {
+	case LINK_COL_NAME:
+		v_str(v, k->end[0].name);
+		break;
+	case LINK_COL_LID:
+		v_unsigned(v, k->end[0].lid);
+		break;
+	case LINK_COL_REMOTE_GUID:
+		v_guid(v, k->end[1].guid);
+		break;
+	case LINK_COL_REMOTE_PORT:
+		v_unsigned(v, k->end[1].port);
+		break;
+	case LINK_COL_REMOTE_NAME:
+		v_str(v, k->end[1].name);
+		break;
+	case LINK_COL_REMOTE_LID:
+		v_unsigned(v, k->end[1].lid);
+		break;
+	case LINK_COL_HEALTH:
+		v_int(v, health_enum(k->health));
+		break;
+	case LINK_COL_REASONS:
+		/* made here: copied into the value */
+		ibw_link_reasons_fmt(k->reasons, buf, sizeof(buf));
+		v_strcpy(v, buf);
+		break;
+	case LINK_COL_WIDTH_ACTIVE:
+		v_gauge(v, ibw_width_lanes(k->width_active));
+		break;
+	case LINK_COL_WIDTH_BEST:
+		v_gauge(v, ibw_width_lanes(k->width_best));
+		break;
+	case LINK_COL_SPEED_ACTIVE:
+		v_str(v,
+		      k->speed_active ? ibw_speed_name(k->speed_active) : "");
+		break;
+	case LINK_COL_SPEED_BEST:
+		v_str(v, k->speed_best ? ibw_speed_name(k->speed_best) : "");
+		break;
+	case LINK_COL_BER:
+		if (k->ber >= 0)
+			snprintf(buf, sizeof(buf), "%.3g", k->ber);
+		else
+			buf[0] = '\0';
+		v_strcpy(v, buf);
+		break;
+	case LINK_COL_XMIT_WAIT:
+		v_gauge(v, k->xmit_wait_ratio >= 0
+				   ? (uint64_t)(k->xmit_wait_ratio * 1e6 + 0.5)
+				   : 0);
+		break;
+	default:
+		return -1;
+	}
+	return 0;
+}
+
 static const struct table tables[] = {
-	{ "ibwAgent", 1, 1, 1, 28, 1, one_row, zero_index, agent_get },
+	{ "ibwAgent", 1, 1, 1, 32, 1, one_row, zero_index, agent_get },
 	{ "ibwNodeTable", 2, 0, 2, 11, 8, node_rows, node_index, node_get },
 	{ "ibwPortTable", 3, 0, PORT_COL_GUID, PORT_COL_CTR0 + IBW_CTR_MAX - 1,
 	  9, port_rows, port_index, port_get },
@@ -831,6 +969,9 @@ static const struct table tables[] = {
 	  ep_rows, ep_index, ep_get },
 	{ "ibwPathTable", 5, 0, 2, 10, 1, path_rows, path_index, path_get },
 	{ "ibwHopTable", 6, 0, 3, 8, 3, hop_rows, hop_index, hop_get },
+	/* (arc 7 is ibwNotifyObjects: nothing to read) */
+	{ "ibwLinkTable", 8, 0, LINK_COL_NAME, LINK_COL_XMIT_WAIT, 9, link_rows,
+	  link_index, link_get },
 };
 
 /* Request handling */
@@ -1160,6 +1301,9 @@ netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
 	case IBW_EVT_PATH_CHANGED:
 		which[wlen++] = 5;
 		break;
+	case IBW_EVT_LINK_HEALTH_CHANGED:
+		which[wlen++] = 6;
+		break;
 	default:
 		return NULL;
 	}
@@ -1229,6 +1373,27 @@ netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
 		add_col(&vars, 5, 8, idx, 1, &v);
 		v_str(&v, e->detail);
 		add_notify_obj(&vars, 6, &v);
+		break;
+	}
+	case IBW_EVT_LINK_HEALTH_CHANGED: {
+		/* the event's own values: the snapshot may be newer */
+		char reasons[256];
+
+		v_str(&v, name_of(m, e->node_guid));
+		add_col(&vars, 8, LINK_COL_NAME, pidx, 9, &v);
+		v_guid(&v, e->peer_guid);
+		add_col(&vars, 8, LINK_COL_REMOTE_GUID, pidx, 9, &v);
+		v_unsigned(&v, e->peer_port);
+		add_col(&vars, 8, LINK_COL_REMOTE_PORT, pidx, 9, &v);
+		v_str(&v, name_of(m, e->peer_guid));
+		add_col(&vars, 8, LINK_COL_REMOTE_NAME, pidx, 9, &v);
+		v_int(&v, health_enum((unsigned)e->new_value));
+		add_col(&vars, 8, LINK_COL_HEALTH, pidx, 9, &v);
+		v_int(&v, health_enum((unsigned)e->old_value));
+		add_notify_obj(&vars, 7, &v);
+		ibw_link_reasons_fmt(e->reasons, reasons, sizeof(reasons));
+		v_strcpy(&v, reasons);
+		add_col(&vars, 8, LINK_COL_REASONS, pidx, 9, &v);
 		break;
 	}
 	default:

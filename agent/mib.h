@@ -1,8 +1,8 @@
 /*
  * IBWATCH-MIB (mib/IBWATCH-MIB.txt) served from the monitor's snapshots:
- * the agent scalars, the node, port, endport, path and hop tables, and
- * the notifications built from events. Tables are read-only views of the
- * current snapshot, re-indexed when a new one is published.
+ * the agent scalars, the node, port, endport, path, hop and link tables,
+ * and the notifications built from events. Tables are read-only views of
+ * the current snapshot, re-indexed when a new one is published.
  */
 #ifndef IBW_MIB_H
 #define IBW_MIB_H

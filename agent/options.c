@@ -84,6 +84,7 @@ struct opt {
 			      sizeof(OPTS_FIELD(n)) == sizeof(unsigned))
 
 static int parse_threshold(struct opts *o, const char *arg);
+static int parse_link_threshold(struct opts *o, const char *arg);
 static int parse_capmask(struct opts *o, const char *arg);
 
 static const struct choice log_levels[] = {
@@ -166,6 +167,9 @@ static const struct opt table[] = {
 
 	{ OPT("once", T_FLAG, IBW_OPT_CLI), NUM(once), .group = "Probes:",
 	  .help = "run one cycle, print a JSON snapshot, exit" },
+	/* --once printing the link view alone (bit 2 of once) */
+	{ OPT("links", T_FLAG, IBW_OPT_CLI), NUM(once), .bits = 3,
+	  .help = "run one cycle, print the link view as JSON, exit" },
 	{ OPT("discovery-interval", T_UINT, IBW_OPT_SIGHUP),
 	  NUM(mon.discovery_interval_us), .min = 1, .max = 86400,
 	  .scale = US_PER_S, .def = IBW_DISCOVERY_INTERVAL_US / US_PER_S,
@@ -191,6 +195,11 @@ static const struct opt table[] = {
 	  .def_text = "those of infiniband-diags' error_thresholds",
 	  .arg = "NAME=N",
 	  .help = "error threshold, e.g. SymbolErrorCounter=10; repeatable" },
+	{ OPT("link-threshold", T_CUSTOM, IBW_OPT_SIGHUP),
+	  FIELD(mon.link_thresholds), .parse = parse_link_threshold,
+	  .def_text = "those of docs/links.md", .arg = "NAME=VALUE",
+	  .help = "link health threshold, e.g. ber_degraded=1e-12 or "
+		  "link_downed_per_hour=10; repeatable" },
 	{ OPT("reset-counters", T_CHOICE, IBW_OPT_RESTART), NUM(reset_counters),
 	  .choices = reset_groups, .def_text = "never", .arg = "GROUP",
 	  .help = "clear narrow counters before they saturate" },
@@ -417,6 +426,32 @@ static int parse_threshold(struct opts *o, const char *arg)
 		return -1;
 	}
 	o->mon.counters.thresholds[c] = v;
+	return 0;
+}
+
+static int parse_link_threshold(struct opts *o, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	char name[64];
+	int rc;
+
+	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(name)) {
+		opt_err("--link-threshold: '%s' is not NAME=VALUE\n", arg);
+		return -1;
+	}
+	snprintf(name, sizeof(name), "%.*s", (int)(eq - arg), arg);
+	rc = ibw_link_thresholds_set(&o->mon.link_thresholds, name, eq + 1);
+	if (rc == -ENOENT) {
+		opt_err("--link-threshold: '%s' is not a link threshold "
+			"(docs/links.md)\n",
+			name);
+		return -1;
+	}
+	if (rc < 0) {
+		opt_err("--link-threshold: '%s' is not a value for %s\n",
+			eq + 1, name);
+		return -1;
+	}
 	return 0;
 }
 
@@ -658,6 +693,9 @@ static void set_defaults(struct opts *o)
 			break;
 		}
 	}
+	/* Core's link thresholds, which the option changes one by one. */
+	ibw_link_thresholds_default(&o->mon.link_thresholds);
+	o->mon.have_link_thresholds = 1;
 	/* Not options: the engine's deadline and tries. */
 	o->mon.discover.retries = -1;
 	o->mon.counters.retries = -1;

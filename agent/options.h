@@ -41,7 +41,7 @@ struct opts {
 	enum ibw_log_level log_level;
 	const char *ca;
 	int port;
-	int once;
+	int once; /* 1 --once; 3 --links: the same, printing the links */
 	int responder;
 	int no_probes;
 	const char *ping; /* on-demand: this target */

@@ -1265,16 +1265,18 @@ void ibw_counters_free(struct ibw_counters *c)
 	free(c);
 }
 
-int ibw_counters_save(const struct ibw_counters *c, const char *path)
+int ibw_counters_save(const struct ibw_counters *c, const char *path,
+		      const struct ibw_links *links)
 {
-	return ibw_ctr_state_save(path, c->ports, c->nports);
+	return ibw_ctr_state_save(path, c->ports, c->nports, links);
 }
 
-int ibw_counters_load(struct ibw_counters *c, const char *path)
+int ibw_counters_load(struct ibw_counters *c, const char *path,
+		      struct ibw_links *links, unsigned *bad_links)
 {
 	struct ibw_port_ctrs *ports;
 	unsigned n, cap;
-	int rc = ibw_ctr_state_load(path, &ports, &n, &cap);
+	int rc = ibw_ctr_state_load(path, &ports, &n, &cap, links, bad_links);
 
 	if (rc < 0)
 		return rc;

@@ -180,9 +180,14 @@ const struct ibw_port_ctrs *ibw_counters_find(const struct ibw_counters *c,
  * qsort() and bsearch() over arrays of them. */
 int ibw_counters_port_cmp(const void *a, const void *b);
 
+struct ibw_links;
+
 /* The state file: written atomically (temporary file, fsync, rename);
- * a torn or corrupt file is refused with -EBADMSG. */
-int ibw_counters_save(const struct ibw_counters *c, const char *path);
-int ibw_counters_load(struct ibw_counters *c, const char *path);
+ * a torn or corrupt file is refused with -EBADMSG. It also carries the
+ * link windows of @links (NULL: none; core/ctr_state.h). */
+int ibw_counters_save(const struct ibw_counters *c, const char *path,
+		      const struct ibw_links *links);
+int ibw_counters_load(struct ibw_counters *c, const char *path,
+		      struct ibw_links *links, unsigned *bad_links);
 
 #endif

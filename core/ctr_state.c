@@ -9,12 +9,37 @@
 #include "counters.h"
 #include "ctr_state.h"
 #include "hash.h"
+#include "links.h"
 
-#define STATE_MAGIC "ibwatch-counters 1"
+/* Version 2 added the link lines and their count on the end line;
+ * version 1 files still load (with no links). */
+#define STATE_MAGIC "ibwatch-counters 2"
+#define STATE_MAGIC_V1 "ibwatch-counters 1"
+
+struct save_ctx {
+	FILE *f;
+	uint64_t h;
+	unsigned n;
+};
+
+static int save_link(const char *line, void *arg)
+{
+	struct save_ctx *c = arg;
+
+	c->h = ibw_fnv1a64(c->h, "l ", 2);
+	c->h = ibw_fnv1a64(c->h, line, strlen(line));
+	c->h = ibw_fnv1a64(c->h, "\n", 1);
+	if (fputs("l ", c->f) == EOF || fputs(line, c->f) == EOF ||
+	    fputc('\n', c->f) == EOF)
+		return -EIO;
+	c->n++;
+	return 0;
+}
 
 int ibw_ctr_state_save(const char *path, const struct ibw_port_ctrs *ports,
-		       unsigned n)
+		       unsigned n, const struct ibw_links *links)
 {
+	struct save_ctx lc;
 	char tmp[4096], line[8192];
 	uint64_t h = IBW_FNV1A64_INIT;
 	unsigned i;
@@ -60,8 +85,13 @@ int ibw_ctr_state_save(const char *path, const struct ibw_port_ctrs *ports,
 		h = ibw_fnv1a64(h, line, len);
 		fputs(line, f);
 	}
-	fprintf(f, "end %u %016" PRIx64 "\n", n, h);
-	if (fflush(f) != 0 || fsync(fd) != 0)
+	lc.f = f;
+	lc.h = h;
+	lc.n = 0;
+	if (links)
+		rc = ibw_links_save(links, save_link, &lc);
+	fprintf(f, "end %u %u %016" PRIx64 "\n", n, lc.n, lc.h);
+	if (!rc && (fflush(f) != 0 || fsync(fd) != 0))
 		rc = -errno;
 	if (fclose(f) != 0 && !rc)
 		rc = -errno;
@@ -113,8 +143,61 @@ static int parse_port_line(char *line, struct ibw_port_ctrs *p)
 	return 0;
 }
 
+/* The link lines of a file, kept until its end line has vouched for
+ * them. */
+struct link_lines {
+	char **v;
+	unsigned n, cap;
+};
+
+static int keep_link_line(struct link_lines *ll, const char *line)
+{
+	char *d;
+
+	if (ll->n == ll->cap) {
+		unsigned nc = ll->cap ? ll->cap * 2 : 64;
+		char **nv = realloc(ll->v, nc * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		ll->v = nv;
+		ll->cap = nc;
+	}
+	d = strdup(line);
+	if (!d)
+		return -ENOMEM;
+	d[strcspn(d, "\n")] = 0;
+	ll->v[ll->n++] = d;
+	return 0;
+}
+
+static void drop_link_lines(struct link_lines *ll)
+{
+	unsigned i;
+
+	for (i = 0; i < ll->n; i++)
+		free(ll->v[i]);
+	free(ll->v);
+}
+
+/* 1 when @line is a right end line for @nports ports and @nlinks links
+ * after content hashing to @h, in a file of @version. */
+static int end_ok(const char *line, int version, unsigned nports,
+		  unsigned nlinks, uint64_t h)
+{
+	unsigned wp, wl;
+	unsigned long long sum;
+
+	if (version == 1)
+		return sscanf(line, "end %u %llx", &wp, &sum) == 2 &&
+		       wp == nports && !nlinks && sum == h;
+	return sscanf(line, "end %u %u %llx", &wp, &wl, &sum) == 3 &&
+	       wp == nports && wl == nlinks && sum == h;
+}
+
 int ibw_ctr_state_load(const char *path, struct ibw_port_ctrs **out,
-		       unsigned *nout, unsigned *capout)
+		       unsigned *nout, unsigned *capout,
+		       struct ibw_links *links, unsigned *bad_links)
 {
 	FILE *f = fopen(path, "r");
 	char *line = NULL;
@@ -122,25 +205,33 @@ int ibw_ctr_state_load(const char *path, struct ibw_port_ctrs **out,
 	ssize_t n;
 	uint64_t h = IBW_FNV1A64_INIT;
 	struct ibw_port_ctrs *ports = NULL;
-	unsigned nports = 0, pcap = 0, want;
-	unsigned long long sum;
-	int ok = 0, first = 1;
+	struct link_lines ll = { NULL, 0, 0 };
+	unsigned nports = 0, pcap = 0, i, bad = 0;
+	int ok = 0, first = 1, version = 0;
 
 	if (!f)
 		return -errno;
 	while ((n = getline(&line, &cap, f)) > 0) {
 		if (first) {
 			first = 0;
-			if (strcmp(line, STATE_MAGIC "\n"))
+			if (!strcmp(line, STATE_MAGIC "\n"))
+				version = 2;
+			else if (!strcmp(line, STATE_MAGIC_V1 "\n"))
+				version = 1;
+			else
 				break;
 			h = ibw_fnv1a64(h, line, (size_t)n);
 			continue;
 		}
 		if (!strncmp(line, "end ", 4)) {
-			if (sscanf(line, "end %u %llx", &want, &sum) == 2 &&
-			    want == nports && sum == h)
-				ok = 1;
+			ok = end_ok(line, version, nports, ll.n, h);
 			break;
+		}
+		if (version == 2 && !strncmp(line, "l ", 2)) {
+			h = ibw_fnv1a64(h, line, (size_t)n);
+			if (keep_link_line(&ll, line + 2) < 0)
+				break;
+			continue;
 		}
 		if (strncmp(line, "p ", 2))
 			break;
@@ -163,8 +254,17 @@ int ibw_ctr_state_load(const char *path, struct ibw_port_ctrs **out,
 	fclose(f);
 	if (!ok) {
 		free(ports);
+		drop_link_lines(&ll);
 		return -EBADMSG;
 	}
+	/* A link line this version cannot read costs that link's windows
+	 * only, not the counters' totals. */
+	for (i = 0; i < ll.n; i++)
+		if (links && ibw_links_load_line(links, ll.v[i]) < 0)
+			bad++;
+	drop_link_lines(&ll);
+	if (bad_links)
+		*bad_links = bad;
 	*out = ports;
 	*nout = nports;
 	*capout = pcap;

@@ -13,20 +13,26 @@
 #define IBW_CTR_STATE_H
 
 struct ibw_port_ctrs;
+struct ibw_links;
 
-/* Write @n records at @ports to @path atomically: a temporary file
- * beside it, fsynced, renamed over it. 0 or a negative errno. */
+/* Write @n records at @ports, and the windows of @links (NULL: none;
+ * core/links.h), to @path atomically: a temporary file beside it,
+ * fsynced, renamed over it. 0 or a negative errno. */
 int ibw_ctr_state_save(const char *path, const struct ibw_port_ctrs *ports,
-		       unsigned n);
+		       unsigned n, const struct ibw_links *links);
 
 /*
  * Read @path: on success *@ports is a new array (the caller frees it) of
  * *@n records in file order, *@cap records long. A torn or corrupt file
  * (no end line, a wrong count or hash, a line that does not parse) is
  * refused with -EBADMSG and the outputs are left alone; a file that
- * cannot be opened gives its negative errno.
+ * cannot be opened gives its negative errno. Once the file is found
+ * whole, its link lines are given to @links (NULL: skipped); those
+ * ibw_links_load_line() refuses are counted in *@bad_links (if not NULL)
+ * and cost nothing else.
  */
 int ibw_ctr_state_load(const char *path, struct ibw_port_ctrs **ports,
-		       unsigned *n, unsigned *cap);
+		       unsigned *n, unsigned *cap, struct ibw_links *links,
+		       unsigned *bad_links);
 
 #endif

@@ -31,6 +31,7 @@ static const char *const kind_names[IBW_EVT_KIND_MAX] = {
 	[IBW_EVT_ROUTE_LOOPS] = "route_loops",
 	[IBW_EVT_ROUTE_BALANCE] = "route_balance",
 	[IBW_EVT_ROUTE_LOAD] = "route_load",
+	[IBW_EVT_LINK_HEALTH_CHANGED] = "link_health_changed",
 };
 
 const char *ibw_event_kind_str(enum ibw_event_kind k)

@@ -33,6 +33,10 @@ enum ibw_event_kind {
 	/* a switch's uplinks changed in number, or the most loaded one
 	 * carries more routes: old/new are the most loaded's routes */
 	IBW_EVT_ROUTE_LOAD,
+	/* A cable's health (core/links.h): node/port and peer are its
+	 * ends, old/new enum ibw_link_health, reasons/old_reasons the
+	 * IBW_LR_BIT()s of each. */
+	IBW_EVT_LINK_HEALTH_CHANGED,
 	IBW_EVT_KIND_MAX,
 };
 
@@ -46,6 +50,7 @@ struct ibw_event {
 	uint8_t peer_port;
 	uint64_t old_value;
 	uint64_t new_value;
+	uint32_t reasons, old_reasons; /* link health changes */
 	char what[48]; /* a counter name, for threshold/reset events */
 	char detail[512]; /* path changes: the old and the new path */
 };

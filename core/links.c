@@ -968,6 +968,7 @@ struct ibw_link_view *ibw_links_view(const struct ibw_links *l, uint64_t now_us)
 
 	if (!v)
 		return NULL;
+	v->refs = 1;
 	v->taken_us = now_us;
 	if (l->n) {
 		v->links = malloc(l->n * sizeof(*v->links));
@@ -1018,13 +1019,25 @@ struct ibw_link_view *ibw_links_view(const struct ibw_links *l, uint64_t now_us)
 	return v;
 }
 
-void ibw_link_view_free(struct ibw_link_view *v)
+struct ibw_link_view *ibw_link_view_ref(struct ibw_link_view *v)
 {
-	if (!v)
+	if (v)
+		v->refs++;
+	return v;
+}
+
+void ibw_link_view_unref(struct ibw_link_view *v)
+{
+	if (!v || --v->refs)
 		return;
 	free(v->links);
 	free(v->by_end);
 	free(v);
+}
+
+void ibw_link_view_free(struct ibw_link_view *v)
+{
+	ibw_link_view_unref(v);
 }
 
 const struct ibw_link *ibw_link_view_find(const struct ibw_link_view *v,

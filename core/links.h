@@ -187,6 +187,7 @@ struct ibw_link {
 };
 
 struct ibw_link_view {
+	unsigned refs; /* ibw_link_view_ref()/_unref() */
 	uint64_t taken_us;
 	size_t n;
 	struct ibw_link *links; /* worst first (docs/links.md, ranking) */
@@ -212,9 +213,14 @@ void ibw_links_begin(struct ibw_links *l, uint64_t now_us);
 /* 0, -EINVAL (no PortInfo, or both ends the same port), -ENOMEM. */
 int ibw_links_update(struct ibw_links *l, const struct ibw_link_end_in *a,
 		     const struct ibw_link_end_in *b);
-/* The view at @now_us (windows end there); NULL on ENOMEM. */
+/* The view at @now_us (windows end there), with one reference; NULL on
+ * ENOMEM. A view is immutable: snapshots share it by reference. */
 struct ibw_link_view *ibw_links_view(const struct ibw_links *l,
 				     uint64_t now_us);
+struct ibw_link_view *ibw_link_view_ref(struct ibw_link_view *v);
+/* Drop a reference; the last one frees the view. */
+void ibw_link_view_unref(struct ibw_link_view *v);
+/* The same as ibw_link_view_unref(), for a view never shared. */
 void ibw_link_view_free(struct ibw_link_view *v);
 /* The link with @guid/@port at either end, NULL if none. */
 const struct ibw_link *ibw_link_view_find(const struct ibw_link_view *v,

@@ -29,6 +29,14 @@ struct ibw_monitor {
 	unsigned trace_pending;
 	struct ibw_fabric *fabric; /* last discovery */
 	struct ibw_snapshot *snap;
+	/* Link health (core/links.h): the windows, and the view of the
+	 * last round with what it was built from, so that publishing with
+	 * nothing new (pings, traces) reuses it. */
+	struct ibw_links *links;
+	struct ibw_link_view *lview;
+	uint64_t lview_discoveries, lview_sweeps;
+	int lerr_ctr[IBW_LERR_MAX]; /* enum ibw_ctr of each, -1 none */
+	int lview_dirty; /* names reloaded */
 	struct ibw_timer *disc_timer, *ctr_timer;
 	uint64_t discoveries, counter_sweeps;
 	/* The counter sweep under way (or the last): why it runs, and
@@ -58,6 +66,139 @@ struct ibw_monitor {
 	void (*once_cb)(struct ibw_monitor *m, void *arg);
 	void *once_arg;
 };
+
+static const char *name_of(const struct ibw_fnode *n, void *arg);
+
+/* One end of a cable as core/links.h takes it: PortInfo (port 0's
+ * capability masks on a switch) and the counters' running totals. */
+static void link_end(struct ibw_monitor *m, const struct ibw_fnode *n,
+		     unsigned p, struct ibw_link_end_in *e)
+{
+	const struct ibw_fport *fp = &n->ports[p];
+	const struct ibw_port_ctrs *c =
+		ibw_counters_find(m->ctrs, n->guid, (uint8_t)p);
+	int sw = n->ni.node_type == IBW_NODE_SWITCH;
+	int k, i;
+
+	memset(e, 0, sizeof(*e));
+	e->guid = n->guid;
+	e->port = (uint8_t)p;
+	e->node_type = (uint8_t)n->ni.node_type;
+	e->lid = sw ? n->lid : fp->pi.lid;
+	e->name = name_of(n, m);
+	e->pi = &fp->pi;
+	if (sw && n->nports && n->ports[0].have_pi)
+		e->cap = &n->ports[0].pi;
+	e->tick = -1; /* PortSamplesControl is not read (docs/links.md) */
+	if (!c || !c->updated_us)
+		return;
+	e->have_ctrs = 1;
+	e->ctr_us = c->updated_us;
+	for (k = 0; k < IBW_LERR_MAX; k++) {
+		i = m->lerr_ctr[k];
+		if (i < 0)
+			continue;
+		e->err[k] = c->v[i].total;
+		if (c->v[i].saturated)
+			e->saturated |= 1u << k;
+	}
+	e->xmit_wait = c->v[IBW_CTR_XMIT_WAIT].total;
+	e->xmit_bytes = c->v[IBW_CTR_XMIT_DATA].total;
+}
+
+static void on_link_change(const struct ibw_link_change *c, void *arg)
+{
+	struct ibw_monitor *m = arg;
+	const struct ibw_link *k = c->link;
+	struct ibw_event e;
+	char now[200], was[200];
+
+	memset(&e, 0, sizeof(e));
+	e.kind = IBW_EVT_LINK_HEALTH_CHANGED;
+	e.node_guid = k->end[0].guid;
+	e.port = k->end[0].port;
+	e.peer_guid = k->end[1].guid;
+	e.peer_port = k->end[1].port;
+	e.old_value = c->from;
+	e.new_value = k->health;
+	e.reasons = k->reasons;
+	e.old_reasons = c->from_reasons;
+	ibw_link_reasons_fmt(k->reasons, now, sizeof(now));
+	ibw_link_reasons_fmt(c->from_reasons, was, sizeof(was));
+	snprintf(e.detail, sizeof(e.detail), "%s (%s) -> %s (%s)",
+		 ibw_link_health_str(c->from), was,
+		 ibw_link_health_str(k->health), now);
+	ibw_events_add(m->ev, &e);
+}
+
+/*
+ * Feed the link view one round from the last discovery and the counters'
+ * totals: every cable once, both ends discovered with PortInfo. Only a
+ * new fabric, a counter sweep or new names make a new round; otherwise
+ * the last view stands.
+ */
+static void update_links(struct ibw_monitor *m)
+{
+	const struct ibw_fabric *f = m->fabric;
+	struct ibw_link_view *v;
+	struct ibw_link_end_in a, b;
+	uint64_t now;
+	unsigned i, p;
+
+	if (!m->links || !f)
+		return;
+	if (m->lview && m->lview_discoveries == m->discoveries &&
+	    m->lview_sweeps == m->counter_sweeps && !m->lview_dirty)
+		return;
+	now = ibw_realtime_us();
+	ibw_links_begin(m->links, now);
+	for (i = 0; i < f->nnodes; i++) {
+		const struct ibw_fnode *n = &f->nodes[i];
+
+		if (n->gone)
+			continue;
+		for (p = 1; p < n->nports; p++) {
+			const struct ibw_fport *fp = &n->ports[p];
+			const struct ibw_fnode *r;
+			const struct ibw_fport *rp;
+
+			if (!fp->have_pi || fp->gone || !fp->remote_guid)
+				continue;
+			r = ibw_fabric_find(f, fp->remote_guid);
+			if (!r || r->gone || !fp->remote_port ||
+			    fp->remote_port >= r->nports)
+				continue;
+			rp = &r->ports[fp->remote_port];
+			if (!rp->have_pi || rp->gone)
+				continue;
+			/* each cable once: from its lower end when both
+			 * ends know it */
+			if (rp->remote_guid == n->guid &&
+			    rp->remote_port == p &&
+			    (r->guid < n->guid ||
+			     (r->guid == n->guid && fp->remote_port < p)))
+				continue;
+			link_end(m, n, p, &a);
+			link_end(m, r, fp->remote_port, &b);
+			if (ibw_links_update(m->links, &a, &b) == -ENOMEM)
+				log_err("monitor",
+					"out of memory: link "
+					"0x%016" PRIx64 "/%u left out",
+					n->guid, p);
+		}
+	}
+	v = ibw_links_view(m->links, now);
+	if (!v) {
+		log_err("monitor", "out of memory: link view not updated");
+		return;
+	}
+	ibw_link_view_changes(m->lview, v, on_link_change, m);
+	ibw_link_view_unref(m->lview);
+	m->lview = v;
+	m->lview_discoveries = m->discoveries;
+	m->lview_sweeps = m->counter_sweeps;
+	m->lview_dirty = 0;
+}
 
 /* Build a new snapshot from the current state and swap it in. */
 static void publish(struct ibw_monitor *m)
@@ -143,6 +284,8 @@ static void publish(struct ibw_monitor *m)
 			ibw_counters_redirects(m->ctrs, s->pma_redirects, n);
 	s->discoveries = m->discoveries;
 	s->counter_sweeps = m->counter_sweeps;
+	update_links(m);
+	s->links = ibw_link_view_ref(m->lview);
 	if (ibw_snapshot_seal(s) < 0) {
 		log_err("monitor", "out of memory: snapshot not published");
 		ibw_snapshot_unref(s);
@@ -172,6 +315,12 @@ static void log_events(struct ibw_monitor *m)
 			if (e->kind == IBW_EVT_PATH_CHANGED)
 				log_info("event", "path to %s changed: %s",
 					 e->what, e->detail);
+			if (e->kind == IBW_EVT_LINK_HEALTH_CHANGED)
+				log_info("event",
+					 "link 0x%016" PRIx64
+					 "/%u - 0x%016" PRIx64 "/%u: %s",
+					 e->node_guid, e->port, e->peer_guid,
+					 e->peer_port, e->detail);
 			if (e->kind == IBW_EVT_ENDPORT_STATE)
 				log_info("event",
 					 "endport 0x%016" PRIx64 " is %s (was "
@@ -185,7 +334,6 @@ static void log_events(struct ibw_monitor *m)
 }
 
 static void trace_round_done(struct ibw_monitor *m);
-static const char *name_of(const struct ibw_fnode *n, void *arg);
 uint16_t ibw_monitor_resolve(struct ibw_monitor *m, const char *t);
 
 struct wctx {
@@ -379,8 +527,11 @@ static void counters_done(struct ibw_counters *c, void *arg)
 		  "unreachable, %.3f s",
 		  st.mads, st.timeouts, ibw_counters_unreachable(c),
 		  (double)st.duration_us / 1e6);
+	/* The links take this sweep first, so that the state file has
+	 * their windows up to it. */
+	publish(m);
 	if (m->state_file) {
-		rc = ibw_counters_save(c, m->state_file);
+		rc = ibw_counters_save(c, m->state_file, m->links);
 		if (rc < 0 && rc != m->state_err)
 			log_warn("counters",
 				 "cannot write state file %s: %s (said once "
@@ -391,7 +542,6 @@ static void counters_done(struct ibw_counters *c, void *arg)
 				 m->state_file);
 		m->state_err = rc;
 	}
-	publish(m);
 	log_events(m);
 	if (m->periodic) {
 		ibw_timer_arm(m->ctr_timer, m->o.counter_interval_us);
@@ -684,6 +834,12 @@ struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
 	if (!m->o.spread_percent || m->o.spread_percent > 100)
 		m->o.spread_percent = 80;
 	m->ev = ibw_events_new(o->events_capacity ? o->events_capacity : 4096);
+	if (!o->have_link_thresholds)
+		ibw_link_thresholds_default(&m->o.link_thresholds);
+	m->links = ibw_links_new(&m->o.link_thresholds);
+	/* by name once, not per port and round */
+	for (rc = 0; rc < IBW_LERR_MAX; rc++)
+		m->lerr_ctr[rc] = ibw_ctr_lookup(ibw_link_err_key(rc));
 	m->disc = ibw_discover_new(e, &o->discover);
 	m->ctrs = ibw_counters_new(e, m->ev, &o->counters);
 	m->disc_timer = ibw_timer_new(m->loop, on_disc_timer, m);
@@ -708,7 +864,7 @@ struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
 	m->ctr_timer = ibw_timer_new(m->loop, on_ctr_timer, m);
 	m->progress_timer = ibw_timer_new(m->loop, on_progress_timer, m);
 	if (!m->ev || !m->disc || !m->ctrs || !m->disc_timer || !m->ctr_timer ||
-	    !m->progress_timer) {
+	    !m->progress_timer || !m->links) {
 		snprintf(err, errlen, "out of memory");
 		ibw_monitor_free(m);
 		return NULL;
@@ -723,7 +879,14 @@ struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
 	}
 	if (o->state_file) {
 		m->state_file = strdup(o->state_file);
-		rc = ibw_counters_load(m->ctrs, o->state_file);
+		unsigned bad = 0;
+
+		rc = ibw_counters_load(m->ctrs, o->state_file, m->links, &bad);
+		if (bad)
+			log_warn("monitor",
+				 "state file %s: %u link lines not understood: "
+				 "their windows start afresh",
+				 o->state_file, bad);
 		if (rc == -EBADMSG)
 			log_warn("counters",
 				 "state file %s is torn or corrupt: ignored, "
@@ -733,8 +896,10 @@ struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
 			log_warn("counters", "cannot read state file %s: %s",
 				 o->state_file, strerror(-rc));
 		else if (rc == 0)
-			log_info("counters", "totals restored from %s",
-				 o->state_file);
+			log_info("counters",
+				 "totals (and %zu links' windows) restored "
+				 "from %s",
+				 ibw_links_count(m->links), o->state_file);
 	}
 	publish(m);
 	return m;
@@ -759,6 +924,8 @@ void ibw_monitor_free(struct ibw_monitor *m)
 	ibw_events_free(m->ev);
 	ibw_fabric_unref(m->fabric);
 	ibw_snapshot_unref(m->snap);
+	ibw_link_view_unref(m->lview);
+	ibw_links_free(m->links);
 	ibw_namemap_free(m->names);
 	free(m->state_file);
 	free(m->map_path);
@@ -810,7 +977,19 @@ int ibw_monitor_save_state(struct ibw_monitor *m)
 {
 	if (!m->state_file)
 		return 0;
-	return ibw_counters_save(m->ctrs, m->state_file);
+	return ibw_counters_save(m->ctrs, m->state_file, m->links);
+}
+
+void ibw_monitor_set_link_thresholds(struct ibw_monitor *m,
+				     const struct ibw_link_thresholds *t)
+{
+	if (!memcmp(t, &m->o.link_thresholds, sizeof(*t)))
+		return;
+	m->o.link_thresholds = *t;
+	ibw_links_set_thresholds(m->links, t);
+	m->lview_dirty = 1;
+	publish(m);
+	log_events(m);
 }
 
 int ibw_monitor_reload_names(struct ibw_monitor *m, char *err, size_t errlen)
@@ -824,6 +1003,7 @@ int ibw_monitor_reload_names(struct ibw_monitor *m, char *err, size_t errlen)
 		return -EINVAL;
 	ibw_namemap_free(m->names);
 	m->names = n;
+	m->lview_dirty = 1; /* the links carry the names */
 	publish(m);
 	return 0;
 }

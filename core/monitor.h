@@ -11,6 +11,7 @@
 #include "engine.h"
 #include "events.h"
 #include "fabric.h"
+#include "links.h"
 #include "ping.h"
 #include "snapshot.h"
 #include "trace.h"
@@ -36,6 +37,10 @@ struct ibw_monitor_opts {
 	unsigned nwatch;
 	uint64_t trace_interval_us; /* 0: IBW_TRACE_INTERVAL_US */
 	unsigned local_port; /* traces start here */
+	/* Link health thresholds (core/links.h); have_... 0: the
+	 * defaults. */
+	int have_link_thresholds;
+	struct ibw_link_thresholds link_thresholds;
 };
 
 struct ibw_monitor;
@@ -53,6 +58,8 @@ int ibw_monitor_start(struct ibw_monitor *m);
 int ibw_monitor_once(struct ibw_monitor *m,
 		     void (*cb)(struct ibw_monitor *m, void *arg), void *arg);
 
+/* The current snapshot, with a reference; its links member is the link
+ * view of the last round. */
 struct ibw_snapshot *ibw_monitor_snapshot(struct ibw_monitor *m);
 /* The engine lost its device: keep the last fabric, mark it stale, pause
  * pings and counter reads, and look again with a backoff. */
@@ -71,6 +78,10 @@ int ibw_monitor_save_state(struct ibw_monitor *m);
  * interval from now is brought forward. */
 void ibw_monitor_set_intervals(struct ibw_monitor *m, uint64_t discovery_us,
 			       uint64_t counter_us, uint64_t trace_us);
+/* New link health thresholds: the links are judged again at once, and
+ * health changes become events as usual. */
+void ibw_monitor_set_link_thresholds(struct ibw_monitor *m,
+				     const struct ibw_link_thresholds *t);
 /* Re-read the node-name map; the old one stays if the new one is bad. */
 int ibw_monitor_reload_names(struct ibw_monitor *m, char *err, size_t errlen);
 

@@ -45,6 +45,7 @@ void ibw_snapshot_unref(struct ibw_snapshot *s)
 		free(s->names);
 	}
 	ibw_fabric_unref(s->fabric);
+	ibw_link_view_unref(s->links);
 	free(s->ports);
 	free(s->endports);
 	free(s->watched);

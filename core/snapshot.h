@@ -18,6 +18,7 @@
 
 #include "counters.h"
 #include "fabric.h"
+#include "links.h"
 #include "ping.h"
 #include "trace.h"
 
@@ -132,6 +133,10 @@ struct ibw_snapshot {
 	uint64_t fresh_until_us; /* data older than this is stale */
 	uint8_t local_state; /* PortInfo state of the local port, 0: unknown */
 	int local_lost; /* it is not active: the data is the last seen */
+	/* The link view of this snapshot's fabric and counters, one
+	 * reference held (shared with the monitor and other snapshots);
+	 * NULL before the first discovery. */
+	struct ibw_link_view *links;
 
 	/* Computed by ibw_snapshot_seal() from the above; read the views
 	 * through the iterators below. */

@@ -7,6 +7,7 @@
 
 #include "ibw_version.h"
 #include "json.h"
+#include "json_links.h"
 
 json_t *ibw_json_guid(uint64_t guid)
 {
@@ -630,6 +631,7 @@ json_t *ibw_json_status(const struct ibw_snapshot *s,
 		json_object_set_new(ep, ibw_endport_state_str(i),
 				    json_integer(sum->endports[i]));
 	json_object_set_new(o, "endports", ep);
+	json_object_set_new(o, "links", ibw_json_link_counts(s->links));
 	if (st)
 		json_object_set_new(o, "engine", ibw_json_engine_stats(st));
 	return o;
@@ -720,6 +722,9 @@ json_t *ibw_json_event(const struct ibw_event *e)
 		json_object_set_new(
 			o, "new",
 			json_string(ibw_port_state_str(e->new_value)));
+		break;
+	case IBW_EVT_LINK_HEALTH_CHANGED:
+		ibw_json_link_event(o, e);
 		break;
 	default:
 		if (e->peer_guid) {

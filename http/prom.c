@@ -8,6 +8,7 @@
 #include "ibw_revision.h"
 #include "ibw_version.h"
 #include "ibrate.h"
+#include "links.h"
 #include "prom.h"
 
 static const char *build_version = IBW_VERSION;
@@ -489,6 +490,145 @@ static void health_families(struct buf *b, const struct ibw_snapshot *s,
 	}
 }
 
+/* What a port runs at, may run at and can run at: lanes of the widest
+ * width and the fastest speed (enum ibw_speed) of each set. */
+static void speed_families(struct buf *b, const struct ibw_snapshot *s,
+			   int is_switch)
+{
+	static const char *const what[6] = {
+		"width_active_lanes",	 "width_enabled_lanes",
+		"width_supported_lanes", "speed_active",
+		"speed_enabled",	 "speed_supported",
+	};
+	static const char *const help[6] = {
+		"Lanes the link runs on (LinkWidthActive).",
+		"Lanes of the widest width enabled (LinkWidthEnabled).",
+		"Lanes of the widest width the port supports "
+		"(LinkWidthSupported).",
+		"Speed the link runs at: 1 SDR, 2 DDR, 3 QDR, 4 FDR10, 5 FDR, "
+		"6 EDR, 7 HDR, 8 NDR, 9 XDR.",
+		"Fastest speed enabled, numbered as speed_active.",
+		"Fastest speed the port supports, numbered as speed_active.",
+	};
+	const struct ibw_snapshot_port *pv;
+	struct ibw_port_speeds sp;
+	unsigned w, n, v;
+	char name[96];
+
+	for (w = 0; w < 6; w++) {
+		snprintf(name, sizeof(name), "ibwatch_%s_port_%s",
+			 kind_of(is_switch), what[w]);
+		n = 0;
+		ibw_snapshot_foreach_port(s, pv) {
+			const struct ibw_fnode *nd = pv->node->n;
+			const struct ibw_fport *fp = pv->p;
+
+			if (pv->node->is_switch != is_switch || nd->gone ||
+			    !pv->external || !fp->have_pi || !pv->link_up)
+				continue;
+			/* a switch's capability masks are port 0's */
+			ibw_port_speeds(&fp->pi,
+					is_switch && nd->nports &&
+							nd->ports[0].have_pi
+						? &nd->ports[0].pi
+						: NULL,
+					&sp);
+			switch (w) {
+			case 0:
+				v = ibw_width_lanes(sp.width_active);
+				break;
+			case 1:
+				v = ibw_width_lanes(
+					ibw_width_widest(sp.width_enabled));
+				break;
+			case 2:
+				v = ibw_width_lanes(
+					ibw_width_widest(sp.width_supported));
+				break;
+			case 3:
+				v = sp.speed_active;
+				break;
+			case 4:
+				v = ibw_speed_fastest(sp.speeds_enabled);
+				break;
+			default:
+				v = ibw_speed_fastest(sp.speeds_supported);
+				break;
+			}
+			if (!n++)
+				family(b, name, "gauge", help[w]);
+			put(b, "%s{guid=\"0x%016" PRIx64 "\",port=\"%u\"} %u\n",
+			    name, nd->guid, (unsigned)fp->num, v);
+		}
+	}
+}
+
+/* Per cable of the link view: both ends as labels, end[0] the lower
+ * (GUID, port). */
+static void link_labels(struct buf *b, const char *name,
+			const struct ibw_link *k)
+{
+	put(b, "%s{guid=\"0x%016" PRIx64 "\",port=\"%u\"", name, k->end[0].guid,
+	    (unsigned)k->end[0].port);
+	put(b, ",remote_guid=\"0x%016" PRIx64 "\",remote_port=\"%u\"",
+	    k->end[1].guid, (unsigned)k->end[1].port);
+}
+
+static void link_families(struct buf *b, const struct ibw_snapshot *s)
+{
+	const struct ibw_link_view *v = s->links;
+	size_t i;
+	int r, any;
+
+	if (!v || !v->n)
+		return;
+	family(b, "ibwatch_link_health", "gauge",
+	       "Health of a cable: 0 ok, 1 degraded, 2 failing, 3 down "
+	       "(docs/links.md).");
+	for (i = 0; i < v->n; i++) {
+		link_labels(b, "ibwatch_link_health", &v->links[i]);
+		put(b, "} %d\n", (int)v->links[i].health);
+	}
+	any = 0;
+	for (i = 0; i < v->n; i++) {
+		const struct ibw_link *k = &v->links[i];
+
+		for (r = 0; r < IBW_LR_MAX; r++) {
+			if (!(k->reasons & IBW_LR_BIT(r)))
+				continue;
+			if (!any++)
+				family(b, "ibwatch_link_reason", "gauge",
+				       "1 for each reason a cable is not ok "
+				       "(only those present).");
+			link_labels(b, "ibwatch_link_reason", k);
+			put(b, ",reason=\"%s\"} 1\n",
+			    ibw_link_reason_str((enum ibw_link_reason)r));
+		}
+	}
+	any = 0;
+	for (i = 0; i < v->n; i++) {
+		if (v->links[i].ber < 0)
+			continue;
+		if (!any++)
+			family(b, "ibwatch_link_ber", "gauge",
+			       "Estimated bit error rate over the last hour, "
+			       "the worse direction (docs/links.md).");
+		link_labels(b, "ibwatch_link_ber", &v->links[i]);
+		put(b, "} %.6g\n", v->links[i].ber);
+	}
+	any = 0;
+	for (i = 0; i < v->n; i++) {
+		if (v->links[i].xmit_wait_ratio < 0)
+			continue;
+		if (!any++)
+			family(b, "ibwatch_link_xmit_wait_ratio", "gauge",
+			       "Share of the last sweep spent waiting to "
+			       "transmit, the worse direction.");
+		link_labels(b, "ibwatch_link_xmit_wait_ratio", &v->links[i]);
+		put(b, "} %.6g\n", v->links[i].xmit_wait_ratio);
+	}
+}
+
 static void endport_families(struct buf *b, const struct ibw_snapshot *s)
 {
 	const struct ibw_snapshot_endport *v;
@@ -563,7 +703,9 @@ char *ibw_prom_render_snapshot(const struct ibw_snapshot *s, int om,
 		uplink_family(&b, s, k);
 		state_family(&b, s, k);
 		health_families(&b, s, k, &nerr[k], &ntmo[k]);
+		speed_families(&b, s, k);
 	}
+	link_families(&b, s);
 	family(&b, "infiniband_exporter_collect_errors", "gauge",
 	       "Nodes of each collector (switch, hca) with a collect_error "
 	       "in the last counter sweep.");

@@ -11,6 +11,7 @@
 #include "ibw_revision.h"
 #include "ibw_version.h"
 #include "json.h"
+#include "json_links.h"
 #include "negotiate.h"
 #include "prom.h"
 #include "routes.h"
@@ -431,6 +432,101 @@ static void render_ports(struct ibw_hreq *r, const struct ibw_snapshot *s,
 		ibw_json_write_ports(w, s, &f);
 }
 
+/* The link filter of @r's query: 0, or -1 with a problem set on @r.
+ * The node is a GUID or a name; @f->name points into the query. */
+static int links_filter(struct ibw_hreq *r, struct ibw_link_filter *f)
+{
+	const char *h = arg(r, "health"), *rs = arg(r, "reason");
+	const char *type = arg(r, "type"), *node = arg(r, "node");
+
+	memset(f, 0, sizeof(*f));
+	f->health = h ? ibw_link_health_lookup(h) : -1;
+	if (h && f->health < 0) {
+		ibw_hreq_problem(r, 400,
+				 "health must be ok, degraded, failing or "
+				 "down");
+		return -1;
+	}
+	f->reason = rs ? ibw_link_reason_lookup(rs) : -1;
+	if (rs && f->reason < 0) {
+		ibw_hreq_problem(r, 400, "no link health reason '%s'", rs);
+		return -1;
+	}
+	if (type && !strcmp(type, "switch")) {
+		f->type = 1;
+	} else if (type && !strcmp(type, "ca")) {
+		f->type = 2;
+	} else if (type) {
+		ibw_hreq_problem(r, 400, "type must be switch or ca");
+		return -1;
+	}
+	if (node && !strncmp(node, "0x", 2)) {
+		if (parse_guid(node, &f->guid) < 0) {
+			ibw_hreq_problem(r, 400,
+					 "node must be a GUID (0x...) or a "
+					 "name");
+			return -1;
+		}
+	} else if (node) {
+		f->name = node;
+	}
+	return 0;
+}
+
+static int links_key(struct ibw_hreq *r, char *key, size_t len)
+{
+	struct ibw_link_filter f;
+	int n;
+
+	if (links_filter(r, &f) < 0)
+		return -1;
+	n = snprintf(key, len, "links %d %d %d %" PRIx64 " %s", f.health,
+		     f.reason, f.type, f.guid, f.name ? f.name : "");
+	if (n < 0 || (size_t)n >= len) {
+		ibw_hreq_problem(r, 400, "node name too long");
+		return -1;
+	}
+	return 0;
+}
+
+static void render_links(struct ibw_hreq *r, const struct ibw_snapshot *s,
+			 struct ibw_jw *w)
+{
+	struct ibw_link_filter f;
+
+	/* links_key() took this query already: it parses. */
+	if (links_filter(r, &f) == 0)
+		ibw_jw_value(w, ibw_json_links(s, &f));
+}
+
+/* /api/v1/links/GUID/PORT: the cable at that port, from either end. */
+static void serve_link(struct ibw_hreq *r, struct ibw_snapshot *s)
+{
+	const char *rest = r->url + strlen(r->route->path);
+	const char *slash = strchr(rest, '/');
+	char g[40];
+	uint64_t guid;
+	unsigned long port;
+	int ok = 0;
+	json_t *j;
+
+	if (slash && (size_t)(slash - rest) < sizeof(g)) {
+		snprintf(g, sizeof(g), "%.*s", (int)(slash - rest), rest);
+		ok = parse_num(slash + 1, 255, &port) == 0 &&
+		     parse_guid(g, &guid) == 0;
+	}
+	if (!ok) {
+		ibw_hreq_problem(r, 400,
+				 "a link is named by a node GUID and port: "
+				 "/api/v1/links/0x.../N");
+	} else if (!(j = ibw_json_link_at(s, guid, (unsigned)port))) {
+		ibw_hreq_problem(r, 404, "no link at 0x%016" PRIx64 " port %lu",
+				 guid, port);
+	} else {
+		set_json(r, 200, j);
+	}
+}
+
 static void render_nodes(struct ibw_hreq *r, const struct ibw_snapshot *s,
 			 struct ibw_jw *w)
 {
@@ -635,6 +731,15 @@ static const struct ibw_route routes[] = {
 	  .cache = CACHE_ANSWER,
 	  .key = ports_key,
 	  .render = render_ports },
+	{ .path = "/api/v1/links",
+	  .methods = GET_HEAD,
+	  .cache = CACHE_ANSWER,
+	  .key = links_key,
+	  .render = render_links },
+	{ .path = "/api/v1/links/",
+	  .prefix = 1,
+	  .methods = GET_HEAD,
+	  .serve = serve_link },
 	{ .path = "/api/v1/endports",
 	  .methods = GET_HEAD,
 	  .cache = CACHE_ANSWER,

@@ -143,6 +143,7 @@ static ioctl_fn n_ioctl;
 static struct {
 	pthread_mutex_t mu;
 	int on, rule, latency;
+	int real_portinfo; /* PortInfo's supported sets as hardware's */
 	unsigned fc_smp, fc_sa;
 	uint64_t wire_us, hop_us, svc_us[NGROUP];
 	char state_dir[512], dead_path[600], reg_path[700], log_path[512];
@@ -319,6 +320,7 @@ static void config(void)
 	s = getenv("IBW_KM");
 	km.on = !(s && !strcmp(s, "0"));
 	km.rule = (int)env_u64("IBW_KM_RULE", 1, NULL) != 0;
+	km.real_portinfo = (int)env_u64("IBW_KM_PORTINFO", 1, NULL) != 0;
 	km.fc_smp = (unsigned)env_u64("IBW_KM_FC_SMP", 128, NULL);
 	km.fc_sa = (unsigned)env_u64("IBW_KM_FC_SA", 16, NULL);
 
@@ -1036,6 +1038,44 @@ static uint64_t next_timer(void)
 }
 
 /* A MAD umad2sim had for this fd: hold it, queue it or drop it. */
+#define ATTR_PORTINFO 0x0015
+#define SMP_DATA 64 /* LID-routed and directed-route SMPs alike */
+/* PortInfo byte offsets (IBA 14.2.5.6: LocalPortNum is byte 28) */
+#define PI_WIDTH_SUPPORTED 30
+#define PI_SPEED_SUPPORTED_STATE 32 /* supported: high nibble */
+#define PI_SPEED_ACTIVE_ENABLED 35 /* enabled: low nibble */
+
+/*
+ * ibsim says every port supports 1x to 12x and SDR to QDR but enables
+ * 4x (1x where the net file says w=1) and SDR, so "the best both ends
+ * support" finds every simulated link narrow and slow. A real port
+ * supports what its hardware does: 1x and 4x, at the speeds it is
+ * enabled for. Rewriting PortInfo answers so makes a w=1 link the one
+ * narrow link (docs/testing.md, "Simulator vs real host").
+ */
+static void real_portinfo(struct msg *m)
+{
+	uint8_t *mad = m->buf + HDR;
+	uint8_t *pi = mad + SMP_DATA;
+	unsigned attr, en;
+
+	if (!km.real_portinfo || m->len < HDR + SMP_DATA + 64)
+		return;
+	if ((mad[1] != CLS_SMI && mad[1] != CLS_DR) ||
+	    mad[3] != (METHOD_RESP | 0x01))
+		return;
+	attr = (unsigned)mad[16] << 8 | mad[17];
+	if (attr != ATTR_PORTINFO)
+		return;
+	if (pi[PI_WIDTH_SUPPORTED])
+		pi[PI_WIDTH_SUPPORTED] = 0x03; /* 1x, 4x */
+	en = pi[PI_SPEED_ACTIVE_ENABLED] & 0x0f;
+	if (en && en != 0x0f) /* 15: "set to supported", not a set */
+		pi[PI_SPEED_SUPPORTED_STATE] =
+			(uint8_t)(en << 4 |
+				  (pi[PI_SPEED_SUPPORTED_STATE] & 0x0f));
+}
+
 static void classify(struct kfd *kf, struct msg *m, uint64_t now)
 {
 	ib_user_mad_t *u = (ib_user_mad_t *)(void *)m->buf;
@@ -1051,6 +1091,8 @@ static void classify(struct kfd *kf, struct msg *m, uint64_t now)
 	}
 	cls = mad[1];
 	method = mad[3];
+	if (!u->status)
+		real_portinfo(m);
 	tid = (uint32_t)mad[12] << 24 | (uint32_t)mad[13] << 16 |
 	      (uint32_t)mad[14] << 8 | mad[15];
 	resp = (method & METHOD_RESP) || method == METHOD_TRAP_REPRESS;

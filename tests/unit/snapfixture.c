@@ -29,6 +29,11 @@ struct ibw_snapshot *ibw_test_snapshot(void)
 		n->ports[p].pi.phys_state = p == 3 ? 2 : 5;
 		n->ports[p].pi.width_active = 2;
 		n->ports[p].pi.speed_active = 4;
+		/* a QDR switch: 1x and 4x, SDR to QDR */
+		n->ports[p].pi.width_enabled = 3;
+		n->ports[p].pi.width_supported = 3;
+		n->ports[p].pi.speed_enabled = 7;
+		n->ports[p].pi.speed_supported = 7;
 	}
 	for (i = 0; i < 2; i++) {
 		n = &f->nodes[0];
@@ -47,6 +52,10 @@ struct ibw_snapshot *ibw_test_snapshot(void)
 		n->ports[1].pi.phys_state = 5;
 		n->ports[1].pi.width_active = 2;
 		n->ports[1].pi.speed_active = 4;
+		n->ports[1].pi.width_enabled = 3;
+		n->ports[1].pi.width_supported = 3;
+		n->ports[1].pi.speed_enabled = 7;
+		n->ports[1].pi.speed_supported = 7;
 		n->ports[1].remote_guid = 0x0002c90300000001ull;
 		n->ports[1].remote_port = (uint8_t)(i + 1);
 	}

@@ -17,6 +17,8 @@
 
 #include "counters.h"
 #include "events.h"
+#include "hash.h"
+#include "links.h"
 #include "transport_mem.h"
 
 static void test_descriptor_lookup(void **state)
@@ -221,9 +223,9 @@ static void test_sweep_threshold_stale_and_state(void **state)
 	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 1003);
 
 	/* The state file carries totals to a new instance. */
-	assert_int_equal(ibw_counters_save(r.c, path), 0);
+	assert_int_equal(ibw_counters_save(r.c, path, NULL), 0);
 	rig_init(&r2);
-	assert_int_equal(ibw_counters_load(r2.c, path), 0);
+	assert_int_equal(ibw_counters_load(r2.c, path, NULL, NULL), 0);
 	p = ibw_counters_find(r2.c, 0x10, 1);
 	assert_non_null(p);
 	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 1003);
@@ -438,13 +440,15 @@ static void test_state_file_corruption(void **state)
 	assert_non_null(f);
 	fprintf(f, "ibwatch-counters 1\n");
 	fclose(f);
-	assert_int_equal(ibw_counters_load(r.c, path), -EBADMSG); /* torn */
-	assert_int_equal(ibw_counters_load(r.c, "/nonexistent/x"), -ENOENT);
+	assert_int_equal(ibw_counters_load(r.c, path, NULL, NULL),
+			 -EBADMSG); /* torn */
+	assert_int_equal(ibw_counters_load(r.c, "/nonexistent/x", NULL, NULL),
+			 -ENOENT);
 	/* A file with a port line, read back whole. */
 	sweep(&r, &fk);
-	assert_int_equal(ibw_counters_save(r.c, path), 0);
+	assert_int_equal(ibw_counters_save(r.c, path, NULL), 0);
 	rig_init(&r2);
-	assert_int_equal(ibw_counters_load(r2.c, path), 0);
+	assert_int_equal(ibw_counters_load(r2.c, path, NULL, NULL), 0);
 	p = ibw_counters_find(r2.c, 0x10, 1);
 	assert_non_null(p);
 	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 5);
@@ -462,7 +466,7 @@ static void test_state_file_corruption(void **state)
 	fwrite(buf, 1, len, f);
 	fclose(f);
 	rig_init(&r2);
-	assert_int_equal(ibw_counters_load(r2.c, path), -EBADMSG);
+	assert_int_equal(ibw_counters_load(r2.c, path, NULL, NULL), -EBADMSG);
 	assert_null(ibw_counters_find(r2.c, 0x10, 2));
 	assert_null(ibw_counters_find(r2.c, 0x10, 1));
 	rig_free(&r2);
@@ -470,8 +474,9 @@ static void test_state_file_corruption(void **state)
 }
 
 /* A state file as ibwatchd wrote it before the counter code was split
- * (saved by test_sweep_threshold_stale_and_state above): it loads, and
- * saved again it comes out byte for byte the same. */
+ * (saved by test_sweep_threshold_stale_and_state above; format 1, before
+ * the link lines): it loads, and saved again its port line comes out
+ * byte for byte the same, in a format 2 file. */
 static void test_state_file_from_before(void **state)
 {
 	struct rig r;
@@ -481,7 +486,8 @@ static void test_state_file_from_before(void **state)
 	FILE *f;
 
 	rig_init(&r);
-	assert_int_equal(ibw_counters_load(r.c, FIXTURES "/counters-v1.state"),
+	assert_int_equal(ibw_counters_load(r.c, FIXTURES "/counters-v1.state",
+					   NULL, NULL),
 			 0);
 	p = ibw_counters_find(r.c, 0x10, 1);
 	assert_non_null(p);
@@ -496,7 +502,7 @@ static void test_state_file_from_before(void **state)
 	assert_true(p->v[IBW_CTR_XMIT_PKTS].total == 18446744073709551606ull);
 	assert_false(p->v[IBW_CTR_LOCAL_PHYSICAL_ERRORS].have_raw);
 
-	assert_int_equal(ibw_counters_save(r.c, path), 0);
+	assert_int_equal(ibw_counters_save(r.c, path, NULL), 0);
 	f = fopen(FIXTURES "/counters-v1.state", "r");
 	assert_non_null(f);
 	nwant = fread(want, 1, sizeof(want), f);
@@ -506,9 +512,108 @@ static void test_state_file_from_before(void **state)
 	ngot = fread(got, 1, sizeof(got), f);
 	fclose(f);
 	assert_true(nwant > 0 && nwant < sizeof(want));
-	assert_int_equal(ngot, nwant);
-	assert_memory_equal(got, want, nwant);
+	assert_true(ngot > 0 && ngot < sizeof(got));
+	want[nwant] = got[ngot] = '\0';
+	assert_true(!strncmp(want, "ibwatch-counters 1\np ", 21));
+	assert_true(!strncmp(got, "ibwatch-counters 2\np ", 21));
+	/* the port lines, up to the end line */
+	assert_non_null(strstr(want, "\nend 1 "));
+	assert_non_null(strstr(got, "\nend 1 0 "));
+	assert_int_equal(strstr(got, "\nend ") - got,
+			 strstr(want, "\nend ") - want);
+	assert_memory_equal(got + 19, want + 19,
+			    (size_t)(strstr(want, "\nend ") - want) - 19);
 	rig_free(&r);
+}
+
+struct lines {
+	char *l[8];
+	unsigned n;
+};
+
+static int keep_line(const char *line, void *arg)
+{
+	struct lines *ls = arg;
+
+	if (ls->n == 8)
+		return -ENOSPC;
+	ls->l[ls->n] = strdup(line);
+	return ls->l[ls->n++] ? 0 : -ENOMEM;
+}
+
+static void free_lines(struct lines *ls)
+{
+	unsigned i;
+
+	for (i = 0; i < ls->n; i++)
+		free(ls->l[i]);
+	ls->n = 0;
+}
+
+/* Format 2 carries the link windows: saved with the counters, read back
+ * into another link set the same; a link line this version cannot read
+ * costs that link only. */
+static void test_state_file_links(void **state)
+{
+	static const char line[] = "link 0x0000000000000100 1 "
+				   "0x0000000000000200 3 1700000000000000 1 "
+				   "e 1699999990000000 1 7 0 2 0 0 0 0 0 9 11 "
+				   "e 1699999990000000 1 0 0 0 0 0 0 0 4 0 5";
+	struct fake fk = { 0, 0, 0, 5, 1000, 7, 0, 0, 0 };
+	struct lines a = { { NULL }, 0 }, b = { { NULL }, 0 };
+	struct ibw_links *l = ibw_links_new(NULL), *m = ibw_links_new(NULL);
+	struct rig r, r2;
+	unsigned bad = 99;
+	uint64_t h = IBW_FNV1A64_INIT;
+	char text[256];
+	FILE *f;
+
+	assert_non_null(l);
+	assert_non_null(m);
+	assert_int_equal(ibw_links_load_line(l, line), 0);
+	rig_init(&r);
+	sweep(&r, &fk);
+	assert_int_equal(ibw_counters_save(r.c, path, l), 0);
+	rig_init(&r2);
+	assert_int_equal(ibw_counters_load(r2.c, path, m, &bad), 0);
+	assert_int_equal(bad, 0);
+	assert_non_null(ibw_counters_find(r2.c, 0x10, 1));
+	assert_int_equal(ibw_links_count(m), 1);
+	assert_int_equal(ibw_links_save(l, keep_line, &a), 0);
+	assert_int_equal(ibw_links_save(m, keep_line, &b), 0);
+	assert_int_equal(a.n, 1);
+	assert_int_equal(b.n, 1);
+	assert_string_equal(a.l[0], b.l[0]);
+	free_lines(&a);
+	free_lines(&b);
+	rig_free(&r2);
+
+	/* Whole (the hash holds) but with a link line from elsewhere. */
+	snprintf(text, sizeof(text), "ibwatch-counters 2\nl link 0x1 x\n");
+	h = ibw_fnv1a64(h, text, strlen(text));
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "%send 0 1 %016llx\n", text, (unsigned long long)h);
+	fclose(f);
+	ibw_links_free(m);
+	m = ibw_links_new(NULL);
+	rig_init(&r2);
+	assert_int_equal(ibw_counters_load(r2.c, path, m, &bad), 0);
+	assert_int_equal(bad, 1);
+	assert_int_equal(ibw_links_count(m), 0);
+	rig_free(&r2);
+	/* The count of link lines is checked like the ports'. */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "%send 0 2 %016llx\n", text, (unsigned long long)h);
+	fclose(f);
+	rig_init(&r2);
+	assert_int_equal(ibw_counters_load(r2.c, path, m, &bad), -EBADMSG);
+	rig_free(&r2);
+
+	rig_free(&r);
+	ibw_links_free(l);
+	ibw_links_free(m);
 }
 
 /* A fabric of @n one-port CAs, node GUIDs from @first up. */
@@ -636,6 +741,8 @@ int main(void)
 		cmocka_unit_test(test_pma_redirect_followed),
 		cmocka_unit_test(test_pma_redirect_other_partition),
 		cmocka_unit_test_setup_teardown(test_state_file_corruption,
+						setup_path, teardown_path),
+		cmocka_unit_test_setup_teardown(test_state_file_links,
 						setup_path, teardown_path),
 		cmocka_unit_test_setup_teardown(test_state_file_from_before,
 						setup_path, teardown_path),

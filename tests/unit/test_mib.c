@@ -41,6 +41,46 @@ static struct ibw_snapshot *get_snap(void *arg)
 	return ibw_snapshot_ref(arg);
 }
 
+/* A link view of the fixture's two cables, the one to H2 at 1x of 4x. */
+static struct ibw_link_view *two_links(void)
+{
+	struct ibw_links *l = ibw_links_new(NULL);
+	struct ibw_link_view *v;
+	struct ibw_portinfo pi[2];
+	struct ibw_link_end_in in[2];
+	unsigned i, k;
+
+	assert_non_null(l);
+	ibw_links_begin(l, T0);
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < 2; i++) {
+			memset(&pi[i], 0, sizeof(pi[i]));
+			memset(&in[i], 0, sizeof(in[i]));
+			pi[i].state = IBW_PORT_ACTIVE;
+			pi[i].phys_state = IBW_PHYS_LINKUP;
+			pi[i].width_active = k ? 1 : 2;
+			pi[i].width_enabled = pi[i].width_supported = 3;
+			pi[i].speed_active = pi[i].speed_enabled = 1;
+			pi[i].speed_supported = 1;
+			in[i].pi = &pi[i];
+			in[i].tick = -1;
+		}
+		in[0].guid = SW;
+		in[0].port = (uint8_t)(k + 1);
+		in[0].node_type = IBW_NODE_SWITCH;
+		in[0].name = "sw";
+		in[1].guid = k ? H2 : H1;
+		in[1].port = 1;
+		in[1].node_type = IBW_NODE_CA;
+		in[1].name = "host";
+		assert_int_equal(ibw_links_update(l, &in[1], &in[0]), 0);
+	}
+	v = ibw_links_view(l, T0);
+	assert_non_null(v);
+	ibw_links_free(l);
+	return v;
+}
+
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
@@ -75,6 +115,7 @@ static int setup(void **state)
 	w->last.fwd.hops[1].in_port = 1;
 	w->last.fwd.hops[1].out_port = 2;
 	s->ports[3].v[IBW_CTR_SYMBOL_ERRORS].total = 5000000000ull;
+	s->links = two_links();
 	assert_int_equal(ibw_snapshot_seal(s), 0);
 
 	snprintf(f->lp.ca_name, sizeof(f->lp.ca_name), "mlx5_0");
@@ -134,7 +175,7 @@ static void test_walk(void **state)
 	netsnmp_variable_list *vb = NULL;
 	oid prev[MAX_OID_LEN];
 	size_t plen = ROOT_LEN;
-	unsigned n = 0, percol[8][64] = { { 0 } };
+	unsigned n = 0, percol[9][64] = { { 0 } };
 	int rc;
 
 	memcpy(prev, root, sizeof(root));
@@ -149,7 +190,7 @@ static void test_walk(void **state)
 		assert_int_equal(vb->name[ROOT_LEN], 1);
 		memcpy(prev, vb->name, vb->name_length * sizeof(oid));
 		plen = vb->name_length;
-		if (vb->name[ROOT_LEN + 1] < 8 && vb->name[ROOT_LEN + 3] < 64)
+		if (vb->name[ROOT_LEN + 1] < 9 && vb->name[ROOT_LEN + 3] < 64)
 			percol[vb->name[ROOT_LEN + 1]]
 			      [vb->name[ROOT_LEN + 1] == 1
 				       ? vb->name[ROOT_LEN + 2]
@@ -169,6 +210,66 @@ static void test_walk(void **state)
 	assert_int_equal(percol[5][2], 1);
 	assert_int_equal(percol[6][3], 6);
 	assert_int_equal(percol[3][1] + percol[3][2] + percol[2][1], 0);
+	/* two cables, every column; no index columns */
+	assert_int_equal(percol[8][3], 2);
+	assert_int_equal(percol[8][16], 2);
+	assert_int_equal(percol[8][1] + percol[8][2] + percol[7][1], 0);
+}
+
+/* ibwLinkTable: by the lower end, in index order (not the view's
+ * worst-first order), both ends, health and reasons. */
+static void test_link_table(void **state)
+{
+	struct fx *f = *state;
+	netsnmp_variable_list *vb;
+	oid o[MAX_OID_LEN];
+	size_t n;
+	int rc;
+
+	/* ibwLinkHealth of (SW, 2): degraded(2) */
+	n = mkoid(o, (const oid[]){ 1, 8, 1, 9 }, 4, SW, (const oid[]){ 2 }, 1);
+	vb = query(f, o, n, 0, &rc);
+	assert_int_equal(rc, 0);
+	assert_int_equal(vb->type, ASN_INTEGER);
+	assert_int_equal(*vb->val.integer, 2);
+	snmp_free_varbind(vb);
+	/* its reasons and remote end */
+	o[n - 10] = 10;
+	vb = query(f, o, n, 0, &rc);
+	assert_int_equal(rc, 0);
+	assert_int_equal(vb->val_len, 5);
+	assert_memory_equal(vb->val.string, "width", 5);
+	snmp_free_varbind(vb);
+	o[n - 10] = 5;
+	vb = query(f, o, n, 0, &rc);
+	assert_int_equal(rc, 0);
+	assert_int_equal(vb->val_len, 8);
+	assert_int_equal(vb->val.string[7], H2 & 0xff);
+	snmp_free_varbind(vb);
+	/* GETNEXT from the column's start: (SW, 1) first, ok(1) */
+	n = mkoid(o, (const oid[]){ 1, 8, 1, 9 }, 4, 0, NULL, 0);
+	vb = query(f, o, n, 1, &rc);
+	assert_int_equal(rc, 0);
+	assert_int_equal(vb->name[vb->name_length - 1], 1);
+	assert_int_equal(*vb->val.integer, 1);
+	snmp_free_varbind(vb);
+	/* ibwLinksDegraded.0 and ibwLinksOk.0 */
+	n = mkoid(o, (const oid[]){ 1, 1, 30, 0 }, 4, 0, NULL, 0);
+	vb = query(f, o, n, 0, &rc);
+	assert_int_equal(rc, 0);
+	assert_int_equal(vb->type, ASN_GAUGE);
+	assert_int_equal(*vb->val.integer, 1);
+	snmp_free_varbind(vb);
+	o[ROOT_LEN + 2] = 29;
+	vb = query(f, o, n, 0, &rc);
+	assert_int_equal(rc, 0);
+	assert_int_equal(*vb->val.integer, 1);
+	snmp_free_varbind(vb);
+	/* the remote end is no row of its own */
+	n = mkoid(o, (const oid[]){ 1, 8, 1, 9 }, 4, H2, (const oid[]){ 1 }, 1);
+	vb = query(f, o, n, 0, &rc);
+	assert_int_not_equal(rc, 0);
+	snmp_free_varbind(vb);
 }
 
 static void test_fixed_guid_index(void **state)
@@ -355,6 +456,32 @@ static void test_notifications(void **state)
 	assert_int_equal(vars->val.objid[ROOT_LEN + 1], 4);
 	snmp_free_varbind(vars);
 
+	/* a cable's health: ibwLinkHealthChange with its 7 objects */
+	memset(&e, 0, sizeof(e));
+	e.kind = IBW_EVT_LINK_HEALTH_CHANGED;
+	e.node_guid = SW;
+	e.port = 2;
+	e.peer_guid = H2;
+	e.peer_port = 1;
+	e.old_value = IBW_HEALTH_OK;
+	e.new_value = IBW_HEALTH_DEGRADED;
+	e.reasons = IBW_LR_BIT(IBW_LR_WIDTH);
+	vars = ibw_mib_notification(f->mib, &e);
+	assert_non_null(vars);
+	assert_int_equal(vars->val.objid[ROOT_LEN + 1], 6);
+	n = 0;
+	for (v = vars; v; v = v->next_variable) {
+		n++;
+		/* ibwLinkHealth.SW.2 = degraded(2) */
+		if (v->name_length == ROOT_LEN + 13 &&
+		    v->name[ROOT_LEN + 1] == 8 && v->name[ROOT_LEN + 3] == 9) {
+			assert_int_equal(*v->val.integer, 2);
+			assert_int_equal(v->name[ROOT_LEN + 12], 2);
+		}
+	}
+	assert_int_equal(n, 8);
+	snmp_free_varbind(vars);
+
 	e.kind = IBW_EVT_NODE_ADDED;
 	assert_null(ibw_mib_notification(f->mib, &e));
 }
@@ -369,6 +496,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_notifications, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_link_table, setup,
 						teardown),
 	};
 

@@ -355,7 +355,7 @@ static void test_dump_and_usage(void **state)
 	}
 	assert_true(lines > 40);
 	assert_string_equal(sighup, "discovery-interval counter-interval "
-				    "trace-interval log-level ");
+				    "link-threshold trace-interval log-level ");
 	assert_null(strstr(usage, "dump-options"));
 	free(dump);
 	free(usage);

@@ -18,6 +18,8 @@
 #include "codec.h"
 #include "fabric.h"
 #include "json.h"
+#include "json_links.h"
+#include "links.h"
 #include "prom.h"
 #include "snapfixture.h"
 
@@ -193,14 +195,12 @@ static void test_metrics_structure(void **state)
 	ibw_snapshot_unref(s);
 }
 
-static void test_promtool_finds_nothing(void **state)
+/* promtool check metrics on @text: it must say nothing. */
+static void promtool_clean(const char *text, size_t len)
 {
-	struct ibw_snapshot *s = ibw_test_snapshot();
-	struct ibw_engine_stats st = { 0 };
-	char out[4096];
-	size_t len, n;
-	char *text = ibw_prom_render(s, &st, T0, &len);
 	FILE *f = fopen("render-metrics.prom", "w"), *p;
+	char out[4096];
+	size_t n;
 	int rc;
 
 	assert_non_null(f);
@@ -213,6 +213,16 @@ static void test_promtool_finds_nothing(void **state)
 	rc = pclose(p);
 	if (rc != 0 || n)
 		fail_msg("promtool (exit %d) says:\n%s", rc, out);
+}
+
+static void test_promtool_finds_nothing(void **state)
+{
+	struct ibw_snapshot *s = ibw_test_snapshot();
+	struct ibw_engine_stats st = { 0 };
+	size_t len;
+	char *text = ibw_prom_render(s, &st, T0, &len);
+
+	promtool_clean(text, len);
 	free(text);
 	ibw_snapshot_unref(s);
 }
@@ -519,6 +529,154 @@ static void test_exporter_series(void **state)
 	ibw_snapshot_unref(s);
 }
 
+/* One end for a link view: active at @width, 1x and 4x supported. */
+static void link_side(struct ibw_link_end_in *in, struct ibw_portinfo *pi,
+		      uint64_t guid, uint8_t port, int sw, unsigned width)
+{
+	memset(in, 0, sizeof(*in));
+	memset(pi, 0, sizeof(*pi));
+	pi->state = IBW_PORT_ACTIVE;
+	pi->phys_state = IBW_PHYS_LINKUP;
+	pi->width_active = (uint8_t)width;
+	pi->width_enabled = pi->width_supported = 1 | 2;
+	pi->speed_active = pi->speed_enabled = pi->speed_supported = 1;
+	in->guid = guid;
+	in->port = port;
+	in->node_type = sw ? IBW_NODE_SWITCH : IBW_NODE_CA;
+	in->name = sw ? "sw" : "hca";
+	in->pi = pi;
+	in->tick = -1;
+}
+
+/* The fixture's two cables as a link view, the second trained at 1x:
+ * /api/v1/links puts it first, degraded for width, its filters and the
+ * lookup from either end find the right one, and status counts it. */
+static void test_json_links(void **state)
+{
+	struct ibw_snapshot *s = ibw_test_snapshot();
+	struct ibw_links *l = ibw_links_new(NULL);
+	struct ibw_link_end_in a, b;
+	struct ibw_portinfo pa, pb;
+	struct ibw_link_filter f = { -1, -1, 0, 0, NULL };
+	struct ibw_engine_stats st = { 0 };
+	json_t *j, *k;
+	char *text;
+	size_t len;
+
+	assert_non_null(l);
+	ibw_links_begin(l, T0);
+	link_side(&a, &pa, 0x0002c90300000001ull, 1, 1, 2);
+	link_side(&b, &pb, 0x0002c90300000010ull, 1, 0, 2);
+	assert_int_equal(ibw_links_update(l, &a, &b), 0);
+	link_side(&a, &pa, 0x0002c90300000001ull, 2, 1, 1);
+	link_side(&b, &pb, 0x0002c90300000011ull, 1, 0, 1);
+	assert_int_equal(ibw_links_update(l, &b, &a), 0);
+	s->links = ibw_links_view(l, T0);
+	assert_non_null(s->links);
+
+	j = ibw_json_links(s, NULL);
+	assert_int_equal(json_array_size(json_object_get(j, "links")), 2);
+	k = json_array_get(json_object_get(j, "links"), 0);
+	assert_string_equal(json_string_value(json_object_get(k, "health")),
+			    "degraded");
+	assert_int_equal(json_array_size(json_object_get(k, "reasons")), 1);
+	assert_string_equal(json_string_value(json_array_get(
+				    json_object_get(k, "reasons"), 0)),
+			    "width");
+	assert_string_equal(json_string_value(json_object_get(k, "width_"
+								 "active")),
+			    "1x");
+	assert_string_equal(json_string_value(json_object_get(k, "width_best")),
+			    "4x");
+	/* end 0 is the lower GUID: the switch, port 2 */
+	assert_string_equal(
+		json_string_value(json_object_get(
+			json_array_get(json_object_get(k, "ends"), 0), "guid")),
+		"0x0002c90300000001");
+	assert_int_equal(
+		json_integer_value(json_object_get(
+			json_array_get(json_object_get(k, "ends"), 0), "port")),
+		2);
+	assert_string_equal(
+		json_string_value(json_object_get(
+			json_array_get(json_object_get(k, "ends"), 1), "guid")),
+		"0x0002c90300000011");
+	assert_int_equal(json_integer_value(json_object_get(
+				 json_object_get(j, "counts"), "degraded")),
+			 1);
+	assert_int_equal(json_integer_value(json_object_get(
+				 json_object_get(j, "counts"), "ok")),
+			 1);
+	json_decref(j);
+
+	/* filters */
+	f.reason = IBW_LR_WIDTH;
+	j = ibw_json_links(s, &f);
+	assert_int_equal(json_array_size(json_object_get(j, "links")), 1);
+	json_decref(j);
+	f.reason = -1;
+	f.health = IBW_HEALTH_OK;
+	f.guid = 0x0002c90300000010ull;
+	j = ibw_json_links(s, &f);
+	assert_int_equal(json_array_size(json_object_get(j, "links")), 1);
+	json_decref(j);
+	f.guid = 0x0002c90300000011ull;
+	j = ibw_json_links(s, &f);
+	assert_int_equal(json_array_size(json_object_get(j, "links")), 0);
+	json_decref(j);
+	f.health = -1;
+	f.guid = 0;
+	f.type = 1; /* switch to switch: none here */
+	j = ibw_json_links(s, &f);
+	assert_int_equal(json_array_size(json_object_get(j, "links")), 0);
+	json_decref(j);
+
+	/* one link, from either end */
+	j = ibw_json_link_at(s, 0x0002c90300000011ull, 1);
+	assert_non_null(j);
+	assert_string_equal(json_string_value(json_object_get(j, "health")),
+			    "degraded");
+	json_decref(j);
+	j = ibw_json_link_at(s, 0x0002c90300000001ull, 2);
+	assert_non_null(j);
+	assert_string_equal(json_string_value(json_object_get(j, "health")),
+			    "degraded");
+	json_decref(j);
+	assert_null(ibw_json_link_at(s, 0x0002c90300000001ull, 3));
+
+	j = ibw_json_status(s, &st, T0);
+	assert_int_equal(json_integer_value(json_object_get(
+				 json_object_get(j, "links"), "degraded")),
+			 1);
+	json_decref(j);
+
+	/* the same in /metrics, promtool-clean */
+	text = ibw_prom_render(s, &st, T0, &len);
+	assert_non_null(strstr(text, "\nibwatch_link_health{guid="
+				     "\"0x0002c90300000001\","
+				     "port=\"2\",remote_guid="
+				     "\"0x0002c90300000011\","
+				     "remote_port=\"1\"} 1\n"));
+	assert_non_null(strstr(text, "\nibwatch_link_health{guid="
+				     "\"0x0002c90300000001\","
+				     "port=\"1\",remote_guid="
+				     "\"0x0002c90300000010\","
+				     "remote_port=\"1\"} 0\n"));
+	assert_non_null(strstr(text, "\nibwatch_link_reason{guid="
+				     "\"0x0002c90300000001\","
+				     "port=\"2\",remote_guid="
+				     "\"0x0002c90300000011\","
+				     "remote_port=\"1\",reason=\"width\"} "
+				     "1\n"));
+	/* only the reasons present; no BER or wait without readings */
+	assert_null(strstr(text, "reason=\"speed\""));
+	assert_null(strstr(text, "ibwatch_link_ber{"));
+	promtool_clean(text, len);
+	free(text);
+	ibw_links_free(l);
+	ibw_snapshot_unref(s); /* drops the view too */
+}
+
 int main(void)
 {
 	/* Fixed, so the fixtures do not change with every commit. */
@@ -534,6 +692,7 @@ int main(void)
 		cmocka_unit_test(test_writer_refuses),
 		cmocka_unit_test(test_pma_redirect_rendered),
 		cmocka_unit_test(test_exporter_series),
+		cmocka_unit_test(test_json_links),
 	};
 
 	return cmocka_run_group_tests_name("render", tests, NULL, NULL);

@@ -1,0 +1,252 @@
+/*
+ * The link view (core/links.h) as JSON: /api/v1/links, one link, the
+ * health counts of /api/v1/status and link health events. docs/api.md
+ * documents every field.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "json.h"
+#include "json_links.h"
+
+json_t *ibw_json_link_reasons(uint32_t mask)
+{
+	json_t *a = json_array();
+	int r;
+
+	for (r = 0; r < IBW_LR_MAX; r++)
+		if (mask & IBW_LR_BIT(r))
+			json_array_append_new(a,
+					      json_string(ibw_link_reason_str((
+						      enum ibw_link_reason)r)));
+	return a;
+}
+
+/* A ratio or rate core gives as -1 when unknown: null then. */
+static json_t *maybe(double v)
+{
+	return v < 0 || !isfinite(v) ? json_null() : json_real(v);
+}
+
+/* PortInfo width bits as names, narrowest first. */
+static json_t *widths(unsigned mask)
+{
+	static const unsigned order[] = { 1, 16, 2, 4, 8 };
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		if (mask & order[i])
+			json_array_append_new(
+				a, json_string(ibw_width_str(order[i])));
+	return a;
+}
+
+static json_t *width(unsigned w)
+{
+	return w ? json_string(ibw_width_str(w)) : json_null();
+}
+
+static json_t *speed(unsigned s)
+{
+	return s != IBW_SPEED_UNKNOWN ? json_string(ibw_speed_name(s))
+				      : json_null();
+}
+
+static json_t *speeds(unsigned set)
+{
+	json_t *a = json_array();
+	int s;
+
+	for (s = IBW_SPEED_SDR; s < IBW_SPEED_MAX; s++)
+		if (set & IBW_SPEED_BIT(s))
+			json_array_append_new(a, json_string(ibw_speed_name(
+							 (enum ibw_speed)s)));
+	return a;
+}
+
+static json_t *window(const struct ibw_link_win *w)
+{
+	json_t *o = json_object(), *e = json_object(), *ph = json_object();
+	int k;
+
+	for (k = 0; k < IBW_LERR_MAX; k++) {
+		json_object_set_new(e, ibw_link_err_key(k),
+				    ibw_json_u64(w->errors[k]));
+		json_object_set_new(ph, ibw_link_err_key(k),
+				    json_real(ibw_link_win_per_hour(w, k)));
+	}
+	json_object_set_new(o, "seconds", json_real(w->seconds));
+	json_object_set_new(o, "errors", e);
+	json_object_set_new(o, "errors_per_hour", ph);
+	json_object_set_new(o, "ber", maybe(w->ber));
+	json_object_set_new(o, "xmit_wait_ratio", maybe(w->xmit_wait_ratio));
+	json_object_set_new(o, "utilisation", maybe(w->utilisation));
+	json_object_set_new(o, "xmit_bytes", ibw_json_u64(w->xmit_bytes));
+	json_object_set_new(o, "bits", ibw_json_u64(w->bits));
+	return o;
+}
+
+static json_t *link_end(const struct ibw_link_end *x)
+{
+	static const char *const wname[IBW_LWIN_MAX] = { "sweep", "hour",
+							 "day" };
+	json_t *o = json_object(), *w = json_object(), *sat = json_array();
+	int k;
+
+	json_object_set_new(o, "guid", ibw_json_guid(x->guid));
+	json_object_set_new(o, "name", json_string(x->name));
+	json_object_set_new(
+		o, "type",
+		json_string(x->node_type == IBW_NODE_SWITCH ? "switch" : "ca"));
+	json_object_set_new(o, "port", json_integer(x->port));
+	json_object_set_new(o, "lid", json_integer(x->lid));
+	json_object_set_new(o, "state",
+			    json_string(ibw_port_state_str(x->state)));
+	json_object_set_new(o, "phys_state",
+			    json_string(ibw_phys_state_str(x->phys_state)));
+	json_object_set_new(o, "width_active", width(x->sp.width_active));
+	json_object_set_new(o, "width_enabled", widths(x->sp.width_enabled));
+	json_object_set_new(o, "width_supported",
+			    widths(x->sp.width_supported));
+	json_object_set_new(o, "speed_active", speed(x->sp.speed_active));
+	json_object_set_new(o, "speed_enabled", speeds(x->sp.speeds_enabled));
+	json_object_set_new(o, "speed_supported",
+			    speeds(x->sp.speeds_supported));
+	json_object_set_new(o, "reasons", ibw_json_link_reasons(x->reasons));
+	for (k = 0; k < IBW_LERR_MAX; k++)
+		if (x->saturated & (1u << k))
+			json_array_append_new(sat,
+					      json_string(ibw_link_err_key(k)));
+	json_object_set_new(o, "saturated", sat);
+	json_object_set_new(o, "sample",
+			    x->sample_us ? ibw_json_time(x->sample_us)
+					 : json_null());
+	for (k = 0; k < IBW_LWIN_MAX; k++)
+		json_object_set_new(w, wname[k], window(&x->win[k]));
+	json_object_set_new(o, "windows", w);
+	if (x->vl_mask) {
+		json_t *vl = json_object();
+		char key[4];
+
+		for (k = 0; k < 16; k++) {
+			if (!(x->vl_mask & (1u << k)))
+				continue;
+			snprintf(key, sizeof(key), "%d", k);
+			json_object_set_new(
+				vl, key, json_real(x->vl_xmit_wait_ratio[k]));
+		}
+		json_object_set_new(o, "vl_xmit_wait_ratio", vl);
+	}
+	return o;
+}
+
+json_t *ibw_json_link(const struct ibw_link *k)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "health",
+			    json_string(ibw_link_health_str(k->health)));
+	json_object_set_new(o, "reasons", ibw_json_link_reasons(k->reasons));
+	json_object_set_new(o, "ends",
+			    json_pack("[o, o]", link_end(&k->end[0]),
+				      link_end(&k->end[1])));
+	json_object_set_new(o, "width_active", width(k->width_active));
+	json_object_set_new(o, "width_best", width(k->width_best));
+	json_object_set_new(o, "speed_active", speed(k->speed_active));
+	json_object_set_new(o, "speed_best", speed(k->speed_best));
+	json_object_set_new(o, "signal_bps", json_real(k->signal_bps));
+	json_object_set_new(o, "data_bps", json_real(k->data_bps));
+	json_object_set_new(o, "ber", maybe(k->ber));
+	json_object_set_new(o, "xmit_wait_ratio", maybe(k->xmit_wait_ratio));
+	json_object_set_new(o, "seen",
+			    k->seen_us ? ibw_json_time(k->seen_us)
+				       : json_null());
+	return o;
+}
+
+json_t *ibw_json_link_counts(const struct ibw_link_view *v)
+{
+	json_t *o = json_object();
+	int h;
+
+	for (h = 0; h < IBW_HEALTH_MAX; h++)
+		json_object_set_new(o, ibw_link_health_str(h),
+				    json_integer(v ? v->count[h] : 0));
+	return o;
+}
+
+static int end_matches(const struct ibw_link_end *x,
+		       const struct ibw_link_filter *f)
+{
+	if (f->guid && x->guid != f->guid)
+		return 0;
+	if (f->name && strcmp(x->name, f->name))
+		return 0;
+	return 1;
+}
+
+int ibw_link_filter_match(const struct ibw_link *k,
+			  const struct ibw_link_filter *f)
+{
+	int sw0 = k->end[0].node_type == IBW_NODE_SWITCH;
+	int sw1 = k->end[1].node_type == IBW_NODE_SWITCH;
+
+	if (f->health >= 0 && k->health != (enum ibw_link_health)f->health)
+		return 0;
+	if (f->reason >= 0 && !(k->reasons & IBW_LR_BIT(f->reason)))
+		return 0;
+	if (f->type == 1 && !(sw0 && sw1))
+		return 0;
+	if (f->type == 2 && sw0 && sw1)
+		return 0;
+	if ((f->guid || f->name) && !end_matches(&k->end[0], f) &&
+	    !end_matches(&k->end[1], f))
+		return 0;
+	return 1;
+}
+
+json_t *ibw_json_links(const struct ibw_snapshot *s,
+		       const struct ibw_link_filter *f)
+{
+	const struct ibw_link_view *v = s->links;
+	json_t *o = json_object(), *a = json_array();
+	size_t i;
+
+	for (i = 0; v && i < v->n; i++)
+		if (!f || ibw_link_filter_match(&v->links[i], f))
+			json_array_append_new(a, ibw_json_link(&v->links[i]));
+	json_object_set_new(o, "taken",
+			    v ? ibw_json_time(v->taken_us) : json_null());
+	json_object_set_new(o, "counts", ibw_json_link_counts(v));
+	json_object_set_new(o, "links", a);
+	return o;
+}
+
+json_t *ibw_json_link_at(const struct ibw_snapshot *s, uint64_t guid,
+			 unsigned port)
+{
+	const struct ibw_link *k;
+
+	if (!s->links || port > 255)
+		return NULL;
+	k = ibw_link_view_find(s->links, guid, (uint8_t)port);
+	return k ? ibw_json_link(k) : NULL;
+}
+
+void ibw_json_link_event(json_t *o, const struct ibw_event *e)
+{
+	json_object_set_new(o, "peer_guid", ibw_json_guid(e->peer_guid));
+	json_object_set_new(o, "peer_port", json_integer(e->peer_port));
+	json_object_set_new(o, "old",
+			    json_string(ibw_link_health_str(
+				    (enum ibw_link_health)e->old_value)));
+	json_object_set_new(o, "new",
+			    json_string(ibw_link_health_str(
+				    (enum ibw_link_health)e->new_value)));
+	json_object_set_new(o, "old_reasons",
+			    ibw_json_link_reasons(e->old_reasons));
+	json_object_set_new(o, "reasons", ibw_json_link_reasons(e->reasons));
+}

@@ -1,0 +1,43 @@
+/*
+ * The link view (core/links.h) as JSON. Pure functions of a snapshot:
+ * each returns a new reference the caller owns. docs/api.md has the
+ * documents.
+ */
+#ifndef IBW_JSON_LINKS_H
+#define IBW_JSON_LINKS_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "events.h"
+#include "links.h"
+#include "snapshot.h"
+
+/* What /api/v1/links?health=&node=&type=&reason= keeps. */
+struct ibw_link_filter {
+	int health; /* -1 any, else enum ibw_link_health */
+	int reason; /* -1 any, else enum ibw_link_reason the link has */
+	int type; /* 0 any, 1 switch to switch, 2 with a CA at an end */
+	uint64_t guid; /* 0 any, else a node at one end */
+	const char *name; /* NULL any, else a node's name at one end */
+};
+
+int ibw_link_filter_match(const struct ibw_link *k,
+			  const struct ibw_link_filter *f);
+
+/* The names of the reasons in @mask, in enum order. */
+json_t *ibw_json_link_reasons(uint32_t mask);
+json_t *ibw_json_link(const struct ibw_link *k);
+/* {"ok": n, "degraded": n, "failing": n, "down": n}; zeros for NULL. */
+json_t *ibw_json_link_counts(const struct ibw_link_view *v);
+/* {"taken", "counts", "links": [...]}: the links of @s matching @f
+ * (NULL: all), worst first. */
+json_t *ibw_json_links(const struct ibw_snapshot *s,
+		       const struct ibw_link_filter *f);
+/* The link with (@guid, @port) at either end, NULL if none. */
+json_t *ibw_json_link_at(const struct ibw_snapshot *s, uint64_t guid,
+			 unsigned port);
+/* Add a link_health_changed event's own fields to its object @o. */
+void ibw_json_link_event(json_t *o, const struct ibw_event *e);
+
+#endif
