@@ -14,11 +14,8 @@
 #include <string.h>
 #include <time.h>
 
-#include <net-snmp/net-snmp-config.h>
-#include <net-snmp/net-snmp-includes.h>
-#include <net-snmp/agent/net-snmp-agent-includes.h>
-
-/* mib.h first: it includes core's headers in the way net-snmp's need. */
+/* mib.h brings net-snmp's headers (the agent's too) and core's, in the
+ * order they need each other. */
 #include "mib.h"
 
 #include "ibw_version.h"

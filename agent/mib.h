@@ -12,6 +12,7 @@
 
 #include <net-snmp/net-snmp-config.h>
 #include <net-snmp/net-snmp-includes.h>
+#include <net-snmp/agent/net-snmp-agent-includes.h>
 
 /* libibmad's mad.h (under core's headers) and net-snmp's tools.h both
  * declare an xdump() of different types; we call neither, so rename

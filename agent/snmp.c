@@ -13,14 +13,14 @@
 #include <string.h>
 #include <sys/select.h>
 
-#include <net-snmp/net-snmp-config.h>
-#include <net-snmp/net-snmp-includes.h>
-#include <net-snmp/agent/net-snmp-agent-includes.h>
+/* mib.h first: net-snmp's headers (the agent's too) and core's, in the
+ * order they need each other. */
+#include "mib.h"
+
 #include <net-snmp/agent/agent_sysORTable.h>
 #include <net-snmp/library/large_fd_set.h>
 
 #include "log.h"
-#include "mib.h"
 #include "ratelimit.h"
 #include "snmp.h"
 

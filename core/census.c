@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "census.h"
+#include "snapshot.h"
 
 /*
  * The outcome of the route from switch s to destination k is one
@@ -389,9 +390,7 @@ static int build_index(struct ibw_census *c)
 			const struct ibw_fport *fp = &n->ports[p];
 			struct rlid *l;
 
-			if (is_switch(n) != (p == 0))
-				continue;
-			if (!fp->have_pi || !fp->pi.lid)
+			if (!ibw_snapshot_endport_lid(n, p))
 				continue;
 			l = &c->lids[c->nlids++];
 			l->lid = fp->pi.lid;

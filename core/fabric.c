@@ -109,12 +109,9 @@ const struct ibw_fnode *ibw_fabric_find_lid(const struct ibw_fabric *f,
 		for (p = 0; p < n->nports; p++) {
 			const struct ibw_fport *fp = &n->ports[p];
 			unsigned span = 1u << fp->pi.lmc;
+			uint16_t base = ibw_snapshot_endport_lid(n, p);
 
-			if (!fp->have_pi || !fp->pi.lid)
-				continue;
-			if (!ibw_snapshot_endport(n, p))
-				continue;
-			if (lid >= fp->pi.lid && lid < fp->pi.lid + span) {
+			if (base && lid >= base && lid < base + span) {
 				if (port)
 					*port = fp;
 				return n;

@@ -156,6 +156,15 @@ int ibw_snapshot_endport(const struct ibw_fnode *n, unsigned p)
 	return n->ni.node_type == IBW_NODE_SWITCH ? p == 0 : p >= first_port(n);
 }
 
+uint16_t ibw_snapshot_endport_lid(const struct ibw_fnode *n, unsigned p)
+{
+	const struct ibw_fport *fp = &n->ports[p];
+
+	return p < n->nports && ibw_snapshot_endport(n, p) && fp->have_pi
+		       ? fp->pi.lid
+		       : 0;
+}
+
 static const char *remote_name(const struct ibw_snapshot *s,
 			       const struct ibw_fport *p)
 {

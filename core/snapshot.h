@@ -59,6 +59,10 @@ const char *ibw_snapshot_sweep_reason_str(enum ibw_sweep_reason r);
  */
 int ibw_snapshot_endport(const struct ibw_fnode *n, unsigned p);
 
+/* The LID of port @p of @n if it is an endport whose PortInfo was read,
+ * else 0 (no LID, not read, not an endport). */
+uint16_t ibw_snapshot_endport_lid(const struct ibw_fnode *n, unsigned p);
+
 /* A node of the fabric as readers see it. */
 struct ibw_snapshot_node {
 	const struct ibw_fnode *n;
