@@ -26,6 +26,7 @@ static const char *const kind_names[IBW_EVT_KIND_MAX] = {
 	[IBW_EVT_COUNTER_RESET] = "counter_reset",
 	[IBW_EVT_ENDPORT_STATE] = "endport_state",
 	[IBW_EVT_PATH_CHANGED] = "path_changed",
+	[IBW_EVT_ENDPORT_MOVED] = "endport_moved",
 };
 
 const char *ibw_event_kind_str(enum ibw_event_kind k)

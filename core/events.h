@@ -22,6 +22,9 @@ enum ibw_event_kind {
 	IBW_EVT_COUNTER_RESET, /* reset by someone else */
 	IBW_EVT_ENDPORT_STATE, /* old/new: enum ibw_endport_state */
 	IBW_EVT_PATH_CHANGED, /* detail: "old -> new" paths */
+	/* a ping target answered at another LID before the next discovery
+	 * saw the change: old/new LID, peer_guid its port GUID */
+	IBW_EVT_ENDPORT_MOVED,
 	IBW_EVT_KIND_MAX,
 };
 

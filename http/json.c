@@ -458,6 +458,18 @@ json_t *ibw_json_events(const struct ibw_event *ev, unsigned n)
 			json_object_set_new(o, "target", json_string(e->what));
 			json_object_set_new(o, "paths", json_string(e->detail));
 			break;
+		case IBW_EVT_ENDPORT_MOVED:
+			/* old and new are LIDs */
+			json_object_set_new(o, "port_guid",
+					    ibw_json_guid(e->peer_guid));
+			json_object_set_new(
+				o, "old",
+				json_integer((json_int_t)e->old_value));
+			json_object_set_new(
+				o, "new",
+				json_integer((json_int_t)e->new_value));
+			json_object_set_new(o, "reason", json_string(e->what));
+			break;
 		case IBW_EVT_PORT_STATE_CHANGED:
 			json_object_set_new(
 				o, "old",
