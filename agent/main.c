@@ -470,6 +470,16 @@ static int check_config(const struct opts *o)
 		say_err("user: no user '%s'\n", o->user);
 		bad = 1;
 	}
+	if (o->mkey_file) {
+		uint64_t key;
+
+		if (ibw_opts_read_mkey(o->mkey_file, &key, err, sizeof(err)) <
+		    0) {
+			fprintf(stderr, "ibwatchd: %s\n", err);
+			bad = 1;
+		}
+		explicit_bzero(&key, sizeof(key));
+	}
 	if (bad)
 		return 1;
 	printf("%s: configuration OK\n",
@@ -516,6 +526,7 @@ int main(int argc, char **argv)
 	struct daemon d;
 	sigset_t set;
 	char err[256];
+	uint64_t mkey = 0;
 	int rc, status = 0;
 
 	memset(&d, 0, sizeof(d));
@@ -562,6 +573,13 @@ int main(int argc, char **argv)
 		ibw_log_to_syslog("ibwatchd");
 	if (d.o.config)
 		log_info("main", "configuration from %s", d.o.config);
+	/* Read before the fabric is touched, and before privileges go. */
+	if (d.o.mkey_file &&
+	    ibw_opts_read_mkey(d.o.mkey_file, &mkey, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ibwatchd: %s\n", err);
+		status = 1;
+		goto out;
+	}
 
 	rc = ibw_umad_open2(d.o.ca, d.o.port, d.o.responder, &d.t, &d.lp, err,
 			    sizeof(err));
@@ -583,6 +601,12 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	ibw_engine_set_lost_handler(d.e, on_device_lost, &d);
+	if (mkey) {
+		/* The key itself is never logged, served or exported. */
+		ibw_engine_set_mkey(d.e, mkey);
+		explicit_bzero(&mkey, sizeof(mkey));
+		log_info("main", "SMPs carry the M_Key from %s", d.o.mkey_file);
+	}
 	log_info("main", "attached to %s port %d (port GUID 0x%016llx)",
 		 d.lp.ca_name, d.lp.portnum,
 		 (unsigned long long)d.lp.port_guid);
@@ -690,6 +714,7 @@ int main(int argc, char **argv)
 		}
 	}
 out:
+	explicit_bzero(&mkey, sizeof(mkey));
 	/* Start-up failures end here too: everything is freed, so that
 	 * a refused start (a port in use, a bad option) leaks nothing. */
 	ibw_timer_free(d.refresh);

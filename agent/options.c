@@ -9,6 +9,7 @@
  * where: "ibwatchd: ..." or "FILE:LINE: ...".
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <ini.h>
@@ -164,6 +166,9 @@ static const struct opt table[] = {
 	{ OPT("retries", T_UINT, IBW_OPT_RESTART), NUM(ecfg.retries), .max = 20,
 	  .def = IBW_ENGINE_DEFAULT_RETRIES, .arg = "N",
 	  .help = "further tries after a timeout" },
+	{ OPT("mkey-file", T_STRING, IBW_OPT_RESTART), STR(mkey_file),
+	  .nonempty = "file name", .arg = "FILE",
+	  .help = "put the M_Key in FILE (mode 0600) into every SMP" },
 
 	{ OPT("once", T_FLAG, IBW_OPT_CLI), NUM(once), .group = "Probes:",
 	  .help = "run one cycle, print a JSON snapshot, exit" },
@@ -1157,4 +1162,120 @@ void ibw_opts_adopt(struct opts *run, const struct opts *next)
 		    r->type != T_LIST && r->type != T_UNSET)
 			memcpy(field(run, r), cfield(next, r), r->size);
 	}
+}
+
+/* The key line of an M_Key file (@buf, NUL-terminated) into @key. No
+ * message quotes the file: it holds a secret. */
+static int parse_mkey(char *buf, uint64_t *key, const char *path, char *err,
+		      size_t errlen)
+{
+	char *line, *next, *end;
+	unsigned n = 0, lineno = 0, keyline = 0;
+	unsigned long long v = 0;
+
+	for (line = buf; line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		lineno++;
+		line += strspn(line, " \t\r");
+		if (!*line || *line == '#')
+			continue;
+		if (n++) {
+			snprintf(err, errlen,
+				 "mkey-file %s: line %u: a second key (one "
+				 "M_Key per file)",
+				 path, lineno);
+			return -1;
+		}
+		keyline = lineno;
+		errno = 0;
+		v = strtoull(line, &end, 0);
+		end += strspn(end, " \t\r");
+		if (errno || end == line || *end || *line == '-') {
+			snprintf(err, errlen,
+				 "mkey-file %s: line %u: not a 64-bit number "
+				 "(0x-prefixed hex or decimal)",
+				 path, lineno);
+			return -1;
+		}
+	}
+	if (!n) {
+		snprintf(err, errlen, "mkey-file %s: no key in it", path);
+		return -1;
+	}
+	if (!v) {
+		snprintf(err, errlen,
+			 "mkey-file %s: line %u: the key is 0, what SMPs "
+			 "carry without one",
+			 path, keyline);
+		return -1;
+	}
+	*key = v;
+	return 0;
+}
+
+int ibw_opts_read_mkey(const char *path, uint64_t *key, char *err,
+		       size_t errlen)
+{
+	char buf[512];
+	struct stat st;
+	ssize_t n;
+	size_t len = 0;
+	int fd, rc = -1;
+
+	/* fstat on what we opened: the checks are about the file read. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		snprintf(err, errlen, "mkey-file %s: %s", path,
+			 strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "mkey-file %s: %s", path,
+			 strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "mkey-file %s: not a regular file", path);
+		goto out;
+	}
+	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+		snprintf(err, errlen,
+			 "mkey-file %s: mode %04o lets its group or others "
+			 "at the M_Key: make it 0600 (or 0400), owned by the "
+			 "user ibwatchd runs as",
+			 path, (unsigned)(st.st_mode & 07777));
+		goto out;
+	}
+	while (len < sizeof(buf)) {
+		n = read(fd, buf + len, sizeof(buf) - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(err, errlen, "mkey-file %s: %s", path,
+				 strerror(errno));
+			goto out;
+		}
+		if (!n)
+			break;
+		len += (size_t)n;
+	}
+	if (len == sizeof(buf)) {
+		snprintf(err, errlen,
+			 "mkey-file %s: longer than %zu bytes: not an M_Key "
+			 "file",
+			 path, sizeof(buf) - 1);
+		goto out;
+	}
+	buf[len] = '\0';
+	if (memchr(buf, '\0', len)) {
+		snprintf(err, errlen, "mkey-file %s: not a text file", path);
+		goto out;
+	}
+	rc = parse_mkey(buf, key, path, err, errlen);
+out:
+	explicit_bzero(buf, sizeof(buf));
+	close(fd);
+	return rc;
 }

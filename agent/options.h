@@ -9,6 +9,7 @@
 #define IBW_OPTIONS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "engine.h"
@@ -41,6 +42,7 @@ struct opts {
 	enum ibw_log_level log_level;
 	const char *ca;
 	int port;
+	const char *mkey_file; /* the M_Key for SMPs is in this file */
 	int once; /* 1 --once; 3 --links: the same, printing the links */
 	int responder;
 	int no_probes;
@@ -99,5 +101,16 @@ void ibw_opts_diff(const struct opts *run, const struct opts *next,
 		   void *arg);
 /* Copy the values of the options SIGHUP applies from @next into @run. */
 void ibw_opts_adopt(struct opts *run, const struct opts *next);
+
+/*
+ * The M_Key in @path (--mkey-file): one number, 0x-prefixed hex or
+ * decimal, on a line of its own; empty lines and lines starting with #
+ * are ignored. The key is a secret, so the file must be a regular file
+ * that neither its group nor others may read or write (mode 0600 or
+ * 0400), and no message quotes what it holds. 0, or -1 with the reason
+ * in @err.
+ */
+int ibw_opts_read_mkey(const char *path, uint64_t *key, char *err,
+		       size_t errlen);
 
 #endif

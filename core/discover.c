@@ -17,6 +17,9 @@ struct op {
 	/* NodeInfo through a port: where we came from */
 	uint64_t from_guid;
 	uint8_t from_port;
+	/* PortInfo asking whether a port is still active after the node
+	 * behind it did not answer */
+	uint8_t confirm;
 };
 
 struct ibw_discover {
@@ -28,6 +31,10 @@ struct ibw_discover {
 	uint64_t t0_mono;
 	ibw_discover_cb cb;
 	void *arg;
+	struct ibw_fabric *prev; /* the last sweep's picture, or NULL */
+	/* switches refusing us that this sweep looked past already */
+	uint64_t *past;
+	unsigned npast, cappast;
 	/* guid -> node index (open addressing, linear probing) */
 	uint64_t *hkeys;
 	unsigned *hvals;
@@ -104,16 +111,16 @@ static struct ibw_fnode *node_add(struct ibw_discover *d, uint64_t guid,
 
 static void on_answer(const struct ibw_mad_done *done, void *arg);
 
-static void query(struct ibw_discover *d, uint64_t guid,
-		  const struct ibw_dest *dr, uint16_t attr, uint32_t mod,
-		  uint64_t from_guid, uint8_t from_port)
+static struct op *query(struct ibw_discover *d, uint64_t guid,
+			const struct ibw_dest *dr, uint16_t attr, uint32_t mod,
+			uint64_t from_guid, uint8_t from_port)
 {
 	struct op *op = calloc(1, sizeof(*op));
 	struct ibw_mad_req r;
 
 	if (!op) {
 		d->f->sweep.errors++;
-		return;
+		return NULL;
 	}
 	op->d = d;
 	op->sweep = d->sweep;
@@ -136,10 +143,11 @@ static void query(struct ibw_discover *d, uint64_t guid,
 	if (ibw_engine_submit(d->e, &r) < 0) {
 		d->f->sweep.errors++;
 		free(op);
-		return;
+		return NULL;
 	}
 	d->pending++;
 	d->f->sweep.mads++;
+	return op;
 }
 
 static void finish(struct ibw_discover *d)
@@ -169,6 +177,14 @@ static void link_ports(struct ibw_discover *d, uint64_t a, uint8_t ap,
 {
 	struct ibw_fnode *na = node_of(d, a), *nb = node_of(d, b);
 
+	if (!na && nb && bp < nb->nports) {
+		/* Reached through a switch that refuses us (silent_peer):
+		 * only this end is in the picture; the fabric's diff keeps
+		 * the other. */
+		nb->ports[bp].remote_guid = a;
+		nb->ports[bp].remote_port = ap;
+		return;
+	}
 	if (!na || !nb || ap >= na->nports || bp >= nb->nports)
 		return;
 	na->ports[ap].remote_guid = b;
@@ -264,6 +280,104 @@ static void got_portinfo(struct ibw_discover *d, const struct op *op,
 	query(d, 0, &next, IBW_ATTR_NODE_INFO, 0, n->guid, (uint8_t)p);
 }
 
+/*
+ * No try of a NodeInfo through an active port was answered: a node is
+ * there (the port is active only with a peer the SM brought up) and
+ * drops our SMPs. An SMA whose port the SM protected with an M_Key does
+ * exactly that with a Get that carries another key: no answer, only its
+ * PortInfo:M_KeyViolations counter grows. A link that just went down
+ * looks the same, so the port is asked again first (silent_peer); if it
+ * is still active, it says so (peer_protected) and the sweep goes on
+ * around the node. A switch there that the last sweep knew still
+ * forwards directed-route SMPs (only their destination checks the
+ * M_Key): the sweep goes on through the ports that had links then.
+ */
+static void refused(struct ibw_discover *d, struct ibw_fnode *n, unsigned port,
+		    const struct ibw_dest *to_x)
+{
+	const struct ibw_fnode *pn, *x;
+	const struct ibw_fport *pp;
+	struct ibw_dest next;
+	unsigned q;
+
+	n->ports[port].peer_protected = 1;
+	pn = ibw_fabric_find(d->prev, n->guid);
+	if (!pn || port >= pn->nports)
+		return;
+	pp = &pn->ports[port];
+	x = ibw_fabric_find(d->prev, pp->remote_guid);
+	if (!x || x->gone || x->ni.node_type != IBW_NODE_SWITCH ||
+	    node_of(d, x->guid) || to_x->hops >= IBW_DR_MAX_HOPS)
+		return;
+	/* Once per sweep, from the first neighbour that finds it silent. */
+	for (q = 0; q < d->npast; q++)
+		if (d->past[q] == x->guid)
+			return;
+	if (d->npast == d->cappast) {
+		unsigned cap = d->cappast ? d->cappast * 2 : 16;
+		uint64_t *np = realloc(d->past, cap * sizeof(*np));
+
+		if (!np)
+			return;
+		d->past = np;
+		d->cappast = cap;
+	}
+	d->past[d->npast++] = x->guid;
+	/* Every link it had, also to nodes found another way: that end
+	 * of each link is all the picture will have of it. */
+	for (q = 1; q < x->nports; q++) {
+		if (q == pp->remote_port || !x->ports[q].remote_guid)
+			continue;
+		next = *to_x;
+		next.path[++next.hops] = (uint8_t)q;
+		query(d, 0, &next, IBW_ATTR_NODE_INFO, 0, x->guid, (uint8_t)q);
+	}
+}
+
+/* The NodeInfo @op through an active port went unanswered. */
+static void silent_peer(struct ibw_discover *d, const struct op *op)
+{
+	struct ibw_fnode *n = node_of(d, op->from_guid);
+	struct ibw_dest here;
+	struct op *c;
+
+	if (!n) {
+		/* Through a switch we looked past: the diff sees to it. */
+		if (ibw_fabric_add_refusal(d->f, op->from_guid, op->from_port) <
+		    0)
+			d->f->sweep.errors++;
+		return;
+	}
+	if (op->from_port >= n->nports || !n->ports[op->from_port].have_pi ||
+	    n->ports[op->from_port].pi.state != IBW_PORT_ACTIVE || !op->dr.hops)
+		return;
+	/* Is the port still active? */
+	here = op->dr;
+	here.hops--;
+	c = query(d, n->guid, &here, IBW_ATTR_PORT_INFO, op->from_port, 0, 0);
+	if (c)
+		c->confirm = 1;
+}
+
+/* The answer to silent_peer's question. */
+static void got_confirm(struct ibw_discover *d, const struct op *op,
+			const struct ibw_mad_done *done)
+{
+	struct ibw_fnode *n = node_of(d, op->guid);
+	struct ibw_portinfo pi;
+	struct ibw_dest to_x;
+
+	if (!n || op->mod >= n->nports ||
+	    ibw_portinfo_decode(done->mad, done->len, &pi) < 0)
+		return;
+	n->ports[op->mod].pi = pi;
+	if (pi.state != IBW_PORT_ACTIVE)
+		return;
+	to_x = op->dr;
+	to_x.path[++to_x.hops] = (uint8_t)op->mod;
+	refused(d, n, op->mod, &to_x);
+}
+
 static void on_answer(const struct ibw_mad_done *done, void *arg)
 {
 	struct op *op = arg;
@@ -280,6 +394,8 @@ static void on_answer(const struct ibw_mad_done *done, void *arg)
 	d->pending--;
 	if (done->result == IBW_MAD_TIMEOUT) {
 		d->f->sweep.timeouts++;
+		if (op->attr == IBW_ATTR_NODE_INFO && op->from_guid)
+			silent_peer(d, op);
 	} else if (done->result != IBW_MAD_OK) {
 		d->f->sweep.errors++;
 	} else {
@@ -290,7 +406,10 @@ static void on_answer(const struct ibw_mad_done *done, void *arg)
 			got_nodeinfo(d, op, done);
 			break;
 		case IBW_ATTR_PORT_INFO:
-			got_portinfo(d, op, done);
+			if (op->confirm)
+				got_confirm(d, op, done);
+			else
+				got_portinfo(d, op, done);
 			break;
 		case IBW_ATTR_NODE_DESC:
 			n = node_of(d, op->guid);
@@ -345,6 +464,7 @@ int ibw_discover_start(struct ibw_discover *d, ibw_discover_cb cb, void *arg)
 	if (d->hkeys)
 		memset(d->hkeys, 0, d->hcap * sizeof(*d->hkeys));
 	d->sweep++;
+	d->npast = 0;
 	d->cb = cb;
 	d->arg = arg;
 	d->pending = 0;
@@ -360,10 +480,18 @@ int ibw_discover_start(struct ibw_discover *d, ibw_discover_cb cb, void *arg)
 	return 0;
 }
 
+void ibw_discover_set_prev(struct ibw_discover *d, struct ibw_fabric *f)
+{
+	ibw_fabric_unref(d->prev);
+	d->prev = ibw_fabric_ref(f);
+}
+
 void ibw_discover_free(struct ibw_discover *d)
 {
 	if (!d)
 		return;
+	ibw_fabric_unref(d->prev);
+	free(d->past);
 	if (d->f) {
 		/* Queries still in flight see a new sweep number and a NULL
 		 * fabric; they only free themselves. The engine must be

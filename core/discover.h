@@ -26,5 +26,9 @@ struct ibw_discover *ibw_discover_new(struct ibw_engine *e,
 				      const struct ibw_discover_opts *o);
 void ibw_discover_free(struct ibw_discover *d);
 int ibw_discover_start(struct ibw_discover *d, ibw_discover_cb cb, void *arg);
+/* The last sweep's picture (a reference is kept; NULL drops it): a node
+ * that now refuses our SMPs (M_Key protection) is looked past through
+ * the links it had then. */
+void ibw_discover_set_prev(struct ibw_discover *d, struct ibw_fabric *f);
 
 #endif

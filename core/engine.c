@@ -88,6 +88,7 @@ struct ibw_engine {
 	ibw_lost_cb lost_cb;
 	void *lost_arg;
 	int lost; /* the device is gone: -errno, else 0 */
+	uint64_t smp_mkey; /* put in every SMP */
 	int pumping;
 	int closing;
 };
@@ -496,8 +497,9 @@ static void pump(struct ibw_engine *e)
 }
 
 /* Encode @r's MAD with the caller's payload (@q->data, which r->r no
- * longer points to). */
-static int build(struct req *r, const struct ibw_mad_req *q)
+ * longer points to) and @e's M_Key in SMPs. */
+static int build(const struct ibw_engine *e, struct req *r,
+		 const struct ibw_mad_req *q)
 {
 	/* mad_encode() takes a non-const payload: a copy, not a cast. */
 	uint8_t data[IBW_MAD_SIZE];
@@ -531,6 +533,13 @@ static int build(struct req *r, const struct ibw_mad_req *q)
 	} else if (q->dest.directed || !q->dest.lid) {
 		return -EINVAL;
 	}
+	/* Every SMP, whatever sends it (discovery, traces, the local port,
+	 * pings, counter checks), carries the configured M_Key: an SMA
+	 * whose port the SM protected drops SMPs with another key
+	 * unanswered. Other classes have no M_Key there (an SA MAD has its
+	 * SM_Key in those bytes). */
+	if (q->mgmt_class == IBW_CLASS_SMI || q->mgmt_class == IBW_CLASS_SMI_DR)
+		rpc.mkey = e->smp_mkey;
 	memset(r->mad, 0, sizeof(r->mad));
 	if (!mad_encode(r->mad, &rpc,
 			q->mgmt_class == IBW_CLASS_SMI_DR ? &dr : NULL,
@@ -570,7 +579,7 @@ int ibw_engine_submit(struct ibw_engine *e, const struct ibw_mad_req *q)
 		r->r.timeout_ms = e->cfg.timeout_ms;
 	if (r->r.retries < 0)
 		r->r.retries = e->cfg.retries;
-	rc = build(r, q);
+	rc = build(e, r, q);
 	if (rc < 0) {
 		free(r);
 		return rc;
@@ -901,6 +910,11 @@ void ibw_engine_set_window(struct ibw_engine *e, unsigned max_inflight,
 		for (q = e->buckets[b]; q; q = q->hnext)
 			run_push(e, q);
 	pump(e);
+}
+
+void ibw_engine_set_mkey(struct ibw_engine *e, uint64_t mkey)
+{
+	e->smp_mkey = mkey;
 }
 
 void ibw_engine_set_request_handler(struct ibw_engine *e, ibw_request_cb cb,

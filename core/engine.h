@@ -166,6 +166,10 @@ int ibw_engine_submit(struct ibw_engine *e, const struct ibw_mad_req *req);
 
 void ibw_engine_set_window(struct ibw_engine *e, unsigned max_inflight,
 			   unsigned max_per_dest);
+/* The M_Key every SMP submitted from now on carries (fabrics whose SM
+ * protects the ports' management with one); 0, the default: none. A
+ * secret: nothing the engine reports includes it. */
+void ibw_engine_set_mkey(struct ibw_engine *e, uint64_t mkey);
 void ibw_engine_set_request_handler(struct ibw_engine *e, ibw_request_cb cb,
 				    void *arg);
 /* Send @mad as it is (an answer to someone else's request): no TID, no

@@ -32,6 +32,7 @@ static const char *const kind_names[IBW_EVT_KIND_MAX] = {
 	[IBW_EVT_ROUTE_BALANCE] = "route_balance",
 	[IBW_EVT_ROUTE_LOAD] = "route_load",
 	[IBW_EVT_LINK_HEALTH_CHANGED] = "link_health_changed",
+	[IBW_EVT_ENDPORT_MOVED] = "endport_moved",
 };
 
 const char *ibw_event_kind_str(enum ibw_event_kind k)

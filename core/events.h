@@ -37,6 +37,9 @@ enum ibw_event_kind {
 	 * ends, old/new enum ibw_link_health, reasons/old_reasons the
 	 * IBW_LR_BIT()s of each. */
 	IBW_EVT_LINK_HEALTH_CHANGED,
+	/* a ping target answered at another LID before the next discovery
+	 * saw the change: old/new LID, peer_guid its port GUID */
+	IBW_EVT_ENDPORT_MOVED,
 	IBW_EVT_KIND_MAX,
 };
 

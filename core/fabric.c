@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -31,7 +32,21 @@ void ibw_fabric_unref(struct ibw_fabric *f)
 	for (i = 0; i < f->nnodes; i++)
 		free(f->nodes[i].ports);
 	free(f->nodes);
+	free(f->refusals);
 	free(f);
+}
+
+int ibw_fabric_add_refusal(struct ibw_fabric *f, uint64_t guid, uint8_t port)
+{
+	struct ibw_refusal *r;
+
+	r = realloc(f->refusals, (f->nrefusals + 1) * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	f->refusals = r;
+	r[f->nrefusals].guid = guid;
+	r[f->nrefusals++].port = port;
+	return 0;
 }
 
 struct ibw_fnode *ibw_fabric_add_node(struct ibw_fabric *f, uint64_t guid,
@@ -223,6 +238,8 @@ static struct ibw_fnode *carry_gone(struct ibw_fabric *cur,
 		n->gone = 1;
 		n->gone_since_us = now;
 	}
+	n->is_protected = 0;
+	n->protected_since_us = 0;
 	/* Its links went with it. */
 	for (p = 0; p < n->nports; p++) {
 		n->ports[p].remote_guid = 0;
@@ -231,15 +248,126 @@ static struct ibw_fnode *carry_gone(struct ibw_fabric *cur,
 	return n;
 }
 
+static int listed(const uint64_t *guids, unsigned n, uint64_t guid)
+{
+	unsigned k;
+
+	for (k = 0; k < n; k++)
+		if (guids[k] == guid)
+			return 1;
+	return 0;
+}
+
+/* @on, missing from @cur but refusing our SMPs behind a link that is
+ * still there: kept as it was, protected. Its links stay where the other
+ * end still leads to it, or is protected too (@prot, @nprot). */
+static struct ibw_fnode *carry_protected(struct ibw_fabric *cur, unsigned ncur,
+					 const struct ibw_fnode *on,
+					 const uint64_t *prot, unsigned nprot,
+					 uint64_t now)
+{
+	struct ibw_fnode *n = carry_gone(cur, on, now);
+	unsigned p;
+
+	if (!n)
+		return NULL;
+	n->gone = 0;
+	n->gone_since_us = 0;
+	n->is_protected = 1;
+	n->protected_since_us = on->is_protected ? on->protected_since_us : now;
+	for (p = 0; p < n->nports; p++) {
+		const struct ibw_fport *op = &on->ports[p];
+		const struct ibw_fnode *rn;
+
+		if (!op->remote_guid)
+			continue;
+		rn = find_in(cur->nodes, ncur, op->remote_guid);
+		if ((rn && op->remote_port < rn->nports &&
+		     rn->ports[op->remote_port].remote_guid == on->guid &&
+		     rn->ports[op->remote_port].remote_port == p) ||
+		    (!rn && listed(prot, nprot, op->remote_guid))) {
+			n->ports[p].remote_guid = op->remote_guid;
+			n->ports[p].remote_port = op->remote_port;
+		}
+	}
+	return n;
+}
+
+/* Add @guid to @guids (at most @max) unless there; 1 if added. */
+static int add_listed(uint64_t *guids, unsigned *n, unsigned max, uint64_t guid)
+{
+	if (listed(guids, *n, guid) || *n >= max)
+		return 0;
+	guids[(*n)++] = guid;
+	return 1;
+}
+
+/*
+ * The nodes of @old that @cur lacks because they refuse our SMPs: behind
+ * a port of @cur whose peer refused us (peer_protected), or behind a
+ * refusing port of such a node that the sweep looked past (a refusal).
+ * The link from @cur's side is restored. Returns how many are in
+ * @guids (at most @max).
+ */
+static unsigned protected_nodes(const struct ibw_fabric *old,
+				struct ibw_fabric *cur, uint64_t *guids,
+				unsigned max)
+{
+	unsigned i, p, n = 0, more = 1;
+
+	for (i = 0; i < cur->nnodes; i++) {
+		struct ibw_fnode *cn = &cur->nodes[i];
+		const struct ibw_fnode *on = ibw_fabric_find(old, cn->guid);
+
+		for (p = 0; on && p < cn->nports && p < on->nports; p++) {
+			struct ibw_fport *cp = &cn->ports[p];
+			const struct ibw_fport *op = &on->ports[p];
+
+			if (!cp->peer_protected || cp->remote_guid ||
+			    !op->remote_guid ||
+			    find_in(cur->nodes, cur->nnodes, op->remote_guid))
+				continue;
+			cp->remote_guid = op->remote_guid;
+			cp->remote_port = op->remote_port;
+			add_listed(guids, &n, max, op->remote_guid);
+		}
+	}
+	/* Behind those, as far as refusals go. */
+	while (more) {
+		more = 0;
+		for (i = 0; i < cur->nrefusals; i++) {
+			const struct ibw_refusal *r = &cur->refusals[i];
+			const struct ibw_fnode *on;
+			uint64_t g;
+
+			if (!listed(guids, n, r->guid))
+				continue;
+			on = ibw_fabric_find(old, r->guid);
+			if (!on || r->port >= on->nports)
+				continue;
+			g = on->ports[r->port].remote_guid;
+			if (g && !find_in(cur->nodes, cur->nnodes, g))
+				more |= add_listed(guids, &n, max, g);
+		}
+	}
+	return n;
+}
+
 unsigned ibw_fabric_diff(const struct ibw_fabric *old, struct ibw_fabric *cur,
 			 struct ibw_events *ev)
 {
-	unsigned i, p, n = 0, ncur = cur->nnodes, added_gone = 0;
+	unsigned i, p, n = 0, ncur = cur->nnodes, added_gone = 0, nprot = 0;
 	uint64_t now = ibw_realtime_us();
+	uint64_t *prot = NULL;
 
 	/* The first sweep is the baseline, not a list of changes. */
 	if (!old)
 		return 0;
+
+	/* First the nodes that refuse us: their links are not down. */
+	prot = calloc(old->nnodes + 1, sizeof(*prot));
+	if (prot)
+		nprot = protected_nodes(old, cur, prot, old->nnodes);
 
 	for (i = 0; i < ncur; i++) {
 		struct ibw_fnode *cn = &cur->nodes[i];
@@ -278,6 +406,11 @@ unsigned ibw_fabric_diff(const struct ibw_fabric *old, struct ibw_fabric *cur,
 		/* Only the sorted part: gone nodes are appended below. */
 		if (find_in(cur->nodes, ncur, on->guid))
 			continue;
+		if (listed(prot, nprot, on->guid)) {
+			if (carry_protected(cur, ncur, on, prot, nprot, now))
+				added_gone++;
+			continue;
+		}
 		if (!on->gone) {
 			emit(ev, IBW_EVT_NODE_GONE, on->guid, 0, 0, 0, 0, 0);
 			n++;
@@ -298,6 +431,7 @@ unsigned ibw_fabric_diff(const struct ibw_fabric *old, struct ibw_fabric *cur,
 		if (carry_gone(cur, on, now))
 			added_gone++;
 	}
+	free(prot);
 	if (added_gone)
 		ibw_fabric_freeze(cur);
 	return n;

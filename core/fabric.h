@@ -20,6 +20,10 @@ struct ibw_fport {
 	struct ibw_portinfo pi;
 	uint64_t remote_guid; /* 0: no link */
 	uint8_t remote_port;
+	/* The port is active, but the node behind it answered no SMP we
+	 * sent through it: its SMA refuses us (M_Key protection, our key
+	 * wrong or missing), or hangs. */
+	uint8_t peer_protected;
 };
 
 struct ibw_fnode {
@@ -31,6 +35,11 @@ struct ibw_fnode {
 	uint16_t lft_cap, lft_top; /* switches: linear forwarding table */
 	uint8_t gone; /* not reached by the last sweep */
 	uint64_t gone_since_us; /* CLOCK_REALTIME */
+	/* Known from an earlier sweep and still there behind an active
+	 * link, but refusing our SMPs (see ibw_fport.peer_protected): kept
+	 * with what we last read, not gone. */
+	uint8_t is_protected;
+	uint64_t protected_since_us; /* CLOCK_REALTIME */
 	unsigned nports; /* num_ports + 1: ports[0] is switch port 0 */
 	struct ibw_fport *ports;
 };
@@ -49,7 +58,19 @@ struct ibw_fabric {
 	struct ibw_fnode *nodes; /* sorted by guid once frozen */
 	struct ibw_sweep_stats sweep;
 	uint64_t local_guid; /* the node ibwatchd runs on */
+	/* Ports of switches that refuse us, which the sweep looked past
+	 * (so they are not in @nodes), behind which a NodeInfo went
+	 * unanswered too: peer_protected of ports we could not read. */
+	struct ibw_refusal {
+		uint64_t guid;
+		uint8_t port;
+	} * refusals;
+	unsigned nrefusals;
 };
+
+/* Note that a NodeInfo through (@guid, @port) went unanswered; only
+ * while building. 0 or -ENOMEM. */
+int ibw_fabric_add_refusal(struct ibw_fabric *f, uint64_t guid, uint8_t port);
 
 struct ibw_fabric *ibw_fabric_new(void);
 struct ibw_fabric *ibw_fabric_ref(struct ibw_fabric *f);
@@ -72,8 +93,10 @@ const struct ibw_fnode *ibw_fabric_find_lid(const struct ibw_fabric *f,
  * Compare @old with @cur (both frozen) and add the differences to @ev:
  * nodes and ports added or gone, links up or down, LID, state, width and
  * speed changes. Nodes of @old missing from @cur are copied into @cur
- * marked gone, so a vanished node stays visible as such. Returns the
- * number of events added.
+ * marked gone, so a vanished node stays visible as such; or, when a port
+ * of @cur that led to one is active but found its peer refusing SMPs
+ * (peer_protected), marked protected with that link kept: neither gone
+ * nor down. Returns the number of events added.
  */
 unsigned ibw_fabric_diff(const struct ibw_fabric *old, struct ibw_fabric *cur,
 			 struct ibw_events *ev);

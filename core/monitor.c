@@ -749,6 +749,7 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 		  (double)f->sweep.duration_us / 1e6);
 	ibw_fabric_unref(m->fabric);
 	m->fabric = f;
+	ibw_discover_set_prev(m->disc, f);
 	if (m->pinger)
 		ibw_pinger_update(m->pinger, f, name_of, m);
 	ibw_tracer_set_fabric(m->tracer, f);

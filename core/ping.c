@@ -9,6 +9,7 @@
 #include "codec.h"
 #include "loop.h"
 #include "ping.h"
+#include "sa.h"
 #include "snapshot.h"
 
 #define ECHO_PROBE_EVERY 10 /* auto: look for a responder this often */
@@ -58,6 +59,7 @@ struct ibw_pinger {
 	void *round_arg;
 	unsigned ondemand;
 	uint16_t id; /* echo identifier of this pinger */
+	uint16_t sm_lid; /* the SA, for confirming losses (0: unknown) */
 };
 
 static void pattern(uint8_t *buf, uint16_t seq)
@@ -240,6 +242,10 @@ struct probe {
 	uint16_t seq;
 	uint8_t payload[IBW_ECHO_PAYLOAD];
 	int in_round;
+	uint16_t lid; /* where it went */
+	/* confirming its loss: the step, the LID being tried */
+	int stage;
+	uint16_t cand;
 };
 
 static struct ibw_endport *ep_find(struct ibw_pinger *p, uint64_t guid)
@@ -254,6 +260,247 @@ static struct ibw_endport *ep_find(struct ibw_pinger *p, uint64_t guid)
 
 static void send_probe(struct ibw_pinger *p, struct ibw_endport *ep,
 		       int in_round);
+
+/* One probe of a round is settled. */
+static void round_step(struct ibw_pinger *p, int in_round)
+{
+	if (in_round && p->round_left && --p->round_left == 0 && p->round_cb)
+		p->round_cb(p, p->round_arg);
+}
+
+/* ---- confirming a loss ---- */
+
+/*
+ * Before an endport goes down, make sure it is not merely elsewhere: the
+ * SM gives ports new LIDs (a restart, another LMC) and our pings go to
+ * the old one until the next discovery. So the loss that would take it
+ * down is held while the SA says which LID its port GUID has now; if
+ * that is another LID, it is pinged. If the SA cannot say (it is being
+ * restarted itself), names the same LID, or its LID does not answer, a
+ * directed route to where the last discovery found the node asks the
+ * port itself. An answer at a new LID moves the endport there (an
+ * endport_moved event) and counts as the probe's answer. A port that
+ * names a new LID of its own but does not answer there yet (the SM
+ * gives LIDs before it routes them) moves too: its losses were at an
+ * address it no longer has, so the run of them starts again. Otherwise
+ * the loss counts as it would have.
+ */
+enum { CF_SA = 1, CF_PING_SA, CF_DR_NODE, CF_DR_PORT, CF_PING_DR };
+
+static void on_confirm_ping(const struct ibw_mad_done *d, void *arg);
+static void on_confirm_dr(const struct ibw_mad_done *d, void *arg);
+
+static unsigned down_after(const struct ibw_ping_opts *o)
+{
+	return o->down_after ? o->down_after : IBW_PING_DEFAULT_DOWN_AFTER;
+}
+
+/* Is this loss the one that takes @ep down, and can we look for it? */
+static int confirm_wanted(const struct ibw_pinger *p,
+			  const struct ibw_endport *ep)
+{
+	return ep->state != IBW_EP_DOWN && ep->port_guid &&
+	       ep->consec_fail + 1 >= down_after(&p->o) &&
+	       (p->sm_lid || ep->dr.directed);
+}
+
+/* The confirmation is over: account the probe as answered or lost. */
+static void confirm_end(struct ibw_pinger *p, struct probe *pr,
+			struct ibw_endport *ep, int ok, uint64_t rtt_us)
+{
+	ep->busy = 0;
+	ibw_endport_account(ep, &p->o, ok, rtt_us, p->ev);
+	if (!ok && p->loss_cb)
+		p->loss_cb(p->loss_arg);
+	round_step(p, pr->in_round);
+	free(pr);
+}
+
+/* The endport a confirmation step is about, or NULL when the step has
+ * nothing more to do (the engine is going, the target went, our own port
+ * is lost): then @pr is freed. */
+static struct ibw_endport *confirm_ep(struct probe *pr, int cancelled)
+{
+	struct ibw_pinger *p = pr->p;
+	struct ibw_endport *ep;
+
+	if (cancelled) {
+		free(pr);
+		return NULL;
+	}
+	ep = ep_find(p, pr->port_guid);
+	if (!ep || p->paused) {
+		if (ep)
+			ep->busy = 0;
+		round_step(p, pr->in_round);
+		free(pr);
+		return NULL;
+	}
+	return ep;
+}
+
+static int confirm_ping(struct ibw_pinger *p, struct probe *pr,
+			struct ibw_endport *ep, uint16_t lid, int stage)
+{
+	struct ibw_mad_req r;
+
+	pr->stage = stage;
+	pr->cand = lid;
+	pr->seq = ++ep->seq;
+	build(&r, lid, pr->method, IBW_ECHO_REQ, p->id, pr->seq, pr->payload,
+	      p->o.timeout_ms, p->o.retries);
+	r.cb = on_confirm_ping;
+	r.arg = pr;
+	return ibw_engine_submit(p->e, &r);
+}
+
+static int confirm_dr(struct ibw_pinger *p, struct probe *pr,
+		      struct ibw_endport *ep, int stage)
+{
+	struct ibw_mad_req r;
+
+	if (!ep->dr.directed)
+		return -ENOENT;
+	pr->stage = stage;
+	memset(&r, 0, sizeof(r));
+	r.dest = ep->dr;
+	r.mgmt_class = IBW_CLASS_SMI_DR;
+	r.method = IBW_METHOD_GET;
+	if (stage == CF_DR_NODE) {
+		r.attr_id = IBW_ATTR_NODE_INFO;
+	} else {
+		r.attr_id = IBW_ATTR_PORT_INFO;
+		r.attr_mod = ep->port;
+	}
+	r.timeout_ms = p->o.timeout_ms;
+	r.retries = p->o.retries;
+	r.cb = on_confirm_dr;
+	r.arg = pr;
+	return ibw_engine_submit(p->e, &r);
+}
+
+static void moved(struct ibw_pinger *p, struct ibw_endport *ep, uint16_t from,
+		  uint16_t to, const char *how)
+{
+	struct ibw_event e;
+
+	ep->lid = to;
+	if (!p->ev)
+		return;
+	memset(&e, 0, sizeof(e));
+	e.kind = IBW_EVT_ENDPORT_MOVED;
+	e.node_guid = ep->node_guid;
+	e.port = ep->port;
+	e.peer_guid = ep->port_guid;
+	e.old_value = from;
+	e.new_value = to;
+	snprintf(e.what, sizeof(e.what), "found by %s", how);
+	ibw_events_add(p->ev, &e);
+}
+
+/* The port says it has @lid now, but nothing answered there yet. */
+static void moved_silent(struct ibw_pinger *p, struct probe *pr,
+			 struct ibw_endport *ep, uint16_t lid)
+{
+	moved(p, ep, pr->lid, lid, "its port, silent there yet");
+	ep->consec_fail = 0;
+	confirm_end(p, pr, ep, 0, 0);
+}
+
+static void on_confirm_ping(const struct ibw_mad_done *d, void *arg)
+{
+	struct probe *pr = arg;
+	struct ibw_pinger *p = pr->p;
+	struct ibw_endport *ep;
+	struct ibw_echo_reply rep;
+	int ok = d->result == IBW_MAD_OK;
+
+	ep = confirm_ep(pr, d->result == IBW_MAD_CANCELLED);
+	if (!ep)
+		return;
+	if (ok && pr->method == IBW_PING_ECHO)
+		ok = check_echo(d, IBW_ECHO_REQ, p->id, pr->seq, &rep);
+	if (ok) {
+		moved(p, ep, pr->lid, pr->cand,
+		      pr->stage == CF_PING_SA ? "the SA" : "a directed route");
+		confirm_end(p, pr, ep, 1, d->rtt_us);
+		return;
+	}
+	/* The SA's LID is silent: the port itself may know better. */
+	if (pr->stage == CF_PING_SA && confirm_dr(p, pr, ep, CF_DR_NODE) == 0)
+		return;
+	if (pr->stage == CF_PING_DR) {
+		moved_silent(p, pr, ep, pr->cand);
+		return;
+	}
+	confirm_end(p, pr, ep, 0, 0);
+}
+
+static void on_confirm_dr(const struct ibw_mad_done *d, void *arg)
+{
+	struct probe *pr = arg;
+	struct ibw_pinger *p = pr->p;
+	struct ibw_endport *ep;
+	struct ibw_nodeinfo ni;
+	struct ibw_portinfo pi;
+
+	ep = confirm_ep(pr, d->result == IBW_MAD_CANCELLED);
+	if (!ep)
+		return;
+	if (d->result == IBW_MAD_OK && pr->stage == CF_DR_NODE) {
+		/* The path may lead elsewhere since that discovery. */
+		if (ibw_nodeinfo_decode(d->mad, d->len, &ni) == 0 &&
+		    ni.node_guid == ep->node_guid &&
+		    confirm_dr(p, pr, ep, CF_DR_PORT) == 0)
+			return;
+	} else if (d->result == IBW_MAD_OK && pr->stage == CF_DR_PORT &&
+		   ibw_portinfo_decode(d->mad, d->len, &pi) == 0 && pi.lid &&
+		   pi.lid != pr->lid) {
+		/* The port has another LID than the one we pinged. */
+		if (pi.lid != pr->cand &&
+		    confirm_ping(p, pr, ep, pi.lid, CF_PING_DR) == 0)
+			return;
+		moved_silent(p, pr, ep, pi.lid);
+		return;
+	}
+	confirm_end(p, pr, ep, 0, 0);
+}
+
+static void on_confirm_sa(const struct ibw_sa_lid *r, void *arg)
+{
+	struct probe *pr = arg;
+	struct ibw_pinger *p = pr->p;
+	struct ibw_endport *ep;
+
+	ep = confirm_ep(pr, r->result == IBW_MAD_CANCELLED);
+	if (!ep)
+		return;
+	if (r->result == IBW_MAD_OK && r->lid && r->lid != pr->lid &&
+	    confirm_ping(p, pr, ep, r->lid, CF_PING_SA) == 0)
+		return;
+	/* No SA, or it names the LID that just went silent (its records
+	 * may lag behind the ports): ask the port. */
+	if (confirm_dr(p, pr, ep, CF_DR_NODE) == 0)
+		return;
+	confirm_end(p, pr, ep, 0, 0);
+}
+
+/* Hold @pr's loss while we look for its endport elsewhere. */
+static void confirm_start(struct ibw_pinger *p, struct ibw_endport *ep,
+			  struct probe *pr)
+{
+	ep->busy = 1;
+	pr->cand = 0;
+	if (p->sm_lid) {
+		pr->stage = CF_SA;
+		if (ibw_sa_lid_by_guid(p->e, p->sm_lid, ep->port_guid,
+				       on_confirm_sa, pr) == 0)
+			return;
+	}
+	if (confirm_dr(p, pr, ep, CF_DR_NODE) == 0)
+		return;
+	confirm_end(p, pr, ep, 0, 0);
+}
 
 static void probe_done(const struct ibw_mad_done *d, void *arg)
 {
@@ -301,6 +548,7 @@ static void probe_done(const struct ibw_mad_done *d, void *arg)
 				*np = *pr;
 				np->auto_echo = 0;
 				np->method = IBW_PING_PMA;
+				np->lid = ep->lid;
 				build(&r, ep->lid, IBW_PING_PMA, 0, 0, 0, NULL,
 				      p->o.timeout_ms, p->o.retries);
 				r.cb = probe_done;
@@ -315,12 +563,14 @@ static void probe_done(const struct ibw_mad_done *d, void *arg)
 		}
 	}
 	ep->busy = 0;
+	if (!ok && confirm_wanted(p, ep)) {
+		confirm_start(p, ep, pr);
+		return;
+	}
 	ibw_endport_account(ep, &p->o, ok, ok ? d->rtt_us : 0, p->ev);
 	if (!ok && p->loss_cb)
 		p->loss_cb(p->loss_arg);
-	if (pr->in_round && p->round_left && --p->round_left == 0 &&
-	    p->round_cb)
-		p->round_cb(p, p->round_arg);
+	round_step(p, pr->in_round);
 	free(pr);
 }
 
@@ -334,9 +584,7 @@ static void send_probe(struct ibw_pinger *p, struct ibw_endport *ep,
 	if (!ep->lid) {
 		/* Nowhere to send it: a lost probe all the same. */
 		ibw_endport_account(ep, &p->o, 0, 0, p->ev);
-		if (in_round && p->round_left && --p->round_left == 0 &&
-		    p->round_cb)
-			p->round_cb(p, p->round_arg);
+		round_step(p, in_round);
 		return;
 	}
 	pr = calloc(1, sizeof(*pr));
@@ -355,6 +603,7 @@ static void send_probe(struct ibw_pinger *p, struct ibw_endport *ep,
 		}
 	}
 	pr->method = m;
+	pr->lid = ep->lid;
 	ep->last_method = m;
 	build(&r, ep->lid, m, IBW_ECHO_REQ, p->id, pr->seq, pr->payload,
 	      p->o.timeout_ms, p->o.retries);
@@ -498,6 +747,7 @@ static void fill(struct ibw_endport *ep, const struct ibw_fnode *n,
 	ep->node_guid = n->guid;
 	ep->port = fp->num;
 	ep->lid = fp->pi.lid;
+	ep->dr = n->dr;
 	ep->found = 1;
 	ep->seen = 1;
 	snprintf(ep->name, sizeof(ep->name), "%s", name ? name : n->desc);
@@ -558,9 +808,14 @@ void ibw_pinger_update(struct ibw_pinger *p, const struct ibw_fabric *f,
 					      void *arg),
 		       void *arg)
 {
+	const struct ibw_fnode *ln = ibw_fabric_find(f, f->local_guid);
 	unsigned i, k;
 	struct ibw_endport *ep;
 
+	/* The SA confirms losses: the SM our own port names. */
+	if (ln && ln->ni.local_port < ln->nports &&
+	    ln->ports[ln->ni.local_port].have_pi)
+		p->sm_lid = ln->ports[ln->ni.local_port].pi.sm_lid;
 	for (i = 0; i < p->neps; i++)
 		p->eps[i].seen = 0;
 	if (p->o.ntargets) {

@@ -11,6 +11,12 @@
  * with statistics (loss over a sliding window and since start, RTT
  * last/min/avg/max/mdev on CLOCK_MONOTONIC) and a state machine
  * unknown/up/degraded/down with hysteresis; each transition is an event.
+ *
+ * The loss that would take an endport down is confirmed first: the SA
+ * (NodeRecord by port GUID), else a directed-route look where the last
+ * discovery found the port, says what LID the port has now; if that is
+ * another one and it answers there, the endport moved (an endport_moved
+ * event) and is not down.
  */
 #ifndef IBW_PING_H
 #define IBW_PING_H
@@ -83,6 +89,8 @@ struct ibw_endport {
 	uint8_t busy;
 	uint8_t seen; /* in the last fabric update */
 	uint16_t seq;
+	/* where the last discovery found its node (directed 0: unknown) */
+	struct ibw_dest dr;
 };
 
 /* 0 (retries -1) picks the IBW_PING_DEFAULT_ value. */

@@ -480,6 +480,8 @@ static json_t *port_json(const struct ibw_snapshot_port *v)
 				    json_integer(p->pi.capmask));
 	}
 	json_object_set_new(o, "gone", json_boolean(v->gone));
+	json_object_set_new(o, "peer_protected",
+			    json_boolean(p->peer_protected));
 	if (p->remote_guid)
 		json_object_set_new(o, "remote",
 				    json_pack("{s:o, s:i, s:s}", "guid",
@@ -516,6 +518,9 @@ static json_t *node_json(const struct ibw_snapshot_node *nv)
 		json_string(ibw_dest_str(&n->dr, dr, sizeof(dr)) + 3));
 	json_object_set_new(o, "gone", json_boolean(n->gone));
 	json_object_set_new(o, "gone_since", ibw_json_time(n->gone_since_us));
+	json_object_set_new(o, "protected", json_boolean(n->is_protected));
+	json_object_set_new(o, "protected_since",
+			    ibw_json_time(n->protected_since_us));
 	ibw_snapshot_foreach_node_port(nv, pv)
 		json_array_append_new(ports, port_json(pv));
 	json_object_set_new(o, "ports", ports);
@@ -728,6 +733,16 @@ json_t *ibw_json_event(const struct ibw_event *e)
 		break;
 	case IBW_EVT_LINK_HEALTH_CHANGED:
 		ibw_json_link_event(o, e);
+		break;
+	case IBW_EVT_ENDPORT_MOVED:
+		/* old and new are LIDs */
+		json_object_set_new(o, "port_guid",
+				    ibw_json_guid(e->peer_guid));
+		json_object_set_new(o, "old",
+				    json_integer((json_int_t)e->old_value));
+		json_object_set_new(o, "new",
+				    json_integer((json_int_t)e->new_value));
+		json_object_set_new(o, "reason", json_string(e->what));
 		break;
 	default:
 		if (e->peer_guid) {

@@ -4,7 +4,12 @@
 #     follows every port by GUID (its LIDs equal ibnetdiscover's), one
 #     lid_changed event per port whose LID changed, counter totals stay
 #     with their port (each host's SymbolErrorCounter set to its own
-#     number first), no counter reset reported, all endports up again;
+#     number first), no counter reset reported, all endports up again,
+#     and none reported down in between (a lost ping is confirmed by
+#     the SA or a directed route before the endport goes down); a
+#     second agent that discovers only once follows every port whose
+#     old LID nobody has any more by those confirmations alone (one
+#     endport_moved event each);
 #  2. the simulator itself killed (SIGKILL) and started again: the
 #     agent keeps running and serving, reports its local port lost, marks
 #     the data stale (JSON, /metrics, /healthz 503) while keeping the last
@@ -53,6 +58,21 @@ ref_all() {
 }
 ref_all >lids0-all.txt
 check "ibnetdiscover sees all 44 nodes before the change" test "$(wc -l <lids0-all.txt)" = 44
+# A second agent that discovers once only: whatever LID changes it
+# follows, it follows by confirming lost pings (the SA, else a directed
+# route to the port), never by a discovery.
+agentA=$agent
+start_agent node0002 --no-snmp --no-state-file --discovery-interval 3600 \
+	--counter-interval 3600 --ping-interval-ms 300 --ping-method pma \
+	--down-after 2 --up-after 2 ||
+	{ echo "not ok - the second agent does not start"; exit 1; }
+agentB=$agent UB=http://127.0.0.1:$P agent=$agentA
+for _ in $(seq 1 200); do
+	curl -s -m 5 "$UB/api/v1/status" | jqe '.endports.up == 32' && break
+	sleep 0.1
+done
+check "the second agent has all 32 endports up" jqe '.endports.up == 32' < <(curl -s -m 5 "$UB/api/v1/status")
+evB=$(curl -s -m 5 "$UB/api/v1/events" | jq .last_seq)
 
 # 1. opensm again, with LMC 1: LIDs that are not a multiple of 2 move.
 "$IBW_SIMFABRIC" sm-restart "$IBW_SIM_DIR" "-l 1" || bad "opensm does not come back with LMC 1"
@@ -115,6 +135,44 @@ for _ in $(seq 1 100); do
 	sleep 0.1
 done
 check "all 32 endports up at their new LIDs" jqe '.endports.up == 32' < <(st)
+# No port went down: the SM only gave LIDs anew. An endport whose pings
+# went to its old LID is looked for (the SA, else a directed route)
+# before it may go down, and followed to its new LID.
+curl -s -m 5 "$U/api/v1/events?since=$ev0" >events2.json
+downs=$(jq '[.events[] | select(.kind == "endport_state" and .new == "down")] | length' events2.json)
+check "no endport reported down through the LID change ($downs down events)" test "$downs" = 0 ||
+	jq -c '.events[] | select(.kind == "endport_state")' events2.json | sed 's/^/# /'
+# Those that moved before a discovery saw it: at the LID ibnetdiscover
+# gives their port now.
+jq -r '.events[] | select(.kind == "endport_moved") | "\(.port_guid) \(.new)"' events2.json | sort -u >moves.txt
+check "each endport_moved event names the port's new LID by ibnetdiscover ($(wc -l <moves.txt) moved before a discovery)" \
+	bash -c 'join moves.txt lids-ref.txt | awk "\$2 != \$3 { bad = 1 } END { exit bad }" && test "$(join moves.txt lids-ref.txt | wc -l)" = "$(wc -l <moves.txt)"'
+# The second agent saw no discovery since its first. A ping to an old
+# LID that another port's new LID range now covers (LMC 1: base and
+# base + 1) is answered by that port, so the pinger cannot tell it from
+# its own; every host port whose old LID nobody has any more was
+# followed by confirming, each once, at ibnetdiscover's new LID.
+check "the second agent saw no discovery since its first" \
+	jqe '.sweeps.discoveries == 1' < <(curl -s -m 5 "$UB/api/v1/status")
+# lids-ref.txt: host ports, base LIDs; lids1-all.txt: every node's.
+{ cut -d' ' -f2 lids1-all.txt; awk '{ print $2 + 1 }' lids-ref.txt; } | sort -u >covered.txt
+join lids0-all.txt lids-ref.txt | awk 'NR == FNR { c[$1] = 1; next } !($2 in c) { print $1, $2, $3 }' covered.txt - >orphaned.txt
+for _ in $(seq 1 100); do
+	curl -s -m 5 "$UB/api/v1/events?since=$evB" >eventsB.json
+	[ "$(jq '[.events[] | select(.kind == "endport_moved")] | length' eventsB.json)" -ge "$(wc -l <orphaned.txt)" ] && break
+	sleep 0.2
+done
+jq -r '.events[] | select(.kind == "endport_moved") | "\(.port_guid) \(.old) \(.new)"' eventsB.json | sort >movesB.txt
+check "... one endport_moved event per host port whose old LID nobody has now, with its old and new LID by ibnetdiscover ($(wc -l <movesB.txt) events, $(wc -l <orphaned.txt) such ports)" \
+	test -s orphaned.txt -a "$(cat orphaned.txt)" = "$(cat movesB.txt)" ||
+	diff orphaned.txt movesB.txt | sed 's/^/# /'
+curl -s -m 5 "$UB/api/v1/endports" | jq -r '.[] | "\(.port_guid) \(.lid)"' | sort >lids-B.txt
+check "... pinging those at their new LIDs" \
+	test "$(join lids-B.txt orphaned.txt | awk '$2 == $4' | wc -l)" = "$(wc -l <orphaned.txt)"
+downsB=$(jq '[.events[] | select(.kind == "endport_state" and .new == "down")] | length' eventsB.json)
+check "... and no endport down ($downsB down events)" test "$downsB" = 0 ||
+	jq -c '.events[] | select(.kind == "endport_state")' eventsB.json | sed 's/^/# /'
+check "the second agent stops on SIGTERM with exit status 0" stopped_clean "$agentB"
 
 # 2. The simulator killed.
 "$IBW_SIMFABRIC" kill-sim "$IBW_SIM_DIR" || bad "cannot kill the simulator"

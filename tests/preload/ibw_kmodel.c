@@ -15,6 +15,11 @@
  * header alone. Code that works on the simulator can thus fail on
  * hardware; this library makes the simulator that strict.
  *
+ * It can also play SMAs whose port the SM protected with an M_Key
+ * (ibsim checks none): an SMP to a node listed in IBW_KM_MKEY_FILE that
+ * carries another key gets no answer, as the IBA has a protected port
+ * drop it.
+ *
  * docs/testing.md, "The kernel and fabric model", lists every variable
  * and default. Only fds opened from /dev/infiniband/umad* are modelled;
  * umad2sim's own socket reads and writes pass straight through (they
@@ -65,6 +70,8 @@
 #define LINGER_US 2000000 /* a timed-out request's answer is "late" */
 #define DEAD_CHECK_US 20000 /* dead.<pid> looked for at most this often */
 #define DEADLID_CHECK_US 100000 /* IBW_KM_DEAD_FILE likewise */
+#define MKEY_CHECK_US 100000 /* IBW_KM_MKEY_FILE likewise */
+#define MKEY_MAX 64 /* protected nodes */
 #define SLICE_US 20000 /* longest sleep without looking around */
 #define MIXED_SLICE_MS 1 /* poll slice with other fds in the set */
 #define INF UINT64_MAX
@@ -124,6 +131,7 @@ struct kfd {
 struct dest {
 	uint64_t key;
 	uint64_t busy[NGROUP];
+	uint64_t node_guid; /* who answered NodeInfo here; 0: not known */
 };
 
 typedef int (*open_fn)(const char *, int, ...);
@@ -172,7 +180,16 @@ static struct {
 
 	uint64_t sent, answered, unmatched, late, timeouts, resent;
 	uint64_t backlogged, backlog_hwm, refused, dr_hops, bounced, dead_lid;
+	uint64_t mkey_dropped;
 	int logged;
+
+	/* protected SMAs: node GUID and the M_Key they demand */
+	char mkey_path[512];
+	uint64_t mkey_checked;
+	struct timespec mkey_mtime;
+	off_t mkey_size;
+	unsigned nprot;
+	uint64_t prot_guid[MKEY_MAX], prot_key[MKEY_MAX];
 } km = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 /* Lock-free: is this fd one of ours? umad2sim's own socket writes reach
@@ -349,6 +366,9 @@ static void config(void)
 		snprintf(km.dead_file_path, sizeof(km.dead_file_path), "%s", s);
 	s = getenv("IBW_KM_DEAD_CLASSES");
 	parse_dead_classes(s && *s ? s : "pma,sma,vendor");
+	s = getenv("IBW_KM_MKEY_FILE");
+	if (s && *s)
+		snprintf(km.mkey_path, sizeof(km.mkey_path), "%s", s);
 
 	s = getenv("IBW_KM_STATE_DIR");
 	if (s && *s) {
@@ -398,7 +418,7 @@ static void write_log(void)
 		"unmatched_dropped=%llu late_dropped=%llu timeouts=%llu "
 		"resent=%llu backlogged=%llu backlog_hwm=%llu "
 		"refused_reg=%llu dr_hops=%llu bounced=%llu "
-		"dead_lid=%llu\n",
+		"dead_lid=%llu mkey_dropped=%llu\n",
 		(int)getpid(), program_invocation_short_name,
 		(unsigned long long)km.sent, (unsigned long long)km.answered,
 		(unsigned long long)km.unmatched, (unsigned long long)km.late,
@@ -406,8 +426,8 @@ static void write_log(void)
 		(unsigned long long)km.backlogged,
 		(unsigned long long)km.backlog_hwm,
 		(unsigned long long)km.refused, (unsigned long long)km.dr_hops,
-		(unsigned long long)km.bounced,
-		(unsigned long long)km.dead_lid);
+		(unsigned long long)km.bounced, (unsigned long long)km.dead_lid,
+		(unsigned long long)km.mkey_dropped);
 	fd = n_open(km.log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
 		    0644);
 	if (fd < 0)
@@ -735,33 +755,40 @@ static uint16_t req_dlid(const uint8_t *buf)
 	return ntohs(u->addr.lid);
 }
 
-/* When the answer to this send would be back: the request travels one
- * way, waits for the destination to finish the MADs of this class group
- * it got earlier, is served, and the answer travels back. A directed
- * route SMP's destination is its initial path; a LID-routed MAD's its
- * DLID. */
-static uint64_t model_ready(const struct req *r, uint64_t now)
+/* A request's destination: a directed-route SMP's initial path, a
+ * LID-routed MAD's DLID. */
+static uint64_t req_key(const struct req *r)
 {
 	const uint8_t *mad = r->buf + HDR;
-	uint64_t oneway, key, start;
-	struct dest *d;
-	int g = group_of(r->cls);
 
 	if (r->cls == CLS_DR) {
 		unsigned hops = mad[7], i;
 		uint64_t h = 1469598103934665603ull;
 
-		oneway = km.hop_us * hops;
 		for (i = 0; i <= hops && 128 + i < MAD_MAX; i++) {
 			h ^= i ? mad[128 + i] : hops;
 			h *= 1099511628211ull;
 		}
-		key = h | 1ull << 63;
-	} else {
-		oneway = km.wire_us;
-		key = (uint64_t)req_dlid(r->buf) + 1;
+		return h | 1ull << 63;
 	}
-	d = dest_get(key);
+	return (uint64_t)req_dlid(r->buf) + 1;
+}
+
+/* When the answer to this send would be back: the request travels one
+ * way, waits for the destination to finish the MADs of this class group
+ * it got earlier, is served, and the answer travels back. */
+static uint64_t model_ready(const struct req *r, uint64_t now)
+{
+	const uint8_t *mad = r->buf + HDR;
+	uint64_t oneway, start;
+	struct dest *d;
+	int g = group_of(r->cls);
+
+	if (r->cls == CLS_DR)
+		oneway = km.hop_us * mad[7];
+	else
+		oneway = km.wire_us;
+	d = dest_get(req_key(r));
 	start = now + oneway;
 	if (d) {
 		if (d->busy[g] > start)
@@ -823,6 +850,93 @@ static int dest_dead(const uint8_t *buf, uint8_t cls, uint64_t now)
 	lid = req_dlid(buf);
 	return (km.any_dead_env && bit_get(km.dead_env, lid)) ||
 	       (km.dead_file_present && bit_get(km.dead_file, lid));
+}
+
+/* ---- protected SMAs ---- */
+
+static uint64_t be64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* IBW_KM_MKEY_FILE: "NODE_GUID M_KEY" per line (numbers as strtoull
+ * reads them, # comments), read again when it changes. */
+static void mkey_file_check(uint64_t now)
+{
+	struct stat st;
+	FILE *f;
+	char line[256];
+
+	if (km.mkey_checked && now - km.mkey_checked < MKEY_CHECK_US)
+		return;
+	km.mkey_checked = now;
+	if (stat(km.mkey_path, &st) < 0) {
+		km.nprot = 0;
+		km.mkey_size = -1;
+		return;
+	}
+	if (st.st_mtim.tv_sec == km.mkey_mtime.tv_sec &&
+	    st.st_mtim.tv_nsec == km.mkey_mtime.tv_nsec &&
+	    st.st_size == km.mkey_size)
+		return;
+	km.mkey_mtime = st.st_mtim;
+	km.mkey_size = st.st_size;
+	km.nprot = 0;
+	f = fopen(km.mkey_path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f) && km.nprot < MKEY_MAX) {
+		char *p = line, *end;
+		uint64_t g, k;
+
+		p += strspn(p, " \t");
+		if (*p == '#' || *p == '\n' || !*p)
+			continue;
+		g = strtoull(p, &end, 0);
+		k = strtoull(end, &end, 0);
+		if (!g) {
+			fprintf(stderr, "ibw_kmodel: bad line in %s\n",
+				km.mkey_path);
+			continue;
+		}
+		km.prot_guid[km.nprot] = g;
+		km.prot_key[km.nprot++] = k;
+	}
+	fclose(f);
+}
+
+/*
+ * Does the SMA that sent answer @ans to @r drop @r instead? Who is at a
+ * destination (a directed route, a LID) the model learns from the
+ * NodeInfo answers that come from it, so a node counts as protected
+ * from its first NodeInfo on (every discovery asks that first). A
+ * request whose M_Key is not the node's is dropped: a Get or a Set,
+ * as by a port whose M_KeyProtectBits are 2 or 3.
+ */
+static int mkey_refuses(const struct req *r, const uint8_t *ans, size_t len,
+			uint64_t now)
+{
+	struct dest *d;
+	unsigned i;
+
+	if (!km.mkey_path[0] || (r->cls != CLS_SMI && r->cls != CLS_DR))
+		return 0;
+	d = dest_get(req_key(r));
+	if (!d)
+		return 0;
+	/* NodeInfo (0x0011): NodeGUID at byte 12 of the SMP's data (64) */
+	if (len >= 64 + 20 && ans[16] == 0x00 && ans[17] == 0x11)
+		d->node_guid = be64(ans + 64 + 12);
+	mkey_file_check(now);
+	for (i = 0; i < km.nprot; i++)
+		if (km.prot_guid[i] == d->node_guid)
+			return be64(r->buf + HDR + 24) != km.prot_key[i];
+	return 0;
 }
 
 /* ---- per-fd state ---- */
@@ -1127,8 +1241,17 @@ static void classify(struct kfd *kf, struct msg *m, uint64_t now)
 		return;
 	}
 	if (r && r->state == RQ_WAIT) {
-		uint64_t ready = pop_try(r, now);
+		uint64_t ready;
 
+		if (mkey_refuses(r, mad, m->len - HDR, now)) {
+			/* The protected SMA dropped it: the try gets no
+			 * answer. */
+			km.mkey_dropped++;
+			pop_try(r, now);
+			msg_put(m);
+			return;
+		}
+		ready = pop_try(r, now);
 		if (r->held) {
 			/* A second answer (to a resend): the first one
 			 * completes the request, this one finds nothing. */

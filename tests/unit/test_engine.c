@@ -732,6 +732,66 @@ static void test_malformed_requests(void **state)
 	assert_int_equal(o.calls, 0);
 }
 
+/* A configured M_Key goes into every SMP, LID-routed and directed, and
+ * nowhere else: an SA request keeps its SM_Key (the same bytes) zero. */
+static void test_mkey_in_every_smp(void **state)
+{
+	static const uint8_t classes[] = { IBW_CLASS_SMI, IBW_CLASS_SMI_DR,
+					   IBW_CLASS_SA, IBW_CLASS_PERF };
+	const uint64_t key = 0x1122334455667788ull;
+	struct ibw_loop *loop = ibw_loop_new();
+	struct ibw_transport *t = ibw_mem_transport_new();
+	struct ibw_engine *e = ibw_engine_new(loop, t, NULL);
+	struct outcome o[4];
+	struct ibw_mad_req r;
+	uint8_t m[IBW_MAD_SIZE];
+	unsigned i;
+
+	ibw_engine_set_mkey(e, key);
+	memset(o, 0, sizeof(o));
+	for (i = 0; i < 4; i++) {
+		memset(&r, 0, sizeof(r));
+		if (classes[i] == IBW_CLASS_SMI_DR)
+			assert_int_equal(ibw_dest_dr_parse(&r.dest, "0,1"), 0);
+		else
+			ibw_dest_lid(&r.dest, 7);
+		r.mgmt_class = classes[i];
+		r.method = IBW_METHOD_GET;
+		r.attr_id = IBW_ATTR_NODE_INFO;
+		r.cb = on_done;
+		r.arg = &o[i];
+		assert_int_equal(ibw_engine_submit(e, &r), 0);
+	}
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(ibw_mem_next_sent(t, m, NULL), 1);
+		if (m[1] == IBW_CLASS_SMI || m[1] == IBW_CLASS_SMI_DR)
+			assert_true(ibw_mad_get64(m, IB_MAD_MKEY_F) == key);
+		else
+			assert_true(ibw_mad_get64(m, IB_MAD_MKEY_F) == 0);
+	}
+	ibw_engine_free(e);
+	ibw_transport_close(t);
+	ibw_loop_free(loop);
+
+	/* none configured: zero, as infiniband-diags without --m_key */
+	loop = ibw_loop_new();
+	t = ibw_mem_transport_new();
+	e = ibw_engine_new(loop, t, NULL);
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(ibw_dest_dr_parse(&r.dest, "0"), 0);
+	r.mgmt_class = IBW_CLASS_SMI_DR;
+	r.method = IBW_METHOD_GET;
+	r.attr_id = IBW_ATTR_NODE_INFO;
+	r.cb = on_done;
+	r.arg = &o[0];
+	assert_int_equal(ibw_engine_submit(e, &r), 0);
+	assert_int_equal(ibw_mem_next_sent(t, m, NULL), 1);
+	assert_true(ibw_mad_get64(m, IB_MAD_MKEY_F) == 0);
+	ibw_engine_free(e);
+	ibw_transport_close(t);
+	ibw_loop_free(loop);
+}
+
 static void test_dr_parse(void **state)
 {
 	struct ibw_dest d;
@@ -811,6 +871,7 @@ int main(void)
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_requests,
 						fx_setup, fx_teardown),
+		cmocka_unit_test(test_mkey_in_every_smp),
 		cmocka_unit_test(test_dr_parse),
 	};
 

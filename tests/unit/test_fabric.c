@@ -128,6 +128,168 @@ static void test_host_gone_and_back(void **state)
 	ibw_events_free(ev);
 }
 
+/* As make(0, 2, 2), but switch port 2 is active and the host behind it
+ * answered none of our SMPs (it refuses our M_Key). */
+static struct ibw_fabric *make_refused(void)
+{
+	struct ibw_fabric *f = make(0, 2, 2);
+	struct ibw_fnode *sw = (struct ibw_fnode *)ibw_fabric_find(f, 0x20);
+
+	sw->ports[2].pi.state = 4;
+	sw->ports[2].peer_protected = 1;
+	return f;
+}
+
+/* A host that starts refusing our SMPs behind an active port is kept,
+ * protected, with its link: neither gone nor down. */
+static void test_protected_not_gone(void **state)
+{
+	struct ibw_events *ev = ibw_events_new(64);
+	struct ibw_fabric *a = make(1, 2, 2), *b = make_refused(), *c, *d;
+	const struct ibw_fnode *n, *sw;
+	uint64_t since, s;
+
+	assert_int_equal(ibw_fabric_diff(a, b, ev), 0);
+	assert_int_equal(ibw_events_last_seq(ev), 0);
+	n = ibw_fabric_find(b, 0x11);
+	assert_non_null(n);
+	assert_false(n->gone);
+	assert_true(n->is_protected);
+	since = n->protected_since_us;
+	assert_true(since > 0);
+	/* what we last read of it stays, and its link both ways */
+	assert_int_equal(n->ports[1].pi.lid, 3);
+	assert_true(n->ports[1].remote_guid == 0x20);
+	assert_int_equal(n->ports[1].remote_port, 2);
+	sw = ibw_fabric_find(b, 0x20);
+	assert_true(sw->ports[2].remote_guid == 0x11);
+	assert_int_equal(sw->ports[2].remote_port, 1);
+
+	/* Still refusing: still there, since the same time, no events. */
+	c = make_refused();
+	assert_int_equal(ibw_fabric_diff(b, c, ev), 0);
+	n = ibw_fabric_find(c, 0x11);
+	assert_true(n && n->is_protected && !n->gone);
+	assert_true(n->protected_since_us == since);
+
+	/* Answering again (our key is right now): no news, not protected. */
+	d = make(1, 2, 2);
+	assert_int_equal(ibw_fabric_diff(c, d, ev), 0);
+	n = ibw_fabric_find(d, 0x11);
+	assert_true(n && !n->is_protected && !n->gone);
+	ibw_fabric_unref(b);
+	ibw_fabric_unref(c);
+
+	/* Refusing, then its link goes down: now it is gone. */
+	b = make_refused();
+	ibw_fabric_diff(d, b, ev);
+	s = ibw_events_last_seq(ev);
+	c = make(0, 2, 2);
+	ibw_fabric_diff(b, c, ev);
+	assert_int_equal(kinds(ev, s, IBW_EVT_NODE_GONE, NULL), 1);
+	assert_int_equal(kinds(ev, s, IBW_EVT_LINK_DOWN, NULL), 1);
+	n = ibw_fabric_find(c, 0x11);
+	assert_true(n && n->gone && !n->is_protected);
+
+	/* A refusing port with nobody known behind it: only the flag. */
+	ibw_fabric_unref(d);
+	d = make_refused();
+	s = ibw_events_last_seq(ev);
+	ibw_fabric_diff(c, d, ev);
+	assert_int_equal(kinds(ev, s, IBW_EVT_NODE_GONE, NULL), 0);
+	n = ibw_fabric_find(d, 0x11);
+	assert_true(n && n->gone && !n->is_protected);
+	sw = ibw_fabric_find(d, 0x20);
+	assert_true(sw->ports[2].peer_protected && !sw->ports[2].remote_guid);
+	ibw_fabric_unref(a);
+	ibw_fabric_unref(b);
+	ibw_fabric_unref(c);
+	ibw_fabric_unref(d);
+	ibw_events_free(ev);
+}
+
+/* Our CA 0x01 port 1 - switch 0x20 port 3; hosts 0x10 and 0x11 on the
+ * switch's ports 1 and 2. With @refusing, the switch refuses our SMPs:
+ * the sweep looked past it (0x10 answered through it, knowing only its
+ * own end of the link; 0x11 did not: a refusal). */
+static struct ibw_fabric *behind_switch(int refusing)
+{
+	struct ibw_fabric *f = ibw_fabric_new();
+	struct ibw_fnode *a, *sw, *h;
+	unsigned p;
+
+	a = ibw_fabric_add_node(f, 0x01, 2);
+	a->ni.node_type = IBW_NODE_CA;
+	a->ports[1].have_pi = 1;
+	a->ports[1].pi.state = 4;
+	a->ports[1].pi.lid = 9;
+	if (refusing) {
+		a->ports[1].peer_protected = 1;
+		ibw_fabric_add_refusal(f, 0x20, 2);
+	} else {
+		a->ports[1].remote_guid = 0x20;
+		a->ports[1].remote_port = 3;
+		sw = ibw_fabric_add_node(f, 0x20, 5);
+		sw->ni.node_type = IBW_NODE_SWITCH;
+		sw->ni.num_ports = 4;
+		for (p = 0; p < 5; p++) {
+			sw->ports[p].have_pi = 1;
+			sw->ports[p].pi.state = p == 4 ? 1 : 4;
+			sw->ports[p].pi.lid = 1;
+		}
+		sw->ports[1].remote_guid = 0x10;
+		sw->ports[1].remote_port = 1;
+		sw->ports[2].remote_guid = 0x11;
+		sw->ports[2].remote_port = 1;
+		sw->ports[3].remote_guid = 0x01;
+		sw->ports[3].remote_port = 1;
+		h = ibw_fabric_add_node(f, 0x11, 2);
+		h->ni.node_type = IBW_NODE_CA;
+		h->ports[1].have_pi = 1;
+		h->ports[1].pi.state = 4;
+		h->ports[1].pi.lid = 3;
+		h->ports[1].remote_guid = 0x20;
+		h->ports[1].remote_port = 2;
+	}
+	h = ibw_fabric_add_node(f, 0x10, 2);
+	h->ni.node_type = IBW_NODE_CA;
+	h->ports[1].have_pi = 1;
+	h->ports[1].pi.state = 4;
+	h->ports[1].pi.lid = 2;
+	h->ports[1].remote_guid = 0x20;
+	h->ports[1].remote_port = 1;
+	ibw_fabric_freeze(f);
+	return f;
+}
+
+/* A switch that refuses us, looked past: it and a host behind it that
+ * refuses us too are protected, every link kept, nothing gone. */
+static void test_protected_switch_looked_past(void **state)
+{
+	struct ibw_events *ev = ibw_events_new(64);
+	struct ibw_fabric *a = behind_switch(0), *b = behind_switch(1);
+	const struct ibw_fnode *sw, *h;
+
+	assert_int_equal(ibw_fabric_diff(a, b, ev), 0);
+	assert_int_equal(ibw_events_last_seq(ev), 0);
+	assert_int_equal(b->nnodes, 4);
+	sw = ibw_fabric_find(b, 0x20);
+	assert_true(sw && sw->is_protected && !sw->gone);
+	assert_true(sw->ports[1].remote_guid == 0x10);
+	assert_true(sw->ports[2].remote_guid == 0x11);
+	assert_true(sw->ports[3].remote_guid == 0x01);
+	assert_true(ibw_fabric_find(b, 0x01)->ports[1].remote_guid == 0x20);
+	h = ibw_fabric_find(b, 0x11);
+	assert_true(h && h->is_protected && !h->gone);
+	assert_true(h->ports[1].remote_guid == 0x20);
+	assert_int_equal(h->ports[1].remote_port, 2);
+	h = ibw_fabric_find(b, 0x10);
+	assert_true(h && !h->is_protected && !h->gone);
+	ibw_fabric_unref(a);
+	ibw_fabric_unref(b);
+	ibw_events_free(ev);
+}
+
 /* A NodeDescription lost in one sweep (NodeInfo answered) keeps the
  * previous name, also when the node goes the sweep after. */
 static void test_lost_description_keeps_the_name(void **state)
@@ -208,6 +370,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_first_sweep_has_no_events),
 		cmocka_unit_test(test_host_gone_and_back),
+		cmocka_unit_test(test_protected_not_gone),
+		cmocka_unit_test(test_protected_switch_looked_past),
 		cmocka_unit_test(test_lid_and_width_changes),
 		cmocka_unit_test(test_lost_description_keeps_the_name),
 		cmocka_unit_test(test_find_lid),

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -329,6 +330,89 @@ static char *capture(void (*fn)(FILE *f))
 
 /* --dump-options: four fields a line, every option of --help once, the
  * hidden one not; SIGHUP applies exactly what reload() applies. */
+/* @text into a fresh file of mode @mode; its name in conf. */
+static void write_mode(const char *text, mode_t mode)
+{
+	write_conf(text);
+	assert_int_equal(chmod(conf, mode), 0);
+}
+
+/* The M_Key file: a secret, so only a file neither group nor others may
+ * touch is read, one number in it, and no message quotes what it holds. */
+static void test_mkey_file(void **state)
+{
+	static const struct {
+		const char *text;
+		mode_t mode;
+		const char *why; /* NULL: read */
+	} cases[] = {
+		{ "0x1122334455667788\n", 0600, NULL },
+		{ "# the SM's M_Key\n\n  0x1122334455667788  \n", 0400, NULL },
+		{ "1234605616436508552", 0600, NULL }, /* the same, decimal */
+		{ "0x1122334455667788\n", 0640, "mode 0640 lets its group" },
+		{ "0x1122334455667788\n", 0604, "mode 0604 lets its group" },
+		{ "0x1122334455667788\n", 0620, "mode 0620 lets its group" },
+		{ "", 0600, "no key in it" },
+		{ "# nothing\n", 0600, "no key in it" },
+		{ "0x0\n", 0600, "line 1: the key is 0" },
+		{ "secret-key-xyz\n", 0600, "line 1: not a 64-bit number" },
+		{ "0x11223344556677889\n", 0600, "line 1: not a 64-bit" },
+		{ "-5\n", 0600, "line 1: not a 64-bit number" },
+		{ "0x1122334455667788 0x99\n", 0600, "line 1: not a 64-bit" },
+		{ "\n0x1122334455667788\n0x5\n", 0600, "line 3: a second key" },
+	};
+	char err[512];
+	uint64_t key;
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		write_mode(cases[i].text, cases[i].mode);
+		key = 0;
+		err[0] = '\0';
+		rc = ibw_opts_read_mkey(conf, &key, err, sizeof(err));
+		if (!cases[i].why) {
+			assert_int_equal(rc, 0);
+			assert_true(key == 0x1122334455667788ull);
+		} else {
+			assert_int_equal(rc, -1);
+			if (!strstr(err, cases[i].why) || !strstr(err, conf))
+				fail_msg("case %u: '%s'", i, err);
+			/* never the key, nor what was there instead */
+			assert_null(strstr(err, "1122334455667788"));
+			assert_null(strstr(err, "secret"));
+			assert_null(strstr(err, "0x99"));
+		}
+		unlink(conf);
+	}
+	/* a directory, a missing file */
+	assert_int_equal(ibw_opts_read_mkey("/tmp", &key, err, sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "not a regular file"));
+	assert_int_equal(ibw_opts_read_mkey("/nonexistent/mkey", &key, err,
+					    sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "No such file"));
+	/* a big file is not an M_Key file */
+	{
+		char big[2048];
+
+		memset(big, '#', sizeof(big) - 1);
+		big[sizeof(big) - 1] = '\0';
+		write_mode(big, 0600);
+		assert_int_equal(
+			ibw_opts_read_mkey(conf, &key, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "longer than"));
+		unlink(conf);
+	}
+	/* The option only names the file: read where ibwatchd starts. */
+	assert_int_equal(load_into(&o, "mkey-file = /etc/ibwatch/mkey\n", NULL),
+			 0);
+	assert_string_equal(o.mkey_file, "/etc/ibwatch/mkey");
+	assert_int_equal(load_into(&o2, "", "--mkey-file", "", NULL), -1);
+	assert_non_null(strstr(errs, "mkey-file: empty file name"));
+}
+
 static void test_dump_and_usage(void **state)
 {
 	char *dump = capture(ibw_opts_dump), *usage = capture(ibw_opts_usage);
@@ -372,6 +456,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_file_errors, teardown),
 		cmocka_unit_test_teardown(test_command_line_errors, teardown),
 		cmocka_unit_test_teardown(test_diff, teardown),
+		cmocka_unit_test_teardown(test_mkey_file, teardown),
 		cmocka_unit_test(test_dump_and_usage),
 	};
 

@@ -1,6 +1,6 @@
 /*
- * Echo wire format, the responder (with fuzzed requests), and the
- * endport state machine.
+ * Echo wire format, the responder (with fuzzed requests), the endport
+ * state machine, and the confirmation of a loss across a LID change.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -14,8 +14,11 @@
 
 #include "codec.h"
 #include "echo.h"
+#include "fabric.h"
+#include "loop.h"
 #include "ping.h"
 #include "responder.h"
+#include "sa.h"
 #include "transport_mem.h"
 
 static void request(uint8_t *m, enum ibw_echo_type type, uint16_t id,
@@ -331,6 +334,391 @@ static void test_state_machine(void **state)
 	ibw_events_free(ev);
 }
 
+/*
+ * A loss confirmed before an endport goes down. The fabric: our CA
+ * (0x10, LID 1, the SM at LID 1) and a CA 0x20 whose port 1 (GUID 0x21)
+ * the discovery found at LID 5, by directed route 0,1. What the fabric
+ * answers is in struct moving: the port's real LID, what the SA says,
+ * whether directed routes reach the node (and which node).
+ */
+struct moving {
+	uint16_t lid; /* the port's LID now; PMA pings answered there */
+	int unrouted; /* ... unless the SM has not routed it yet */
+	uint16_t sa_lid; /* the SA's NodeRecord; 0: no record */
+	int sa_silent; /* the SM is away */
+	uint64_t dr_node; /* the node at 0,1; 0: no answer */
+	unsigned sa_asked, dr_asked, pings_at_new;
+};
+
+struct cf_rig {
+	struct ibw_loop *loop;
+	struct ibw_transport *t;
+	struct ibw_engine *e;
+	struct ibw_events *ev;
+	struct ibw_pinger *p;
+	int round_done;
+};
+
+static struct ibw_fabric *two_cas(void)
+{
+	struct ibw_fabric *f = ibw_fabric_new();
+	struct ibw_fnode *n;
+
+	n = ibw_fabric_add_node(f, 0x10, 2);
+	n->ni.node_type = IBW_NODE_CA;
+	n->ni.num_ports = 1;
+	n->ni.local_port = 1;
+	n->ports[1].num = 1;
+	n->ports[1].guid = 0x11;
+	n->ports[1].have_pi = 1;
+	n->ports[1].pi.state = IBW_PORT_ACTIVE;
+	n->ports[1].pi.lid = 1;
+	n->ports[1].pi.sm_lid = 1;
+	ibw_dest_dr_parse(&n->dr, "0");
+	n = ibw_fabric_add_node(f, 0x20, 2);
+	n->ni.node_type = IBW_NODE_CA;
+	n->ni.num_ports = 1;
+	n->ports[1].num = 1;
+	n->ports[1].guid = 0x21;
+	n->ports[1].have_pi = 1;
+	n->ports[1].pi.state = IBW_PORT_ACTIVE;
+	n->ports[1].pi.lid = 5;
+	ibw_dest_dr_parse(&n->dr, "0,1");
+	f->local_guid = 0x10;
+	ibw_fabric_freeze(f);
+	return f;
+}
+
+static void cf_init(struct cf_rig *g, int with_sm)
+{
+	struct ibw_engine_config cfg = { 64, 8, 10, 0, 0, 0 };
+	struct ibw_ping_opts o;
+	struct ibw_fabric *f = two_cas();
+	static char *target = "0x21";
+	struct ibw_fnode *ln = (struct ibw_fnode *)ibw_fabric_find(f, 0x10);
+
+	if (!with_sm)
+		ln->ports[1].pi.sm_lid = 0;
+	memset(g, 0, sizeof(*g));
+	memset(&o, 0, sizeof(o));
+	o.method = IBW_PING_PMA;
+	o.timeout_ms = 10;
+	o.down_after = 2;
+	o.up_after = 2;
+	o.targets = &target;
+	o.ntargets = 1;
+	g->loop = ibw_loop_new();
+	g->t = ibw_mem_transport_new();
+	g->e = ibw_engine_new(g->loop, g->t, &cfg);
+	g->ev = ibw_events_new(64);
+	g->p = ibw_pinger_new(g->e, g->ev, &o);
+	ibw_pinger_update(g->p, f, NULL, NULL);
+	ibw_fabric_unref(f);
+}
+
+static void cf_free(struct cf_rig *g)
+{
+	ibw_engine_free(g->e);
+	ibw_pinger_free(g->p);
+	ibw_events_free(g->ev);
+	ibw_transport_close(g->t);
+	ibw_loop_free(g->loop);
+}
+
+/* Answer what the fabric of @mv answers; the rest gets nothing. */
+static void cf_serve(struct cf_rig *g, struct moving *mv)
+{
+	uint8_t m[IBW_MAD_SIZE];
+	struct ibw_mad_addr to;
+
+	while (ibw_mem_next_sent(g->t, m, &to)) {
+		unsigned attr = ibw_mad_get(m, IB_MAD_ATTRID_F);
+
+		if (m[1] == IBW_CLASS_PERF) {
+			if (!mv->lid || to.lid != mv->lid || mv->unrouted)
+				continue;
+			if (to.lid != 5)
+				mv->pings_at_new++;
+		} else if (m[1] == IBW_CLASS_SA) {
+			uint8_t *rec = m + IB_SA_DATA_OFFS;
+
+			assert_int_equal(attr, IBW_SA_ATTR_NODE_RECORD);
+			assert_int_equal(to.lid, 1); /* the SM our port names */
+			/* asked by the endport's port GUID */
+			assert_true(mad_get_field64(rec + 4, 0,
+						    IB_NODE_PORT_GUID_F) ==
+				    0x21);
+			mv->sa_asked++;
+			if (mv->sa_silent)
+				continue;
+			ibw_mem_make_response(m, mv->sa_lid ? 0 : 0x0400);
+			mad_set_field(m, 0, IB_SA_ATTROFFS_F, 14);
+			memset(rec, 0, IB_SA_DATA_SIZE);
+			rec[0] = (uint8_t)(mv->sa_lid >> 8);
+			rec[1] = (uint8_t)mv->sa_lid;
+		} else if (m[1] == IBW_CLASS_SMI_DR) {
+			uint8_t *d = m + IB_SMP_DATA_OFFS;
+
+			mv->dr_asked++;
+			/* the route the discovery found */
+			assert_int_equal(ibw_mad_get(m, IB_DRSMP_HOPCNT_F), 1);
+			if (!mv->dr_node)
+				continue;
+			if (attr == IBW_ATTR_NODE_INFO) {
+				mad_set_field64(d, 0, IB_NODE_GUID_F,
+						mv->dr_node);
+				mad_set_field64(d, 0, IB_NODE_PORT_GUID_F,
+						mv->dr_node + 1);
+				mad_set_field(d, 0, IB_NODE_NPORTS_F, 1);
+			} else {
+				assert_int_equal(attr, IBW_ATTR_PORT_INFO);
+				assert_int_equal(
+					ibw_mad_get(m, IB_MAD_ATTRMOD_F), 1);
+				mad_set_field(d, 0, IB_PORT_LID_F, mv->lid);
+				mad_set_field(d, 0, IB_PORT_STATE_F,
+					      IBW_PORT_ACTIVE);
+			}
+		} else {
+			fail_msg("unexpected class 0x%x", m[1]);
+		}
+		ibw_mem_make_response(
+			m, m[1] == IBW_CLASS_SA && !mv->sa_lid ? 0x0400 : 0);
+		ibw_mem_inject(g->t, m, IBW_MAD_SIZE, 0);
+	}
+}
+
+static void cf_round_done(struct ibw_pinger *p, void *arg)
+{
+	((struct cf_rig *)arg)->round_done = 1;
+}
+
+/* One probe of the endport, settled (with its confirmation, if any). */
+static const struct ibw_endport *cf_round(struct cf_rig *g, struct moving *mv)
+{
+	uint64_t end = ibw_now_us() + 5000000u;
+	unsigned n;
+
+	g->round_done = 0;
+	assert_int_equal(ibw_pinger_round(g->p, cf_round_done, g), 0);
+	while (!g->round_done && ibw_now_us() < end) {
+		cf_serve(g, mv);
+		ibw_loop_run_once(g->loop, 5000);
+	}
+	assert_true(g->round_done);
+	return ibw_pinger_endports(g->p, &n);
+}
+
+static unsigned cf_events(struct cf_rig *g, enum ibw_event_kind k,
+			  struct ibw_event *last)
+{
+	struct ibw_event e[64];
+	unsigned n = ibw_events_since(g->ev, 0, e, 64), i, c = 0;
+
+	for (i = 0; i < n; i++) {
+		if (e[i].kind != k)
+			continue;
+		c++;
+		if (last)
+			*last = e[i];
+	}
+	return c;
+}
+
+/* Up at LID 5, then its port moves to @mv->lid. */
+static const struct ibw_endport *
+cf_up_then_move(struct cf_rig *g, struct moving *mv, uint16_t new_lid)
+{
+	const struct ibw_endport *ep;
+
+	mv->lid = 5;
+	cf_round(g, mv);
+	ep = cf_round(g, mv);
+	assert_int_equal(ep->state, IBW_EP_UP);
+	assert_int_equal(mv->sa_asked + mv->dr_asked, 0);
+	mv->lid = new_lid;
+	/* the first loss is one loss: nothing asked yet */
+	ep = cf_round(g, mv);
+	assert_int_equal(ep->state, IBW_EP_UP);
+	assert_int_equal(mv->sa_asked + mv->dr_asked, 0);
+	return cf_round(g, mv); /* the second would take it down */
+}
+
+/* The SA names the new LID and it answers there: moved, not down. */
+static void test_confirm_moved_by_sa(void **state)
+{
+	struct cf_rig g;
+	struct moving mv = { 0 };
+	struct ibw_event e;
+	const struct ibw_endport *ep;
+
+	cf_init(&g, 1);
+	mv.sa_lid = 9;
+	mv.dr_node = 0x20;
+	ep = cf_up_then_move(&g, &mv, 9);
+	assert_int_equal(mv.sa_asked, 1);
+	assert_int_equal(mv.dr_asked, 0); /* the SA was enough */
+	assert_int_equal(ep->state, IBW_EP_UP);
+	assert_int_equal(ep->lid, 9);
+	assert_int_equal(cf_events(&g, IBW_EVT_ENDPORT_STATE, NULL), 0);
+	assert_int_equal(cf_events(&g, IBW_EVT_ENDPORT_MOVED, &e), 1);
+	assert_true(e.node_guid == 0x20 && e.port == 1 && e.peer_guid == 0x21);
+	assert_int_equal(e.old_value, 5);
+	assert_int_equal(e.new_value, 9);
+	assert_string_equal(e.what, "found by the SA");
+	/* the probe that found it counts as answered, the first as lost */
+	assert_int_equal(ep->sent, 4);
+	assert_int_equal(ep->received, 3);
+	/* and the pings go to the new LID from now on */
+	ep = cf_round(&g, &mv);
+	assert_int_equal(ep->received, 4);
+	assert_int_equal(mv.pings_at_new, 2);
+	assert_int_equal(mv.sa_asked, 1);
+	cf_free(&g);
+}
+
+/* The SM is away (its SA silent), or its records lag (the old LID):
+ * the port itself, by directed route, names the new LID. */
+static void test_confirm_moved_by_directed_route(void **state)
+{
+	struct cf_rig g;
+	struct moving mv = { 0 };
+	struct ibw_event e;
+	const struct ibw_endport *ep;
+	int lag;
+
+	for (lag = 0; lag < 2; lag++) {
+		memset(&mv, 0, sizeof(mv));
+		cf_init(&g, 1);
+		mv.sa_silent = !lag;
+		mv.sa_lid = 5;
+		mv.dr_node = 0x20;
+		ep = cf_up_then_move(&g, &mv, 12);
+		assert_int_equal(mv.sa_asked, 1);
+		assert_int_equal(mv.dr_asked, 2); /* NodeInfo, PortInfo */
+		assert_int_equal(ep->state, IBW_EP_UP);
+		assert_int_equal(ep->lid, 12);
+		assert_int_equal(cf_events(&g, IBW_EVT_ENDPORT_STATE, NULL), 0);
+		assert_int_equal(cf_events(&g, IBW_EVT_ENDPORT_MOVED, &e), 1);
+		assert_int_equal(e.old_value, 5);
+		assert_int_equal(e.new_value, 12);
+		assert_string_equal(e.what, "found by a directed route");
+		cf_free(&g);
+	}
+	/* No SM known at all: the directed route alone. */
+	memset(&mv, 0, sizeof(mv));
+	cf_init(&g, 0);
+	mv.dr_node = 0x20;
+	ep = cf_up_then_move(&g, &mv, 12);
+	assert_int_equal(mv.sa_asked, 0);
+	assert_int_equal(ep->state, IBW_EP_UP);
+	assert_int_equal(ep->lid, 12);
+	cf_free(&g);
+}
+
+/* The port names its new LID but the SM has not routed it yet: the
+ * endport follows it all the same (its losses were at an address it no
+ * longer had) and is not down; it goes down only if it stays silent at
+ * its new LID. */
+static void test_confirm_moved_not_routed_yet(void **state)
+{
+	struct cf_rig g;
+	struct moving mv = { 0 };
+	struct ibw_event e;
+	const struct ibw_endport *ep;
+	int sa;
+
+	for (sa = 0; sa < 2; sa++) {
+		memset(&mv, 0, sizeof(mv));
+		cf_init(&g, 1);
+		mv.sa_lid = sa ? 12 : 0; /* the SA knows it, or has no record */
+		mv.dr_node = 0x20;
+		mv.lid = 5;
+		cf_round(&g, &mv);
+		cf_round(&g, &mv);
+		mv.lid = 12;
+		mv.unrouted = 1;
+		cf_round(&g, &mv);
+		ep = cf_round(&g, &mv);
+		assert_int_equal(mv.dr_asked, 2);
+		assert_int_equal(ep->state, IBW_EP_UP);
+		assert_int_equal(ep->lid, 12);
+		assert_int_equal(cf_events(&g, IBW_EVT_ENDPORT_MOVED, &e), 1);
+		assert_int_equal(e.old_value, 5);
+		assert_int_equal(e.new_value, 12);
+		assert_string_equal(e.what, "found by its port, silent there "
+					    "yet");
+		assert_int_equal(ep->received, 2);
+		/* routed: answered at 12 */
+		mv.unrouted = 0;
+		ep = cf_round(&g, &mv);
+		assert_int_equal(ep->received, 3);
+		assert_int_equal(ep->state, IBW_EP_UP);
+		cf_free(&g);
+	}
+	/* Never answering at its new LID: down after all, at 12. */
+	memset(&mv, 0, sizeof(mv));
+	cf_init(&g, 1);
+	mv.dr_node = 0x20;
+	mv.lid = 5;
+	cf_round(&g, &mv);
+	cf_round(&g, &mv);
+	mv.lid = 12;
+	mv.unrouted = 1;
+	cf_round(&g, &mv);
+	ep = cf_round(&g, &mv);
+	assert_int_equal(ep->state, IBW_EP_UP);
+	/* one more loss there makes down_after (2) in a row at 12 */
+	ep = cf_round(&g, &mv);
+	assert_int_equal(ep->state, IBW_EP_DOWN);
+	assert_int_equal(ep->lid, 12);
+	assert_int_equal(cf_events(&g, IBW_EVT_ENDPORT_MOVED, NULL), 1);
+	assert_int_equal(cf_events(&g, IBW_EVT_ENDPORT_STATE, NULL), 1);
+	cf_free(&g);
+}
+
+/* Really gone, or only its LID's answer missing: down as before. */
+static void test_confirm_really_down(void **state)
+{
+	struct cf_rig g;
+	struct moving mv = { 0 };
+	const struct ibw_endport *ep;
+
+	/* Its port keeps LID 5 (SA and port agree) but nothing answers
+	 * there: down, at LID 5, without pinging anywhere else. */
+	cf_init(&g, 1);
+	mv.sa_lid = 5;
+	mv.dr_node = 0x20;
+	ep = cf_up_then_move(&g, &mv, 5);
+	mv.lid = 0;
+	ep = cf_round(&g, &mv);
+	ep = cf_round(&g, &mv);
+	assert_int_equal(ep->state, IBW_EP_DOWN);
+	assert_int_equal(ep->lid, 5);
+	assert_int_equal(mv.pings_at_new, 0);
+	assert_int_equal(cf_events(&g, IBW_EVT_ENDPORT_STATE, NULL), 1);
+	assert_int_equal(cf_events(&g, IBW_EVT_ENDPORT_MOVED, NULL), 0);
+	/* Down is down: no more questions for every further loss. */
+	mv.sa_asked = mv.dr_asked = 0;
+	ep = cf_round(&g, &mv);
+	assert_int_equal(mv.sa_asked + mv.dr_asked, 0);
+	cf_free(&g);
+
+	/* The SA names a LID that is silent too, and the directed route
+	 * now reaches another node: nothing says where it is. */
+	memset(&mv, 0, sizeof(mv));
+	cf_init(&g, 1);
+	mv.sa_lid = 9;
+	mv.dr_node = 0x30;
+	ep = cf_up_then_move(&g, &mv, 0);
+	assert_int_equal(mv.sa_asked, 1);
+	assert_int_equal(mv.dr_asked, 1); /* NodeInfo: not our node */
+	assert_int_equal(ep->state, IBW_EP_DOWN);
+	assert_int_equal(ep->lid, 5);
+	assert_int_equal(cf_events(&g, IBW_EVT_ENDPORT_MOVED, NULL), 0);
+	assert_int_equal(cf_events(&g, IBW_EVT_ENDPORT_STATE, NULL), 1);
+	cf_free(&g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -342,6 +730,10 @@ int main(void)
 		cmocka_unit_test(test_responder_answers_and_rate_limits),
 		cmocka_unit_test(test_responder_answers_on_request_pkey),
 		cmocka_unit_test(test_state_machine),
+		cmocka_unit_test(test_confirm_moved_by_sa),
+		cmocka_unit_test(test_confirm_moved_by_directed_route),
+		cmocka_unit_test(test_confirm_moved_not_routed_yet),
+		cmocka_unit_test(test_confirm_really_down),
 	};
 
 	return cmocka_run_group_tests_name("ping", tests, NULL, NULL);
