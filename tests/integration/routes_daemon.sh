@@ -7,7 +7,9 @@
 # directed-route Set (one LFT entry 0xff, as routes_vs_diags makes it),
 # the next read of the tables shows the broken pairs in the summary and
 # ?broken=1, and a routes_lost event names the switch; put back, a
-# routes_restored event.
+# routes_restored event. SNMP, with a real snmpd and snmptrapd: the
+# ibwRoutes* scalars equal the JSON's counts, and the hole raises one
+# ibwRoutesBroken notification naming the switch.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/tap.sh"
@@ -17,7 +19,47 @@ on_fattree routes_daemon 324 --osm-args "-s 0"
 
 trap stop_started EXIT
 
-start_agent node0001 --no-state-file --no-snmp --no-ping \
+ROOT=.1.3.6.1.4.1.32473
+export MIBS="" MIBDIRS=""
+export SNMP_PERSISTENT_DIR=$PWD/snmp-persist
+export SNMPCONFPATH=$PWD/snmp-conf # no /etc/snmp for the tools
+mkdir -p "$SNMP_PERSISTENT_DIR" "$SNMPCONFPATH"
+# snmptrapd on a loopback port, logging every notification it gets, one
+# a line, varbinds separated by tabs.
+trap_port=""
+for _ in 1 2 3 4 5; do
+	trap_port=$(free_port)
+	echo "disableAuthorization yes" >snmptrapd.conf
+	snmptrapd -f -C -c snmptrapd.conf -On -Lf traps.log -p snmptrapd.pid \
+		"udp:127.0.0.1:$trap_port" >/dev/null 2>&1 &
+	tp=$!
+	for _ in $(seq 1 100); do
+		kill -0 $tp 2>/dev/null || break
+		ss -Hlun "sport = :$trap_port" | grep -q . && grep -q 'NET-SNMP version' traps.log 2>/dev/null && break
+		sleep 0.1
+	done
+	kill -0 $tp 2>/dev/null && { pids+=($tp); break; }
+done
+check "snmptrapd listens on 127.0.0.1:$trap_port" bash -c "ss -Hlun 'sport = :$trap_port' | grep -q ."
+SOCK=$PWD/agentx.sock
+snmp_port=$(free_port)
+cat >snmpd.conf <<EOF
+master agentx
+agentXSocket $SOCK
+agentXTimeout 5
+rocommunity public 127.0.0.1
+trap2sink 127.0.0.1:$trap_port public
+EOF
+snmpd -f -C -c snmpd.conf -Lf snmpd.log -p snmpd.pid -I -ifTable,ipAddressTable,ipv6 \
+	"udp:127.0.0.1:$snmp_port" >/dev/null 2>&1 &
+pids+=($!)
+A=(-v2c -c public -t 2 -r 1 "127.0.0.1:$snmp_port")
+for _ in $(seq 1 100); do
+	snmpget "${A[@]}" -t 0.2 -r 0 .1.3.6.1.2.1.1.3.0 >/dev/null 2>&1 && break
+	sleep 0.1
+done
+
+start_agent node0001 --no-state-file --agentx "$SOCK" --no-ping \
 	--discovery-interval 5 --counter-interval 60 --lft-interval 1 ||
 	{ echo "not ok - the agent does not start"; exit 1; }
 U=http://127.0.0.1:$P
@@ -113,6 +155,16 @@ check "ibwatch_routes_pairs{status=\"ok\"} $pairs, none broken" \
 	test "$(grep -c "^ibwatch_routes_pairs{status=\"ok\"} $pairs\$" metrics.txt) $(grep '^ibwatch_routes_pairs{status="[a-z_]*"} [1-9]' metrics.txt | grep -vc 'status="ok"')" = "1 0"
 check "ibwatch_route_load: one series per link direction (2 x 648)" \
 	test "$(grep -c '^ibwatch_route_load{' metrics.txt)" = 1296
+# SNMP: ibwRoutesPairs .. ibwRoutesTablesStale (.34 to .40), as in JSON.
+for _ in $(seq 1 100); do
+	snmpget "${A[@]}" -Oqv "$ROOT.1.1.34.0" 2>/dev/null | grep -qx $pairs && break
+	sleep 0.2
+done
+sc=$(for c in 34 35 36 37 38 39 40; do snmpget "${A[@]}" -Oqv "$ROOT.1.1.$c.0"; done | paste -sd' ')
+check "SNMP ibwRoutesPairs .. ibwRoutesTablesStale: $sc" test "$sc" = "$pairs $pairs 0 0 0 0 0"
+check "ibwRoutesTime is the year of the tables' read" \
+	test "$(snmpget "${A[@]}" -Ov "$ROOT.1.1.33.0" | sed -n 's/^Hex-STRING: \(..\) \(..\).*/0x\1\2/p')" = \
+	"$(printf '0x%04X' "$(date -u +%Y)")"
 check "... the most loaded link's equals the API's" \
 	grep -q "^ibwatch_route_load{guid=\"${top%%/*}\",port=\"$(t=${top#*/}; echo "${t% *}")\",.*} ${top#* }\$" metrics.txt
 
@@ -152,6 +204,16 @@ check "a routes_lost event names $leaf_name" \
 	jq -e --arg g "$leaf" --argjson n "$nb" --arg nm "no entry at $leaf_name" \
 		'any(.events[]; .kind == "routes_lost" and .node_guid == $g and .new == $n and (.detail | contains($nm)))' events.json
 check "... and it is logged" grep -q "routes_lost: .*no entry at $leaf_name" "agent-$P.log"
+for _ in $(seq 1 50); do
+	grep -q "= OID: $ROOT\.0\.7	" traps.log 2>/dev/null && break
+	sleep 0.2
+done
+trapline=$(grep "= OID: $ROOT\.0\.7	" traps.log | head -n 1)
+check "one ibwRoutesBroken notification: $nb pairs, no entry at $leaf_name" \
+	test "$(grep -c "= OID: $ROOT\.0\.7	" traps.log)" = 1 -a \
+	-n "$(grep "$ROOT\.1\.1\.36\.0 = Gauge32: $nb	" <<<"$trapline")" -a \
+	-n "$(grep "$ROOT\.1\.7\.8\.0 = Gauge32: $nb	" <<<"$trapline")" -a \
+	-n "$(grep "$ROOT\.1\.7\.9\.0 = STRING: \".*no entry at $leaf_name" <<<"$trapline")"
 check "the metrics count them" \
 	bash -c "curl -s -m 20 $U/metrics | grep -qx 'ibwatch_routes_pairs{status=\"no_entry\"} $nb'"
 
