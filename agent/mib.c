@@ -424,6 +424,32 @@ static void zero_index(struct ibw_mib *m, unsigned row, oid *out)
 	out[0] = 0;
 }
 
+/* ibwRoutesPairs .. ibwRoutesTablesStale: the snapshot's census, 0
+ * before the first. */
+static void route_scalar(const struct ibw_snapshot *s, unsigned col,
+			 struct val *v)
+{
+	const struct ibw_census_summary *cs =
+		s->census ? ibw_census_summary(s->census) : NULL;
+	uint64_t u = 0;
+
+	if (cs && col == 34)
+		u = cs->pairs;
+	else if (cs && col == 35)
+		u = cs->routed;
+	else if (cs && col == 36)
+		u = cs->unreachable;
+	else if (cs && col == 37)
+		u = cs->looping;
+	else if (cs && col == 38)
+		u = cs->non_minimal;
+	else if (cs && col == 39)
+		u = cs->tables_missing;
+	else if (cs && col == 40)
+		u = cs->tables_stale;
+	v_gauge(v, u);
+}
+
 static int agent_get(struct ibw_mib *m, unsigned row, unsigned col,
 		     struct val *v)
 {
@@ -522,6 +548,21 @@ static int agent_get(struct ibw_mib *m, unsigned row, unsigned col,
 		break;
 	case 28:
 		v_c64(v, m->stats->notifications_suppressed);
+		break;
+	case 33:
+		v_time(v, s->census ? ibw_lft_set_stats(
+					      ibw_census_tables(s->census))
+					      ->start_us
+				    : 0);
+		break;
+	case 34:
+	case 35:
+	case 36:
+	case 37:
+	case 38:
+	case 39:
+	case 40:
+		route_scalar(s, col, v);
 		break;
 	default:
 		return -1;
@@ -958,7 +999,7 @@ static int link_get(struct ibw_mib *m, unsigned row, unsigned col,
 }
 
 static const struct table tables[] = {
-	{ "ibwAgent", 1, 1, 1, 32, 1, one_row, zero_index, agent_get },
+	{ "ibwAgent", 1, 1, 1, 40, 1, one_row, zero_index, agent_get },
 	{ "ibwNodeTable", 2, 0, 2, 11, 8, node_rows, node_index, node_get },
 	{ "ibwPortTable", 3, 0, PORT_COL_GUID, PORT_COL_CTR0 + IBW_CTR_MAX - 1,
 	  9, port_rows, port_index, port_get },
@@ -1238,6 +1279,20 @@ static void add_col(netsnmp_variable_list **vars, oid arc, unsigned col,
 	add_var(vars, name, n + nidx, v);
 }
 
+/* ibwAgent.col.0 (the scalars have no entry arc) */
+static void add_agent_scalar(netsnmp_variable_list **vars, unsigned col,
+			     const struct val *v)
+{
+	oid name[MAX_OID_LEN];
+	size_t n = OBJECTS_LEN;
+
+	memcpy(name, objects_oid, sizeof(objects_oid));
+	name[n++] = 1;
+	name[n++] = col;
+	name[n++] = 0;
+	add_var(vars, name, n, v);
+}
+
 /* ibwNotifyObjects.n.0 */
 static void add_notify_obj(netsnmp_variable_list **vars, unsigned n,
 			   const struct val *v)
@@ -1300,6 +1355,10 @@ netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
 		break;
 	case IBW_EVT_LINK_HEALTH_CHANGED:
 		which[wlen++] = 6;
+		break;
+	case IBW_EVT_ROUTES_LOST:
+	case IBW_EVT_ROUTE_LOOPS:
+		which[wlen++] = 7;
 		break;
 	default:
 		return NULL;
@@ -1393,6 +1452,19 @@ netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
 		add_col(&vars, 8, LINK_COL_REASONS, pidx, 9, &v);
 		break;
 	}
+	case IBW_EVT_ROUTES_LOST:
+	case IBW_EVT_ROUTE_LOOPS:
+		/* the totals of the snapshot's census: the one the event
+		 * came from or a newer one */
+		route_scalar(m->snap, 36, &v);
+		add_agent_scalar(&vars, 36, &v);
+		route_scalar(m->snap, 37, &v);
+		add_agent_scalar(&vars, 37, &v);
+		v_gauge(&v, e->new_value);
+		add_notify_obj(&vars, 8, &v);
+		v_str(&v, e->detail);
+		add_notify_obj(&vars, 9, &v);
+		break;
 	default:
 		break;
 	}

@@ -277,6 +277,11 @@ static const struct opt table[] = {
 	  NUM(mon.trace_interval_us), .min = 1, .max = 86400, .scale = US_PER_S,
 	  .def = IBW_TRACE_INTERVAL_US / US_PER_S, .arg = "S",
 	  .help = "seconds between traces of watched paths" },
+	{ OPT("lft-interval", T_UINT, IBW_OPT_RESTART),
+	  NUM(mon.lft_interval_us), .min = 1, .max = 86400, .scale = US_PER_S,
+	  .def = IBW_LFT_INTERVAL_US / US_PER_S, .arg = "S",
+	  .help = "seconds between reads of every switch's forwarding table "
+		  "for the route census" },
 
 	{ OPT("http", T_LIST, IBW_OPT_RESTART), LIST(http.listen, http.nlisten),
 	  .def_str = IBW_HTTP_DEFAULT_LISTEN,

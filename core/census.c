@@ -1060,10 +1060,10 @@ static const enum ibw_trace_status trace_status[] = {
 	[IBW_ROUTE_NO_TABLE] = IBW_TRACE_ERROR,
 };
 
-static void broke(struct ibw_route *r, enum ibw_route_status st,
+static void broke(struct ibw_census_route *r, enum ibw_route_status st,
 		  const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-static void broke(struct ibw_route *r, enum ibw_route_status st,
+static void broke(struct ibw_census_route *r, enum ibw_route_status st,
 		  const char *fmt, ...)
 {
 	struct ibw_hop *h = &r->path.hops[r->path.nhops - 1];
@@ -1081,7 +1081,7 @@ static void broke(struct ibw_route *r, enum ibw_route_status st,
 
 /* The far end of @flat's link as a hop entered by its port. A CA there
  * ends the route: reached, or a dead end. 1 if it ended. */
-static int arrive_ca(const struct ibw_census *c, struct ibw_route *r,
+static int arrive_ca(const struct ibw_census *c, struct ibw_census_route *r,
 		     int32_t peer, uint16_t dlid)
 {
 	unsigned pn = c->nodeof[peer], pp = (unsigned)peer - c->pbase[pn];
@@ -1103,8 +1103,8 @@ static int arrive_ca(const struct ibw_census *c, struct ibw_route *r,
 
 /* Walk from switch @s, entered by @in, to @dlid (the path so far is in
  * @r). O(hops). */
-static void walk(const struct ibw_census *c, struct ibw_route *r, unsigned s,
-		 unsigned in, uint16_t dlid)
+static void walk(const struct ibw_census *c, struct ibw_census_route *r,
+		 unsigned s, unsigned in, uint16_t dlid)
 {
 	unsigned seen[IBW_TRACE_MAX_HOPS + 2], nseen = 0, i;
 
@@ -1205,7 +1205,7 @@ static unsigned min_hops(const struct ibw_census *c, const struct rlid *src,
 }
 
 static void lookup_from(const struct ibw_census *c, const struct rlid *src,
-			uint16_t dlid, struct ibw_route *r)
+			uint16_t dlid, struct ibw_census_route *r)
 {
 	struct ibw_hop *h;
 	int32_t peer;
@@ -1240,7 +1240,7 @@ static void lookup_from(const struct ibw_census *c, const struct rlid *src,
 }
 
 int ibw_census_lookup(const struct ibw_census *c, uint16_t slid, uint16_t dlid,
-		      struct ibw_route *r)
+		      struct ibw_census_route *r)
 {
 	const struct rlid *src = find_lid(c, slid);
 
@@ -1255,7 +1255,7 @@ static void fill_pair(const struct ibw_census *c, unsigned i, unsigned k,
 {
 	const struct rep *e = &c->ep[i], *d = &c->ep[c->dst[k].ep];
 	struct rlid src;
-	struct ibw_route r;
+	struct ibw_census_route r;
 
 	memset(p, 0, sizeof(*p));
 	p->src_guid = node(c, e->node)->guid;
@@ -1364,7 +1364,7 @@ static void example(struct examples *ex, const struct ibw_census *c, unsigned i,
 	const struct rep *e = &c->ep[i];
 	const struct ibw_fnode *sn = node(c, e->node);
 	struct rlid src;
-	struct ibw_route r;
+	struct ibw_census_route r;
 	const struct ibw_fnode *bn;
 	int w;
 

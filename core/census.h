@@ -121,7 +121,7 @@ struct ibw_route_pair {
 };
 
 /* One pair's path, walked from the tables on demand. */
-struct ibw_route {
+struct ibw_census_route {
 	enum ibw_route_status status;
 	unsigned hops;
 	unsigned min_hops; /* 0: no path in the topology, or unknown */
@@ -190,7 +190,7 @@ unsigned ibw_census_pairs(const struct ibw_census *c, unsigned sel,
  * @dlid, walked from the census's tables: 0, or -ENOENT when no port of
  * the fabric has @slid. */
 int ibw_census_lookup(const struct ibw_census *c, uint16_t slid, uint16_t dlid,
-		      struct ibw_route *r);
+		      struct ibw_census_route *r);
 
 struct ibw_census_diff_opts {
 	/* a switch's max/mean above this (and not before): an event;

@@ -37,6 +37,10 @@ struct ibw_monitor {
 	uint64_t lview_discoveries, lview_sweeps;
 	int lerr_ctr[IBW_LERR_MAX]; /* enum ibw_ctr of each, -1 none */
 	int lview_dirty; /* names reloaded */
+	/* The route census: the table reader and the last census, which
+	 * the next one is compared with for events. */
+	struct ibw_lft *lft;
+	struct ibw_census *census;
 	struct ibw_timer *disc_timer, *ctr_timer;
 	uint64_t discoveries, counter_sweeps;
 	/* The counter sweep under way (or the last): why it runs, and
@@ -286,6 +290,7 @@ static void publish(struct ibw_monitor *m)
 	s->counter_sweeps = m->counter_sweeps;
 	update_links(m);
 	s->links = ibw_link_view_ref(m->lview);
+	s->census = m->census ? ibw_census_ref(m->census) : NULL;
 	if (ibw_snapshot_seal(s) < 0) {
 		log_err("monitor", "out of memory: snapshot not published");
 		ibw_snapshot_unref(s);
@@ -321,6 +326,11 @@ static void log_events(struct ibw_monitor *m)
 					 "/%u - 0x%016" PRIx64 "/%u: %s",
 					 e->node_guid, e->port, e->peer_guid,
 					 e->peer_port, e->detail);
+			if (e->kind >= IBW_EVT_ROUTES_LOST &&
+			    e->kind <= IBW_EVT_ROUTE_LOAD)
+				log_info("event", "%s: %s",
+					 ibw_event_kind_str(e->kind),
+					 e->detail);
 			if (e->kind == IBW_EVT_ENDPORT_STATE)
 				log_info("event",
 					 "endport 0x%016" PRIx64 " is %s (was "
@@ -719,6 +729,43 @@ static void on_ping_loss(void *arg)
 		m->lq_running = 1;
 }
 
+/*
+ * A new set of forwarding tables: the census of the newest fabric with
+ * them, its changes from the last census as events, and a snapshot. The
+ * computation is tens of milliseconds on the largest tree we test
+ * (docs/routes.md), so it runs here in the loop.
+ */
+static void on_tables(struct ibw_lft_set *t, void *arg)
+{
+	struct ibw_monitor *m = arg;
+	const struct ibw_lft_stats *st = ibw_lft_set_stats(t);
+	const struct ibw_census_summary *cs;
+	struct ibw_census *c;
+
+	if (!m->fabric)
+		return;
+	c = ibw_census_compute(m->fabric, t, NULL);
+	if (!c) {
+		log_err("monitor", "out of memory: route census not computed");
+		return;
+	}
+	cs = ibw_census_summary(c);
+	log_debug("routes",
+		  "tables: %u switches (%u stale, %u missing), %" PRIu64
+		  " MADs, %.3f s; census: %" PRIu64 " pairs, %" PRIu64
+		  " routed, %" PRIu64 " unreachable, %" PRIu64
+		  " looping, %.1f ms CPU",
+		  st->switches, st->stale, st->missing, st->mads,
+		  (double)st->duration_us / 1e6, cs->pairs, cs->routed,
+		  cs->unreachable, cs->looping, (double)cs->compute_us / 1e3);
+	if (m->census)
+		ibw_census_diff(m->census, c, NULL, NULL, m->ev);
+	ibw_census_unref(m->census);
+	m->census = c;
+	publish(m);
+	log_events(m);
+}
+
 static void discovery_done(struct ibw_fabric *f, void *arg)
 {
 	struct ibw_monitor *m = arg;
@@ -753,6 +800,17 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 	if (m->pinger)
 		ibw_pinger_update(m->pinger, f, name_of, m);
 	ibw_tracer_set_fabric(m->tracer, f);
+	/* A change (or the first sweep) may move routes: read the tables
+	 * now; else later reads use the newest fabric. */
+	if (m->lft && (nev || m->discoveries == 1)) {
+		int rc = ibw_lft_refresh(m->lft, f);
+
+		if (rc < 0)
+			log_warn("routes", "cannot read forwarding tables: %s",
+				 strerror(-rc));
+	} else if (m->lft) {
+		ibw_lft_set_fabric(m->lft, f);
+	}
 	publish(m);
 	log_events(m);
 	if (m->periodic) {
@@ -919,6 +977,8 @@ void ibw_monitor_free(struct ibw_monitor *m)
 	ibw_timer_free(m->trace_timer);
 	ibw_pinger_free(m->pinger);
 	ibw_tracer_free(m->tracer);
+	ibw_lft_free(m->lft);
+	ibw_census_unref(m->census);
 	free(m->watched);
 	ibw_discover_free(m->disc);
 	ibw_counters_free(m->ctrs);
@@ -935,7 +995,18 @@ void ibw_monitor_free(struct ibw_monitor *m)
 
 int ibw_monitor_start(struct ibw_monitor *m)
 {
+	struct ibw_lft_opts lo;
+
 	m->periodic = 1;
+	/* The census is a periodic mode's: --once prints no routes. */
+	memset(&lo, 0, sizeof(lo));
+	lo.retries = -1;
+	lo.interval_us = m->o.lft_interval_us ? m->o.lft_interval_us
+					      : IBW_LFT_INTERVAL_US;
+	lo.settle_us = IBW_LFT_SETTLE_US;
+	m->lft = ibw_lft_new(m->e, &lo, on_tables, m);
+	if (!m->lft)
+		return -ENOMEM;
 	ibw_timer_arm(m->disc_timer, 0);
 	return 0;
 }

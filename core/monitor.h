@@ -6,6 +6,7 @@
 #ifndef IBW_MONITOR_H
 #define IBW_MONITOR_H
 
+#include "census.h"
 #include "counters.h"
 #include "discover.h"
 #include "engine.h"
@@ -20,6 +21,12 @@
 #define IBW_DISCOVERY_INTERVAL_US 60000000u
 #define IBW_COUNTER_INTERVAL_US 30000000u
 #define IBW_TRACE_INTERVAL_US 60000000u
+/* Forwarding tables are read again this often for the route census
+ * (docs/routes.md), besides after each discovery that saw a change. */
+#define IBW_LFT_INTERVAL_US 300000000u
+/* ... and once more this long after such a read: the SM writes its new
+ * routes after discovery has seen the change. */
+#define IBW_LFT_SETTLE_US 10000000u
 
 struct ibw_monitor_opts {
 	uint64_t discovery_interval_us; /* 0: IBW_DISCOVERY_INTERVAL_US */
@@ -37,6 +44,9 @@ struct ibw_monitor_opts {
 	unsigned nwatch;
 	uint64_t trace_interval_us; /* 0: IBW_TRACE_INTERVAL_US */
 	unsigned local_port; /* traces start here */
+	/* The route census (periodic mode only): forwarding tables read
+	 * at this interval; 0: IBW_LFT_INTERVAL_US. */
+	uint64_t lft_interval_us;
 	/* Link health thresholds (core/links.h); have_... 0: the
 	 * defaults. */
 	int have_link_thresholds;

@@ -46,6 +46,7 @@ void ibw_snapshot_unref(struct ibw_snapshot *s)
 	}
 	ibw_fabric_unref(s->fabric);
 	ibw_link_view_unref(s->links);
+	ibw_census_unref(s->census);
 	free(s->ports);
 	free(s->endports);
 	free(s->watched);

@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 
+#include "census.h"
 #include "counters.h"
 #include "fabric.h"
 #include "links.h"
@@ -141,6 +142,10 @@ struct ibw_snapshot {
 	 * reference held (shared with the monitor and other snapshots);
 	 * NULL before the first discovery. */
 	struct ibw_link_view *links;
+	/* The last route census (docs/routes.md), one reference held
+	 * (shared like links); NULL until the first tables are read, and
+	 * always with --once. Its fabric may be older than @fabric. */
+	struct ibw_census *census;
 
 	/* Computed by ibw_snapshot_seal() from the above; read the views
 	 * through the iterators below. */

@@ -8,6 +8,7 @@
 #include "ibw_version.h"
 #include "json.h"
 #include "json_links.h"
+#include "json_routes.h"
 
 json_t *ibw_json_guid(uint64_t guid)
 {
@@ -743,6 +744,13 @@ json_t *ibw_json_event(const struct ibw_event *e)
 		json_object_set_new(o, "new",
 				    json_integer((json_int_t)e->new_value));
 		json_object_set_new(o, "reason", json_string(e->what));
+		break;
+	case IBW_EVT_ROUTES_LOST:
+	case IBW_EVT_ROUTES_RESTORED:
+	case IBW_EVT_ROUTE_LOOPS:
+	case IBW_EVT_ROUTE_BALANCE:
+	case IBW_EVT_ROUTE_LOAD:
+		ibw_json_route_event(o, e);
 		break;
 	default:
 		if (e->peer_guid) {

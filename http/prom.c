@@ -629,6 +629,78 @@ static void link_families(struct buf *b, const struct ibw_snapshot *s)
 	}
 }
 
+/* The route census (docs/routes.md): counts, and the routes per link
+ * direction, so the series grow with the links, not the pairs. */
+static void route_families(struct buf *b, const struct ibw_snapshot *s)
+{
+	const struct ibw_census *c = s->census;
+	const struct ibw_census_summary *cs;
+	const struct ibw_lft_stats *ts;
+	const struct ibw_link_load *l;
+	const struct ibw_tier_balance *t;
+	unsigned n, i;
+	char st[32], *p;
+
+	if (!c)
+		return;
+	cs = ibw_census_summary(c);
+	ts = ibw_lft_set_stats(ibw_census_tables(c));
+	family(b, "ibwatch_routes_pairs", "gauge",
+	       "Pairs (source CA port, destination LID) of the last route "
+	       "census by status: ok is routed.");
+	for (i = 0; i < IBW_ROUTE_STATUS_MAX; i++) {
+		snprintf(st, sizeof(st), "%s",
+			 ibw_route_status_str((enum ibw_route_status)i));
+		for (p = st; *p; p++)
+			if (*p == ' ')
+				*p = '_';
+		put(b, "ibwatch_routes_pairs{status=\"%s\"} %" PRIu64 "\n", st,
+		    cs->by_status[i]);
+	}
+	family(b, "ibwatch_routes_non_minimal", "gauge",
+	       "Routed pairs longer than the topology's shortest path.");
+	put(b, "ibwatch_routes_non_minimal %" PRIu64 "\n", cs->non_minimal);
+	family(b, "ibwatch_routes_tables", "gauge",
+	       "Switch forwarding tables of the last read: fresh, stale "
+	       "(kept from an earlier read) or missing.");
+	put(b, "ibwatch_routes_tables{state=\"fresh\"} %u\n", ts->fresh);
+	put(b, "ibwatch_routes_tables{state=\"stale\"} %u\n", ts->stale);
+	put(b, "ibwatch_routes_tables{state=\"missing\"} %u\n", ts->missing);
+	family(b, "ibwatch_routes_tables_mads", "gauge",
+	       "MADs the last read of the forwarding tables sent.");
+	put(b, "ibwatch_routes_tables_mads %" PRIu64 "\n", ts->mads);
+	t = ibw_census_tiers(c, &n);
+	if (n) {
+		family(b, "ibwatch_routes_tier_max_mean", "gauge",
+		       "Routes on a tier's most loaded uplink over the mean "
+		       "of its uplinks (1 is even; docs/routes.md).");
+		for (i = 0; i < n; i++)
+			put(b,
+			    "ibwatch_routes_tier_max_mean{tier=\"%u\"} "
+			    "%.6g\n",
+			    t[i].tier, t[i].max_mean);
+		family(b, "ibwatch_routes_tier_cv", "gauge",
+		       "Coefficient of variation of the routes over a tier's "
+		       "uplinks (0 is even).");
+		for (i = 0; i < n; i++)
+			put(b, "ibwatch_routes_tier_cv{tier=\"%u\"} %.6g\n",
+			    t[i].tier, t[i].cv);
+	}
+	l = ibw_census_loads(c, &n);
+	if (!n)
+		return;
+	family(b, "ibwatch_route_load", "gauge",
+	       "Routed pairs whose path leaves by this port across its "
+	       "link (one series per link direction).");
+	for (i = 0; i < n; i++)
+		put(b,
+		    "ibwatch_route_load{guid=\"0x%016" PRIx64
+		    "\",port=\"%u\",remote_guid=\"0x%016" PRIx64
+		    "\",remote_port=\"%u\"} %u\n",
+		    l[i].guid, (unsigned)l[i].port, l[i].peer_guid,
+		    (unsigned)l[i].peer_port, l[i].routes);
+}
+
 static void endport_families(struct buf *b, const struct ibw_snapshot *s)
 {
 	const struct ibw_snapshot_endport *v;
@@ -706,6 +778,7 @@ char *ibw_prom_render_snapshot(const struct ibw_snapshot *s, int om,
 		speed_families(&b, s, k);
 	}
 	link_families(&b, s);
+	route_families(&b, s);
 	family(&b, "infiniband_exporter_collect_errors", "gauge",
 	       "Nodes of each collector (switch, hca) with a collect_error "
 	       "in the last counter sweep.");

@@ -12,6 +12,7 @@
 #include "ibw_version.h"
 #include "json.h"
 #include "json_links.h"
+#include "json_routes.h"
 #include "negotiate.h"
 #include "prom.h"
 #include "routes.h"
@@ -527,6 +528,116 @@ static void serve_link(struct ibw_hreq *r, struct ibw_snapshot *s)
 	}
 }
 
+#define ROUTES_LIMIT_DEFAULT 100
+#define ROUTES_LIMIT_MAX 10000
+
+/* The census answers, or a 503 says why not yet; 0 when it answers. */
+static int need_census(struct ibw_hreq *r, const struct ibw_snapshot *s)
+{
+	if (s->census)
+		return 0;
+	ibw_hreq_problem(r, 503,
+			 "no route census yet: the forwarding tables are "
+			 "read after the first discovery (not with --once)");
+	return -1;
+}
+
+/* /api/v1/routes: the census summary; ?broken=1 the broken pairs (paged
+ * by ?limit= and ?offset=), ?link=GUID/PORT the routes leaving there. */
+static void serve_routes(struct ibw_hreq *r, struct ibw_snapshot *s)
+{
+	const char *b = arg(r, "broken"), *l = arg(r, "link");
+	unsigned long limit = ROUTES_LIMIT_DEFAULT, offset = 0, port;
+	const char *slash = l ? strchr(l, '/') : NULL;
+	uint64_t guid;
+	char g[40];
+	json_t *j;
+
+	if (b && strcmp(b, "0") && strcmp(b, "1")) {
+		ibw_hreq_problem(r, 400, "broken must be 0 or 1");
+		return;
+	}
+	if (arg(r, "limit") &&
+	    parse_num(arg(r, "limit"), ROUTES_LIMIT_MAX, &limit) < 0) {
+		ibw_hreq_problem(r, 400, "limit must be a number up to %d",
+				 ROUTES_LIMIT_MAX);
+		return;
+	}
+	if (arg(r, "offset") &&
+	    parse_num(arg(r, "offset"), 0xffffffffUL, &offset) < 0) {
+		ibw_hreq_problem(r, 400, "offset must be a number");
+		return;
+	}
+	if (slash && (size_t)(slash - l) < sizeof(g))
+		snprintf(g, sizeof(g), "%.*s", (int)(slash - l), l);
+	else
+		g[0] = '\0';
+	if (l && (parse_guid(g, &guid) < 0 ||
+		  parse_num(slash + 1, 255, &port) < 0)) {
+		ibw_hreq_problem(r, 400,
+				 "link is a node GUID and a port: "
+				 "link=0x.../N");
+		return;
+	}
+	if (need_census(r, s) < 0)
+		return;
+	if (l) {
+		j = ibw_json_routes_link(s, guid, (unsigned)port);
+		if (!j) {
+			ibw_hreq_problem(r, 404,
+					 "no link at 0x%016" PRIx64 " port %lu",
+					 guid, port);
+			return;
+		}
+	} else if (b && !strcmp(b, "1")) {
+		j = ibw_json_routes_broken(s, offset, (unsigned)limit);
+	} else {
+		j = ibw_json_routes(s);
+	}
+	set_json(r, 200, j);
+}
+
+/* /api/v1/routes/SRC/DST: one pair's route from the census; each end a
+ * LID, a GUID or a name, resolved as /api/v1/trace resolves them. */
+static void serve_route(struct ibw_hreq *r, struct ibw_snapshot *s)
+{
+	const char *rest = r->url + strlen(r->route->path);
+	const char *slash = strchr(rest, '/');
+	char src[256];
+	uint16_t slid, dlid;
+	json_t *j;
+
+	if (!slash || slash == rest || !slash[1] ||
+	    (size_t)(slash - rest) >= sizeof(src)) {
+		ibw_hreq_problem(r, 400,
+				 "a route is named by its two ends: "
+				 "/api/v1/routes/SRC/DST (a LID, a GUID or a "
+				 "name each)");
+		return;
+	}
+	snprintf(src, sizeof(src), "%.*s", (int)(slash - rest), rest);
+	if (!(slid = ibw_monitor_resolve(r->ctx->m, src))) {
+		ibw_hreq_problem(r, 404, "unknown source '%s'", src);
+		return;
+	}
+	if (!(dlid = ibw_monitor_resolve(r->ctx->m, slash + 1))) {
+		ibw_hreq_problem(r, 404, "unknown destination '%s'", slash + 1);
+		return;
+	}
+	if (need_census(r, s) < 0)
+		return;
+	j = ibw_json_route(s, slid, dlid);
+	if (!j) {
+		ibw_hreq_problem(r, 404,
+				 "no port of the census's fabric has lid %u",
+				 slid);
+		return;
+	}
+	json_object_set_new(j, "source", json_string(src));
+	json_object_set_new(j, "destination", json_string(slash + 1));
+	set_json(r, 200, j);
+}
+
 static void render_nodes(struct ibw_hreq *r, const struct ibw_snapshot *s,
 			 struct ibw_jw *w)
 {
@@ -749,6 +860,11 @@ static const struct ibw_route routes[] = {
 	  .cache = CACHE_ANSWER,
 	  .render = render_traces },
 	{ .path = "/api/v1/events", .methods = GET_HEAD, .serve = serve_events },
+	{ .path = "/api/v1/routes", .methods = GET_HEAD, .serve = serve_routes },
+	{ .path = "/api/v1/routes/",
+	  .prefix = 1,
+	  .methods = GET_HEAD,
+	  .serve = serve_route },
 	/* on-demand probes: they send MADs, so the token guards them */
 	{ .path = "/api/v1/trace",
 	  .methods = GET_HEAD,

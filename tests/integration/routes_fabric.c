@@ -258,7 +258,7 @@ static int cmd_sample(unsigned n, const char *file)
  * out port and the next port (switch: node GUID, CA: port GUID), the
  * destination node and port. */
 static void print_path(FILE *o, uint16_t slid, uint16_t dlid,
-		       const struct ibw_route *r)
+		       const struct ibw_census_route *r)
 {
 	const struct ibw_path *p = &r->path;
 	unsigned i;
@@ -290,7 +290,7 @@ static int cmd_paths(const char *in, const char *out)
 {
 	FILE *i = fopen(in, "r"), *o;
 	unsigned s, d;
-	struct ibw_route r;
+	struct ibw_census_route r;
 
 	if (!i)
 		return -errno;
@@ -312,7 +312,7 @@ static int cmd_paths(const char *in, const char *out)
 
 static int cmd_path(unsigned s, unsigned d)
 {
-	struct ibw_route r;
+	struct ibw_census_route r;
 	char buf[4096];
 
 	if (ibw_census_lookup(cur, (uint16_t)s, (uint16_t)d, &r) < 0)
@@ -488,7 +488,7 @@ static int cmd_lookups(unsigned n)
 	uint64_t x = 0x2545f4914f6cdd1dull;
 	uint16_t *l, *pairs;
 	unsigned nl = ca_lids(&l), i, hops = 0;
-	struct ibw_route r;
+	struct ibw_census_route r;
 	struct timespec a, b;
 
 	pairs = calloc(2 * (size_t)n + 2, sizeof(*pairs));

@@ -192,7 +192,7 @@ static void test_all_routed(void **state)
 	struct rig *g = rig_new();
 	struct ibw_census *c = census(g);
 	const struct ibw_census_summary *s = ibw_census_summary(c);
-	struct ibw_route r;
+	struct ibw_census_route r;
 
 	(void)state;
 	assert_int_equal(s->sources, 4);
@@ -341,7 +341,7 @@ static void test_hole(void **state)
 	struct rig *g = rig_new();
 	struct ibw_census *c;
 	struct ibw_route_pair p[4];
-	struct ibw_route r;
+	struct ibw_census_route r;
 	uint64_t total;
 	unsigned n;
 
@@ -387,7 +387,7 @@ static void test_loop(void **state)
 	struct rig *g = rig_new();
 	struct ibw_census *c;
 	struct ibw_route_pair p[4];
-	struct ibw_route r;
+	struct ibw_census_route r;
 	uint64_t total;
 
 	(void)state;
@@ -421,7 +421,7 @@ static void test_port_down(void **state)
 	struct rig *g = rig_new();
 	struct ibw_census *c;
 	struct ibw_route_pair p[4];
-	struct ibw_route r;
+	struct ibw_census_route r;
 	uint64_t total;
 
 	(void)state;
@@ -465,7 +465,7 @@ static void test_non_minimal(void **state)
 	struct rig *g = rig_new();
 	struct ibw_census *c;
 	struct ibw_route_pair p[4];
-	struct ibw_route r;
+	struct ibw_census_route r;
 	uint64_t total;
 
 	(void)state;
@@ -498,7 +498,7 @@ static void test_dead_end_and_no_table(void **state)
 {
 	struct rig *g = rig_new();
 	struct ibw_census *c;
-	struct ibw_route r;
+	struct ibw_census_route r;
 
 	(void)state;
 	g->t[0][3] = 2; /* leaf1 sends lid 3 to host2 */
