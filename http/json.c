@@ -42,9 +42,9 @@ json_t *ibw_json_engine_stats(const struct ibw_engine_stats *st)
 		(json_int_t)st->queued, "queued_high_water",
 		(json_int_t)st->queued_hwm, "recv_errors",
 		(json_int_t)st->recv_errors, "device_lost",
-		st->device_lost != 0, "device_reopens",
-		(json_int_t)st->reopens, "class_held", (json_int_t)st->class_held,
-		"loop_wakeups", (json_int_t)st->loop_wakeups);
+		st->device_lost != 0, "device_reopens", (json_int_t)st->reopens,
+		"class_held", (json_int_t)st->class_held, "loop_wakeups",
+		(json_int_t)st->loop_wakeups);
 }
 
 json_t *ibw_json_local_port(const struct ibw_local_port *lp,
