@@ -653,6 +653,10 @@ static int local_port_ok(const struct ibw_monitor *m,
 static void enter_lost(struct ibw_monitor *m, uint8_t state)
 {
 	uint64_t now = ibw_realtime_us();
+	/* state 0: no PortInfo at all (the device is gone, or the port
+	 * did not answer), which PortInfo's own names would call
+	 * "nochange" */
+	const char *what = state ? ibw_port_state_str(state) : "unreachable";
 
 	if (!m->local_lost) {
 		m->local_lost = 1;
@@ -662,8 +666,7 @@ static void enter_lost(struct ibw_monitor *m, uint8_t state)
 			 "local port %u is %s: keeping the last picture of "
 			 "the fabric (%u nodes), marked stale; pings and "
 			 "counter reads pause until it is back",
-			 m->o.local_port ? m->o.local_port : 1,
-			 ibw_port_state_str(state),
+			 m->o.local_port ? m->o.local_port : 1, what,
 			 m->fabric ? m->fabric->nnodes : 0);
 		if (m->pinger)
 			ibw_pinger_pause(m->pinger, 1);
@@ -672,8 +675,8 @@ static void enter_lost(struct ibw_monitor *m, uint8_t state)
 	m->backoff_us = m->backoff_us ? 2 * m->backoff_us : 1000000u;
 	if (m->backoff_us > m->o.discovery_interval_us)
 		m->backoff_us = m->o.discovery_interval_us;
-	log_debug("monitor", "local port still %s; next look in %.1f s",
-		  ibw_port_state_str(state), (double)m->backoff_us / 1e6);
+	log_debug("monitor", "local port still %s; next look in %.1f s", what,
+		  (double)m->backoff_us / 1e6);
 	publish(m);
 	/* (a sweep still running re-arms it when it ends) */
 	ibw_timer_arm(m->disc_timer, m->look_now ? 0 : m->backoff_us);
