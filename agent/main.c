@@ -437,6 +437,14 @@ static void reload(struct daemon *d)
 		ibw_monitor_set_intervals(d->mon, n.mon.discovery_interval_us,
 					  n.mon.counter_interval_us,
 					  n.mon.trace_interval_us);
+		/* the reopen backoff's ceiling follows (from its next try) */
+		if (!d->o.once)
+			ibw_engine_set_reopen(
+				d->e, reopen_device, on_device_back, d,
+				1000000u,
+				n.mon.discovery_interval_us
+					? n.mon.discovery_interval_us
+					: IBW_DISCOVERY_INTERVAL_US);
 		if (ibw_monitor_reload_names(d->mon, err, sizeof(err)) < 0)
 			log_warn("main",
 				 "SIGHUP: node-name map not reloaded: %s", err);
