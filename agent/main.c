@@ -292,13 +292,55 @@ static void on_device_lost(struct ibw_engine *e, int err, void *arg)
 
 	log_err("main",
 		"%s port %d: the umad device failed (%s): the HCA was reset "
-		"or its driver reloaded; no more MADs on it. Serving the last "
-		"fabric, marked stale",
+		"or its driver reloaded. Serving the last fabric, marked "
+		"stale, and opening it again with a backoff",
 		d->lp.ca_name, d->lp.portnum, strerror(-err));
 	if (d->mon)
 		ibw_monitor_device_lost(d->mon);
 	else
 		ibw_loop_stop(d->loop);
+}
+
+/* The engine's reopen: the same CA and port, every agent registered
+ * again on the new file (SMI, SA, PerfMgt, the echo class). */
+static int reopen_device(struct ibw_transport **out, void *arg)
+{
+	struct daemon *d = arg;
+	struct ibw_local_port lp;
+	char err[256];
+	int rc;
+
+	rc = ibw_umad_open2(d->lp.ca_name, d->lp.portnum, d->resp != NULL, out,
+			    &lp, err, sizeof(err));
+	if (rc < 0) {
+		log_debug("main", "reopen: %s", err);
+		return rc;
+	}
+	d->lp = lp;
+	return 0;
+}
+
+static void on_device_back(struct ibw_engine *e, void *arg)
+{
+	struct daemon *d = arg;
+
+	log_info("main",
+		 "%s port %d: the umad device is open again (lid %u, SM lid "
+		 "%u); rediscovering",
+		 d->lp.ca_name, d->lp.portnum, d->lp.lid, d->lp.sm_lid);
+	if (d->resp) {
+		if (d->lp.echo_refused)
+			log_warn("main",
+				 "not answering echo pings any more: another "
+				 "agent took the echo class while the device "
+				 "was away");
+		ibw_responder_set_lid(d->resp, d->lp.lid);
+	}
+	if (d->mon)
+		ibw_monitor_device_back(d->mon, d->lp.lid);
+	/* the port's own view (LID, SM) at once, not in 10 s */
+	if (d->refresh)
+		ibw_timer_arm(d->refresh, 0);
 }
 
 /* --once: a fabric we could not see past our own port is no answer. */
@@ -395,6 +437,14 @@ static void reload(struct daemon *d)
 		ibw_monitor_set_intervals(d->mon, n.mon.discovery_interval_us,
 					  n.mon.counter_interval_us,
 					  n.mon.trace_interval_us);
+		/* the reopen backoff's ceiling follows (from its next try) */
+		if (!d->o.once)
+			ibw_engine_set_reopen(
+				d->e, reopen_device, on_device_back, d,
+				1000000u,
+				n.mon.discovery_interval_us
+					? n.mon.discovery_interval_us
+					: IBW_DISCOVERY_INTERVAL_US);
 		if (ibw_monitor_reload_names(d->mon, err, sizeof(err)) < 0)
 			log_warn("main",
 				 "SIGHUP: node-name map not reloaded: %s", err);
@@ -607,6 +657,14 @@ int main(int argc, char **argv)
 		explicit_bzero(&mkey, sizeof(mkey));
 		log_info("main", "SMPs carry the M_Key from %s", d.o.mkey_file);
 	}
+	/* A device that went away (HCA reset, driver reload) is opened
+	 * again in place: 1 s, doubling up to the discovery interval. */
+	if (!d.o.once && !d.o.ping && !d.o.trace)
+		ibw_engine_set_reopen(d.e, reopen_device, on_device_back, &d,
+				      1000000u,
+				      d.o.mon.discovery_interval_us
+					      ? d.o.mon.discovery_interval_us
+					      : IBW_DISCOVERY_INTERVAL_US);
 	log_info("main", "attached to %s port %d (port GUID 0x%016llx)",
 		 d.lp.ca_name, d.lp.portnum,
 		 (unsigned long long)d.lp.port_guid);
@@ -723,7 +781,10 @@ out:
 	ibw_http_free(d.http);
 	ibw_snmp_free(d.snmp);
 	ibw_responder_free(d.resp);
-	/* The engine first: it cancels what the probes have in flight. */
+	/* The engine first: it cancels what the probes have in flight.
+	 * It may have reopened the device: close the one it holds. */
+	if (d.e)
+		d.t = ibw_engine_transport(d.e);
 	ibw_engine_free(d.e);
 	ibw_monitor_free(d.mon);
 	ibw_pinger_free(d.pinger);

@@ -89,6 +89,13 @@ struct ibw_engine {
 	void *lost_arg;
 	int lost; /* the device is gone: -errno, else 0 */
 	uint64_t smp_mkey; /* put in every SMP */
+	/* Reopening a lost device (ibw_engine_set_reopen): the next try
+	 * in reopen_delay_us, doubling up to reopen_max_us. */
+	ibw_reopen_fn reopen_fn;
+	ibw_back_cb back_cb;
+	void *reopen_arg;
+	uint64_t reopen_first_us, reopen_max_us, reopen_delay_us;
+	struct ibw_timer *reopen_timer;
 	int pumping;
 	int closing;
 };
@@ -413,7 +420,7 @@ static uint64_t try_wait_us(const struct ibw_engine *e, unsigned timeout_ms)
 {
 	uint64_t us = (uint64_t)timeout_ms * 1000u;
 
-	if (e->t->reports_timeouts)
+	if (e->t && e->t->reports_timeouts)
 		us += us / 4 > 20000u ? us / 4 : 20000u;
 	return us;
 }
@@ -803,6 +810,11 @@ static void transport_lost(struct ibw_engine *e, int err)
 		return;
 	e->lost = err < 0 ? err : -EIO;
 	ibw_loop_unwatch(e->loop, ibw_transport_fd(e->t));
+	if (e->reopen_fn) {
+		e->reopen_delay_us = e->reopen_first_us;
+		e->st.reopen_tries_failed = 0;
+		ibw_timer_arm(e->reopen_timer, e->reopen_delay_us);
+	}
 	/* The queues first, so that no destination is left runnable with
 	 * nothing queued; then what is in flight (which may free them). */
 	for (b = 0; b < DEST_BUCKETS; b++) {
@@ -828,6 +840,68 @@ static void transport_lost(struct ibw_engine *e, int err)
 	arm_deadline(e);
 	if (e->lost_cb)
 		e->lost_cb(e, e->lost, e->lost_arg);
+}
+
+static void on_reopen_timer(struct ibw_timer *tm, void *arg)
+{
+	struct ibw_engine *e = arg;
+	struct ibw_transport *t = NULL;
+	int rc;
+
+	if (!e->lost)
+		return;
+	if (e->t) {
+		/* Closed here, not where the loss was seen: a MAD being
+		 * handled then still points into the transport's buffer.
+		 * The kernel frees the file's dead agents on this close. */
+		ibw_transport_close(e->t);
+		e->t = NULL;
+	}
+	rc = e->reopen_fn(&t, e->reopen_arg);
+	if (rc == 0 && t &&
+	    ibw_loop_watch(e->loop, ibw_transport_fd(t), IBW_EV_READ,
+			   on_readable, e) < 0) {
+		ibw_transport_close(t);
+		rc = -ENOMEM;
+	}
+	if (rc < 0 || !t) {
+		e->st.reopen_tries_failed++;
+		e->reopen_delay_us *= 2;
+		if (e->reopen_delay_us > e->reopen_max_us)
+			e->reopen_delay_us = e->reopen_max_us;
+		ibw_timer_arm(tm, e->reopen_delay_us);
+		return;
+	}
+	/* Every agent was registered afresh on the new file by the open;
+	 * what was in flight on the old one has long been settled. */
+	e->t = t;
+	e->lost = 0;
+	e->st.reopens++;
+	if (e->back_cb)
+		e->back_cb(e, e->reopen_arg);
+	pump(e);
+}
+
+void ibw_engine_set_reopen(struct ibw_engine *e, ibw_reopen_fn fn,
+			   ibw_back_cb back, void *arg, uint64_t first_us,
+			   uint64_t max_us)
+{
+	e->reopen_fn = fn;
+	e->back_cb = back;
+	e->reopen_arg = arg;
+	e->reopen_first_us = first_us ? first_us : 1000000u;
+	e->reopen_max_us = max_us > e->reopen_first_us ? max_us
+						       : e->reopen_first_us;
+}
+
+uint64_t ibw_engine_reopen_delay(const struct ibw_engine *e)
+{
+	return e->lost && e->reopen_fn ? e->reopen_delay_us : 0;
+}
+
+struct ibw_transport *ibw_engine_transport(const struct ibw_engine *e)
+{
+	return e->t;
 }
 
 int ibw_engine_lost(const struct ibw_engine *e)
@@ -874,11 +948,14 @@ struct ibw_engine *ibw_engine_new(struct ibw_loop *loop,
 	e->next_tid = (uint32_t)ibw_now_us() * 2654435761u;
 	e->deadline_timer = ibw_timer_new(loop, on_deadline, e);
 	e->done_timer = ibw_timer_new(loop, on_done_timer, e);
+	e->reopen_timer = ibw_timer_new(loop, on_reopen_timer, e);
 	if (!e->slots || !e->deadline_timer || !e->done_timer ||
+	    !e->reopen_timer ||
 	    ibw_loop_watch(loop, ibw_transport_fd(t), IBW_EV_READ, on_readable,
 			   e) < 0) {
 		ibw_timer_free(e->deadline_timer);
 		ibw_timer_free(e->done_timer);
+		ibw_timer_free(e->reopen_timer);
 		free(e->slots);
 		free(e);
 		return NULL;
@@ -1003,6 +1080,7 @@ void ibw_engine_free(struct ibw_engine *e)
 	}
 	ibw_timer_free(e->deadline_timer);
 	ibw_timer_free(e->done_timer);
+	ibw_timer_free(e->reopen_timer);
 	free(e->slots);
 	free(e);
 }

@@ -142,6 +142,9 @@ struct ibw_engine_stats {
 	unsigned queued;
 	unsigned queued_hwm;
 	int device_lost; /* the errno the device went away with, else 0 */
+	uint64_t reopens; /* times a lost device was opened again */
+	/* failed tries to reopen since the device was last lost */
+	uint64_t reopen_tries_failed;
 	/* the engine's loop's wakeups (ibw_loop_wakeups): not the
 	 * engine's own count, but where its readers already look */
 	uint64_t loop_wakeups;
@@ -181,6 +184,31 @@ int ibw_engine_send_raw(struct ibw_engine *e, const struct ibw_mad_addr *to,
  * IBW_MAD_TRANSPORT; @cb hears of it once. */
 void ibw_engine_set_lost_handler(struct ibw_engine *e, ibw_lost_cb cb,
 				 void *arg);
+/* Opens the device again: 0 and *@out (a transport with every agent
+ * registered), or -errno while it is not back. */
+typedef int (*ibw_reopen_fn)(struct ibw_transport **out, void *arg);
+/* The device is open again: called from the loop, before requests that
+ * waited are sent on it. */
+typedef void (*ibw_back_cb)(struct ibw_engine *e, void *arg);
+
+/*
+ * Reopen a lost device in place: @first_us after a loss the engine closes
+ * the dead transport and calls @open, again after twice as long on each
+ * failure up to @max_us (0: 1 s; @max_us below it: @first_us), until it
+ * succeeds; then it uses the new transport and calls @back. With this set,
+ * the engine owns its transport (ibw_engine_transport() gives the current
+ * one, NULL while the device is away); the caller still closes it after
+ * ibw_engine_free(). Requests keep failing with IBW_MAD_TRANSPORT until
+ * the device is back.
+ */
+void ibw_engine_set_reopen(struct ibw_engine *e, ibw_reopen_fn open,
+			   ibw_back_cb back, void *arg, uint64_t first_us,
+			   uint64_t max_us);
+/* While the device is away and being reopened: the delay before the
+ * next try (the backoff), else 0. */
+uint64_t ibw_engine_reopen_delay(const struct ibw_engine *e);
+/* The transport in use; NULL while a lost device is closed. */
+struct ibw_transport *ibw_engine_transport(const struct ibw_engine *e);
 /* 0, or the -errno with which the device went away. */
 int ibw_engine_lost(const struct ibw_engine *e);
 void ibw_engine_get_stats(const struct ibw_engine *e,

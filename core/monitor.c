@@ -62,6 +62,8 @@ struct ibw_monitor {
 	int local_lost;
 	uint8_t lost_state;
 	uint64_t lost_since_us, backoff_us;
+	/* the device was opened again: look at once, not after backoff */
+	int look_now;
 	uint64_t last_good_us; /* the last discovery with the port active */
 	/* a lost ping makes us ask our own port first */
 	struct ibw_localport_query lq;
@@ -661,6 +663,10 @@ static int local_port_ok(const struct ibw_monitor *m,
 static void enter_lost(struct ibw_monitor *m, uint8_t state)
 {
 	uint64_t now = ibw_realtime_us();
+	/* state 0: no PortInfo at all (the device is gone, or the port
+	 * did not answer), which PortInfo's own names would call
+	 * "nochange" */
+	const char *what = state ? ibw_port_state_str(state) : "unreachable";
 
 	if (!m->local_lost) {
 		m->local_lost = 1;
@@ -670,8 +676,7 @@ static void enter_lost(struct ibw_monitor *m, uint8_t state)
 			 "local port %u is %s: keeping the last picture of "
 			 "the fabric (%u nodes), marked stale; pings and "
 			 "counter reads pause until it is back",
-			 m->o.local_port ? m->o.local_port : 1,
-			 ibw_port_state_str(state),
+			 m->o.local_port ? m->o.local_port : 1, what,
 			 m->fabric ? m->fabric->nnodes : 0);
 		if (m->pinger)
 			ibw_pinger_pause(m->pinger, 1);
@@ -680,11 +685,12 @@ static void enter_lost(struct ibw_monitor *m, uint8_t state)
 	m->backoff_us = m->backoff_us ? 2 * m->backoff_us : 1000000u;
 	if (m->backoff_us > m->o.discovery_interval_us)
 		m->backoff_us = m->o.discovery_interval_us;
-	log_debug("monitor", "local port still %s; next look in %.1f s",
-		  ibw_port_state_str(state), (double)m->backoff_us / 1e6);
+	log_debug("monitor", "local port still %s; next look in %.1f s", what,
+		  (double)m->backoff_us / 1e6);
 	publish(m);
 	/* (a sweep still running re-arms it when it ends) */
-	ibw_timer_arm(m->disc_timer, m->backoff_us);
+	ibw_timer_arm(m->disc_timer, m->look_now ? 0 : m->backoff_us);
+	m->look_now = 0;
 }
 
 void ibw_monitor_device_lost(struct ibw_monitor *m)
@@ -692,6 +698,19 @@ void ibw_monitor_device_lost(struct ibw_monitor *m)
 	/* One sweep of --once simply ends with what it had. */
 	if (m->periodic)
 		enter_lost(m, 0);
+}
+
+void ibw_monitor_device_back(struct ibw_monitor *m, uint16_t local_lid)
+{
+	if (local_lid)
+		ibw_monitor_set_local_lid(m, local_lid);
+	if (!m->periodic)
+		return;
+	log_info("monitor", "the umad device is open again: discovering now");
+	/* A discovery that was failing on the closed device may still be
+	 * settling: it looks again at once when it ends. */
+	m->look_now = 1;
+	ibw_timer_arm(m->disc_timer, 0);
 }
 
 static void on_local_lost(struct ibw_monitor *m, struct ibw_fabric *f,
@@ -777,6 +796,7 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 		on_local_lost(m, f, st);
 		return;
 	}
+	m->look_now = 0;
 	if (back) {
 		log_info("monitor",
 			 "local port is active again after %.1f s: sweeping",

@@ -74,6 +74,11 @@ struct ibw_snapshot *ibw_monitor_snapshot(struct ibw_monitor *m);
 /* The engine lost its device: keep the last fabric, mark it stale, pause
  * pings and counter reads, and look again with a backoff. */
 void ibw_monitor_device_lost(struct ibw_monitor *m);
+/* The device is open again (ibw_engine_set_reopen), our port at
+ * @local_lid (0: unknown yet): discover now; when the port is active,
+ * pings and counter sweeps resume with every total kept (a counter the
+ * device reset is counted as a reset, not a loss). */
+void ibw_monitor_device_back(struct ibw_monitor *m, uint16_t local_lid);
 /* The pinger, for on-demand pings (NULL with no_ping). */
 struct ibw_pinger *ibw_monitor_pinger(struct ibw_monitor *m);
 /* The tracer, for on-demand traces, with the last discovery's facts. */

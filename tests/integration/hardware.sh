@@ -13,7 +13,12 @@
 #    loop's epoll set and the loop wakes only for its timers and our
 #    requests (its own count of wakeups, against what those account
 #    for). The CPU it then takes is measured, not asserted, by
-#    tests/bench/idle_cpu.sh.
+#    tests/bench/idle_cpu.sh;
+#  - it tries to reopen the device with a backoff, refused while the
+#    device is away; once it is back (dead.<pid> removed: a fresh open
+#    works) it reopens it in place and rediscovers, every total kept: a
+#    host's counter that went on, and its own port's, cleared meanwhile
+#    as an HCA reset clears it, counted as one reset.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/tap.sh"
@@ -99,6 +104,25 @@ for _ in $(seq 1 100); do
 	sleep 0.1
 done
 check "the agent sweeps" bash -c "curl -s -m 5 $U/api/v1/status | jq -e '.sweeps.counter_sweeps >= 2' >/dev/null"
+# Totals across the device's loss: node0005's SymbolErrorCounter counts
+# on (30, then 35 while the device is away), and the agent's own port's
+# is reset meanwhile (perfquery -R from another node, as an HCA reset
+# clears it: 20, then 0, then 4): 35 and 24 after, one reset counted.
+sym() { curl -s -m 5 "$U/api/v1/ports?type=ca" |
+	jq -r --arg n "$1" '.[] | select(.node_name | startswith($n)) | .counters.totals.symbol_errors'; }
+lid1=$(awk '/^Ca/ && /node0001/ { f = 1 } f && /lid/ { for (i = 1; i <= NF; i++) if ($i == "lid") { print $(i + 1); exit } }' ref.net)
+lid5=$(awk '/^Ca/ && /node0005/ { f = 1 } f && /lid/ { for (i = 1; i <= NF; i++) if ($i == "lid") { print $(i + 1); exit } }' ref.net)
+pq_sym() { at node0002 perfquery "$1" 1 | awk -F'[.:]+' '/^SymbolErrorCounter/ { print $NF }'; }
+sim 'PerformanceSet "node0005"[1] PortCounters.SymbolErrorCounter=30'
+sim 'PerformanceSet "node0001"[1] PortCounters.SymbolErrorCounter=20'
+for _ in $(seq 1 100); do
+	[ "$(sym node0005)" = 30 ] && [ "$(sym node0001)" = 20 ] && break
+	sleep 0.1
+done
+s5=$(sym node0005) s1=$(sym node0001)
+check "the agent counts node0005's 30 and its own port's 20 symbol errors ($s5, $s1)" \
+	test "$s5:$s1" = 30:20
+pq0=$(pq_sym "$lid5")
 # The fds in the loop's epoll set (the one that holds its timerfd; the
 # HTTP server's own epoll set is one fd in it), as the kernel lists them
 # in fdinfo: what they are, one a line, sorted.
@@ -135,5 +159,48 @@ idle=$(wakeups_over 20)
 check "... and is idle: $(printf '%s loop wakeups for %s snapshots, %s requests and %s MADs sent' $idle)" idle_loop $idle
 check "... still serving HTTP" bash -c "curl -s -m 5 $U/healthz -o /dev/null -w '%{http_code}' | grep -q 503"
 check "the agent is still running" kill -0 "$agent"
+# It tries to open the device again, 1 s after the loss, then 2 s
+# later...: the kernel model refuses opens while dead.<pid> is there.
+for _ in $(seq 1 100); do
+	curl -s -m 5 "$U/api/v1/status" | jqe '.engine.device_reopen_failures >= 2' && break
+	sleep 0.1
+done
+check "... tries to reopen the device, refused while it is away" \
+	jqe '.engine.device_reopen_failures >= 2 and .engine.device_lost and .stale' < <(curl -s -m 5 "$U/api/v1/status")
+sim 'PerformanceSet "node0005"[1] PortCounters.SymbolErrorCounter=35'
+check "the agent's port's counters are reset while its device is away" \
+	at node0002 perfquery -R "$lid1" 1
+sim 'PerformanceSet "node0001"[1] PortCounters.SymbolErrorCounter=4'
+sweeps0=$(curl -s -m 5 "$U/api/v1/status" | jq .sweeps.counter_sweeps)
+ev0=$(curl -s -m 5 "$U/api/v1/events" | jq .last_seq)
+# The driver is back: a fresh open of the device works again.
 rm -f "$IBW_KM_STATE_DIR/dead.$agent"
+for _ in $(seq 1 200); do
+	curl -s -m 5 "$U/api/v1/status" |
+		jqe --argjson s "$sweeps0" '.engine.device_reopens == 1 and (.stale | not) and .sweeps.counter_sweeps > $s' &&
+		break
+	sleep 0.1
+done
+curl -s -m 5 "$U/api/v1/status" >back.json
+check "the device back: the agent reopens it, fresh again without a restart" \
+	jq -e --argjson s "$sweeps0" '.engine.device_reopens == 1 and .engine.device_lost == false and .stale == false and .local_port_lost == false and .sweeps.counter_sweeps > $s' back.json
+check "... with the whole fabric ($nref nodes), none gone" \
+	jq -e --argjson n "$nref" '.fabric.nodes == $n' back.json
+check "... logged" grep -q 'the umad device is open again' "agent-$P.log"
+loop_set "$agent" >set-back.txt
+check "... its device watched by the loop again ($(xargs <set-back.txt))" \
+	test "$(grep -cx 'anon_inode:\[eventfd\]' set-back.txt)" = 1
+for _ in $(seq 1 100); do
+	[ "$(sym node0005)" = 35 ] && [ "$(sym node0001)" = 24 ] && break
+	sleep 0.1
+done
+s5=$(sym node0005) s1=$(sym node0001) pq1=$(pq_sym "$lid5")
+check "... totals kept: node0005's grew by perfquery's delta ($pq0 to $pq1; $s5), its own port 20 + 4 after the reset ($s1)" \
+	test "$((s5 - 30)):$s1" = "$((pq1 - pq0)):24" -a "$pq1" = 35
+curl -s -m 5 "$U/api/v1/events?since=$ev0" >ev-back.json
+check "... the reset of its own port counted, as an event" \
+	jq -e --arg g "$(jq -r '.[] | select(.node_name | startswith("node0001")) | .node_guid' < <(curl -s -m 5 "$U/api/v1/ports?type=ca"))" \
+	'[.events[] | select(.kind == "counter_reset" and .node_guid == $g)] | length >= 1' ev-back.json
+check "... and no node reported gone" \
+	jq -e '[.events[] | select(.kind == "node_gone")] | length == 0' < <(curl -s -m 5 "$U/api/v1/events")
 finish

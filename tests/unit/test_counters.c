@@ -63,6 +63,9 @@ struct fake {
 	unsigned who; /* NodeInfo questions seen */
 };
 
+/* where the last MAD served went */
+static uint16_t served_lid;
+
 struct rig {
 	struct ibw_loop *loop;
 	struct ibw_transport *t;
@@ -118,13 +121,15 @@ static void swept(struct ibw_counters *c, void *arg)
 static void serve(struct rig *r, struct fake *fk)
 {
 	uint8_t m[IBW_MAD_SIZE];
+	struct ibw_mad_addr to;
 
-	while (ibw_mem_next_sent(r->t, m, NULL)) {
+	while (ibw_mem_next_sent(r->t, m, &to)) {
 		unsigned attr = ibw_mad_get(m, IB_MAD_ATTRID_F);
 		uint8_t *d = m + IB_PC_DATA_OFFS;
 
 		if (fk->silent)
 			continue;
+		served_lid = to.lid;
 		if (m[1] == IBW_CLASS_SMI) {
 			/* a reading went backwards: who is at this LID? */
 			assert_int_equal(attr, IBW_ATTR_NODE_INFO);
@@ -382,6 +387,84 @@ static void test_moved_lid_is_not_a_reset(void **state)
 	sweep(&r, &fk);
 	p = ibw_counters_find(r.c, 0x10, 1);
 	assert_int_equal(fk.who, 2);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 11);
+	assert_int_equal(p->v[IBW_CTR_SYMBOL_ERRORS].resets, 1);
+	assert_int_equal(count_events(&r, IBW_EVT_COUNTER_RESET), 1);
+	rig_free(&r);
+}
+
+static int reopen_mem(struct ibw_transport **out, void *arg)
+{
+	struct rig *r = arg;
+
+	*out = r->t = ibw_mem_transport_new();
+	return *out ? 0 : -ENOMEM;
+}
+
+static int back_calls;
+
+static void on_back(struct ibw_engine *e, void *arg)
+{
+	back_calls++;
+}
+
+/* The device goes away in the middle of a sweep and comes back reset,
+ * its port at a new LID: the sweep ends with the port unreachable and
+ * its totals kept; after the reopen a sweep of the new discovery reads
+ * it at its new LID, and the counter that restarted from zero is a
+ * reset, confirmed by the node and counted, not a loss. */
+static void test_device_lost_mid_sweep(void **state)
+{
+	struct fake fk = { 0, 0, 0, 8, 1000, 7, 0, 0, 0 };
+	const struct ibw_port_ctrs *p;
+	struct ibw_fnode *n;
+	uint64_t end;
+	struct rig r;
+
+	rig_init(&r);
+	ibw_engine_set_reopen(r.e, reopen_mem, on_back, &r, 1000, 4000);
+	back_calls = 0;
+	sweep(&r, &fk);
+	assert_int_equal(served_lid, 5);
+
+	r.done = 0;
+	assert_int_equal(ibw_counters_sweep(r.c, r.f, 0, swept, &r), 0);
+	ibw_loop_run_once(r.loop, 0);
+	assert_true(ibw_mem_sent_count(r.t) > 0);
+	ibw_mem_kill(r.t);
+	end = ibw_now_us() + 2000000u;
+	while (!r.done && ibw_now_us() < end)
+		ibw_loop_run_once(r.loop, 5000);
+	assert_true(r.done);
+	assert_true(ibw_engine_lost(r.e) != 0);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_true(p->stale);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 8);
+
+	end = ibw_now_us() + 2000000u;
+	while (!back_calls && ibw_now_us() < end)
+		ibw_loop_run_once(r.loop, 5000);
+	assert_int_equal(back_calls, 1);
+	assert_int_equal(ibw_engine_lost(r.e), 0);
+	assert_ptr_equal(ibw_engine_transport(r.e), r.t);
+
+	/* The new discovery: the CA at LID 7, its counters from zero. */
+	ibw_fabric_unref(r.f);
+	r.f = ibw_fabric_new();
+	n = ibw_fabric_add_node(r.f, 0x10, 2);
+	n->ni.node_type = IBW_NODE_CA;
+	n->ni.num_ports = 1;
+	n->ports[1].have_pi = 1;
+	n->ports[1].pi.state = 4;
+	n->ports[1].pi.lid = 7;
+	n->lid = 7;
+	ibw_fabric_freeze(r.f);
+	fk.sym = 3;
+	sweep(&r, &fk);
+	assert_int_equal(served_lid, 7);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_false(p->stale);
+	assert_int_equal(fk.who, 1);
 	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 11);
 	assert_int_equal(p->v[IBW_CTR_SYMBOL_ERRORS].resets, 1);
 	assert_int_equal(count_events(&r, IBW_EVT_COUNTER_RESET), 1);
@@ -747,6 +830,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_state_file_from_before,
 						setup_path, teardown_path),
 		cmocka_unit_test(test_progress_and_order),
+		cmocka_unit_test(test_device_lost_mid_sweep),
 	};
 
 	return cmocka_run_group_tests_name("counters", tests, NULL, NULL);

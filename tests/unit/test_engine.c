@@ -602,6 +602,101 @@ static void test_device_lost_no_spin(void **state)
 	assert_int_equal(stats(f).queued, 0);
 }
 
+/* The opener of test_device_reopened: fails @fails times, then opens a
+ * fresh transport; records the backoff it was called at. */
+struct reopener {
+	struct fx *f;
+	int fails;
+	unsigned calls;
+	uint64_t delays[8];
+	int backs;
+	int requests; /* requests from elsewhere seen */
+};
+
+static int reopen_cb(struct ibw_transport **out, void *arg)
+{
+	struct reopener *ro = arg;
+
+	/* the engine has closed the dead one before asking */
+	assert_null(ibw_engine_transport(ro->f->e));
+	ro->f->t = NULL;
+	if (ro->calls < 8)
+		ro->delays[ro->calls] = ibw_engine_reopen_delay(ro->f->e);
+	ro->calls++;
+	if (ro->fails-- > 0)
+		return -ENODEV;
+	*out = ro->f->t = ibw_mem_transport_new();
+	return 0;
+}
+
+static void back_cb(struct ibw_engine *e, void *arg)
+{
+	((struct reopener *)arg)->backs++;
+}
+
+static int request_cb(const struct ibw_rx *rx, void *arg)
+{
+	((struct reopener *)arg)->requests++;
+	return 1;
+}
+
+/* The device goes away with requests in flight and comes back after
+ * three failed opens: the tries back off 1, 2, 4, 4 ms (doubling up to
+ * the limit), the requests of the lost device fail, and the new device
+ * carries requests and delivers requests from others to the handler
+ * registered before the loss. */
+static void test_device_reopened(void **state)
+{
+	struct fx *f = *state;
+	struct reopener ro;
+	struct outcome o[3];
+	uint8_t a[IBW_MAD_SIZE];
+
+	memset(&ro, 0, sizeof(ro));
+	memset(o, 0, sizeof(o));
+	ro.f = f;
+	ro.fails = 3;
+	ibw_engine_set_reopen(f->e, reopen_cb, back_cb, &ro, 1000, 4000);
+	ibw_engine_set_request_handler(f->e, request_cb, &ro);
+	assert_true(ibw_engine_reopen_delay(f->e) == 0);
+	submit_get(f, 7, IBW_ATTR_NODE_INFO, &o[0], 2);
+	RUN_UNTIL(f, ibw_mem_sent_count(f->t) == 1);
+	ibw_mem_kill(f->t);
+	RUN_UNTIL(f, o[0].calls);
+	assert_int_equal(o[0].d.result, IBW_MAD_TRANSPORT);
+	/* Still away: what is asked now fails without waiting. */
+	submit_get(f, 8, IBW_ATTR_NODE_INFO, &o[1], 2);
+	RUN_UNTIL(f, o[1].calls);
+	assert_int_equal(o[1].d.result, IBW_MAD_TRANSPORT);
+	RUN_UNTIL(f, ro.backs);
+	assert_int_equal(ro.backs, 1);
+	assert_int_equal(ro.calls, 4);
+	assert_true(ro.delays[0] == 1000 && ro.delays[1] == 2000 &&
+		    ro.delays[2] == 4000 && ro.delays[3] == 4000);
+	assert_int_equal(stats(f).reopens, 1);
+	assert_int_equal(stats(f).reopen_tries_failed, 3);
+	assert_int_equal(ibw_engine_lost(f->e), 0);
+	assert_int_equal(stats(f).device_lost, 0);
+	assert_ptr_equal(ibw_engine_transport(f->e), f->t);
+	assert_true(ibw_engine_reopen_delay(f->e) == 0);
+
+	submit_get(f, 9, IBW_ATTR_NODE_INFO, &o[2], 2);
+	RUN_UNTIL(f, ibw_mem_sent_count(f->t) == 1);
+	assert_int_equal(ibw_mem_next_sent(f->t, a, NULL), 1);
+	answer(f, a, 0, 1);
+	RUN_UNTIL(f, o[2].calls);
+	assert_int_equal(o[2].d.result, IBW_MAD_OK);
+	/* a request from elsewhere (a Get, not an answer) */
+	memset(a, 0, sizeof(a));
+	a[0] = 1;
+	a[1] = IBW_CLASS_VENDOR_ECHO;
+	a[2] = 1;
+	a[3] = IBW_METHOD_GET;
+	ibw_mem_inject(f->t, a, IBW_MAD_SIZE, 0);
+	RUN_UNTIL(f, ro.requests);
+	assert_int_equal(ro.requests, 1);
+}
+
 static void test_returned_send_is_retried(void **state)
 {
 	struct fx *f = *state;
@@ -858,6 +953,8 @@ int main(void)
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_device_lost_no_spin,
 						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_device_reopened, fx_setup,
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_returned_send_is_retried,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(

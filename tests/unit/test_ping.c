@@ -719,6 +719,112 @@ static void test_confirm_really_down(void **state)
 	cf_free(&g);
 }
 
+static int reopen_mem(struct ibw_transport **out, void *arg)
+{
+	struct rig *g = arg;
+
+	*out = g->t = ibw_mem_transport_new();
+	return *out ? 0 : -ENOMEM;
+}
+
+static void on_back(struct ibw_engine *e, void *arg)
+{
+}
+
+/* The fabric as a loop back to ourselves: every MAD sent is received,
+ * so the responder answers the pinger's echo requests and the pinger
+ * gets the answers; at most @max MADs. Returns how many went round. */
+static unsigned loop_back(struct rig *g, unsigned max)
+{
+	uint8_t m[IBW_MAD_SIZE];
+	struct ibw_mad_addr to;
+	unsigned n = 0, i;
+
+	for (i = 0; i < 20 && n < max; i++) {
+		while (n < max && ibw_mem_next_sent(g->t, m, &to)) {
+			assert_int_equal(ibw_mem_inject_from(
+						 g->t, m, IBW_MAD_SIZE, 0, &to),
+					 0);
+			n++;
+		}
+		ibw_loop_run_once(g->loop, 1000);
+	}
+	return n;
+}
+
+struct pinged {
+	int done;
+	unsigned sent, received;
+};
+
+static void on_pinged(const struct ibw_ping_summary *sum, void *arg)
+{
+	struct pinged *pd = arg;
+
+	pd->done = 1;
+	pd->sent = sum->sent;
+	pd->received = sum->received;
+}
+
+/* The device goes away in the middle of a ping run: the run ends with
+ * what it got (the probes after the loss fail without a send). Once the
+ * device is open again, at a new LID, the echo responder registered
+ * before the loss answers on the new transport and a new run gets every
+ * answer. */
+static void test_device_lost_mid_ping(void **state)
+{
+	struct ibw_responder_stats st;
+	struct ibw_ping_opts o;
+	struct ibw_pinger *p;
+	struct pinged pd;
+	uint64_t end;
+	struct rig g;
+
+	memset(&o, 0, sizeof(o));
+	o.timeout_ms = 50;
+	rig_init(&g, 1000000);
+	ibw_engine_set_reopen(g.e, reopen_mem, on_back, &g, 1000, 1000);
+	p = ibw_pinger_new(g.e, NULL, &o);
+	assert_non_null(p);
+	memset(&pd, 0, sizeof(pd));
+	assert_int_equal(ibw_ping_run(p, 9, IBW_PING_ECHO, IBW_ECHO_REQ, 4, 50,
+				      on_pinged, &pd),
+			 0);
+	/* the first probe's request and its answer */
+	while (ibw_mem_sent_count(g.t) < 1)
+		ibw_loop_run_once(g.loop, 1000);
+	assert_int_equal(loop_back(&g, 2), 2);
+	ibw_mem_kill(g.t);
+	end = ibw_now_us() + 2000000u;
+	while (!pd.done && ibw_now_us() < end)
+		ibw_loop_run_once(g.loop, 5000);
+	assert_int_equal(pd.done, 1);
+	assert_int_equal(pd.sent, 4);
+	assert_int_equal(pd.received, 1);
+
+	end = ibw_now_us() + 2000000u;
+	while (ibw_engine_lost(g.e) && ibw_now_us() < end)
+		ibw_loop_run_once(g.loop, 5000);
+	assert_int_equal(ibw_engine_lost(g.e), 0);
+	ibw_responder_set_lid(g.r, 12);
+	ibw_responder_get_stats(g.r, &st);
+	assert_true(st.answered == pd.received);
+	memset(&pd, 0, sizeof(pd));
+	assert_int_equal(ibw_ping_run(p, 12, IBW_PING_ECHO, IBW_ECHO_REQ, 3, 50,
+				      on_pinged, &pd),
+			 0);
+	end = ibw_now_us() + 2000000u;
+	while (!pd.done && ibw_now_us() < end)
+		loop_back(&g, ~0u);
+	assert_int_equal(pd.done, 1);
+	assert_int_equal(pd.sent, 3);
+	assert_int_equal(pd.received, 3);
+	ibw_responder_get_stats(g.r, &st);
+	assert_true(st.answered == 4);
+	ibw_pinger_free(p);
+	rig_free(&g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -734,6 +840,7 @@ int main(void)
 		cmocka_unit_test(test_confirm_moved_by_directed_route),
 		cmocka_unit_test(test_confirm_moved_not_routed_yet),
 		cmocka_unit_test(test_confirm_really_down),
+		cmocka_unit_test(test_device_lost_mid_ping),
 	};
 
 	return cmocka_run_group_tests_name("ping", tests, NULL, NULL);

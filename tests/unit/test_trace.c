@@ -163,10 +163,108 @@ static void test_fabric_replaced_mid_trace(void **state)
 	ibw_loop_free(g.loop);
 }
 
+static int reopen_mem(struct ibw_transport **out, void *arg)
+{
+	struct rig *g = arg;
+
+	*out = g->t = ibw_mem_transport_new();
+	return *out ? 0 : -ENOMEM;
+}
+
+static void on_back(struct ibw_engine *e, void *arg)
+{
+}
+
+/* Answer the local NodeInfo, then the switch's LFT block: lid 3 by
+ * port 2. */
+static void trace_answers(struct rig *g)
+{
+	uint8_t mad[IBW_MAD_SIZE];
+	uint8_t *data = mad + IB_SMP_DATA_OFFS;
+
+	next_request(g, mad);
+	assert_int_equal(mad_get_field(mad, 0, IB_MAD_ATTRID_F),
+			 IBW_ATTR_NODE_INFO);
+	mad_set_field(data, 0, IB_NODE_TYPE_F, IBW_NODE_CA);
+	mad_set_field(data, 0, IB_NODE_NPORTS_F, 1);
+	mad_set_field64(data, 0, IB_NODE_GUID_F, L);
+	mad_set_field64(data, 0, IB_NODE_PORT_GUID_F, L + 0x10);
+	mad_set_field(data, 0, IB_NODE_LOCAL_PORT_F, 1);
+	answer(g, mad);
+	next_request(g, mad);
+	assert_int_equal(mad_get_field(mad, 0, IB_MAD_ATTRID_F),
+			 IBW_ATTR_LINEAR_FWD);
+	memset(data, 0xff, 64);
+	data[3] = 2;
+	answer(g, mad);
+}
+
+/* The device goes away while a trace waits for a forwarding table: the
+ * trace ends, and says why; once the device is open
+ * again, a trace from the port's new LID goes through on it. */
+static void test_device_lost_mid_trace(void **state)
+{
+	struct ibw_fabric *f = three_nodes();
+	struct ibw_tracer *tr;
+	uint8_t mad[IBW_MAD_SIZE];
+	uint8_t *data = mad + IB_SMP_DATA_OFFS;
+	uint64_t end;
+	struct rig g;
+
+	memset(&g, 0, sizeof(g));
+	g.loop = ibw_loop_new();
+	g.t = ibw_mem_transport_new();
+	g.e = ibw_engine_new(g.loop, g.t, NULL);
+	ibw_engine_set_reopen(g.e, reopen_mem, on_back, &g, 1000, 1000);
+	tr = ibw_tracer_new(g.e, 1);
+	ibw_tracer_set_local_lid(tr, 1);
+	ibw_tracer_set_fabric(tr, f);
+	assert_int_equal(ibw_trace_start(tr, 3, 0, 0, on_trace, &g), 0);
+	next_request(&g, mad);
+	mad_set_field(data, 0, IB_NODE_TYPE_F, IBW_NODE_CA);
+	mad_set_field(data, 0, IB_NODE_NPORTS_F, 1);
+	mad_set_field64(data, 0, IB_NODE_GUID_F, L);
+	mad_set_field64(data, 0, IB_NODE_PORT_GUID_F, L + 0x10);
+	mad_set_field(data, 0, IB_NODE_LOCAL_PORT_F, 1);
+	answer(&g, mad);
+	next_request(&g, mad);
+	assert_int_equal(mad_get_field(mad, 0, IB_MAD_ATTRID_F),
+			 IBW_ATTR_LINEAR_FWD);
+	ibw_mem_kill(g.t);
+	end = ibw_now_us() + 2000000u;
+	while (!g.done && ibw_now_us() < end)
+		ibw_loop_run_once(g.loop, 5000);
+	assert_int_equal(g.done, 1);
+	/* a hop that did not answer, as the trace reports any MAD that
+	 * failed to reach it, and why */
+	assert_int_equal(g.result.fwd.status, IBW_TRACE_TIMEOUT);
+	assert_non_null(strstr(g.result.fwd.reason, "transport error"));
+
+	end = ibw_now_us() + 2000000u;
+	while (ibw_engine_lost(g.e) && ibw_now_us() < end)
+		ibw_loop_run_once(g.loop, 5000);
+	assert_int_equal(ibw_engine_lost(g.e), 0);
+	g.done = 0;
+	ibw_tracer_set_local_lid(tr, 4);
+	assert_int_equal(ibw_trace_start(tr, 3, 0, 0, on_trace, &g), 0);
+	trace_answers(&g);
+	assert_int_equal(g.done, 1);
+	assert_int_equal(g.result.fwd.status, IBW_TRACE_OK);
+	assert_int_equal(g.result.fwd.nhops, 3);
+	assert_true(g.result.fwd.hops[2].node_guid == D);
+
+	ibw_tracer_free(tr);
+	ibw_engine_free(g.e);
+	ibw_fabric_unref(f);
+	ibw_transport_close(g.t);
+	ibw_loop_free(g.loop);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fabric_replaced_mid_trace),
+		cmocka_unit_test(test_device_lost_mid_trace),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
