@@ -159,6 +159,7 @@ struct node_cap {
 	uint32_t capmask;
 	uint8_t have_mask; /* capmask is the PMA's answer */
 	uint8_t no_details; /* the detail attributes got a status error */
+	uint8_t no_vl; /* PortVLXmitWaitCounters got a status error */
 	/* PMA ClassPortInfo redirection (IBA 13.4.8.1: status "redirect
 	 * required"): where this node's PMA is really served. */
 	uint8_t redirect; /* IBW_PMA_REDIRECT_* */
@@ -226,6 +227,8 @@ struct port_op {
 	uint8_t ext[IB_PC_DATA_SZ];
 	uint8_t got_det[2]; /* PortRcvErrorDetails, PortXmitDiscardDetails */
 	uint8_t det[2][IB_PC_DATA_SZ];
+	uint8_t got_vl; /* PortVLXmitWaitCounters */
+	struct ibw_vl_xmit_wait vl;
 };
 
 int ibw_counters_port_cmp(const void *a, const void *b)
@@ -402,6 +405,37 @@ static void cap_no_details(struct ibw_counters *c, uint64_t guid)
 
 	if (nc)
 		nc->no_details = 1;
+}
+
+static void cap_no_vl(struct ibw_counters *c, uint64_t guid)
+{
+	struct node_cap *nc = cap_find(c, guid);
+
+	if (nc)
+		nc->no_vl = 1;
+}
+
+/*
+ * PortVLXmitWaitCounters into running totals. The 16-bit fields saturate
+ * and nothing else clears them but a PerfSet: a value below the last one
+ * is taken as a reset and counted whole, as ibw_ctr_fold() does.
+ */
+static void fold_vl(struct ibw_port_ctrs *p, const struct ibw_vl_xmit_wait *w)
+{
+	unsigned k;
+
+	for (k = 0; k < 16; k++) {
+		uint16_t raw = w->wait[k];
+
+		if (!p->have_vl)
+			p->vl_xmit_wait[k] = raw;
+		else if (raw >= p->vl_raw[k])
+			p->vl_xmit_wait[k] += raw - p->vl_raw[k];
+		else
+			p->vl_xmit_wait[k] += raw;
+		p->vl_raw[k] = raw;
+	}
+	p->have_vl = 1;
 }
 
 static uint64_t threshold(const struct ibw_counters *c, int i)
@@ -595,6 +629,8 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 		p->rcv_pkts_per_s =
 			ibw_ctr_rate(p->v[IBW_CTR_RCV_PKTS].total, prev_rp, dt);
 	}
+	if (op->got_vl)
+		fold_vl(p, &op->vl);
 	p->prev_updated_mono = now_mono;
 	p->updated_us = ibw_realtime_us();
 	p->stale = 0;
@@ -707,6 +743,23 @@ static int verify_port(struct ibw_counters *c, struct port_op *op)
 	return 0;
 }
 
+/* One of a port's answers is in; the last one folds the port. */
+static void port_settled(struct ibw_counters *c, struct port_op *op)
+{
+	c->pending--;
+	if (--op->left)
+		return;
+	if (op->got_pc && !op->failed && would_reset(c, op) &&
+	    verify_port(c, op) == 0)
+		return; /* folded once the node at that LID is known */
+	if (op->got_pc && !op->failed)
+		fold_port(c, op);
+	else
+		port_failed(c, op);
+	free(op);
+	sweep_done_if_idle(c);
+}
+
 static void port_answer(const struct ibw_mad_done *d, void *arg)
 {
 	struct port_op *op = arg;
@@ -760,28 +813,44 @@ static void port_answer(const struct ibw_mad_done *d, void *arg)
 			op->failed = 1;
 	}
 settled:
-	c->pending--;
-	if (--op->left)
+	port_settled(c, op);
+}
+
+/*
+ * PortVLXmitWaitCounters have their own callback: a timeout comes without
+ * a MAD to tell the attribute by, and a port whose VL counters do not
+ * answer keeps its other counters. A status error says the node has none
+ * after all: it is not asked again.
+ */
+static void vl_answer(const struct ibw_mad_done *d, void *arg)
+{
+	struct port_op *op = arg;
+	struct ibw_counters *c = op->c;
+
+	if (op->sweep != c->sweep_id || d->result == IBW_MAD_CANCELLED) {
+		port_answer(d, arg);
 		return;
-	if (op->got_pc && !op->failed && would_reset(c, op) &&
-	    verify_port(c, op) == 0)
-		return; /* folded once the node at that LID is known */
-	if (op->got_pc && !op->failed)
-		fold_port(c, op);
+	}
+	if (d->result == IBW_MAD_OK && d->mad &&
+	    ibw_vl_xmit_wait_decode(d->mad, d->len, &op->vl) == 0)
+		op->got_vl = 1;
+	else if (d->result == IBW_MAD_STATUS)
+		cap_no_vl(c, op->guid);
+	else if (d->result == IBW_MAD_TIMEOUT)
+		c->cur.timeouts++;
 	else
-		port_failed(c, op);
-	free(op);
-	sweep_done_if_idle(c);
+		c->cur.errors++;
+	port_settled(c, op);
 }
 
 static void query_port(struct ibw_counters *c, const struct job *j,
-		       uint8_t port, int want_ext, int details)
+		       uint8_t port, int want_ext, int details, int want_vl)
 {
-	static const uint16_t all[4] = { IBW_ATTR_PORT_COUNTERS,
-					 IBW_ATTR_PORT_COUNTERS_EXT, 0x15,
-					 0x16 };
+	static const uint16_t all[5] = { IBW_ATTR_PORT_COUNTERS,
+					 IBW_ATTR_PORT_COUNTERS_EXT, 0x15, 0x16,
+					 IBW_ATTR_PORT_VL_XMIT_WAIT };
 	struct port_op *op = calloc(1, sizeof(*op));
-	uint16_t attrs[4];
+	uint16_t attrs[5];
 	uint8_t payload[IB_PC_DATA_SZ];
 	struct ibw_mad_req r;
 	unsigned k, n = 0;
@@ -799,8 +868,9 @@ static void query_port(struct ibw_counters *c, const struct job *j,
 		c->cur.errors++;
 		return;
 	}
-	for (k = 0; k < 4; k++)
-		if (k == 0 || (k == 1 && want_ext) || (k > 1 && details))
+	for (k = 0; k < 5; k++)
+		if (k == 0 || (k == 1 && want_ext) ||
+		    ((k == 2 || k == 3) && details) || (k == 4 && want_vl))
 			attrs[n++] = all[k];
 	op->c = c;
 	op->sweep = c->sweep_id;
@@ -812,7 +882,7 @@ static void query_port(struct ibw_counters *c, const struct job *j,
 	op->left = (uint8_t)n;
 	for (k = 0; k < n; k++) {
 		memset(payload, 0, sizeof(payload));
-		/* PortSelect sits at the same place in all four. */
+		/* PortSelect sits at the same place in all five. */
 		mad_set_field(payload, 0, IB_PC_PORT_SELECT_F, port);
 		memset(&r, 0, sizeof(r));
 		pma_dest(c, j->guid, j->lid, &r.dest);
@@ -823,11 +893,14 @@ static void query_port(struct ibw_counters *c, const struct job *j,
 		r.data_len = sizeof(payload);
 		r.timeout_ms = c->o.timeout_ms;
 		r.retries = c->o.retries;
-		r.cb = port_answer;
+		r.cb = attrs[k] == IBW_ATTR_PORT_VL_XMIT_WAIT ? vl_answer
+							      : port_answer;
 		r.arg = op;
 		if (ibw_engine_submit(c->e, &r) < 0) {
 			c->cur.errors++;
-			if (k < 2)
+			/* only the counters proper fail the port */
+			if (attrs[k] == IBW_ATTR_PORT_COUNTERS ||
+			    attrs[k] == IBW_ATTR_PORT_COUNTERS_EXT)
 				op->failed = 1;
 			if (--op->left == 0) {
 				port_failed(c, op);
@@ -847,10 +920,17 @@ static void run_job_ports(struct ibw_counters *c, const struct job *j)
 	uint32_t mask = nc ? nc->capmask : 0;
 	int ext = (mask & (PM_CAP_EXT_WIDTH | PM_CAP_EXT_WIDTH_NOIETF)) != 0;
 	int details = c->o.details && !(nc && nc->no_details);
+	/*
+	 * No ClassPortInfo bit names PortVLXmitWaitCounters (perfquery
+	 * --vlxmitcounters checks none); IsPortCountersXmitWaitSupported
+	 * says the PMA counts transmit wait at all, and a port that does
+	 * not cannot count it per VL. A status error then stops the asking.
+	 */
+	int vl = (mask & PM_CAP_XMIT_WAIT) && !(nc && nc->no_vl);
 	unsigned i;
 
 	for (i = 0; i < j->nports; i++)
-		query_port(c, j, j->port_list[i], ext, details);
+		query_port(c, j, j->port_list[i], ext, details, vl);
 }
 
 struct cpi_op {

@@ -92,6 +92,12 @@ struct ibw_port_ctrs {
 	/* The 32-bit PortCounters data/packet values as last read, for the
 	 * saturation flags; raw as well. */
 	uint32_t pc_raw[4];
+	/* PortVLXmitWaitCounters (16 bits per VL, ticks), read where the
+	 * node's PMA advertises PortXmitWait (docs/links.md): the values
+	 * last read and running totals. have_vl 0: never read. */
+	uint8_t have_vl;
+	uint16_t vl_raw[16];
+	uint64_t vl_xmit_wait[16];
 };
 
 enum ibw_ctr_scope {

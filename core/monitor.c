@@ -110,6 +110,11 @@ static void link_end(struct ibw_monitor *m, const struct ibw_fnode *n,
 	}
 	e->xmit_wait = c->v[IBW_CTR_XMIT_WAIT].total;
 	e->xmit_bytes = c->v[IBW_CTR_XMIT_DATA].total;
+	if (c->have_vl) {
+		e->vl_mask = 0xffff;
+		memcpy(e->vl_xmit_wait, c->vl_xmit_wait,
+		       sizeof(e->vl_xmit_wait));
+	}
 }
 
 static void on_link_change(const struct ibw_link_change *c, void *arg)

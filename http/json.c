@@ -428,6 +428,20 @@ json_t *ibw_json_counters(const struct ibw_port_ctrs *pc)
 		if (v->over_threshold)
 			json_array_append_new(over, json_string(d->key));
 	}
+	if (pc->have_vl) {
+		json_t *vl = json_array();
+
+		for (i = 0; i < 16; i++) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "PortVLXmitWait%d", i);
+			json_object_set_new(raw, name,
+					    json_integer(pc->vl_raw[i]));
+			json_array_append_new(
+				vl, ibw_json_u64(pc->vl_xmit_wait[i]));
+		}
+		json_object_set_new(o, "vl_xmit_wait", vl);
+	}
 	rates = json_pack("{s:f, s:f, s:f, s:f}", "transmit_bytes_per_second",
 			  pc->xmit_bytes_per_s, "receive_bytes_per_second",
 			  pc->rcv_bytes_per_s, "transmit_packets_per_second",

@@ -61,6 +61,11 @@ struct fake {
 	 * the CA itself (another: the LID moved to another node) */
 	uint64_t lid_owner;
 	unsigned who; /* NodeInfo questions seen */
+	/* PortVLXmitWaitCounters: the values answered, the questions
+	 * seen, and a MAD status to answer with instead (0: none) */
+	uint16_t vl[16];
+	unsigned vl_asked;
+	int vl_status;
 };
 
 /* where the last MAD served went */
@@ -157,6 +162,21 @@ static void serve(struct rig *r, struct fake *fk)
 			mad_set_field64(d, 0, IB_PC_EXT_XMT_PKTS_F,
 					fk->ext_xmit_pkts);
 			mad_set_field64(d, 0, IB_PC_EXT_XMT_BYTES_F, 100);
+		} else if (attr == IBW_ATTR_PORT_VL_XMIT_WAIT) {
+			int k;
+
+			fk->vl_asked++;
+			assert_int_equal(ibw_mad_get(d, IB_PC_PORT_SELECT_F),
+					 1);
+			for (k = 0; k < 16; k++)
+				mad_set_field(d, 0,
+					      IB_PC_PORT_VL_XMIT_WAIT0_F + k,
+					      fk->vl[k]);
+			if (fk->vl_status) {
+				ibw_mem_make_response(m, fk->vl_status);
+				ibw_mem_inject(r->t, m, IBW_MAD_SIZE, 0);
+				continue;
+			}
 		}
 		ibw_mem_make_response(m, 0);
 		ibw_mem_inject(r->t, m, IBW_MAD_SIZE, 0);
@@ -189,7 +209,8 @@ static unsigned count_events(struct rig *r, enum ibw_event_kind k)
 static void test_sweep_threshold_stale_and_state(void **state)
 {
 	struct rig r, r2;
-	struct fake fk = { 0, 0, 0, 5, 1000, 18446744073709551606ull, 0, 0, 0 };
+	struct fake fk = { 0, 0, 0, 5,	   1000, 18446744073709551606ull,
+			   0, 0, 0, { 0 }, 0,	 0 };
 	const struct ibw_port_ctrs *p;
 
 	rig_init(&r);
@@ -314,7 +335,8 @@ static void test_pma_redirect_followed(void **state)
 	rig_init(&r);
 	sweep_redirect(&r, 0xffff, &home, &away);
 	assert_int_equal(home, 1);
-	assert_int_equal(away, 3); /* ClassPortInfo, PortCounters, ext */
+	/* ClassPortInfo, PortCounters, ext, PortVLXmitWaitCounters */
+	assert_int_equal(away, 4);
 	p = ibw_counters_find(r.c, 0x10, 1);
 	assert_non_null(p);
 	assert_false(p->stale);
@@ -329,7 +351,7 @@ static void test_pma_redirect_followed(void **state)
 	home = away = 0;
 	sweep_redirect(&r, 0xffff, &home, &away);
 	assert_int_equal(home, 0);
-	assert_int_equal(away, 2);
+	assert_int_equal(away, 3); /* PortCounters, ext, VL */
 	rig_free(&r);
 }
 
@@ -359,7 +381,7 @@ static void test_pma_redirect_other_partition(void **state)
 static void test_moved_lid_is_not_a_reset(void **state)
 {
 	struct rig r;
-	struct fake fk = { 0, 0, 0, 8, 1000, 7, 0, 0, 0 };
+	struct fake fk = { 0, 0, 0, 8, 1000, 7, 0, 0, 0, { 0 }, 0, 0 };
 	const struct ibw_port_ctrs *p;
 
 	rig_init(&r);
@@ -415,7 +437,7 @@ static void on_back(struct ibw_engine *e, void *arg)
  * reset, confirmed by the node and counted, not a loss. */
 static void test_device_lost_mid_sweep(void **state)
 {
-	struct fake fk = { 0, 0, 0, 8, 1000, 7, 0, 0, 0 };
+	struct fake fk = { 0, 0, 0, 8, 1000, 7, 0, 0, 0, { 0 }, 0, 0 };
 	const struct ibw_port_ctrs *p;
 	struct ibw_fnode *n;
 	uint64_t end;
@@ -514,7 +536,7 @@ static void test_state_file_corruption(void **state)
 	size_t len;
 
 	struct rig r2;
-	struct fake fk = { 0, 0, 0, 5, 1000, 7, 0, 0, 0 };
+	struct fake fk = { 0, 0, 0, 5, 1000, 7, 0, 0, 0, { 0 }, 0, 0 };
 	const struct ibw_port_ctrs *p;
 	char *line;
 
@@ -642,7 +664,7 @@ static void test_state_file_links(void **state)
 				   "0x0000000000000200 3 1700000000000000 1 "
 				   "e 1699999990000000 1 7 0 2 0 0 0 0 0 9 11 "
 				   "e 1699999990000000 1 0 0 0 0 0 0 0 4 0 5";
-	struct fake fk = { 0, 0, 0, 5, 1000, 7, 0, 0, 0 };
+	struct fake fk = { 0, 0, 0, 5, 1000, 7, 0, 0, 0, { 0 }, 0, 0 };
 	struct lines a = { { NULL }, 0 }, b = { { NULL }, 0 };
 	struct ibw_links *l = ibw_links_new(NULL), *m = ibw_links_new(NULL);
 	struct rig r, r2;
@@ -744,6 +766,73 @@ static void assert_sorted(struct ibw_counters *c, unsigned want)
 /* How far a sweep got (ports, read, unreachable, spread, running), and
  * the port records, sorted also while a sweep adds ports out of order,
  * each port once however many sweeps ran. */
+/*
+ * PortVLXmitWaitCounters: read where ClassPortInfo advertises PortXmitWait
+ * (bit 12), non-zero values decoded into the right VLs and folded into
+ * totals across a reset and the 16-bit maximum; never asked of a node
+ * without the bit; a status error stops the asking and keeps the port's
+ * other counters.
+ */
+static void test_vl_xmit_wait(void **state)
+{
+	struct rig r;
+	struct fake fk;
+	const struct ibw_port_ctrs *p;
+	int k;
+
+	memset(&fk, 0, sizeof(fk));
+	fk.capmask = 0x1200;
+	for (k = 0; k < 16; k++)
+		fk.vl[k] = (uint16_t)(1000 * k + 7);
+	fk.vl[15] = 65535;
+	rig_init(&r);
+	sweep(&r, &fk);
+	assert_int_equal(fk.vl_asked, 1);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_non_null(p);
+	assert_true(p->have_vl);
+	for (k = 0; k < 15; k++) {
+		assert_int_equal(p->vl_raw[k], 1000 * k + 7);
+		assert_true(p->vl_xmit_wait[k] == (uint64_t)(1000 * k + 7));
+	}
+	assert_int_equal(p->vl_raw[15], 65535);
+	/* VL0 grows by 100; VL1 went down (cleared by someone): counted
+	 * whole; VL15 stays at its maximum. */
+	fk.vl[0] = 107;
+	fk.vl[1] = 3;
+	sweep(&r, &fk);
+	assert_int_equal(fk.vl_asked, 2);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_true(p->vl_xmit_wait[0] == 107);
+	assert_true(p->vl_xmit_wait[1] == 1007 + 3);
+	assert_true(p->vl_xmit_wait[15] == 65535);
+	/* A status error: the port keeps its counters, and the node is not
+	 * asked again. */
+	fk.vl_status = 0x0c; /* attribute not supported */
+	fk.sym = 9;
+	sweep(&r, &fk);
+	assert_int_equal(fk.vl_asked, 3);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_false(p->stale);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 9);
+	sweep(&r, &fk);
+	assert_int_equal(fk.vl_asked, 3);
+	rig_free(&r);
+
+	/* A node without IsPortCountersXmitWaitSupported: never asked. */
+	memset(&fk, 0, sizeof(fk));
+	fk.capmask = 0x0200;
+	fk.sym = 4;
+	rig_init(&r);
+	sweep(&r, &fk);
+	sweep(&r, &fk);
+	assert_int_equal(fk.vl_asked, 0);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_false(p->have_vl);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 4);
+	rig_free(&r);
+}
+
 static void test_progress_and_order(void **state)
 {
 	struct ibw_fabric *f1 = many_cas(0x1000, 600);
@@ -831,6 +920,7 @@ int main(void)
 						setup_path, teardown_path),
 		cmocka_unit_test(test_progress_and_order),
 		cmocka_unit_test(test_device_lost_mid_sweep),
+		cmocka_unit_test(test_vl_xmit_wait),
 	};
 
 	return cmocka_run_group_tests_name("counters", tests, NULL, NULL);

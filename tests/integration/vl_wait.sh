@@ -1,0 +1,98 @@
+#!/bin/bash
+# PortVLXmitWaitCounters on an 8-host fat tree against perfquery
+# --vlxmitcounters: ibsim's PMAs advertise PortXmitWait (PerfMgt
+# ClassPortInfo bit 12) on every node, so every port's sixteen per-VL
+# values are read; non-zero values set with PerformanceSet on a switch
+# port and a host port (VLs 0, 3, 15 and 1, 7), and the zeros of every
+# other port, equal perfquery's, read right after; and the link view
+# of a running agent turns them into per-VL wait ratios. Nodes that do not
+# advertise the bit, and nodes that answer with a status error, are in
+# tests/unit/test_counters.c (a fake PMA that counts what it is asked).
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/lib/tap.sh"
+: "${IBWATCHD:?}" "${IBW_FATTREE:?}"
+
+on_fattree vl_wait 8
+trap stop_started EXIT
+
+pre() { LD_PRELOAD=$IBW_SIM_PRELOAD "$@"; }
+
+sim 'PerformanceSet "leaf01"[3] PortVLXmitWaitCounters.PortVLXmitWaitCounters0=1234'
+sim 'PerformanceSet "leaf01"[3] PortVLXmitWaitCounters.PortVLXmitWaitCounters3=40000'
+sim 'PerformanceSet "leaf01"[3] PortVLXmitWaitCounters.PortVLXmitWaitCounters15=65535'
+sim 'PerformanceSet "node0005"[1] PortVLXmitWaitCounters.PortVLXmitWaitCounters1=77'
+sim 'PerformanceSet "node0005"[1] PortVLXmitWaitCounters.PortVLXmitWaitCounters7=9'
+
+pre "$IBWATCHD" --once --no-state-file --no-ping >a.json 2>a.err
+check "--once runs" [ -s a.json ]
+
+# "name lid port v0 .. v15" for every port that has counters
+jq -r '.nodes[] | . as $n | .ports[] | select(.counters != null) |
+	"\($n.name | gsub(" "; "_")) \($n.lid) \(.port) " +
+	([range(16) as $k | .counters.raw["PortVLXmitWait\($k)"] // "none"] |
+	 map(tostring) | join(" "))' a.json >ours.txt
+nports=$(wc -l <ours.txt)
+check "every port of the tree has counters ($nports)" [ "$nports" -ge 40 ]
+check "every port has its sixteen per-VL values" \
+	eval '! grep -q none ours.txt'
+
+same=1 nonzero=0
+while read -r name lid port vals; do
+	ref=$(pre perfquery --vlxmitcounters "$lid" "$port" |
+		sed -n 's/^PortVLXmitWait\([0-9]*\):\.*\([0-9]*\)$/\1 \2/p' |
+		sort -n | awk '{printf "%s%s", sep, $2; sep = " "}')
+	if [ "$ref" != "$vals" ]; then
+		same=0
+		echo "# $name port $port: ours $vals, perfquery $ref"
+	fi
+	[ "$vals" != "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0" ] &&
+		nonzero=$((nonzero + 1))
+done <ours.txt
+check "per-VL values equal perfquery --vlxmitcounters on all $nports ports" \
+	[ "$same" = 1 ]
+check "the two ports set are the only non-zero ones" [ "$nonzero" = 2 ]
+check "leaf01 port 3: VL0 1234, VL3 40000, VL15 65535" \
+	grep -qx 'leaf01 [0-9]* 3 1234 0 0 40000 0 0 0 0 0 0 0 0 0 0 0 65535' ours.txt
+check "node0005 port 1: VL1 77, VL7 9" \
+	grep -qx 'node0005_HCA-1 [0-9]* 1 0 77 0 0 0 0 0 9 0 0 0 0 0 0 0 0' ours.txt
+check "totals equal the first reading" \
+	jq -e '[.nodes[] | select(.name == "leaf01") | .ports[] |
+		select(.port == 3) | .counters.vl_xmit_wait] ==
+		[[1234,0,0,40000,0,0,0,0,0,0,0,0,0,0,0,65535]]' a.json
+
+# 2. Into the link view: an agent sweeping every second gives per-VL
+# wait ratios from its second reading on; 50,000 more ticks on VL0 of
+# leaf01 port 3 show there alone, in the sweep that read them.
+start_agent node0001 --no-state-file --no-ping --no-snmp --counter-interval 1
+check "the agent listens" [ -n "${P:-}" ]
+U=http://127.0.0.1:$P
+sweeps() { curl -s -m 5 "$U/api/v1/status" | jq -r '.sweeps.counter_sweeps // 0'; }
+wait_sweeps() { # $1 more counter sweeps than now, 30 s at most
+	local want=$(($(sweeps) + $1)) i
+	for ((i = 0; i < 300; i++)); do
+		[ "$(sweeps)" -ge "$want" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+check "two counter sweeps" wait_sweeps 2
+sim 'PerformanceSet "leaf01"[3] PortVLXmitWaitCounters.PortVLXmitWaitCounters0=51234'
+# The ratio is the last sweep's: look after each sweep, five at most
+# (the one under way may have read leaf01 before the change).
+gl=$(jq -r '.nodes[] | select(.name == "leaf01") | .guid' a.json)
+for _ in 1 2 3 4 5; do
+	wait_sweeps 1 || break
+	curl -s -m 5 "$U/api/v1/links/$gl/3" >l3.json
+	jq -e '.ends[] | select(.name == "leaf01") | .vl_xmit_wait_ratio."0" > 0' l3.json >/dev/null 2>&1 && break
+done
+end_vl() { jq -c --arg n "$1" '.ends[] | select(.name == $n) | .vl_xmit_wait_ratio' l3.json; }
+check "leaf01's end of its port 3 link: VL0 waited (ratio $(end_vl leaf01 | jq '."0"')), the 15 other VLs not" \
+	jq -e '.ends[] | select(.name == "leaf01") | .vl_xmit_wait_ratio |
+		length == 16 and ."0" > 0 and ."0" < 1 and
+		([to_entries[] | select(.key != "0") | .value] | all(. == 0))' l3.json
+check "the other end's ratios are all 0" \
+	jq -e '.ends[] | select(.name != "leaf01") | .vl_xmit_wait_ratio |
+		length == 16 and all(.[]; . == 0)' l3.json
+
+finish
