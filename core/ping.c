@@ -753,6 +753,26 @@ static void fill(struct ibw_endport *ep, const struct ibw_fnode *n,
 	snprintf(ep->name, sizeof(ep->name), "%s", name ? name : n->desc);
 }
 
+/* The first endport of @n with a LID (its port or node GUID @guid, or
+ * any with @guid 0): 0 with @nout and @pout set, else -ENOENT. */
+static int endport_of(const struct ibw_fnode *n, uint64_t guid,
+		      const struct ibw_fnode **nout,
+		      const struct ibw_fport **pout)
+{
+	unsigned p;
+
+	for (p = 0; p < n->nports; p++) {
+		if (guid && n->ports[p].guid != guid && n->guid != guid)
+			continue;
+		if (ibw_snapshot_endport_lid(n, p)) {
+			*nout = n;
+			*pout = &n->ports[p];
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 /* Resolve one configured target in @f: a LID, a GUID (port or node) or a
  * node name. */
 static int resolve(const struct ibw_fabric *f, const char *t,
@@ -762,7 +782,7 @@ static int resolve(const struct ibw_fabric *f, const char *t,
 {
 	char *end;
 	unsigned long long v;
-	unsigned i, p;
+	unsigned i;
 
 	v = strtoull(t, &end, 0);
 	if (*t && !*end) {
@@ -770,19 +790,9 @@ static int resolve(const struct ibw_fabric *f, const char *t,
 			*nout = ibw_fabric_find_lid(f, (uint16_t)v, pout);
 			return *nout ? 0 : -ENOENT;
 		}
-		for (i = 0; i < f->nnodes; i++) {
-			const struct ibw_fnode *n = &f->nodes[i];
-
-			for (p = 0; p < n->nports; p++) {
-				if ((n->ports[p].guid == v || n->guid == v) &&
-				    n->ports[p].have_pi && n->ports[p].pi.lid &&
-				    ibw_snapshot_endport(n, p)) {
-					*nout = n;
-					*pout = &n->ports[p];
-					return 0;
-				}
-			}
-		}
+		for (i = 0; i < f->nnodes; i++)
+			if (endport_of(&f->nodes[i], v, nout, pout) == 0)
+				return 0;
 		return -ENOENT;
 	}
 	for (i = 0; i < f->nnodes; i++) {
@@ -791,14 +801,8 @@ static int resolve(const struct ibw_fabric *f, const char *t,
 
 		if (strcmp(nm, t) && strcmp(n->desc, t))
 			continue;
-		for (p = 0; p < n->nports; p++) {
-			if (n->ports[p].have_pi && n->ports[p].pi.lid &&
-			    ibw_snapshot_endport(n, p)) {
-				*nout = n;
-				*pout = &n->ports[p];
-				return 0;
-			}
-		}
+		if (endport_of(n, 0, nout, pout) == 0)
+			return 0;
 	}
 	return -ENOENT;
 }
