@@ -658,9 +658,18 @@ static int listen_on(struct ibw_http *h, const char *addr, char *err,
 	struct sockaddr_storage ss;
 	socklen_t sslen;
 	const union MHD_DaemonInfo *di;
-	/* Threads of its own: a pool, each thread with its own epoll set;
-	 * ITC so that a resume from the loop wakes the thread. */
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+	/*
+	 * Threads of its own: a pool, each thread polling its share of
+	 * the connections; ITC so that a resume from the loop wakes the
+	 * thread. poll(), not epoll: libmicrohttpd 0.9.75 with epoll can
+	 * refuse a request (431: its query arguments do not fit the
+	 * connection's memory) and then neither send the answer nor close
+	 * until its thread wakes for something else (edge-triggered, no
+	 * new edge), holding the slot for the 30 s idle timeout. poll()
+	 * asks again on every pass; the connection limit keeps the sets
+	 * small.
+	 */
+	unsigned flags = MHD_USE_POLL_INTERNAL_THREAD |
 			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC |
 			 MHD_USE_ERROR_LOG;
 	struct MHD_OptionItem tls[] = {
