@@ -284,6 +284,7 @@ void ibw_jw_end(struct ibw_jw *w)
 
 void ibw_jw_key(struct ibw_jw *w, const char *key)
 {
+	json_t *name;
 	char *k;
 
 	if (w->err)
@@ -294,7 +295,9 @@ void ibw_jw_key(struct ibw_jw *w, const char *key)
 	}
 	jw_member(w);
 	/* jansson's escaping of the name, then its ": ". */
-	k = json_dumps(json_string(key), JSON_ENCODE_ANY);
+	name = json_string(key);
+	k = name ? json_dumps(name, JSON_ENCODE_ANY) : NULL;
+	json_decref(name);
 	if (!k) {
 		jw_fail(w, -ENOMEM);
 		return;
