@@ -926,14 +926,15 @@ struct ibw_census *ibw_census_compute(struct ibw_fabric *f,
 
 struct ibw_census *ibw_census_ref(struct ibw_census *c)
 {
+	/* Atomic: snapshots holding it are let go on HTTP threads too. */
 	if (c)
-		c->refs++;
+		__atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
 	return c;
 }
 
 void ibw_census_unref(struct ibw_census *c)
 {
-	if (!c || --c->refs)
+	if (!c || __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL))
 		return;
 	free(c->pbase);
 	free(c->nodeof);

@@ -16,10 +16,11 @@ struct ibw_fabric *ibw_fabric_new(void)
 	return f;
 }
 
+/* Atomic: a snapshot dropped by an HTTP thread drops its fabric. */
 struct ibw_fabric *ibw_fabric_ref(struct ibw_fabric *f)
 {
 	if (f)
-		f->refs++;
+		__atomic_add_fetch(&f->refs, 1, __ATOMIC_RELAXED);
 	return f;
 }
 
@@ -27,7 +28,7 @@ void ibw_fabric_unref(struct ibw_fabric *f)
 {
 	unsigned i;
 
-	if (!f || --f->refs)
+	if (!f || __atomic_sub_fetch(&f->refs, 1, __ATOMIC_ACQ_REL))
 		return;
 	for (i = 0; i < f->nnodes; i++)
 		free(f->nodes[i].ports);

@@ -53,7 +53,7 @@ struct ibw_sweep_stats {
 };
 
 struct ibw_fabric {
-	unsigned refs;
+	unsigned refs; /* atomic: a snapshot may drop it on any thread */
 	unsigned nnodes, cap;
 	struct ibw_fnode *nodes; /* sorted by guid once frozen */
 	struct ibw_sweep_stats sweep;

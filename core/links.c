@@ -1021,14 +1021,15 @@ struct ibw_link_view *ibw_links_view(const struct ibw_links *l, uint64_t now_us)
 
 struct ibw_link_view *ibw_link_view_ref(struct ibw_link_view *v)
 {
+	/* Atomic: snapshots holding it are let go on HTTP threads too. */
 	if (v)
-		v->refs++;
+		__atomic_add_fetch(&v->refs, 1, __ATOMIC_RELAXED);
 	return v;
 }
 
 void ibw_link_view_unref(struct ibw_link_view *v)
 {
-	if (!v || --v->refs)
+	if (!v || __atomic_sub_fetch(&v->refs, 1, __ATOMIC_ACQ_REL))
 		return;
 	free(v->links);
 	free(v->by_end);

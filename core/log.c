@@ -66,9 +66,11 @@ void ibw_log_stderr_text(enum ibw_log_level level, const char *text)
 	}
 }
 
+/* The level is read by every thread that logs (the HTTP server's too)
+ * and set on the loop's thread on a reload. */
 void ibw_log_set_level(enum ibw_log_level level)
 {
-	cur_level = level;
+	__atomic_store_n(&cur_level, level, __ATOMIC_RELAXED);
 }
 
 int ibw_log_level_parse(const char *name, enum ibw_log_level *level)
@@ -99,7 +101,7 @@ void ibw_log(enum ibw_log_level level, const char *subsys, const char *fmt, ...)
 	char msg[1024];
 	va_list ap;
 
-	if (level > cur_level)
+	if (level > __atomic_load_n(&cur_level, __ATOMIC_RELAXED))
 		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);

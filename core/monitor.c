@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,8 @@ struct ibw_monitor {
 	struct ibw_timer *trace_timer;
 	unsigned trace_pending;
 	struct ibw_fabric *fabric; /* last discovery */
+	/* The published snapshot: swapped here on the loop's thread, taken
+	 * by readers on any thread (the HTTP server's), under snap_lock. */
 	struct ibw_snapshot *snap;
 	/* Link health (core/links.h): the windows, and the view of the
 	 * last round with what it was built from, so that publishing with
@@ -41,6 +44,7 @@ struct ibw_monitor {
 	 * the next one is compared with for events. */
 	struct ibw_lft *lft;
 	struct ibw_census *census;
+	pthread_mutex_t snap_lock;
 	struct ibw_timer *disc_timer, *ctr_timer;
 	uint64_t discoveries, counter_sweeps;
 	/* The counter sweep under way (or the last): why it runs, and
@@ -214,7 +218,7 @@ static void update_links(struct ibw_monitor *m)
 /* Build a new snapshot from the current state and swap it in. */
 static void publish(struct ibw_monitor *m)
 {
-	struct ibw_snapshot *s = ibw_snapshot_new();
+	struct ibw_snapshot *s = ibw_snapshot_new(), *old;
 	const struct ibw_port_ctrs *ports;
 	unsigned n, i;
 
@@ -303,10 +307,14 @@ static void publish(struct ibw_monitor *m)
 		ibw_snapshot_unref(s);
 		return;
 	}
-	ibw_snapshot_unref(m->snap);
+	pthread_mutex_lock(&m->snap_lock);
+	old = m->snap;
 	m->snap = s;
 	m->published_settled =
 		s->counter_sweep.read + s->counter_sweep.unreachable;
+	pthread_mutex_unlock(&m->snap_lock);
+	/* Outside the lock: freeing a big snapshot takes a while. */
+	ibw_snapshot_unref(old);
 }
 
 static void log_events(struct ibw_monitor *m)
@@ -907,6 +915,7 @@ struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
 
 	if (!m)
 		return NULL;
+	pthread_mutex_init(&m->snap_lock, NULL);
 	m->e = e;
 	m->loop = ibw_engine_loop(e);
 	m->started_us = ibw_realtime_us();
@@ -1012,6 +1021,7 @@ void ibw_monitor_free(struct ibw_monitor *m)
 	ibw_snapshot_unref(m->snap);
 	ibw_link_view_unref(m->lview);
 	ibw_links_free(m->links);
+	pthread_mutex_destroy(&m->snap_lock);
 	ibw_namemap_free(m->names);
 	free(m->state_file);
 	free(m->map_path);
@@ -1047,7 +1057,12 @@ int ibw_monitor_once(struct ibw_monitor *m,
 
 struct ibw_snapshot *ibw_monitor_snapshot(struct ibw_monitor *m)
 {
-	return ibw_snapshot_ref(m->snap);
+	struct ibw_snapshot *s;
+
+	pthread_mutex_lock(&m->snap_lock);
+	s = ibw_snapshot_ref(m->snap);
+	pthread_mutex_unlock(&m->snap_lock);
+	return s;
 }
 
 struct ibw_pinger *ibw_monitor_pinger(struct ibw_monitor *m)

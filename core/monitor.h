@@ -68,8 +68,9 @@ int ibw_monitor_start(struct ibw_monitor *m);
 int ibw_monitor_once(struct ibw_monitor *m,
 		     void (*cb)(struct ibw_monitor *m, void *arg), void *arg);
 
-/* The current snapshot, with a reference; its links member is the link
- * view of the last round. */
+/* The published snapshot, a new reference (NULL before the first); its
+ * links member is the link view of the last round. Thread-safe, unlike
+ * the rest of this API, which is the loop's. */
 struct ibw_snapshot *ibw_monitor_snapshot(struct ibw_monitor *m);
 /* The engine lost its device: keep the last fabric, mark it stale, pause
  * pings and counter reads, and look again with a backoff. */

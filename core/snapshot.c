@@ -13,10 +13,12 @@ struct ibw_snapshot *ibw_snapshot_new(void)
 	return s;
 }
 
+/* Atomic: HTTP threads take and drop references while the loop
+ * publishes; the last one out, on any thread, frees. */
 struct ibw_snapshot *ibw_snapshot_ref(struct ibw_snapshot *s)
 {
 	if (s)
-		s->refs++;
+		__atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
 	return s;
 }
 
@@ -36,7 +38,7 @@ void ibw_snapshot_unref(struct ibw_snapshot *s)
 {
 	unsigned i;
 
-	if (!s || --s->refs)
+	if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL))
 		return;
 	drop_views(s);
 	if (s->names) {

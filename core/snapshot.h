@@ -112,7 +112,7 @@ struct ibw_snapshot_summary {
 };
 
 struct ibw_snapshot {
-	unsigned refs;
+	unsigned refs; /* atomic: any thread may take or drop one */
 	uint64_t seq; /* increases with every snapshot published */
 	uint64_t taken_us; /* CLOCK_REALTIME */
 	struct ibw_fabric *fabric; /* NULL before the first discovery */
@@ -183,6 +183,8 @@ struct ibw_snapshot *ibw_snapshot_new(void);
  * do not publish it).
  */
 int ibw_snapshot_seal(struct ibw_snapshot *s);
+/* Thread-safe: readers on other threads (the HTTP server's) hold
+ * references while the loop publishes. */
 struct ibw_snapshot *ibw_snapshot_ref(struct ibw_snapshot *s);
 void ibw_snapshot_unref(struct ibw_snapshot *s);
 

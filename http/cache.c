@@ -1,3 +1,4 @@
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,10 @@ struct slot {
 	uint64_t used;
 };
 
+/* Shared by the HTTP server's threads: the slots are under @lock;
+ * bodies, once made, are read-only but for their atomic refs. */
 struct ibw_cache {
+	pthread_mutex_t lock;
 	unsigned nslots;
 	uint64_t tick;
 	struct slot slots[];
@@ -91,12 +95,12 @@ struct ibw_body *ibw_body_new(uint64_t seq, char *text, size_t len, int gzip)
 
 void ibw_body_ref(struct ibw_body *b)
 {
-	b->refs++;
+	__atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED);
 }
 
 void ibw_body_unref(struct ibw_body *b)
 {
-	if (b && !--b->refs) {
+	if (b && !__atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL)) {
 		if (b->have_gz)
 			deflateEnd(&b->zs);
 		free(b->gz);
@@ -153,8 +157,10 @@ struct ibw_cache *ibw_cache_new(unsigned slots)
 	struct ibw_cache *c =
 		calloc(1, sizeof(*c) + (size_t)slots * sizeof(c->slots[0]));
 
-	if (c)
+	if (c) {
 		c->nslots = slots;
+		pthread_mutex_init(&c->lock, NULL);
+	}
 	return c;
 }
 
@@ -166,14 +172,17 @@ void ibw_cache_free(struct ibw_cache *c)
 		return;
 	for (i = 0; i < c->nslots; i++)
 		ibw_body_unref(c->slots[i].b);
+	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
 
 struct ibw_body *ibw_cache_get(struct ibw_cache *c, uint64_t seq,
 			       const char *key)
 {
+	struct ibw_body *b = NULL;
 	unsigned i;
 
+	pthread_mutex_lock(&c->lock);
 	for (i = 0; i < c->nslots; i++) {
 		struct slot *s = &c->slots[i];
 
@@ -188,10 +197,12 @@ struct ibw_body *ibw_cache_get(struct ibw_cache *c, uint64_t seq,
 		if (s->b && !strcmp(s->key, key)) {
 			s->used = ++c->tick;
 			ibw_body_ref(s->b);
-			return s->b;
+			b = s->b;
+			break;
 		}
 	}
-	return NULL;
+	pthread_mutex_unlock(&c->lock);
+	return b;
 }
 
 void ibw_cache_put(struct ibw_cache *c, const char *key, struct ibw_body *b)
@@ -201,6 +212,7 @@ void ibw_cache_put(struct ibw_cache *c, const char *key, struct ibw_body *b)
 
 	if (!c->nslots)
 		return;
+	pthread_mutex_lock(&c->lock);
 	for (i = 0; i < c->nslots && !s; i++)
 		if (c->slots[i].b && !strcmp(c->slots[i].key, key))
 			s = &c->slots[i];
@@ -219,4 +231,5 @@ void ibw_cache_put(struct ibw_cache *c, const char *key, struct ibw_body *b)
 	snprintf(s->key, sizeof(s->key), "%s", key);
 	s->b = b;
 	s->used = ++c->tick;
+	pthread_mutex_unlock(&c->lock);
 }

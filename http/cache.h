@@ -5,7 +5,9 @@
  * unfinished deflate stream, which each response finishes (a copy of
  * it) with its own live tail. A cache keeps bodies by key (a path and
  * its query) for one snapshot at a time. No libmicrohttpd here: the
- * server points its responses into these buffers.
+ * server points its responses into these buffers. Thread-safe: the
+ * server's threads share one cache; a miss may be rendered by two of
+ * them at once, and the last put wins.
  */
 #ifndef IBW_CACHE_H
 #define IBW_CACHE_H
@@ -18,7 +20,7 @@
 /* Read-only once made, except refs (ibw_body_ref/unref) and zs, which
  * zlib's deflateCopy() takes without const. */
 struct ibw_body {
-	unsigned refs;
+	unsigned refs; /* atomic: responses on any thread hold them */
 	uint64_t seq; /* the snapshot it was rendered from */
 	char *text;
 	size_t len;

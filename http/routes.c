@@ -33,6 +33,7 @@ struct ibw_route {
 	int prefix; /* @path and whatever follows it */
 	unsigned methods; /* enum ibw_http_method bits */
 	int token_always; /* else only with --http-token-everywhere */
+	int loop; /* served on the loop's thread (ibw_route_on_loop) */
 	enum route_cache cache;
 	void (*serve)(struct ibw_hreq *r, struct ibw_snapshot *s);
 	/* The cache key of @r's query, 0; or -1 with a problem set on @r.
@@ -659,7 +660,7 @@ static void render_traces(struct ibw_hreq *r, const struct ibw_snapshot *s,
 static void serve_events(struct ibw_hreq *r, struct ibw_snapshot *s)
 {
 	struct ibw_events *ev = ibw_monitor_events(r->ctx->m);
-	static struct ibw_event buf[4096];
+	struct ibw_event *buf;
 	unsigned long since = 0;
 	struct ibw_jw w;
 	unsigned n;
@@ -669,9 +670,17 @@ static void serve_events(struct ibw_hreq *r, struct ibw_snapshot *s)
 		ibw_hreq_problem(r, 400, "since must be an event number");
 		return;
 	}
+	/* Per request: a static buffer would be shared by every thread
+	 * that ever served this. */
+	buf = malloc(4096 * sizeof(*buf));
+	if (!buf) {
+		ibw_hreq_problem(r, 503, "out of memory");
+		return;
+	}
 	n = ibw_events_since(ev, since, buf, 4096);
 	ibw_jw_init(&w);
 	ibw_json_write_events_doc(&w, ibw_events_last_seq(ev), buf, n);
+	free(buf);
 	set_written(r, &w);
 }
 
@@ -695,7 +704,7 @@ static void serve_status(struct ibw_hreq *r, struct ibw_snapshot *s)
 {
 	struct ibw_engine_stats st;
 
-	ibw_engine_get_stats(r->ctx->e, &st);
+	ibw_http_engine_stats(r, &st);
 	set_json(r, 200, ibw_json_status(s, &st, ibw_realtime_us()));
 }
 
@@ -759,7 +768,7 @@ static void serve_metrics(struct ibw_hreq *r, struct ibw_snapshot *s)
 	}
 	sh = ibw_share_new(b);
 	ibw_body_unref(b);
-	ibw_engine_get_stats(r->ctx->e, &st);
+	ibw_http_engine_stats(r, &st);
 	live = ibw_prom_render_live(s, &st, ibw_realtime_us(), om, &llen);
 	if (!sh || !live) {
 		ibw_share_free(sh);
@@ -859,20 +868,28 @@ static const struct ibw_route routes[] = {
 	  .methods = GET_HEAD,
 	  .cache = CACHE_ANSWER,
 	  .render = render_traces },
-	{ .path = "/api/v1/events", .methods = GET_HEAD, .serve = serve_events },
+	/* the event ring is the loop's */
+	{ .path = "/api/v1/events",
+	  .methods = GET_HEAD,
+	  .loop = 1,
+	  .serve = serve_events },
 	{ .path = "/api/v1/routes", .methods = GET_HEAD, .serve = serve_routes },
+	/* names and GUIDs resolve on the monitor's live fabric: the loop's */
 	{ .path = "/api/v1/routes/",
 	  .prefix = 1,
 	  .methods = GET_HEAD,
+	  .loop = 1,
 	  .serve = serve_route },
 	/* on-demand probes: they send MADs, so the token guards them */
 	{ .path = "/api/v1/trace",
 	  .methods = GET_HEAD,
 	  .token_always = 1,
+	  .loop = 1,
 	  .serve = serve_trace },
 	{ .path = "/api/v1/ping",
 	  .methods = GET_HEAD,
 	  .token_always = 1,
+	  .loop = 1,
 	  .serve = serve_ping },
 };
 
@@ -912,6 +929,11 @@ int ibw_route_allows(const struct ibw_route *rt, const char *method)
 int ibw_route_token_always(const struct ibw_route *rt)
 {
 	return rt->token_always;
+}
+
+int ibw_route_on_loop(const struct ibw_route *rt)
+{
+	return rt->loop;
 }
 
 /* The names of @rt's methods, @sep between them and @last before the

@@ -51,8 +51,13 @@ struct ibw_hreq {
 	const char *url; /* the path (libmicrohttpd's, valid until answered) */
 	const struct ibw_route *route; /* NULL: no such path */
 	enum ibw_hreq_state state;
-	int probing; /* a probe's callback is still to come */
-	int orphan; /* the connection went first: the callback frees */
+	/* Handed over to the loop (server.c): probing and orphan under the
+	 * server's lock; cb_pending and detached the loop's alone. */
+	int probing; /* the loop holds it: it resumes or frees it */
+	int orphan; /* the connection went first: the loop frees */
+	int cb_pending; /* a probe's callback is still to come */
+	int detached; /* the server stopped: the callback frees */
+	struct ibw_hreq *qnext; /* the server's queue for the loop */
 	unsigned code; /* the answer's status; 0 until answered */
 	char *body; /* the answer, unless shared */
 	size_t len;
@@ -71,8 +76,12 @@ int ibw_route_allows(const struct ibw_route *rt, const char *method);
 int ibw_route_token_always(const struct ibw_route *rt);
 /* The methods @rt serves as an Allow header value: "GET, HEAD". */
 void ibw_route_allow(const struct ibw_route *rt, char *buf, size_t len);
-/* Answer @r (its route set) from the current snapshot, or suspend it
- * for a probe (r->state becomes IBW_HREQ_WAITING). */
+/* Whether @rt's handler needs the loop's thread (on-demand probes, the
+ * event ring): the server hands such requests over to the loop. The
+ * others run on the server's threads and read snapshots alone. */
+int ibw_route_on_loop(const struct ibw_route *rt);
+/* Answer @r (its route set) from the current snapshot, or, on the
+ * loop, start a probe whose callback answers (ibw_http_suspend). */
 void ibw_route_serve(struct ibw_hreq *r);
 
 /* Answers. A problem is RFC 9457 problem+json with @fmt as its detail. */
@@ -82,10 +91,14 @@ void ibw_hreq_problem(struct ibw_hreq *r, unsigned code, const char *fmt, ...)
 void ibw_hreq_not_allowed(struct ibw_hreq *r);
 
 /* From server.c, for the handlers. */
-/* Per client address: whether @r may start an on-demand probe now. */
+/* Per client address: whether @r may start an on-demand probe now. On
+ * the loop only. */
 int ibw_http_allow_probe(struct ibw_hreq *r);
-/* Suspend @r until its probe's callback calls ibw_http_probe_landed(). */
+/* On the loop: a probe was started for @r; its callback answers, then
+ * calls ibw_http_probe_landed(). */
 void ibw_http_suspend(struct ibw_hreq *r);
+/* The engine's counts as of the loop's last wait: any thread. */
+void ibw_http_engine_stats(struct ibw_hreq *r, struct ibw_engine_stats *st);
 /* In a probe's callback: whether @r still wants the answer (its
  * connection is there and nothing answered it meanwhile). */
 int ibw_http_probe_wanted(const struct ibw_hreq *r);

@@ -1,11 +1,14 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <microhttpd.h>
 
@@ -17,8 +20,6 @@
 
 #define ONDEMAND_CLIENTS 64
 #define JSON_CACHE_SLOTS 16
-#define TLS_POLL_US 10000
-#define CONN_POLL_US 500000
 
 struct bucket {
 	char addr[INET6_ADDRSTRLEN];
@@ -27,28 +28,45 @@ struct bucket {
 
 struct listener {
 	struct MHD_Daemon *d;
-	int epfd;
 	unsigned port;
 };
 
 /* One connection, from accept to close (MHD_OPTION_NOTIFY_CONNECTION). */
 struct hconn {
-	struct MHD_Connection *c;
+	int fd; /* open until the connection is off the list */
 	uint64_t deadline_us; /* for its first request's headers; 0: met */
 	struct hconn *prev, *next;
 };
 
+/*
+ * Threads. libmicrohttpd serves from threads of its own (a pool per
+ * listener); the probe loop never waits for a client. What those
+ * threads read is immutable (snapshots, cached bodies, the options) or
+ * under @lock. What needs the loop (a route with .loop set: on-demand
+ * probes, the event ring) is handed over: the request's connection is
+ * suspended, the request put on @queue and @efd written; the loop
+ * serves it and resumes the connection, whose thread then sends the
+ * answer. Only the loop touches the rate-limit buckets.
+ */
 struct ibw_http {
 	struct ibw_loop *loop;
+	struct ibw_engine *e;
 	struct ibw_http_opts o;
 	struct listener l[IBW_HTTP_MAX_LISTEN];
 	unsigned nl;
 	char *token;
 	char *cert, *key;
-	struct ibw_timer *timer;
-	struct bucket buckets[ONDEMAND_CLIENTS];
-	struct ibw_hreq *waiting; /* suspended, a probe under way */
+	struct ibw_timer *timer; /* the next header deadline */
+	int efd; /* eventfd: work for the loop, or a new deadline */
+	int hooked; /* stats_hook is on the loop */
+	struct bucket buckets[ONDEMAND_CLIENTS]; /* the loop's */
+	pthread_mutex_t lock;
+	/* under @lock: */
+	struct ibw_hreq *queue, **qtail; /* handed over, not yet served */
+	struct ibw_hreq *waiting; /* handed over, not yet answered */
 	struct hconn *conns; /* open connections */
+	struct ibw_engine_stats stats; /* the engine's, as of the last wait */
+	int stopping; /* hand nothing over any more */
 	struct ibw_routes_ctx ctx;
 };
 
@@ -101,12 +119,23 @@ static enum MHD_Result send_answer(struct MHD_Connection *c, struct ibw_hreq *r)
 	return ret;
 }
 
-static void kick(struct ibw_http *h)
+static void wake_loop(struct ibw_http *h)
 {
-	/* Resumed connections are served by the next MHD_run. */
-	ibw_timer_arm(h->timer, 0);
+	uint64_t one = 1;
+
+	/* Fails only when the counter is full: the loop is woken then. */
+	if (write(h->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("http", "cannot wake the loop: %s", strerror(errno));
 }
 
+static void hreq_free(struct ibw_hreq *r)
+{
+	free(r->body);
+	ibw_share_free(r->shared);
+	free(r);
+}
+
+/* Under h->lock. */
 static void unlink_waiting(struct ibw_http *h, struct ibw_hreq *r)
 {
 	struct ibw_hreq **pp;
@@ -119,40 +148,104 @@ static void unlink_waiting(struct ibw_http *h, struct ibw_hreq *r)
 	}
 }
 
+/*
+ * On an HTTP thread: give @r to the loop. The connection is suspended
+ * first, so that the loop's resume can never come before it.
+ */
+static int hand_over(struct ibw_hreq *r)
+{
+	struct ibw_http *h = r->h;
+	int stopping;
+
+	MHD_suspend_connection(r->conn);
+	pthread_mutex_lock(&h->lock);
+	stopping = h->stopping;
+	if (!stopping) {
+		r->state = IBW_HREQ_WAITING;
+		r->probing = 1;
+		r->next = h->waiting;
+		h->waiting = r;
+		r->qnext = NULL;
+		*h->qtail = r;
+		h->qtail = &r->qnext;
+	}
+	pthread_mutex_unlock(&h->lock);
+	if (stopping) {
+		ibw_hreq_problem(r, 503, "the agent is stopping");
+		MHD_resume_connection(r->conn);
+	} else {
+		wake_loop(h);
+	}
+	/* Either way the connection is suspended until resumed. */
+	return 1;
+}
+
 void ibw_http_suspend(struct ibw_hreq *r)
 {
-	r->state = IBW_HREQ_WAITING;
-	r->probing = 1;
-	r->next = r->h->waiting;
-	r->h->waiting = r;
-	MHD_suspend_connection(r->conn);
+	/* The connection is suspended already (hand_over): the probe's
+	 * callback answers. */
+	r->cb_pending = 1;
 }
 
 int ibw_http_probe_wanted(const struct ibw_hreq *r)
 {
-	/* READY: answered already (the agent is stopping) */
-	return !r->orphan && r->state != IBW_HREQ_READY;
+	/* READY: answered already (the agent is stopping). The loop alone
+	 * sets READY on a request it holds: no lock. */
+	return !r->detached && r->state != IBW_HREQ_READY;
 }
 
-/* A probe's answer: resume the connection (or drop it, if it went). */
+/* On the loop: @r is answered: resume its connection, whose thread
+ * sends the answer (or free @r, if the server is gone). */
 void ibw_http_probe_landed(struct ibw_hreq *r)
 {
-	r->probing = 0;
-	if (r->orphan) {
-		free(r->body);
-		ibw_share_free(r->shared);
-		free(r);
+	struct ibw_http *h = r->h;
+	int resume = 0, orphan;
+
+	r->cb_pending = 0;
+	if (r->detached) {
+		/* ibw_http_free() answered it and stopped the server:
+		 * the connection is gone and @r is ours. */
+		hreq_free(r);
 		return;
 	}
-	if (r->state == IBW_HREQ_READY)
-		return;
-	unlink_waiting(r->h, r);
-	r->state = IBW_HREQ_READY;
-	MHD_resume_connection(r->conn);
-	kick(r->h);
+	pthread_mutex_lock(&h->lock);
+	r->probing = 0;
+	orphan = r->orphan;
+	if (!orphan && r->state != IBW_HREQ_READY) {
+		unlink_waiting(h, r);
+		r->state = IBW_HREQ_READY;
+		resume = 1;
+	}
+	pthread_mutex_unlock(&h->lock);
+	if (orphan)
+		hreq_free(r);
+	else if (resume)
+		MHD_resume_connection(r->conn);
 }
 
-/* Per client address: a token bucket for on-demand probes. */
+void ibw_http_engine_stats(struct ibw_hreq *r, struct ibw_engine_stats *st)
+{
+	pthread_mutex_lock(&r->h->lock);
+	*st = r->h->stats;
+	pthread_mutex_unlock(&r->h->lock);
+}
+
+/* Before each wait of the loop: the engine's counts, for the HTTP
+ * threads (the engine itself is the loop's). */
+static void stats_hook(struct ibw_loop *loop, void *arg)
+{
+	struct ibw_http *h = arg;
+	struct ibw_engine_stats st;
+
+	ibw_engine_get_stats(h->e, &st);
+	pthread_mutex_lock(&h->lock);
+	h->stats = st;
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* Per client address: a token bucket for on-demand probes. On the loop
+ * (the routes that call it are handed over): the buckets are its own.
+ * The client address of a suspended connection stays put. */
 int ibw_http_allow_probe(struct ibw_hreq *r)
 {
 	struct ibw_http *h = r->h;
@@ -213,8 +306,10 @@ static int token_ok(const struct ibw_http *h, struct MHD_Connection *c)
 }
 
 /* The token (when the route, or --http-token-everywhere, wants it),
- * then the route's handler. */
-static void dispatch(struct ibw_hreq *r)
+ * then the route's handler, here or on the loop. 1: handed over (the
+ * loop answers, and @r is the loop's until it resumes the connection);
+ * 0: answered. */
+static int dispatch(struct ibw_hreq *r)
 {
 	struct ibw_http *h = r->h;
 	int guarded = h->o.token_everywhere ||
@@ -224,8 +319,11 @@ static void dispatch(struct ibw_hreq *r)
 		ibw_hreq_problem(r, 401, "a bearer token is required here");
 	else if (!r->route)
 		ibw_hreq_problem(r, 404, "no such path");
+	else if (ibw_route_on_loop(r->route))
+		return hand_over(r);
 	else
 		ibw_route_serve(r);
+	return 0;
 }
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
@@ -235,6 +333,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 {
 	struct ibw_http *h = cls;
 	struct ibw_hreq *r = *con_cls;
+	enum ibw_hreq_state state;
 
 	if (!r) {
 		/* First call: headers only. Refuse what is too big, or a
@@ -245,8 +344,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 			c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 
 		/* The headers came: the header deadline is met. */
-		if (ci && ci->socket_context)
+		if (ci && ci->socket_context) {
+			pthread_mutex_lock(&h->lock);
 			((struct hconn *)ci->socket_context)->deadline_us = 0;
+			pthread_mutex_unlock(&h->lock);
+		}
 
 		r = calloc(1, sizeof(*r));
 		if (!r)
@@ -278,34 +380,40 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		}
 		return MHD_YES;
 	}
-	if (r->state == IBW_HREQ_READY || r->code)
-		return send_answer(c, r);
-	if (r->state == IBW_HREQ_WAITING)
+	/* The loop sets READY on a request handed over to it. */
+	pthread_mutex_lock(&h->lock);
+	state = r->state;
+	pthread_mutex_unlock(&h->lock);
+	if (state == IBW_HREQ_WAITING)
 		return MHD_YES; /* resumed by mistake: still waiting */
+	if (state == IBW_HREQ_READY || r->code)
+		return send_answer(c, r);
 	r->url = url;
-	dispatch(r);
-	if (r->state == IBW_HREQ_WAITING)
-		return MHD_YES;
+	if (dispatch(r))
+		return MHD_YES; /* suspended: the answer comes on resume */
 	return send_answer(c, r);
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		      enum MHD_RequestTerminationCode toe)
 {
+	struct ibw_http *h = cls;
 	struct ibw_hreq *r = *con_cls;
+	int probing;
 
 	if (!r)
 		return;
 	*con_cls = NULL;
-	if (r->probing) {
-		/* A probe is still under way: its callback frees this. */
+	pthread_mutex_lock(&h->lock);
+	probing = r->probing;
+	if (probing) {
+		/* The loop still holds it: its callback frees it. */
 		r->orphan = 1;
-		unlink_waiting(r->h, r);
-		return;
+		unlink_waiting(h, r);
 	}
-	free(r->body);
-	ibw_share_free(r->shared);
-	free(r);
+	pthread_mutex_unlock(&h->lock);
+	if (!probing)
+		hreq_free(r);
 }
 
 static void on_conn(void *cls, struct MHD_Connection *c, void **socket_ctx,
@@ -315,27 +423,40 @@ static void on_conn(void *cls, struct MHD_Connection *c, void **socket_ctx,
 	struct hconn *hc = *socket_ctx;
 
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+			c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		if (!ci || ci->connect_fd < 0)
+			return;
 		hc = calloc(1, sizeof(*hc));
 		if (!hc)
 			return; /* no header deadline for this one */
-		hc->c = c;
+		hc->fd = ci->connect_fd;
 		hc->deadline_us = ibw_now_us() +
 				  (uint64_t)h->o.header_timeout_s * 1000000u;
+		pthread_mutex_lock(&h->lock);
 		hc->next = h->conns;
 		if (h->conns)
 			h->conns->prev = hc;
 		h->conns = hc;
+		pthread_mutex_unlock(&h->lock);
 		*socket_ctx = hc;
+		/* The loop keeps the deadlines: it arms its timer. */
+		wake_loop(h);
 		return;
 	}
 	if (!hc)
 		return;
+	/* libmicrohttpd closes the socket after this: off the list, the
+	 * fd is no longer shut down by the loop. */
+	pthread_mutex_lock(&h->lock);
 	if (hc->prev)
 		hc->prev->next = hc->next;
 	else
 		h->conns = hc->next;
 	if (hc->next)
 		hc->next->prev = hc->prev;
+	pthread_mutex_unlock(&h->lock);
 	free(hc);
 	*socket_ctx = NULL;
 }
@@ -353,9 +474,8 @@ static uint64_t enforce_header_deadline(struct ibw_http *h, uint64_t now)
 	uint64_t next = UINT64_MAX;
 	struct hconn *hc;
 
+	pthread_mutex_lock(&h->lock);
 	for (hc = h->conns; hc; hc = hc->next) {
-		const union MHD_ConnectionInfo *ci;
-
 		if (!hc->deadline_us)
 			continue;
 		if (hc->deadline_us > now) {
@@ -364,13 +484,10 @@ static uint64_t enforce_header_deadline(struct ibw_http *h, uint64_t now)
 			continue;
 		}
 		hc->deadline_us = 0;
-		ci = MHD_get_connection_info(hc->c,
-					     MHD_CONNECTION_INFO_CONNECTION_FD);
-		if (ci && ci->connect_fd >= 0)
-			shutdown(ci->connect_fd, SHUT_RDWR);
-		/* MHD sees it at its next run: soon. */
-		next = 0;
+		/* Its thread sees the end of the stream at once. */
+		shutdown(hc->fd, SHUT_RDWR);
 	}
+	pthread_mutex_unlock(&h->lock);
 	return next;
 }
 
@@ -400,49 +517,44 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 		log_warn("http", "%s", msg);
 }
 
-static void run(struct ibw_http *h)
+static void deadlines(struct ibw_http *h)
 {
-	MHD_UNSIGNED_LONG_LONG ms;
-	uint64_t next = UINT64_MAX, dl;
-	unsigned i;
+	uint64_t next = enforce_header_deadline(h, ibw_now_us());
 
-	for (i = 0; i < h->nl; i++) {
-		const union MHD_DaemonInfo *di;
-
-		MHD_run(h->l[i].d);
-		if (MHD_get_timeout(h->l[i].d, &ms) == MHD_YES &&
-		    ms * 1000u < next)
-			next = ms * 1000u;
-		/* libmicrohttpd 0.9.75 can refuse a request (431: its query
-		 * arguments do not fit the connection's memory) and then
-		 * neither send the answer nor close until the next MHD_run,
-		 * while reporting no fd event and the 30 s idle timeout: each
-		 * such request would hold a connection slot for 30 s. Run it
-		 * again soon whenever connections are open. */
-		di = MHD_get_daemon_info(h->l[i].d,
-					 MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-		if (di && di->num_connections && next > CONN_POLL_US)
-			next = CONN_POLL_US;
-	}
-	dl = enforce_header_deadline(h, ibw_now_us());
-	if (dl < next)
-		next = dl ? dl : 1;
-	/* With TLS, GnuTLS can hold data that no fd reports (a record
-	 * half written when the socket filled): look again soon. */
-	if (h->cert && next > TLS_POLL_US)
-		next = TLS_POLL_US;
 	if (next != UINT64_MAX)
 		ibw_timer_arm(h->timer, next);
+	else
+		ibw_timer_disarm(h->timer);
 }
 
-static void on_fd(struct ibw_loop *loop, int fd, unsigned ev, void *arg)
+/* On the loop: serve what the HTTP threads handed over. */
+static void on_wake(struct ibw_loop *loop, int fd, unsigned ev, void *arg)
 {
-	run(arg);
+	struct ibw_http *h = arg;
+	struct ibw_hreq *q, *r;
+	uint64_t n;
+
+	if (read(h->efd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		log_warn("http", "eventfd: %s", strerror(errno));
+	pthread_mutex_lock(&h->lock);
+	q = h->queue;
+	h->queue = NULL;
+	h->qtail = &h->queue;
+	pthread_mutex_unlock(&h->lock);
+	while ((r = q)) {
+		q = r->qnext;
+		r->qnext = NULL;
+		ibw_route_serve(r);
+		/* Answered at once (a bad query, a 429): no callback. */
+		if (!r->cb_pending)
+			ibw_http_probe_landed(r);
+	}
+	deadlines(h);
 }
 
 static void on_timer(struct ibw_timer *t, void *arg)
 {
-	run(arg);
+	deadlines(arg);
 }
 
 static int parse_listen(const char *s, struct sockaddr_storage *ss,
@@ -546,7 +658,19 @@ static int listen_on(struct ibw_http *h, const char *addr, char *err,
 	struct sockaddr_storage ss;
 	socklen_t sslen;
 	const union MHD_DaemonInfo *di;
-	unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+	/*
+	 * Threads of its own: a pool, each thread polling its share of
+	 * the connections; ITC so that a resume from the loop wakes the
+	 * thread. poll(), not epoll: libmicrohttpd 0.9.75 with epoll can
+	 * refuse a request (431: its query arguments do not fit the
+	 * connection's memory) and then neither send the answer nor close
+	 * until its thread wakes for something else (edge-triggered, no
+	 * new edge), holding the slot for the 30 s idle timeout. poll()
+	 * asks again on every pass; the connection limit keeps the sets
+	 * small.
+	 */
+	unsigned flags = MHD_USE_POLL_INTERNAL_THREAD |
+			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC |
 			 MHD_USE_ERROR_LOG;
 	struct MHD_OptionItem tls[] = {
 		{ MHD_OPTION_HTTPS_MEM_CERT, 0, h->cert },
@@ -578,23 +702,17 @@ static int listen_on(struct ibw_http *h, const char *addr, char *err,
 		(size_t)h->o.max_request_bytes * 2,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)h->o.idle_timeout_s,
 		MHD_OPTION_NOTIFY_COMPLETED, completed, h,
-		MHD_OPTION_NOTIFY_CONNECTION, on_conn, h, MHD_OPTION_ARRAY,
-		h->cert ? tls : tls + 2, MHD_OPTION_END);
+		MHD_OPTION_NOTIFY_CONNECTION, on_conn, h,
+		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)IBW_HTTP_THREADS,
+		MHD_OPTION_ARRAY, h->cert ? tls : tls + 2, MHD_OPTION_END);
 	if (!l->d) {
 		snprintf(err, errlen, "cannot listen on %s: %s", addr,
 			 strerror(errno ? errno : EADDRINUSE));
 		return -1;
 	}
 	h->nl++;
-	di = MHD_get_daemon_info(l->d, MHD_DAEMON_INFO_EPOLL_FD);
-	l->epfd = di ? di->epoll_fd : -1;
 	di = MHD_get_daemon_info(l->d, MHD_DAEMON_INFO_BIND_PORT);
 	l->port = di ? di->port : 0;
-	if (l->epfd < 0 ||
-	    ibw_loop_watch(h->loop, l->epfd, IBW_EV_READ, on_fd, h) < 0) {
-		snprintf(err, errlen, "cannot plug the HTTP server in");
-		return -1;
-	}
 	log_info("http", "listening on %s%s", addr, h->cert ? " (TLS)" : "");
 	return 0;
 }
@@ -610,6 +728,10 @@ struct ibw_http *ibw_http_new(struct ibw_loop *loop, struct ibw_monitor *m,
 	if (!h)
 		return NULL;
 	h->loop = loop;
+	h->e = e;
+	h->efd = -1;
+	pthread_mutex_init(&h->lock, NULL);
+	h->qtail = &h->queue;
 	h->o = *o;
 	h->ctx.m = m;
 	h->ctx.e = e;
@@ -637,6 +759,16 @@ struct ibw_http *ibw_http_new(struct ibw_loop *loop, struct ibw_monitor *m,
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
+	h->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (h->efd < 0 ||
+	    ibw_loop_watch(loop, h->efd, IBW_EV_READ, on_wake, h) < 0 ||
+	    ibw_loop_add_hook(loop, stats_hook, h) < 0) {
+		snprintf(err, errlen, "cannot plug the HTTP server in: %s",
+			 strerror(errno));
+		goto fail;
+	}
+	h->hooked = 1;
+	stats_hook(loop, h);
 	if (!!h->o.tls_cert != !!h->o.tls_key) {
 		snprintf(err, errlen, "TLS needs both a certificate and a key");
 		goto fail;
@@ -672,24 +804,45 @@ fail:
 
 void ibw_http_free(struct ibw_http *h)
 {
-	struct ibw_hreq *r;
+	struct ibw_hreq *list, *r, *detached = NULL;
 	unsigned i;
 
 	if (!h)
 		return;
-	/* MHD must not stop with connections suspended. */
-	while ((r = h->waiting)) {
-		h->waiting = r->next;
-		r->state = IBW_HREQ_READY;
+	/* MHD must not stop with connections suspended: answer what was
+	 * handed over, and hand nothing over from now on. */
+	pthread_mutex_lock(&h->lock);
+	h->stopping = 1;
+	list = h->waiting;
+	h->waiting = NULL;
+	h->queue = NULL;
+	h->qtail = &h->queue;
+	pthread_mutex_unlock(&h->lock);
+	while ((r = list)) {
+		list = r->next;
 		ibw_hreq_problem(r, 503, "the agent is stopping");
+		pthread_mutex_lock(&h->lock);
+		r->state = IBW_HREQ_READY;
+		/* A probe's callback still to come keeps it (orphan). */
+		r->probing = r->cb_pending;
+		pthread_mutex_unlock(&h->lock);
+		if (r->cb_pending) {
+			r->next = detached;
+			detached = r;
+		}
 		MHD_resume_connection(r->conn);
 	}
-	for (i = 0; i < h->nl; i++) {
-		MHD_run(h->l[i].d);
-		if (h->l[i].epfd >= 0)
-			ibw_loop_unwatch(h->loop, h->l[i].epfd);
+	/* Joins the server's threads: what they wrote is ours now. */
+	for (i = 0; i < h->nl; i++)
 		MHD_stop_daemon(h->l[i].d);
+	for (r = detached; r; r = r->next)
+		r->detached = 1;
+	if (h->efd >= 0) {
+		ibw_loop_unwatch(h->loop, h->efd);
+		close(h->efd);
 	}
+	if (h->hooked)
+		ibw_loop_del_hook(h->loop, stats_hook, h);
 	ibw_timer_free(h->timer);
 	ibw_cache_free(h->ctx.json);
 	ibw_cache_free(h->ctx.metrics);
@@ -698,5 +851,6 @@ void ibw_http_free(struct ibw_http *h)
 	free(h->token);
 	free(h->cert);
 	free(h->key);
+	pthread_mutex_destroy(&h->lock);
 	free(h);
 }

@@ -1,11 +1,15 @@
 /*
- * The HTTP endpoint: libmicrohttpd in external-select mode on the
- * agent's event loop (its epoll fd watched, its timeout armed before each
- * wait), so handlers run on the loop's thread and read the monitor's
- * snapshots; on-demand traces and pings suspend the connection until
- * their callback resumes it. A scrape never sends a MAD. The endpoints
- * are the route table of routes.c; answers that depend on a snapshot
- * alone are kept in the response cache of cache.c.
+ * The HTTP endpoint: libmicrohttpd serving from threads of its own (a
+ * pool of IBW_HTTP_THREADS per listener), so that neither a crowd of
+ * clients nor a big rendering holds up the probe loop. Handlers on those
+ * threads read the monitor's immutable snapshots. What needs the loop
+ * (on-demand traces and pings, the event ring) is handed over: the
+ * connection is suspended, the request queued and the loop woken (an
+ * eventfd); the loop serves it, and resumes the connection when the
+ * answer is there. A scrape never sends a MAD. The endpoints are the
+ * route table of routes.c; answers that depend on a snapshot alone are
+ * kept in the response cache of cache.c. ibw_http_new() and
+ * ibw_http_free() are called on the loop's thread.
  */
 #ifndef IBW_SERVER_H
 #define IBW_SERVER_H
@@ -15,6 +19,10 @@
 
 #define IBW_HTTP_MAX_LISTEN 4
 #define IBW_HTTP_DEFAULT_LISTEN "127.0.0.1:9776"
+/* Threads serving each listener: two, so that one big rendering does
+ * not hold up a scrape. libmicrohttpd splits the connection limit
+ * between them. */
+#define IBW_HTTP_THREADS 2
 /* Connection limits: enough for a few scrapers and dashboards, few
  * enough that one address cannot take every slot. */
 #define IBW_HTTP_DEFAULT_MAX_CONNECTIONS 64

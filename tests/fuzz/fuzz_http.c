@@ -1,9 +1,10 @@
 /*
  * Fuzz target: the HTTP server's request handling, path and query
  * parsing included, as a client reaches it: the input is sent as raw
- * bytes on a loopback connection to the server running on the agent's
- * loop (libmicrohttpd parses the request line and headers, our routes
- * parse the path and the query). The monitor behind it has no fabric;
+ * bytes on a loopback connection to the server (libmicrohttpd's
+ * threads parse the request line and headers, our routes parse the
+ * path and the query; on-demand probes are handed to the agent's loop,
+ * which the target runs). The monitor behind it has no fabric;
  * on-demand traces and pings go to the in-memory transport and are never
  * answered, so they end at their deadlines.
  */

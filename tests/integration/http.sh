@@ -68,6 +68,46 @@ check "/api/v1/trace between two named hosts equals ibtracert (${r%% *})" \
 r=$(get "$U/api/v1/ping?target=node0050%20HCA-1&count=3&method=pma")
 check "/api/v1/ping" jq -e '.received == 3 and .method == "pma"' body.json
 
+# The server's threads and the probe loop at once: four clients scrape,
+# render, trace and ping until two more counter sweeps (one a second)
+# are done. The traces and pings are handed over to the loop and
+# answered from it. (Under ThreadSanitizer a data race aborts the agent:
+# it would then stop answering here.)
+storm() { # storm MAX-ROUNDS CURL-ARGS -- URL...: a status code a line
+	local n=$1 i=0 u args=(); shift
+	while [ "$1" != -- ]; do args+=("$1"); shift; done; shift
+	while [ ! -e storm.stop ] && [ $i -lt "$n" ]; do
+		i=$((i + 1))
+		for u in "$@"; do
+			# on-demand probes from 8 addresses: 8 budgets of 60
+			curl -s -m 20 "${args[@]/@N/$((10 + i % 8))}" -o /dev/null \
+				-w '%{http_code}\n' "$u"
+		done
+	done
+}
+sweeps() { curl -s -m 20 "$U/api/v1/status" | jq '.sweeps.counter_sweeps'; }
+rm -f storm.stop
+s0=$(sweeps)
+storm 1000 --compressed -- "$U/metrics" "$U/api/v1/status" >storm1.txt & sp1=$!
+storm 1000 -- "$U/metrics" "$U/api/v1/ports" "$U/api/v1/events" >storm2.txt & sp2=$!
+storm 200 --interface 127.0.0.@N -- "$U/api/v1/trace?target=node0200%20HCA-1" \
+	"$U/api/v1/ping?target=node0100%20HCA-1&count=2&method=pma" >storm3.txt & sp3=$!
+storm 200 --interface 127.0.1.@N -- "$U/api/v1/trace?source=node0002%20HCA-1&target=node0300%20HCA-1" \
+	"$U/api/v1/ping?target=node0007%20HCA-1&count=2" >storm4.txt & sp4=$!
+for _ in $(seq 1 300); do
+	s1=$(sweeps)
+	[ "${s1:-0}" -ge $((s0 + 2)) ] && break
+	sleep 0.2
+done
+touch storm.stop
+wait $sp1 $sp2 $sp3 $sp4
+all=$(cat storm[1-4].txt | wc -l) n200=$(cat storm[1-4].txt | grep -c '^200$')
+echo "# concurrent: $n200 of $all answers 200 ($(wc -l <storm3.txt) + $(wc -l <storm4.txt) on demand); counter sweeps $s0 -> $s1"
+check "scrapes, traces and pings from four clients at once: all $all answered 200 ($n200)" \
+	test "$all" -gt 0 -a "$n200" = "$all" -a -s storm3.txt -a -s storm4.txt
+check "... while two counter sweeps ran ($s0 -> $s1)" test "$s1" -ge $((s0 + 2))
+check "... and the agent is still running" kill -0 "${pids[0]}"
+
 # Errors: problem+json with the right status.
 problem() { # expected-status curl-args...
 	local want=$1 r; shift

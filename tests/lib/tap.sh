@@ -20,7 +20,7 @@ finish() {
 	while IFS= read -r -d '' f; do
 		bad "sanitizer report in $f: $(grep -m1 -E 'Sanitizer|runtime error:' "$f")"
 	done < <(find . \( -name '*.log' -o -name '*.out' -o -name '*.err' -o -name '*.txt' \) -type f \
-		-exec grep -l -Z -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' {} + 2>/dev/null)
+		-exec grep -l -Z -E 'ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer|runtime error:' {} + 2>/dev/null)
 	echo "$passes passed, $fails failed"
 	[ "$fails" = 0 ]
 }
