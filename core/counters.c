@@ -191,6 +191,9 @@ struct ibw_counters {
 	struct job *jobs;
 	unsigned njobs, next_job;
 	unsigned pending;
+	/* MADs the started jobs still waiting for their ClassPortInfo will
+	 * send: an unspread sweep counts them as pending already. */
+	unsigned reserved;
 	uint64_t sweep_id;
 	struct ibw_timer *pace;
 	uint64_t pace_interval_us;
@@ -211,6 +214,7 @@ struct job {
 	uint8_t nports;
 	uint8_t port_list[255]; /* the ports to read */
 	uint8_t have_cap;
+	uint16_t reserved; /* its share of ibw_counters.reserved */
 };
 
 struct port_op {
@@ -956,6 +960,14 @@ static void fail_job_ports(struct ibw_counters *c, const struct job *j)
 
 static void start_cpi(struct ibw_counters *c, unsigned idx);
 
+/* @j's ClassPortInfo is answered or failed: its ports' MADs are now
+ * pending themselves, or never will be. */
+static void unreserve(struct ibw_counters *c, struct job *j)
+{
+	c->reserved -= j->reserved;
+	j->reserved = 0;
+}
+
 /*
  * The PMA answered ClassPortInfo with "redirect required": its counters
  * are served at RedirectLID (0: the same LID), RedirectQP with
@@ -1032,6 +1044,7 @@ static void cpi_answer(const struct ibw_mad_done *d, void *arg)
 		return;
 	}
 	j = &c->jobs[op->job];
+	unreserve(c, j);
 	if (d->result == IBW_MAD_OK) {
 		cap_set(c, j->guid,
 			ibw_mad_get(d->mad + IB_PC_DATA_OFFS,
@@ -1069,6 +1082,9 @@ static void start_job(struct ibw_counters *c, unsigned idx)
 		fail_job_ports(c, j);
 		return;
 	}
+	/* Its ports' MADs follow the answer: two a port, the usual. */
+	j->reserved = (uint16_t)(2 * j->nports);
+	c->reserved += j->reserved;
 	start_cpi(c, idx);
 }
 
@@ -1082,6 +1098,7 @@ static void start_cpi(struct ibw_counters *c, unsigned idx)
 
 	op = calloc(1, sizeof(*op));
 	if (!op) {
+		unreserve(c, j);
 		c->cur.errors++;
 		fail_job_ports(c, j);
 		return;
@@ -1100,6 +1117,7 @@ static void start_cpi(struct ibw_counters *c, unsigned idx)
 	r.arg = op;
 	if (ibw_engine_submit(c->e, &r) < 0) {
 		free(op);
+		unreserve(c, j);
 		c->cur.errors++;
 		fail_job_ports(c, j);
 		return;
@@ -1108,9 +1126,32 @@ static void start_cpi(struct ibw_counters *c, unsigned idx)
 	c->cur.mads++;
 }
 
+/*
+ * An unspread sweep keeps about this many MADs pending, not the whole
+ * fabric: queued all at once, the engine's run queue goes round every
+ * destination, so consecutive MADs touch nodes all over the fabric (in
+ * our tables and in the SMAs' and switches' of a simulator), and the
+ * queue holds a request per MAD of the sweep. Well above the engine's
+ * window, so the wire never waits on us.
+ */
+#define IBW_CTR_FEED_MADS 1024u
+
+/* Every answer of a sweep ends here: the sweep is done, or, unspread,
+ * room has been made for more jobs. Those start from the pace timer at
+ * once, not from here, so that starting a job never runs inside the
+ * answer of another (a callback path that could nest). */
 static void sweep_done_if_idle(struct ibw_counters *c)
 {
-	if (c->pending || c->next_job < c->njobs || !c->jobs)
+	if (!c->jobs)
+		return;
+	if (c->next_job < c->njobs) {
+		if (!c->pace_interval_us &&
+		    c->pending + c->reserved < IBW_CTR_FEED_MADS &&
+		    !ibw_timer_armed(c->pace))
+			ibw_timer_arm(c->pace, 0);
+		return;
+	}
+	if (c->pending)
 		return;
 	sort_ports(c);
 	c->cur.duration_us = ibw_now_us() - c->t0_mono;
@@ -1149,6 +1190,18 @@ static void on_pace(struct ibw_timer *t, void *arg)
 	struct ibw_counters *c = arg;
 	unsigned n;
 
+	if (!c->jobs)
+		return;
+	if (!c->pace_interval_us) {
+		/* Unspread: start jobs while there is room; answers make
+		 * more (sweep_done_if_idle). */
+		while (c->next_job < c->njobs &&
+		       c->pending + c->reserved < IBW_CTR_FEED_MADS)
+			start_job(c, c->next_job++);
+		if (c->next_job >= c->njobs)
+			sweep_done_if_idle(c);
+		return;
+	}
 	for (n = 0; n < c->pace_batch && c->next_job < c->njobs; n++)
 		start_job(c, c->next_job++);
 	if (c->next_job < c->njobs)
@@ -1225,6 +1278,7 @@ int ibw_counters_sweep(struct ibw_counters *c, const struct ibw_fabric *f,
 	c->sweep_id++;
 	c->next_job = 0;
 	c->pending = 0;
+	c->reserved = 0;
 	c->cb = cb;
 	c->arg = arg;
 	memset(&c->cur, 0, sizeof(c->cur));
@@ -1256,6 +1310,10 @@ void ibw_counters_respread(struct ibw_counters *c, uint64_t spread_us)
 	set_pace(c, c->njobs - c->next_job, spread_us);
 	if (ibw_timer_armed(c->pace) &&
 	    ibw_timer_deadline(c->pace) > ibw_now_us() + c->pace_interval_us)
+		ibw_timer_arm(c->pace, c->pace_interval_us);
+	else if (!ibw_timer_armed(c->pace))
+		/* Unspread until now, waiting for answers to make room:
+		 * from now on the pace starts the rest. */
 		ibw_timer_arm(c->pace, c->pace_interval_us);
 }
 

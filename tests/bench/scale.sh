@@ -164,8 +164,8 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	put once_cpu_s "$(echo "$usr + $sys" | bc)"
 	put once_peak_rss_mb $((maxkb / 1024))
 	put once_bytes "$(stat -c %s once.json)"
-	put once_discovery_s "$(printf '%.3f' "$(jq '.sweeps.discovery.duration_ms / 1000' once.json)")"
-	put once_counters_s "$(printf '%.3f' "$(jq '.sweeps.counters.duration_ms / 1000' once.json)")"
+	put once_discovery_s "$(printf '%.3f' "$(jq '.status.sweeps.discovery.duration_ms / 1000' once.json)")"
+	put once_counters_s "$(printf '%.3f' "$(jq '.status.sweeps.counters.duration_ms / 1000' once.json)")"
 
 	# A running ibwatchd.
 	port=$((20000 + RANDOM % 20000))

@@ -901,6 +901,63 @@ static void test_progress_and_order(void **state)
 	rig_free(&r);
 }
 
+/*
+ * An unspread sweep keeps about 1,024 MADs queued or in flight, cold
+ * (every job asks ClassPortInfo first) and warm, not one per MAD of the
+ * fabric; a respread in the middle takes over the rest.
+ */
+static void test_unspread_is_bounded(void **state)
+{
+	struct ibw_fabric *f = many_cas(0x1000, 3000);
+	struct ibw_counters_progress p;
+	struct ibw_engine_stats st;
+	struct fake fk = { 0 };
+	uint64_t end;
+	struct rig r;
+	int i;
+
+	rig_init(&r);
+	for (i = 0; i < 2; i++) {
+		r.done = 0;
+		assert_int_equal(ibw_counters_sweep(r.c, f, 0, swept, &r), 0);
+		run_until_done(&r, &fk);
+		p = ibw_counters_progress(r.c);
+		assert_int_equal(p.read, 3000);
+	}
+	ibw_engine_get_stats(r.e, &st);
+	/* 3,000 ClassPortInfo, then 18,000 counter reads: PortCounters,
+	 * PortCountersExtended and PortVLXmitWaitCounters (the fake PMA
+	 * advertises PortXmitWait) per port, twice */
+	assert_int_equal(st.submitted, 3000 + 2 * 3 * 3000);
+	assert_true(st.queued_hwm <= 1024 + 2);
+
+	/* Spread over a minute once some are read: the rest waits for
+	 * the pace, and the answers in flight start nothing more. */
+	r.done = 0;
+	assert_int_equal(ibw_counters_sweep(r.c, f, 0, swept, &r), 0);
+	end = ibw_now_us() + 5000000u;
+	while (ibw_counters_progress(r.c).read < 100 && ibw_now_us() < end) {
+		serve(&r, &fk);
+		ibw_loop_run_once(r.loop, 5000);
+	}
+	ibw_counters_respread(r.c, 60000000u);
+	while (ibw_engine_busy(r.e) && ibw_now_us() < end) {
+		serve(&r, &fk);
+		ibw_loop_run_once(r.loop, 5000);
+	}
+	p = ibw_counters_progress(r.c);
+	assert_false(r.done);
+	assert_true(p.read >= 100 && p.read < 1024);
+	/* The interval shortened to nothing: the rest at full speed. */
+	ibw_counters_respread(r.c, 0);
+	run_until_done(&r, &fk);
+	assert_int_equal(ibw_counters_progress(r.c).read, 3000);
+	ibw_engine_get_stats(r.e, &st);
+	assert_true(st.queued_hwm <= 1024 + 2);
+	ibw_fabric_unref(f);
+	rig_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -921,6 +978,7 @@ int main(void)
 		cmocka_unit_test(test_progress_and_order),
 		cmocka_unit_test(test_device_lost_mid_sweep),
 		cmocka_unit_test(test_vl_xmit_wait),
+		cmocka_unit_test(test_unspread_is_bounded),
 	};
 
 	return cmocka_run_group_tests_name("counters", tests, NULL, NULL);
