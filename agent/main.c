@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * ibwatchd: attach to a local HCA port and watch the fabric.
  */

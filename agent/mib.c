@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * IBWATCH-MIB handlers. Each table is a sorted array of rows rebuilt from
  * a new snapshot; GET and GETNEXT find rows by binary search on the index

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * IBWATCH-MIB (mib/IBWATCH-MIB.txt) served from the monitor's snapshots:
  * the agent scalars, the node, port, endport, path, hop and link tables,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * ibwatchd's options: one table. A row names an option (long option,
  * config-file keyword, short option), says how its value is read and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ibwatchd's options. One table (options.c) holds every option: its
  * names, its type and checks, its default (core's named constants), when

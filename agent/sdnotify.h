@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The service manager's notification protocol (sd_notify(3)), without
  * libsystemd: one datagram of newline-separated "NAME=value" lines to

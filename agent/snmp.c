@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * net-snmp as an AgentX subagent inside ibwatchd's loop. Before every
  * wait a hook asks net-snmp for its descriptors and its next timeout

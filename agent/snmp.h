@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The AgentX subagent: net-snmp in ibwatchd's event loop, IBWATCH-MIB
  * registered with the master agent (snmpd), re-registered when snmpd

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The route census: every unicast route of the fabric from the switches'
  * linear forwarding tables (core/lft.h) and the discovered topology

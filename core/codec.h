@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Attribute codecs: decode the payload of an answer MAD into plain
  * structs, with libibmad's field tables doing the bit work. Every decoder

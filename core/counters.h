@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * PerfMgt counters: ClassPortInfo per node, then PortCounters (and
  * PortCountersExtended where the node supports it) per port, merged into

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 #include "ctr_math.h"
 
 uint64_t ibw_ctr_max(unsigned bits)

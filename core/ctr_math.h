@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The arithmetic of 64-bit running totals: one PerfMgt counter, read
  * sweep after sweep, folded into a total that never goes backwards

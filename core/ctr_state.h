@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The counters' state file: every port's running totals, so that they
  * survive a restart of ibwatchd. A text file, one line per port, closed

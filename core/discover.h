@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Discovery: a directed-route sweep from the local port, many SMPs in
  * flight. NodeInfo and NodeDescription of every node, PortInfo of every

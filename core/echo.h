@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The echo protocol on vendor class 0x32, OUI 0x001405, method Get,
  * attribute 0, interoperable with infiniband-diags' ibping:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The MAD engine: every MAD ibwatch sends goes through here. A request
  * names a destination (LID-routed or a directed-route path), the MAD's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Events: what changed in the fabric, with a time, kept in a bounded ring.
  * Later readers (HTTP, SNMP notifications) take them by sequence number.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The picture of the fabric one discovery sweep produced: nodes (by node
  * GUID), their ports and the links between them. Built by discover.c,

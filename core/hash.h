@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * FNV-1a, 64 bits: the one hash core/ uses, for short keys (the engine's
  * directed-route destinations) and the counters state file's checksum.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * InfiniBand link rates: per lane signalling and effective data rates of
  * every speed, and the width and speed a port runs at, may run at and can

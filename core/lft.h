@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Linear forwarding tables of every switch, read with the engine and kept
  * as an immutable, reference-counted set keyed by switch GUID (the route

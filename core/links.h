@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Link health: one record per cable, built from both ends' PortInfo and
  * counter readings, with error rates over windows (the last sweep, 1 h,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Ask the fabric about the local port: NodeInfo, NodeDescription and
  * PortInfo by directed route with zero hops. sysfs (and umad2sim's fake

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Logging: one sink for the whole daemon, lines tagged with a subsystem
  * token ("engine", "umad", ...). Libraries log through here and never

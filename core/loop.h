@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The event loop: epoll for file descriptors, one timerfd for all timers,
  * and hooks that run before every wait. Single-threaded; every callback

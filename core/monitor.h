@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The monitor runs the periodic probes (discovery, then counters), turns
  * what changed into events, keeps the counter state file and publishes

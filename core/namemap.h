@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * infiniband-diags node-name-map files (/etc/rdma/ib-node-name-map):
  *

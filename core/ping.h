@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Endport liveness. Each target (an endport, followed by port GUID
  * across LID changes) is pinged at an interval by one of:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 #include "ratelimit.h"
 
 void ibw_ratelimit_init(struct ibw_ratelimit *rl, unsigned n,

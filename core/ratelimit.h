@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A token bucket: at most @burst events at once, refilled at @n events
  * per @period_us. Pure: the caller passes the time (any microsecond

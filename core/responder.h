@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The echo responder: answers vendor-class echo pings (ibping and the
  * seed-000 types) that reach this port, rate-limited per source LID.

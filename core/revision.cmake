@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # Run at every build (not only at configure time): writes OUT with the git
 # revision of SRC, or "unknown" outside a git checkout (a release
 # tarball), and leaves OUT untouched when it has not changed, so that an

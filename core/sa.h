@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Subnet Administration queries on the engine: resolve a port GUID or a
  * node name to a LID, ask for a PathRecord, select endports by

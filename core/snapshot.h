@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Snapshots: what every reader (the HTTP API, /metrics, the MIB,
  * ibwatchd --once) sees of the monitor's state. The monitor fills one in,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Path trace from the local port to a destination LID, walked with
  * directed-route SMPs: at each switch the LinearForwardingTable block

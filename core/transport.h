@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The transport moves 256-byte MADs between the engine and the fabric.
  * Two implementations: libibumad (umad.c) and an in-memory one for unit

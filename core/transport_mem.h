@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * An in-memory transport for unit tests: sent MADs queue up for the test
  * to inspect, and the test injects what the fabric would answer.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * Transport over libibumad. The umad fd is non-blocking and, on real
  * hardware, watched by epoll directly. Under ibsim's umad2sim preload the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # ibwatch demo on a simulated fabric.
 #
 #   deploy/demo.sh          install, build, start the fabric and ibwatchd,

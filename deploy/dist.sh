@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # dist.sh SRCDIR NAME-VERSION SPEC OUT: the release tarball OUT, made by
 # `cmake --build build --target dist`: the tracked files of SRCDIR as
 # they are in its work tree (git stash create records local changes

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # Install every build, run and test dependency of ibwatch on Debian 12.
 # Idempotent: does nothing when everything is present, and runs
 # `apt-get update` only when a package is missing.

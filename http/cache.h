@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The response cache: answers rendered once per snapshot and shared,
  * without a copy, by every response sending them. A body is

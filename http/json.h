@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * JSON renderers (jansson). Pure functions of their inputs: each returns
  * a new reference the caller owns, or (ibw_json_write_*, the documents

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * The link view (core/links.h) as JSON: /api/v1/links, one link, the
  * health counts of /api/v1/status and link health events. docs/api.md

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The link view (core/links.h) as JSON. Pure functions of a snapshot:
  * each returns a new reference the caller owns. docs/api.md has the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * The route census (core/census.h) as JSON: the summary of
  * /api/v1/routes, its broken pairs and one link's load, one pair's route,

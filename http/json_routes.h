@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The route census (core/census.h) as JSON: /api/v1/routes and
  * /api/v1/routes/{src}/{dst}, and the detail of the census events. Pure

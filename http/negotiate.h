@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Content negotiation (RFC 9110 12.5): how much a request's Accept or
  * Accept-Encoding header wants one media type or content coding, with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Prometheus text format 0.0.4 from a snapshot. Port counters carry the
  * names of the most used InfiniBand exporter

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The HTTP API: the route table, the handlers behind it and the request
  * they answer. Internal to the http library, between the server

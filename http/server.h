@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The HTTP endpoint: libmicrohttpd serving from threads of its own (a
  * pool of IBW_HTTP_THREADS per listener), so that neither a crowd of

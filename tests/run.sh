@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Install what the tests need, build from scratch and run every test.
 #
 #   tests/run.sh            the default suite (the packages test included:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * Engine throughput: PortCounters to every port of the fabric (every
  * switch port and every CA port), with windows of 1, 16, 64 and 256

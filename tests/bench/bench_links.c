@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * The link view's cost without a fabric: N cables (default 7,128, the
  * 14,256-port tree's) fed in rounds 10 s apart with counters that move,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * One ping round to every CA port of the fabric by pma (PerfMgt
  * ClassPortInfo), as the pinger sends it: round time and MAD rate.

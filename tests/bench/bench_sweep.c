@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * Discovery and a full counter sweep on the engine, as ibwatchd runs
  * them (engine defaults unless told). Prints one line per round for

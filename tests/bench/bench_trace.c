@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * Trace latency and MADs: cold (no discovery, nothing cached: every
  * hop asked of the fabric, as `ibwatchd --trace` does) and warm (the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Engine throughput benchmark on the 2048-host 2-level fat tree.
 #   tests/bench/engine.sh [BUILD_DIR]       (default: build)
 # Builds nothing itself: run `cmake --build BUILD_DIR` first.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # How soon a started agent serves every port's counters (issue 17), with
 # the default intervals, on the 2-level fat tree of 324 hosts (1620
 # ports) or, with HOSTS 2592, the 3-level one (14256 ports):

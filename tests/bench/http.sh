@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # /metrics under load on the 3-level fat tree (2592 hosts, 14256 ports)
 # while the agent sweeps (discovery and counters every 5 s, pings every
 # 10 s): wrk with 20 connections for 20 s, with gzip (as Prometheus

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The CPU ibwatchd takes while it has nothing to do, on the 32-host fat
 # tree under the kernel model, discovery and counters every second and
 # pings every 300 ms (the hardware and restarts tests assert that its

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The kernel and fabric model's times (tests/preload/ibw_kmodel.c)
 # against what it is configured to take, with the real infiniband-diags
 # on the 16-host fat tree. The kmodel test checks the model's rules (what

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # ibwatch against the reference tools under modelled hardware latency
 # (the test bed's kernel and fabric model, IBW_KM_LATENCY=1: service
 # times per node and class, per-hop delays for directed routes, see

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The link view's cost against the counter sweep's (issue 18, acceptance
 # 5) on the 3-level fat tree (2592 hosts, 324 switches, 14256 ports,
 # 7128 cables): one discovery, then ROUNDS counter sweeps, each followed

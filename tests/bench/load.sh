@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # HTTP load on the 2048-host 2-level fat tree while the agent sweeps
 # (discovery and counters every 5 s, pings every 10 s): wrk with 200
 # connections for 30 s against /metrics (gzip, as Prometheus asks), then

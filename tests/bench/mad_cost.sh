@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Where the CPU time of a MAD goes on the simulated fabric: bench_sweep
 # (discoveries and counter sweeps, engine defaults) on the 3-level fat
 # tree (2592 hosts, 324 switches, 14256 ports) under the kernel model,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Ping round benchmark: one pma ping to every CA port of the 2048-host
 # 2-level fat tree, as the pinger sends it.
 #   tests/bench/ping.sh [BUILD_DIR] [ROUNDS]

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The cost of the big JSON documents on the 3-level fat tree (2592 hosts,
 # 14256 ports): `ibwatchd --once` as a whole process (wall time and peak
 # RSS from /usr/bin/time -v), then a running agent's first render of

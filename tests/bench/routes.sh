@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The route census on the 3-level fat tree (2592 hosts, 324 switches,
 # 14256 ports): the MADs and time to read every switch's table, the CPU
 # and memory of the census (2592 x 2592 pairs), the time of a path lookup

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # CPU per MAD of discovery and the counter sweep on the three 3-level fat
 # trees of tests/bench/scale.sh, with all three fabrics up at once and
 # the measurements interleaved (a pass over every tree, ROUNDS times), so

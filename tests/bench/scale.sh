@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # ibwatch at scale: the three 3-level fat trees ibw-fattree makes
 # (radix 36) of 2592, 5184 and 10368 hosts (14,256, 28,512 and 57,024
 # ports; issue 17 calls the last two 27,828 and 54,324), each on a fresh

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # snmpbulkwalk of the port table (IBWATCH-MIB::ibwPortTable) on the
 # 3-level fat tree (2592 hosts, 14256 ports), through a real snmpd with
 # ibwatchd attached as its AgentX subagent, while the agent sweeps

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Soak: the agent on the 324-host fat tree for SECONDS (default 600)
 # with everything going at once: discovery and counter sweeps every 2 s,
 # pings every 500 ms, a watched path traced every second, an snmpd

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Discovery and counter-sweep benchmark on the 3-level fat tree (2592
 # hosts, 324 switches, 14256 ports), each against the reference tool in
 # the same run: ibwatch's discovery vs `ibnetdiscover`, ibwatch's full

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Times the default suite measures but no longer asserts (on a loaded
 # 2-core CI machine any bound on them flakes), on the 32-host fat tree:
 #  - loss: how long a counter sweep takes (every second) while 50% of

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Trace latency and MAD count on the 3-level fat tree (2592 hosts), cold
 # and warm, against an `ibtracert` invocation to the same destinations:
 # 20 hosts, from node0001 (paths of 5 switch hops across pods).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * Fuzz target: every MAD decoder in the context it runs in. A probe
  * (discovery, a counter sweep, an SA lookup, an echo ping, a trace) runs

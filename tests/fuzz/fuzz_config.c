@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * Fuzz target: the config file parser (libinih and our option table):
  * the input is written to a file read with -c, as the daemon reads it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * Fuzz target: the HTTP server's request handling, path and query
  * parsing included, as a client reaches it: the input is sent as raw

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * Fuzz target: the infiniband-diags node-name-map parser (a file an
  * operator edits: any bytes, any length).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * Fuzz target: the echo responder's handling of a received request (any
  * MAD a stranger sends to our vendor class), and the echo reply parser.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * Without libFuzzer: run a fuzz target on every file of the corpus
  * directories (or files) named on the command line, as the default test

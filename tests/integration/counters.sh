@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # PerfMgt counters on the 324-host fat tree against infiniband-diags:
 # values injected with PerformanceSet come out exactly (saturation
 # flagged), every port's counters sit between two ibqueryerrors reads

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # deploy/demo.sh as a user runs it: it brings up the fabric and the agent,
 # prints commands that work, and `demo.sh stop` ends exactly what it
 # started.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Discovery against ibnetdiscover on the same fabric: nodes, port GUIDs,
 # LIDs and links must be equal, on the 324-host fat tree (also after an
 # Unlink of a host link and of a spine link) and on the ibsim examples.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * The engine against infiniband-diags on the simulated fabric: walk the
  * fabric with directed-route SMPs, then for every node compare NodeInfo

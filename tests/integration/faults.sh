@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Faults on the 32-host fat tree while the agent sweeps every second,
 # pings every 300 ms and traces a watched path every second:
 #  - a host link flapping (Unlink/Relink, three times) and a spine link

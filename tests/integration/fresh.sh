@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Fresh counters from the start (issue 17), on the 324-host fat tree with
 # the default intervals (counters every 30 s, spread over 24 s):
 #  1. the first counter sweep runs at full speed right after the first

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # ibwatchd under the kernel's MAD rules (the test bed's kernel model,
 # tests/preload/ibw_kmodel.c, is on for every process of the fabric):
 #  - it sees the whole fabric (answers reach it only because every

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The HTTP endpoint on the 324-host fat tree, with curl, promtool, a real
 # Prometheus and Nagios' check_http: every endpoint, values equal to
 # perfquery and ibtracert, on-demand trace and ping, each error status

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Malformed and hostile HTTP requests, sent as raw bytes (curl would
 tidy them up). For each case prints one line:
 

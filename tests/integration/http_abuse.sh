@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Hostile HTTP on the 32-host fat tree:
 #  - malformed requests sent as raw bytes (http_abuse.py): huge URLs and
 #    headers, bad methods and versions, garbage, path traversal, bad

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Hold N connections to HOST:PORT from SRC: even ones send nothing, odd
 ones trickle a request line a byte every half second. Writes "open N" to
 READY once all are connected, then waits until the server has closed

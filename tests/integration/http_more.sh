@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # HTTP behaviours no other test exercises, on an 8-host fat tree:
 #  - HEAD: the GET's status, type and length, and no body;
 #  - a method a path does not serve: 405 with an Allow header from the

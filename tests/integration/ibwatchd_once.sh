@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # ibwatchd --once on the simulated fabric: the JSON names the local port
 # as the reference tools see it; a bad --ca is a clear error.
 set -u

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The deployment kit and the installed tree: a build configured as a
 # package would be (prefix /usr) installed into a DESTDIR; the tree holds
 # the daemon, man pages, MIB, units, sysusers and udev files, example

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The kernel and fabric model (tests/preload/ibw_kmodel.c) checked with
 # the real infiniband-diags on a 16-host fat tree: the matching rule,
 # the kernel's retries and timeout report, directed routes under the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Liveness and sweeps under modelled hardware latency (the kernel and
 # fabric model with IBW_KM_LATENCY=1: every node serves one management
 # MAD at a time, SMA 50 us, PMA 100 us, directed routes pay per hop) and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Link health on an 8-host fat tree whose leaf01 port 3 - node0003 cable
 # is built at 1x (ibsim's w=1) among 4x cables: that link, and only it,
 # is degraded for "width" in `ibwatchd --links`, /api/v1/links (from

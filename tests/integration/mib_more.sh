@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # With a real snmpd (private AgentX socket, loopback port) on an 8-host
 # fat tree, what no other test exercises:
 #  - the counter discontinuity time: 1970-01-01 in the MIB and null in

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Fabrics whose SM protects the ports' management with an M_Key (issue
 # 20, point 5), on an 8-host fat tree. ibsim checks no M_Key, and it
 # answers every SMP itself (it hands a process only the requests it has

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * The monitor in periodic mode on the simulated fabric: a threshold
  * crossing is one event; an unlinked host turns gone (one event) and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Running ibwatchd as an operator does, on a 32-host fat tree: the config
 # file and --check-config (good and broken files, errors with their
 # lines), every option of ibwatch.conf(5) known to the parser and every

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Options, signals and service integration no other test exercises, on
 # an 8-host fat tree (14 nodes: 8 hosts, 2 leaves, 4 spines; the SM on
 # node0008):

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The packages, from the release tarball the build makes (`cmake --build
 # BUILD --target dist`): the Debian package (`dpkg-buildpackage -b -us
 # -uc` in the unpacked tarball) builds, lintian reports no error, and

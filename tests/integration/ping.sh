@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Endport liveness on the 324-host fat tree: ibping and ibwatchd's
 # responder answer each other in both directions, ibwatchd to ibwatchd
 # works for echo, timestamp and LID/GUID, pma and smp pings need nothing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * Pings on the simulated fabric, through the core API: a host driven
  * down by Unlink and back up by Relink (one event each), 50% injected

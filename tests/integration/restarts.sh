@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Restarts under the agent, on the 32-host fat tree:
 #  1. opensm restarted with LMC 1, so that the LIDs change: the agent
 #     follows every port by GUID (its LIDs equal ibnetdiscover's), one

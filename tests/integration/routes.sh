@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The route census (core/lft.c, core/census.c) against the reference
 # tools on the 324-host fat tree (opensm without periodic sweeps, so
 # that a change made by hand stays):

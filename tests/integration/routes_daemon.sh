@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The route census in the daemon on the 324-host fat tree (opensm without
 # periodic sweeps, so that a change made by hand stays): /api/v1/routes
 # counts every pair routed and equals the census tool's tables; a few

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * The route census on the simulated fabric, driven line by line from
  * standard input so that a script can compare what it says with ibroute

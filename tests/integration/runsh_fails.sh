@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/run.sh cannot pass with nothing tested: on a copy of the tree with
 # a deliberate configure error, and on one with a deliberate compile
 # error, it exits non-zero and says which step failed. (With no error it

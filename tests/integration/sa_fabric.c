@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * SA queries against opensm on the simulated fabric: GUID and name to
  * LID, PathRecord, a cut multi-record answer reported as incomplete, and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The AgentX subagent with a real snmpd master agent on a private socket
 # and a loopback port, on a 32-host fat tree: snmpwalk of the whole
 # subtree against the JSON API and perfquery, the fixed-length GUID

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The simulated-fabric test bed itself: two fabrics side by side, console
 # commands with replies, clients under the preload, and a stop that ends
 # exactly the processes it started.

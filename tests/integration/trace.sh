@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Path traces against ibtracert: forward hops for 60 source/destination
 # pairs on the 324-host fat tree and every pair of the small ibsim
 # examples, reverse paths against ibtracert run at the destination,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # ibwatchd as systemd runs it, on an 8-host fat tree (the SM on
 # node0008), without systemd itself:
 #  - two instances of the template unit ibwatchd@.service, their command

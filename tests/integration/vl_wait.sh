@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # PortVLXmitWaitCounters on an 8-host fat tree against perfquery
 # --vlxmitcounters: ibsim's PMAs advertise PortXmitWait (PerfMgt
 # ClassPortInfo bit 12) on every node, so every port's sixteen per-VL

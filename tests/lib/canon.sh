@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # Canonical fabric descriptions, to compare ibwatch with ibnetdiscover.
 # Sourced by tests. Every line is one of:
 #   node GUID TYPE NPORTS

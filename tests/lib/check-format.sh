@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # Every tracked C file is formatted as .clang-format says.
 # usage: check-format.sh CLANG_FORMAT SOURCE_DIR
 cf=$1 src=$2

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """check-man-options.py IBWATCHD MANDIR: the man pages against ibwatchd's
 option table, as `ibwatchd --dump-options` prints it (name, default, when
 a change applies, short option; tab-separated).

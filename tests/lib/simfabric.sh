@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The simulated-fabric test bed: ibsim + opensm in a private directory.
 #
 #   simfabric.sh start DIR NETFILE [--sm NODE] [--ibsim-args "..."]

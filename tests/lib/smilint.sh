@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # smilint.sh SMILINT MIBFILE: lint MIBFILE at level 6 against the SMIv2
 # modules in tests/mibs; fail on any output, since smilint exits 0 even
 # when it reports errors.

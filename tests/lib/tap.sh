@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # Sourced by the shell tests: "ok"/"not ok" lines and the closing count,
 # "N passed, N failed", which ctest's log and CI read.
 fails=0 passes=0

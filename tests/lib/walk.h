@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Test helper: a plain directed-route walk of the fabric on the engine,
  * so that tests and benchmarks know every node, its DR path and its LID.

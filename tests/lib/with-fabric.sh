@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Run a test command against a fresh simulated fabric, then stop it.
 #
 #   with-fabric.sh NAME NETFILE [simfabric start options] -- CMD [ARGS]

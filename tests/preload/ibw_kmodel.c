@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * Test-only preload: the Linux kernel's MAD layer on top of umad2sim,
  * plus a latency and dead-port model. Loaded first, so that libibumad's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * Test-only preload, loaded after libumad2sim.so.
  *

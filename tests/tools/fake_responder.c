@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * Test tool: an echo responder that claims another port GUID, to check
  * that a trace notices when the port answering at a LID is not the one

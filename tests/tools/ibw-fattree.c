@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * Fat-tree topologies for ibsim, with names like a real cluster's:
  * hosts node0001.. ("node0001 HCA-1"), leaf01.., spine01.. (2 levels) or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * Probes for the kernel model (tests/preload/ibw_kmodel.c), straight on
  * libibumad so that nothing between the test and the MAD layer retries

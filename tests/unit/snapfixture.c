@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * The fixture snapshot of the renderer and MIB unit tests: a switch and
  * two hosts, counters, two endports.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A small fixture snapshot for the renderer and MIB unit tests.
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * The route census on a hand-built fabric and hand-written tables: a
  * two-level tree of two leaves and two spines (the spines also linked to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Attribute decoders on MADs built with libibmad's field setters. */
 #include <errno.h>
 #include <setjmp.h>

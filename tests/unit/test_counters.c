@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * The counter sweep on a fake fabric: totals, thresholds, stale ports,
  * resets, PMA redirection, and the state file. The arithmetic of the

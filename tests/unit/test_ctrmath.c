@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * The arithmetic of running totals (core/ctr_math.c), one rule at a time:
  * first readings, deltas and units, saturation, foreign resets and ours,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * MAD engine on the in-memory transport: TID matching, deadlines,
  * retries, windows, late/duplicate/unmatched answers, wrong class, bad

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Fabric diffs: what changed between two sweeps becomes events. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* JSON renderers: exact 64-bit integers, times, GUIDs. */
 #include <setjmp.h>
 #include <stdarg.h>

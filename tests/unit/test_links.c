@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * Link health on a fake clock: the rate table, the PortInfo decoding it
  * rests on, windows and their rates, width/speed, BER, flaps, down and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Event loop: timer order, re-arming, fd events, hooks. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * IBWATCH-MIB's handlers on the fixture snapshot, without an agent: a
  * walk of the whole module is in strictly increasing OID order and ends,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* node-name-map parsing: good maps, and bad lines named by number. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * Accept and Accept-Encoding with q-values: what /metrics and the API
  * choose from the headers real clients send.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * ibwatchd's option table: the defaults are core's constants, each kind
  * of option reaches its field from the command line and from the file,

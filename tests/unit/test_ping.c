@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * Echo wire format, the responder (with fuzzed requests), the endport
  * state machine, and the confirmation of a loss across a LID change.

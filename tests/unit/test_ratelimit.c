@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The token bucket: burst, refill, cap, and a clock that stands still
  * or steps back. Times are made up: the bucket reads no clock. */
 #include <setjmp.h>

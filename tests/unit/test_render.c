@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * Renderers on a fixture snapshot (a switch and two hosts): the
  * Prometheus text and the JSON documents equal the reviewed documents in

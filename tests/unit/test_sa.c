@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* SA answers: whole, single-segment RMPP, and cut RMPP transfers. */
 #include <errno.h>
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * Running under systemd without libsystemd: the readiness datagram to
  * $NOTIFY_SOCKET (a path and an abstract name) and the "<N>" priority of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * The snapshot's summary and views on the fixture snapshot (a switch with
  * ports 0-3, two hosts): counts, endport states and loss, the port-0 rule

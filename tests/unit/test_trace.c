@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /*
  * Path traces on the in-memory transport, answered by hand: a trace that
  * takes node facts from the last discovery keeps working when a newer
