@@ -73,8 +73,9 @@ void ibw_lft_set_freeze(struct ibw_lft_set *s)
 
 struct ibw_lft_set *ibw_lft_set_ref(struct ibw_lft_set *s)
 {
+	/* Atomic: a census holding it is let go on HTTP threads too. */
 	if (s)
-		s->refs++;
+		__atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
 	return s;
 }
 
@@ -82,7 +83,7 @@ void ibw_lft_set_unref(struct ibw_lft_set *s)
 {
 	unsigned i;
 
-	if (!s || --s->refs)
+	if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL))
 		return;
 	for (i = 0; i < s->n; i++)
 		free(s->t[i].ports);

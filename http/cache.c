@@ -187,7 +187,9 @@ struct ibw_body *ibw_cache_get(struct ibw_cache *c, uint64_t seq,
 	for (i = 0; i < c->nslots; i++) {
 		struct slot *s = &c->slots[i];
 
-		if (s->b && s->b->seq != seq) {
+		/* Bodies of older snapshots go; a thread still serving an
+		 * older one than the newest does not clear the newer. */
+		if (s->b && s->b->seq < seq) {
 			ibw_body_unref(s->b);
 			s->b = NULL;
 		}
@@ -195,7 +197,7 @@ struct ibw_body *ibw_cache_get(struct ibw_cache *c, uint64_t seq,
 	for (i = 0; i < c->nslots; i++) {
 		struct slot *s = &c->slots[i];
 
-		if (s->b && !strcmp(s->key, key)) {
+		if (s->b && s->b->seq == seq && !strcmp(s->key, key)) {
 			s->used = ++c->tick;
 			ibw_body_ref(s->b);
 			b = s->b;
@@ -226,6 +228,11 @@ void ibw_cache_put(struct ibw_cache *c, const char *key, struct ibw_body *b)
 		for (i = 1; i < c->nslots; i++)
 			if (c->slots[i].used < s->used)
 				s = &c->slots[i];
+	}
+	/* An answer of an older snapshot never replaces a newer one. */
+	if (s->b && s->b->seq > b->seq && !strcmp(s->key, key)) {
+		pthread_mutex_unlock(&c->lock);
+		return;
 	}
 	ibw_body_ref(b);
 	ibw_body_unref(s->b);
