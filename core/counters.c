@@ -848,6 +848,26 @@ static void vl_answer(const struct ibw_mad_done *d, void *arg)
 	port_settled(c, op);
 }
 
+/* PortRcvErrorDetails and PortXmitDiscardDetails (0x15, 0x16) likewise: a timeout comes without a MAD to tell them by,
+ * and a port whose details do not answer keeps its counters. */
+static void detail_answer(const struct ibw_mad_done *d, void *arg)
+{
+	struct port_op *op = arg;
+	struct ibw_counters *c = op->c;
+
+	if (op->sweep != c->sweep_id || d->result == IBW_MAD_CANCELLED ||
+	    (d->mad && d->len >= IBW_MAD_SIZE)) {
+		/* with a MAD, port_answer tells the two apart */
+		port_answer(d, arg);
+		return;
+	}
+	if (d->result == IBW_MAD_TIMEOUT)
+		c->cur.timeouts++;
+	else
+		c->cur.errors++;
+	port_settled(c, op);
+}
+
 static void query_port(struct ibw_counters *c, const struct job *j,
 		       uint8_t port, int want_ext, int details, int want_vl)
 {
@@ -899,6 +919,7 @@ static void query_port(struct ibw_counters *c, const struct job *j,
 		r.timeout_ms = c->o.timeout_ms;
 		r.retries = c->o.retries;
 		r.cb = attrs[k] == IBW_ATTR_PORT_VL_XMIT_WAIT ? vl_answer
+		       : attrs[k] == 0x15 || attrs[k] == 0x16 ? detail_answer
 							      : port_answer;
 		r.arg = op;
 		if (ibw_engine_submit(c->e, &r) < 0) {
@@ -1083,8 +1104,10 @@ static void start_job(struct ibw_counters *c, unsigned idx)
 		fail_job_ports(c, j);
 		return;
 	}
-	/* Its ports' MADs follow the answer: two a port, the usual. */
-	j->reserved = (uint16_t)(2 * j->nports);
+	/* Its ports' MADs follow the answer: PortCounters, the extended
+	 * ones and the VL waits a port (at most: the answer may say there
+	 * are none), and the two details when asked for. */
+	j->reserved = (uint16_t)((3 + (c->o.details ? 2 : 0)) * j->nports);
 	c->reserved += j->reserved;
 	start_cpi(c, idx);
 }
@@ -1306,9 +1329,24 @@ int ibw_counters_sweep(struct ibw_counters *c, const struct ibw_fabric *f,
 
 void ibw_counters_respread(struct ibw_counters *c, uint64_t spread_us)
 {
+	unsigned left;
+	uint64_t batches;
+
 	if (!c->jobs || c->next_job >= c->njobs)
 		return;
-	set_pace(c, c->njobs - c->next_job, spread_us);
+	left = c->njobs - c->next_job;
+	/* Only ever hurry a sweep: a full-speed one (the first after a
+	 * start or the port's return) stays so, and a spread one is not
+	 * stretched past what it has left (a SIGHUP that changes
+	 * nothing, or lengthens the interval). */
+	if (spread_us) {
+		if (!c->pace_interval_us)
+			return;
+		batches = (left + c->pace_batch - 1) / c->pace_batch;
+		if (spread_us >= batches * c->pace_interval_us)
+			return;
+	}
+	set_pace(c, left, spread_us);
 	if (ibw_timer_armed(c->pace) &&
 	    ibw_timer_deadline(c->pace) > ibw_now_us() + c->pace_interval_us)
 		ibw_timer_arm(c->pace, c->pace_interval_us);

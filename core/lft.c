@@ -267,7 +267,11 @@ static void finish(struct run *r)
 		ibw_lft_set_unref(l->cur);
 		l->cur = s;
 		l->refreshes++;
-		if (l->cb)
+		/* With a newer fabric waiting (l->again), these tables were
+		 * read against the old one: a census of the new topology
+		 * from them would report its changes as broken routes. The
+		 * read that follows calls back instead. */
+		if (l->cb && !l->again)
 			l->cb(s, l->arg);
 	}
 	if (l->again) {
@@ -276,6 +280,9 @@ static void finish(struct run *r)
 		l->again = l->again_settle = 0;
 		if (start(l, again_settle) == 0)
 			return;
+		/* the follow-up could not start: the tables read will do */
+		if (l->cb && l->cur)
+			l->cb(l->cur, l->arg);
 	}
 	arm(l, settle);
 }

@@ -806,6 +806,13 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 	uint8_t st;
 	int back = m->local_lost;
 
+	/* A discovery the device's loss cut short is no picture of the
+	 * fabric: its local port answered before the loss, the rest failed
+	 * with transport errors. */
+	if (m->periodic && ibw_engine_lost(m->e)) {
+		on_local_lost(m, f, 0);
+		return;
+	}
 	if (m->periodic && !local_port_ok(m, f, &st)) {
 		on_local_lost(m, f, st);
 		return;
