@@ -575,24 +575,44 @@ static void link_labels(struct buf *b, const char *name,
 	    k->end[1].guid, (unsigned)k->end[1].port);
 }
 
+static int cmp_link_end(const void *a, const void *b)
+{
+	const struct ibw_link *x = *(const struct ibw_link *const *)a;
+	const struct ibw_link *y = *(const struct ibw_link *const *)b;
+
+	if (x->end[0].guid != y->end[0].guid)
+		return x->end[0].guid < y->end[0].guid ? -1 : 1;
+	return (int)x->end[0].port - (int)y->end[0].port;
+}
+
+/* Per cable, in the order of its lower end (GUID, port): the view ranks
+ * worst first, an order that moves with the health; series are written
+ * in one that does not. */
 static void link_families(struct buf *b, const struct ibw_snapshot *s)
 {
 	const struct ibw_link_view *v = s->links;
+	const struct ibw_link **by;
 	size_t i;
 	int r, any;
 
 	if (!v || !v->n)
 		return;
+	by = malloc(v->n * sizeof(*by));
+	if (!by)
+		return;
+	for (i = 0; i < v->n; i++)
+		by[i] = &v->links[i];
+	qsort(by, v->n, sizeof(*by), cmp_link_end);
 	family(b, "ibwatch_link_health", "gauge",
 	       "Health of a cable: 0 ok, 1 degraded, 2 failing, 3 down "
 	       "(docs/links.md).");
 	for (i = 0; i < v->n; i++) {
-		link_labels(b, "ibwatch_link_health", &v->links[i]);
-		put(b, "} %d\n", (int)v->links[i].health);
+		link_labels(b, "ibwatch_link_health", by[i]);
+		put(b, "} %d\n", (int)by[i]->health);
 	}
 	any = 0;
 	for (i = 0; i < v->n; i++) {
-		const struct ibw_link *k = &v->links[i];
+		const struct ibw_link *k = by[i];
 
 		for (r = 0; r < IBW_LR_MAX; r++) {
 			if (!(k->reasons & IBW_LR_BIT(r)))
@@ -608,26 +628,27 @@ static void link_families(struct buf *b, const struct ibw_snapshot *s)
 	}
 	any = 0;
 	for (i = 0; i < v->n; i++) {
-		if (v->links[i].ber < 0)
+		if (by[i]->ber < 0)
 			continue;
 		if (!any++)
 			family(b, "ibwatch_link_ber", "gauge",
 			       "Estimated bit error rate over the last hour, "
 			       "the worse direction (docs/links.md).");
-		link_labels(b, "ibwatch_link_ber", &v->links[i]);
-		put(b, "} %.6g\n", v->links[i].ber);
+		link_labels(b, "ibwatch_link_ber", by[i]);
+		put(b, "} %.6g\n", by[i]->ber);
 	}
 	any = 0;
 	for (i = 0; i < v->n; i++) {
-		if (v->links[i].xmit_wait_ratio < 0)
+		if (by[i]->xmit_wait_ratio < 0)
 			continue;
 		if (!any++)
 			family(b, "ibwatch_link_xmit_wait_ratio", "gauge",
 			       "Share of the last sweep spent waiting to "
 			       "transmit, the worse direction.");
-		link_labels(b, "ibwatch_link_xmit_wait_ratio", &v->links[i]);
-		put(b, "} %.6g\n", v->links[i].xmit_wait_ratio);
+		link_labels(b, "ibwatch_link_xmit_wait_ratio", by[i]);
+		put(b, "} %.6g\n", by[i]->xmit_wait_ratio);
 	}
+	free(by);
 }
 
 /* The route census (docs/routes.md): counts, and the routes per link
