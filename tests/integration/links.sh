@@ -278,5 +278,7 @@ check "... one link_health_changed event, failing -> ok, for it" jq -e --arg g "
 		and ([.node_guid, .peer_guid] | index($g)))] | length == 1 and .[0].old == "failing"' \
 	<(curl -s -m 5 "http://127.0.0.1:$P/api/v1/events")
 check "the log says link-threshold was applied" grep -q 'link-threshold changed in .*: applied' "agent-$P.log"
+# Stopped before finish, which reads its log for sanitizer reports.
+check "the agent stops cleanly (SIGTERM, exit 0)" stopped_clean "$agent"
 
 finish
