@@ -5,7 +5,8 @@
 #   tests/run.sh            the default suite (the packages test included:
 #                           the .deb and the RPM built from the release
 #                           tarball), plus a sanitizer (ASan+UBSan) build
-#                           of the same tests but style and packaging
+#                           of the same tests but style, packaging and
+#                           runsh_fails (it tests this script, not C)
 #                           and a ThreadSanitizer build of the unit
 #                           tests and the tests labelled tsan (the HTTP
 #                           server's threads against the probe loop)
@@ -39,7 +40,7 @@ run_suite() { # run_suite BUILD_DIR [cmake args...]
 
 if [ -z "${IBW_NO_SANITIZE:-}" ]; then
 	echo "== sanitizer build (ASan+UBSan) =="
-	CTEST_ARGS=(-LE 'style|packaging')
+	CTEST_ARGS=(-LE 'style|packaging|selfcheck')
 	run_suite "$top/build-test-asan" -DIBW_SANITIZE=ON || status=1
 fi
 
