@@ -141,19 +141,7 @@ ROOT=.1.3.6.1.4.1.32473
 export MIBS="" MIBDIRS=""
 export SNMP_PERSISTENT_DIR=$PWD/snmp-persist SNMPCONFPATH=$PWD/snmp-conf
 mkdir -p "$SNMP_PERSISTENT_DIR" "$SNMPCONFPATH"
-echo "disableAuthorization yes" >snmptrapd.conf
-for _ in 1 2 3 4 5; do
-	trap_port=$(free_port)
-	snmptrapd -f -C -c snmptrapd.conf -On -Lf traps.log -p snmptrapd.pid \
-		"udp:127.0.0.1:$trap_port" >/dev/null 2>&1 &
-	tp=$!
-	for _ in $(seq 1 100); do
-		kill -0 $tp 2>/dev/null || break
-		ss -Hlun "sport = :$trap_port" | grep -q . && break
-		sleep 0.1
-	done
-	kill -0 $tp 2>/dev/null && { pids+=($tp); break; }
-done
+start_snmptrapd
 SOCK=$PWD/agentx.sock
 snmp_port=$(free_port)
 printf '%s\n' "master agentx" "agentXSocket $SOCK" "agentXTimeout 5" \

@@ -25,22 +25,7 @@ export MIBS="" MIBDIRS=""
 export SNMP_PERSISTENT_DIR=$PWD/snmp-persist
 export SNMPCONFPATH=$PWD/snmp-conf # no /etc/snmp for the tools
 mkdir -p "$SNMP_PERSISTENT_DIR" "$SNMPCONFPATH"
-# snmptrapd on a loopback port, logging every notification it gets, one
-# a line, varbinds separated by tabs.
-trap_port=""
-for _ in 1 2 3 4 5; do
-	trap_port=$(free_port)
-	echo "disableAuthorization yes" >snmptrapd.conf
-	snmptrapd -f -C -c snmptrapd.conf -On -Lf traps.log -p snmptrapd.pid \
-		"udp:127.0.0.1:$trap_port" >/dev/null 2>&1 &
-	tp=$!
-	for _ in $(seq 1 100); do
-		kill -0 $tp 2>/dev/null || break
-		ss -Hlun "sport = :$trap_port" | grep -q . && grep -q 'NET-SNMP version' traps.log 2>/dev/null && break
-		sleep 0.1
-	done
-	kill -0 $tp 2>/dev/null && { pids+=($tp); break; }
-done
+start_snmptrapd
 check "snmptrapd listens on 127.0.0.1:$trap_port" bash -c "ss -Hlun 'sport = :$trap_port' | grep -q ."
 SOCK=$PWD/agentx.sock
 snmp_port=$(free_port)

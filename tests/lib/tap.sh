@@ -59,6 +59,28 @@ at() { local h=$1; shift; SIM_HOST=$h LD_PRELOAD=$IBW_SIM_PRELOAD "$@"; }
 sim() { "$IBW_SIMFABRIC" cmd "$IBW_SIM_DIR" "$1" >/dev/null; }
 # A random port to try on the loopback address.
 free_port() { echo $((20000 + (RANDOM % 20000))); }
+# snmptrapd on a free loopback port, logging every notification it gets
+# to traps.log, one a line; sets trap_port and adds its PID to pids.
+# Up once its UDP port is bound and it said so; another port is tried
+# (5 at most) when it exits because the port was taken.
+start_snmptrapd() {
+	local tp
+	trap_port=""
+	echo "disableAuthorization yes" >snmptrapd.conf
+	for _ in 1 2 3 4 5; do
+		trap_port=$(free_port)
+		snmptrapd -f -C -c snmptrapd.conf -On -Lf traps.log -p snmptrapd.pid \
+			"udp:127.0.0.1:$trap_port" >/dev/null 2>&1 &
+		tp=$!
+		for _ in $(seq 1 100); do
+			kill -0 $tp 2>/dev/null || break
+			ss -Hlun "sport = :$trap_port" | grep -q . && grep -q 'NET-SNMP version' traps.log 2>/dev/null && break
+			sleep 0.1
+		done
+		kill -0 $tp 2>/dev/null && { pids+=($tp); return 0; }
+	done
+	return 1
+}
 # Processes a test starts go into pids; `trap stop_started EXIT` stops
 # exactly those when the test ends.
 pids=()
