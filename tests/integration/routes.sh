@@ -17,6 +17,7 @@
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/tap.sh"
+. "$here/lib/canon.sh"
 : "${IBW_FATTREE:?}" "${ROUTES_FABRIC:?}"
 
 on_fattree routes 324 --osm-args "-s 0"
@@ -38,12 +39,6 @@ rf() {
 	return 1
 }
 val() { awk -v k="$1" '$1 == k { print $2 }' <<<"$out"; }
-# ibtracert -n in the tool's terms: "0xNODE/PORT OUT>0xGUID/IN ... 0xNODE/PORT"
-canon_tracert() {
-	sed -n -e 's/^From {\(0x[0-9a-f]*\)}\[\([0-9]*\)\] *$/\1\/\2/p' \
-		-e 's/^\[\([0-9]*\)\] -> {\(0x[0-9a-f]*\)}\[\([0-9]*\)\] *$/\1>\2\/\3/p' \
-		-e 's/^To {\(0x[0-9a-f]*\)}\[\([0-9]*\)\] *$/\1\/\2/p' | paste -sd' '
-}
 # ibtracert runs on node0200, on another leaf than node0001 (whose leaf
 # gets the hole below: a tool there could not even reach the
 # destination) and node0100; three at a time.

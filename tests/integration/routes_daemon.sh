@@ -14,6 +14,7 @@
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/tap.sh"
+. "$here/lib/canon.sh"
 : "${IBWATCHD:?}" "${IBW_FATTREE:?}" "${ROUTES_FABRIC:?}"
 
 on_fattree routes_daemon 324 --osm-args "-s 0"
@@ -95,13 +96,8 @@ val() { awk -v k="$1" '$1 == k { print $2 }' <<<"$out"; }
 rf census
 check "the census tool counts as many routed pairs" test "$(val routed)" = $pairs
 
-# A few pairs against ibtracert, hop by hop, in routes_vs_diags' terms:
-# "0xNODE/PORT OUT>0xGUID/IN ... 0xNODE/PORT".
-canon_tracert() {
-	sed -n -e 's/^From {\(0x[0-9a-f]*\)}\[\([0-9]*\)\] *$/\1\/\2/p' \
-		-e 's/^\[\([0-9]*\)\] -> {\(0x[0-9a-f]*\)}\[\([0-9]*\)\] *$/\1>\2\/\3/p' \
-		-e 's/^To {\(0x[0-9a-f]*\)}\[\([0-9]*\)\] *$/\1\/\2/p' | paste -sd' '
-}
+# A few pairs against ibtracert, hop by hop, in routes_vs_diags' terms
+# (canon_tracert, tests/lib/canon.sh).
 canon_api() {
 	jq -r '.path.hops as $h | [range(0; $h | length) as $i | $h[$i] |
 		if $i == 0 then "\(.node_guid)/\(if .type == "switch" then 0 else .out_port end)"

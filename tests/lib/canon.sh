@@ -54,3 +54,11 @@ canon_ibwatch() {
 	        | sort | "link \(.[0]) \(.[1])")
 	     else empty end))' "$1" | sort -u
 }
+
+# A path from `ibtracert -n` on stdin, on one line in the tool's terms:
+# "0xNODE/PORT OUT>0xGUID/IN ... 0xNODE/PORT".
+canon_tracert() {
+	sed -n -e 's/^From {\(0x[0-9a-f]*\)}\[\([0-9]*\)\] *$/\1\/\2/p' \
+		-e 's/^\[\([0-9]*\)\] -> {\(0x[0-9a-f]*\)}\[\([0-9]*\)\] *$/\1>\2\/\3/p' \
+		-e 's/^To {\(0x[0-9a-f]*\)}\[\([0-9]*\)\] *$/\1\/\2/p' | paste -sd' '
+}
