@@ -331,8 +331,13 @@ static const struct opt table[] = {
 	{ OPT("agentx-ping-interval", T_UINT, IBW_OPT_RESTART),
 	  NUM(snmp.ping_interval_s), .min = 1, .max = 3600,
 	  .def = IBW_SNMP_DEFAULT_PING_INTERVAL_S, .arg = "S",
-	  .help = "seconds between pings of the master; reconnect this often "
-		  "when it is gone" },
+	  .help = "seconds between pings of the master; reconnect at least "
+		  "this often when it is gone" },
+	{ OPT("agentx-timeout", T_UINT, IBW_OPT_RESTART), NUM(snmp.timeout_ms),
+	  .min = 10, .max = 60000, .def = IBW_SNMP_DEFAULT_TIMEOUT_MS,
+	  .arg = "MS",
+	  .help = "milliseconds the loop waits for the master at most: a "
+		  "connection, one AgentX round trip" },
 	{ OPT("snmp-trap-rate", T_UINT, IBW_OPT_RESTART), NUM(snmp.trap_rate),
 	  .min = 1, .max = 60000, .def = IBW_SNMP_DEFAULT_TRAP_RATE, .arg = "N",
 	  .help = "notifications per minute at most" },

@@ -23,7 +23,7 @@
 #define IBW_DEFAULT_STATE_FILE "/var/lib/ibwatch/counters.state"
 #define IBW_OPTS_MAX_LIST 1024 /* values of one repeatable option */
 #define IBW_OPTS_MAX_STRINGS (3 * IBW_OPTS_MAX_LIST + 64)
-#define IBW_OPTS_MAX 64 /* rows of the option table at most */
+#define IBW_OPTS_MAX 96 /* rows of the option table at most */
 
 /* When a changed option takes effect. */
 enum ibw_opt_when {

@@ -4,28 +4,67 @@
  * wait a hook asks net-snmp for its descriptors and its next timeout
  * (snmp_select_info2) and keeps the loop's watches and one timer in step;
  * a readable descriptor goes to snmp_read2, the timer to snmp_timeout and
- * run_alarms. Alarms (the AgentX ping and reconnect) run from that timer,
- * never from SIGALRM: NETSNMP_DS_LIB_ALARM_DONT_USE_SIG makes
- * snmp_select_info2 include them in the timeout it returns.
+ * run_alarms. Alarms run from that timer, never from SIGALRM:
+ * NETSNMP_DS_LIB_ALARM_DONT_USE_SIG makes snmp_select_info2 include them
+ * in the timeout it returns.
+ *
+ * The session to the master is ours to open, not net-snmp's: its own
+ * open (subagent_open_master_session) connects with a blocking
+ * connect(2), which against a master that does not answer SYNs holds
+ * the loop for minutes, and a full backlog on a Unix socket for ever.
+ * So net-snmp's start-up connect is taken out, its ping interval is 0
+ * (it neither pings nor reconnects by itself), and here: a non-blocking
+ * connect to the master's address, watched by the loop with a deadline
+ * (agentx-timeout); only when that one succeeded does net-snmp open its
+ * session, whose connect then succeeds at once, and whose synchronous
+ * Open and Register round trips are each bounded by the same timeout
+ * with no retry (SNMP_CALLBACK_SESSION_INIT). A failed attempt is tried
+ * again after 1 s, doubling up to the ping interval. While connected, a
+ * Ping goes out asynchronously every ping interval; one unanswered
+ * within the timeout shuts the session's socket, and net-snmp's own
+ * disconnect handling tears the session down.
  */
 #include <errno.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 /* mib.h first: net-snmp's headers (the agent's too) and core's, in the
  * order they need each other. */
 #include "mib.h"
 
+#include <net-snmp/agent/agent_callbacks.h>
 #include <net-snmp/agent/agent_sysORTable.h>
 #include <net-snmp/library/large_fd_set.h>
 
+#include "agentx_status.h"
 #include "log.h"
 #include "ratelimit.h"
 #include "snmp.h"
 
 static oid mib_oid[] = { IBW_MIB_ROOT };
+static const char mib_descr[] = "IBWATCH-MIB: InfiniBand fabric monitoring "
+				"by ibwatchd";
+
+/*
+ * net-snmp's subagent, exported by libnetsnmpagent (5.7 to 5.9 at
+ * least) but declared only in its source tree's
+ * agent/mibgroup/agentx/subagent.h, which is not installed. The two
+ * constants are from its agentx/protocol.h: the session version it
+ * gives AgentX sessions, and the Ping PDU's type (RFC 2741, 6.2.8).
+ */
+int subagent_startup(int majorID, int minorID, void *serverarg,
+		     void *clientarg);
+int subagent_open_master_session(void);
+#define NETSNMP_AGENTX_VERSION_1 (192 | 1)
+#define NETSNMP_AGENTX_MSG_PING 13
+
+#define BACKOFF_FIRST_US 1000000u
 
 #define MAX_FDS 16
 #define EVENT_BATCH 64
@@ -42,6 +81,24 @@ struct ibw_snmp {
 	struct ibw_ratelimit notify_rl; /* the notification rate limit */
 	uint64_t suppressed_logged;
 	char last_log[256];
+
+	/* the session to the master (see the top of this file) */
+	struct ibw_agentx_status st;
+	unsigned timeout_ms; /* each connect and round trip at most */
+	uint64_t backoff_max_us; /* the ping interval */
+	uint64_t backoff_us; /* the next wait after a failure */
+	uint64_t ping_us;
+	struct sockaddr_storage addr; /* where the master listens */
+	socklen_t addrlen; /* 0: no address we can probe */
+	int probe_fd; /* the non-blocking connect under way, or -1 */
+	struct ibw_timer *retry; /* the next attempt, or the probe deadline */
+	struct ibw_timer *pinger;
+	netsnmp_session *sess; /* the open session, or NULL */
+	int ping_out; /* a Ping awaits its answer */
+	int or_registered; /* IBWATCH-MIB is in the sysORTable */
+	int lost; /* a session was open before: the next one reconnects */
+	int stopping; /* ibw_snmp_free: net-snmp's callbacks change nothing */
+	const char *master; /* the option's text, for messages */
 };
 
 /* net-snmp is process-wide state: one subagent per process. */
@@ -90,6 +147,12 @@ static int on_log(int major, int minor, void *server, void *client)
 		line[--n] = '\0';
 	if (!n)
 		return 0;
+	/* With its ping interval 0 net-snmp says it will not reconnect
+	 * when the master goes; we do (on_index says so). */
+	if (strstr(line, "not reconnecting")) {
+		log_debug("snmp", "net-snmp: %s", line);
+		return 0;
+	}
 	/* The reconnect alarm repeats the same failure every interval:
 	 * say it once, then only at debug level. */
 	if (s && !strcmp(line, s->last_log)) {
@@ -126,6 +189,324 @@ static void on_timer(struct ibw_timer *t, void *arg)
 	snmp_timeout();
 	run_alarms();
 	netsnmp_check_outstanding_agent_requests();
+}
+
+static void publish(struct ibw_snmp *s)
+{
+	ibw_agentx_status_publish(&s->st);
+}
+
+static void set_state(struct ibw_snmp *s, enum ibw_agentx_state state)
+{
+	s->st.state = state;
+	s->st.since_us = ibw_realtime_us();
+	if (state != IBW_AGENTX_WAITING)
+		s->st.next_us = 0;
+	publish(s);
+}
+
+static const char *master_name(const struct ibw_snmp_opts *o)
+{
+	return o->agentx_socket ? o->agentx_socket : IBW_SNMP_DEFAULT_SOCKET;
+}
+
+static void close_probe(struct ibw_snmp *s)
+{
+	if (s->probe_fd < 0)
+		return;
+	ibw_loop_unwatch(s->loop, s->probe_fd);
+	close(s->probe_fd);
+	s->probe_fd = -1;
+}
+
+/* An attempt failed (@why): the next one after the backoff. */
+static void attempt_failed(struct ibw_snmp *s, const char *why)
+{
+	uint64_t wait = s->backoff_us;
+
+	close_probe(s);
+	snprintf(s->st.last_error, sizeof(s->st.last_error), "%s", why);
+	/* the first failure of a series is news; its repeats are not */
+	if (s->st.attempts == 1)
+		log_warn("snmp", "AgentX master %s: %s; trying again in %llu s",
+			 s->master, why, (unsigned long long)wait / 1000000u);
+	else
+		log_debug("snmp", "AgentX master %s: %s (attempt %llu)",
+			  s->master, why, (unsigned long long)s->st.attempts);
+	s->backoff_us = wait * 2 < s->backoff_max_us ? wait * 2
+						     : s->backoff_max_us;
+	s->st.next_us = ibw_realtime_us() + wait;
+	set_state(s, IBW_AGENTX_WAITING);
+	ibw_timer_arm(s->retry, wait);
+}
+
+/*
+ * The master took a connection: let net-snmp open its session (its
+ * connect succeeds at once now; the Open and each Register wait
+ * timeout_ms at most), then register IBWATCH-MIB and its sysORTable
+ * entry with it.
+ */
+static void open_session(struct ibw_snmp *s)
+{
+	uint64_t t0 = ibw_now_us();
+
+	/* With no session this only drops the entry here; it is announced
+	 * to the new master below (addAgentCaps). */
+	if (s->or_registered) {
+		unregister_sysORTable(mib_oid, OID_LENGTH(mib_oid));
+		s->or_registered = 0;
+	}
+	if (subagent_open_master_session() != 0 || !s->sess) {
+		s->sess = NULL;
+		attempt_failed(s, "no answer to the AgentX Open in time");
+		return;
+	}
+	/* Every registration again, as net-snmp's own reconnect does. */
+	register_mib_reattach();
+	/* IBWATCH-MIB in the master's sysORTable (SNMPv2-MIB), so managers
+	 * see what this agent implements. */
+	if (register_sysORTable(mib_oid, OID_LENGTH(mib_oid), mib_descr) < 0)
+		log_warn("snmp", "cannot add IBWATCH-MIB to sysORTable");
+	else
+		s->or_registered = 1;
+	s->st.connects++;
+	if (s->lost)
+		s->st.reconnects++;
+	log_info("snmp",
+		 "AgentX session open with %s after %llu attempt(s)%s "
+		 "(session open and MIB registered in %llu ms)",
+		 s->master, (unsigned long long)s->st.attempts,
+		 s->lost ? ", a reconnect" : "",
+		 (unsigned long long)(ibw_now_us() - t0) / 1000u);
+	s->st.attempts = 0;
+	s->backoff_us = BACKOFF_FIRST_US;
+	set_state(s, IBW_AGENTX_CONNECTED);
+	ibw_timer_arm(s->pinger, s->ping_us);
+}
+
+static void on_probe(struct ibw_loop *loop, int fd, unsigned events, void *arg)
+{
+	struct ibw_snmp *s = arg;
+	socklen_t len = sizeof(int);
+	char why[128];
+	int err = 0;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		err = errno;
+	ibw_timer_disarm(s->retry);
+	close_probe(s);
+	if (err) {
+		snprintf(why, sizeof(why), "connect: %s", strerror(err));
+		attempt_failed(s, why);
+		return;
+	}
+	open_session(s);
+}
+
+/* One attempt: a non-blocking connect, watched with a deadline. */
+static void start_attempt(struct ibw_snmp *s)
+{
+	char why[128];
+	int fd;
+
+	s->st.attempts++;
+	s->st.attempts_total++;
+	set_state(s, IBW_AGENTX_CONNECTING);
+	if (!s->addrlen) {
+		/* an address we cannot parse: net-snmp's blocking connect */
+		open_session(s);
+		return;
+	}
+	fd = socket(s->addr.ss_family,
+		    SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(why, sizeof(why), "socket: %s", strerror(errno));
+		attempt_failed(s, why);
+		return;
+	}
+	if (connect(fd, (struct sockaddr *)&s->addr, s->addrlen) == 0) {
+		close(fd);
+		open_session(s);
+		return;
+	}
+	if (errno != EINPROGRESS) {
+		/* EAGAIN: a Unix socket whose listen backlog is full */
+		snprintf(why, sizeof(why), "connect: %s",
+			 errno == EAGAIN ? "the master's backlog is full"
+					 : strerror(errno));
+		close(fd);
+		attempt_failed(s, why);
+		return;
+	}
+	if (ibw_loop_watch(s->loop, fd, IBW_EV_WRITE, on_probe, s) < 0) {
+		close(fd);
+		attempt_failed(s, "cannot watch the connection");
+		return;
+	}
+	s->probe_fd = fd;
+	ibw_timer_arm(s->retry, (uint64_t)s->timeout_ms * 1000u);
+}
+
+/* The probe's deadline, or the next attempt. */
+static void on_retry(struct ibw_timer *t, void *arg)
+{
+	struct ibw_snmp *s = arg;
+	char why[128];
+
+	if (s->probe_fd >= 0) {
+		snprintf(why, sizeof(why), "connect: no answer in %u ms",
+			 s->timeout_ms);
+		attempt_failed(s, why);
+		return;
+	}
+	start_attempt(s);
+}
+
+/* Every AgentX session: our bound on each round trip, and no retry (a
+ * master that does not answer in time is tried again later, with the
+ * loop free in between). */
+static int on_session_init(int major, int minor, void *server, void *client)
+{
+	netsnmp_session *sess = server;
+	struct ibw_snmp *s = the_snmp;
+
+	if (s && sess && sess->version == NETSNMP_AGENTX_VERSION_1) {
+		sess->timeout = (long)s->timeout_ms * 1000;
+		sess->retries = 0;
+	}
+	return 0;
+}
+
+/* net-snmp opened (INDEX_START) or dropped (INDEX_STOP) the session. */
+static int on_index(int major, int minor, void *server, void *client)
+{
+	struct ibw_snmp *s = the_snmp;
+
+	if (!s || s->stopping)
+		return 0;
+	if (minor == SNMPD_CALLBACK_INDEX_START) {
+		s->sess = server;
+		return 0;
+	}
+	if (!s->sess || s->sess != server)
+		return 0;
+	/* The master closed it, or our Ping went unanswered. net-snmp
+	 * tears the session down; we reconnect. */
+	s->sess = NULL;
+	s->ping_out = 0;
+	s->lost = 1;
+	ibw_timer_disarm(s->pinger);
+	snprintf(s->st.last_error, sizeof(s->st.last_error),
+		 "the session was lost");
+	log_warn("snmp", "AgentX session with %s lost; reconnecting",
+		 s->master);
+	s->backoff_us = BACKOFF_FIRST_US;
+	s->st.next_us = ibw_realtime_us() + s->backoff_us;
+	set_state(s, IBW_AGENTX_WAITING);
+	ibw_timer_arm(s->retry, s->backoff_us);
+	s->backoff_us *= 2;
+	return 0;
+}
+
+static int on_ping_answer(int op, netsnmp_session *sess, int reqid,
+			  netsnmp_pdu *pdu, void *magic)
+{
+	struct ibw_snmp *s = the_snmp;
+	netsnmp_transport *t;
+
+	if (!s || s->stopping)
+		return 1;
+	s->ping_out = 0;
+	if (op != NETSNMP_CALLBACK_OP_TIMED_OUT || sess != s->sess)
+		return 1;
+	s->st.pings_failed++;
+	publish(s);
+	log_warn("snmp",
+		 "AgentX master %s did not answer a Ping in %u ms: closing the "
+		 "session",
+		 s->master, s->timeout_ms);
+	/* As if the master had closed it: net-snmp reads the end of the
+	 * stream and runs its disconnect handling (then on_index). */
+	t = snmp_sess_transport(snmp_sess_pointer(sess));
+	if (t && t->sock >= 0)
+		shutdown(t->sock, SHUT_RDWR);
+	return 1;
+}
+
+/* While connected: an asynchronous Ping every ping interval. */
+static void on_ping(struct ibw_timer *t, void *arg)
+{
+	struct ibw_snmp *s = arg;
+	netsnmp_pdu *pdu;
+
+	if (!s->sess)
+		return;
+	if (!s->ping_out) {
+		pdu = snmp_pdu_create(NETSNMP_AGENTX_MSG_PING);
+		if (pdu) {
+			pdu->time = 0;
+			pdu->sessid = s->sess->sessid;
+			if (snmp_async_send(s->sess, pdu, on_ping_answer, s))
+				s->ping_out = 1;
+			else
+				snmp_free_pdu(pdu);
+		}
+	}
+	ibw_timer_arm(t, s->ping_us);
+}
+
+/*
+ * Where the master listens, for the non-blocking connect: a Unix path
+ * ("/path", "unix:/path") or "tcp:HOST[:PORT]" ("tcp6:", "[v6]"), port
+ * 705 when none. A host name is resolved once, here, before the loop
+ * runs. Anything else leaves addrlen 0.
+ */
+static void master_addr(struct ibw_snmp *s, const char *spec)
+{
+	struct addrinfo hints, *ai = NULL;
+	char host[256], *h = host, *port, *end;
+	const char *p = spec;
+	int family = AF_UNSPEC;
+
+	s->addrlen = 0;
+	if (!strncmp(p, "unix:", 5))
+		p += 5;
+	if (*p == '/') {
+		struct sockaddr_un *un = (struct sockaddr_un *)&s->addr;
+
+		if (strlen(p) >= sizeof(un->sun_path))
+			return;
+		un->sun_family = AF_UNIX;
+		strcpy(un->sun_path, p);
+		s->addrlen = sizeof(*un);
+		return;
+	}
+	if (!strncmp(p, "tcp:", 4)) {
+		p += 4;
+	} else if (!strncmp(p, "tcp6:", 5)) {
+		p += 5;
+		family = AF_INET6;
+	} else {
+		return;
+	}
+	snprintf(host, sizeof(host), "%s", p);
+	if (host[0] == '[' && (end = strchr(host, ']'))) {
+		*end = '\0';
+		port = end[1] == ':' ? end + 2 : NULL;
+		h = host + 1;
+	} else if ((port = strrchr(host, ':'))) {
+		*port++ = '\0';
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = family;
+	hints.ai_socktype = SOCK_STREAM;
+	if (getaddrinfo(h, port && *port ? port : "705", &hints, &ai) || !ai)
+		return;
+	if (ai->ai_addrlen <= sizeof(s->addr)) {
+		memcpy(&s->addr, ai->ai_addr, ai->ai_addrlen);
+		s->addrlen = ai->ai_addrlen;
+	}
+	freeaddrinfo(ai);
 }
 
 static struct ibw_snapshot *snapshot_of(void *arg)
@@ -246,7 +627,18 @@ struct ibw_snmp *ibw_snmp_new(struct ibw_loop *loop, struct ibw_monitor *mon,
 	s->last_seq = ibw_events_last_seq(ibw_monitor_events(mon));
 	s->mib = ibw_mib_new(snapshot_of, mon, lp, lq, &s->stats);
 	s->timer = ibw_timer_new(loop, on_timer, s);
-	if (!s->mib || !s->timer) {
+	s->retry = ibw_timer_new(loop, on_retry, s);
+	s->pinger = ibw_timer_new(loop, on_ping, s);
+	s->probe_fd = -1;
+	s->master = master_name(o);
+	s->timeout_ms = o->timeout_ms ? o->timeout_ms
+				      : IBW_SNMP_DEFAULT_TIMEOUT_MS;
+	s->ping_us = (uint64_t)ping_s * 1000000u;
+	s->backoff_max_us = s->ping_us > BACKOFF_FIRST_US ? s->ping_us
+							  : BACKOFF_FIRST_US;
+	s->backoff_us = BACKOFF_FIRST_US;
+	master_addr(s, s->master);
+	if (!s->mib || !s->timer || !s->retry || !s->pinger) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -258,6 +650,13 @@ struct ibw_snmp *ibw_snmp_new(struct ibw_loop *loop, struct ibw_monitor *mon,
 	snmp_register_callback(SNMP_CALLBACK_LIBRARY, SNMP_CALLBACK_LOGGING,
 			       on_log, NULL);
 	snmp_enable_calllog();
+	snmp_register_callback(SNMP_CALLBACK_LIBRARY,
+			       SNMP_CALLBACK_SESSION_INIT, on_session_init,
+			       NULL);
+	snmp_register_callback(SNMP_CALLBACK_APPLICATION,
+			       SNMPD_CALLBACK_INDEX_START, on_index, NULL);
+	snmp_register_callback(SNMP_CALLBACK_APPLICATION,
+			       SNMPD_CALLBACK_INDEX_STOP, on_index, NULL);
 
 	netsnmp_ds_set_boolean(NETSNMP_DS_APPLICATION_ID, NETSNMP_DS_AGENT_ROLE,
 			       1);
@@ -285,10 +684,17 @@ struct ibw_snmp *ibw_snmp_new(struct ibw_loop *loop, struct ibw_monitor *mon,
 		snprintf(err, errlen, "net-snmp: init_agent failed");
 		goto fail;
 	}
-	/* init_agent resets the ping interval: set it after. Without one,
-	 * a subagent whose master went away never reconnects. */
+	/* init_agent resets the ping interval: set it after. 0: net-snmp
+	 * neither pings nor reconnects by itself, we do (on_ping,
+	 * attempt_failed); and its connect at init_snmp is taken out, the
+	 * first attempt is ours too. */
 	netsnmp_ds_set_int(NETSNMP_DS_APPLICATION_ID,
-			   NETSNMP_DS_AGENT_AGENTX_PING_INTERVAL, (int)ping_s);
+			   NETSNMP_DS_AGENT_AGENTX_PING_INTERVAL, 0);
+	if (snmp_unregister_callback(SNMP_CALLBACK_LIBRARY,
+				     SNMP_CALLBACK_POST_READ_CONFIG,
+				     subagent_startup, NULL, 1) < 1)
+		log_warn("snmp", "net-snmp's start-up connect is still in: "
+				 "it may block until the master answers");
 	reg_context = o->context && *o->context ? strdup(o->context) : NULL;
 	if (o->context && *o->context && !reg_context) {
 		snprintf(err, errlen, "out of memory");
@@ -298,32 +704,33 @@ struct ibw_snmp *ibw_snmp_new(struct ibw_loop *loop, struct ibw_monitor *mon,
 		snprintf(err, errlen, "cannot register IBWATCH-MIB");
 		goto fail;
 	}
-	/* Connects to the master (or arms the reconnect alarm). */
+	/* Reads no configuration; the session is opened below. */
 	init_snmp("ibwatchd");
-	/* IBWATCH-MIB in the master's sysORTable (SNMPv2-MIB), so managers
-	 * see what this agent implements. After init_snmp: net-snmp's
-	 * subagent sends AgentX addAgentCaps for an entry registered while
-	 * connected, and every entry again when it reconnects to a master
-	 * that restarted. */
-	if (register_sysORTable(mib_oid, OID_LENGTH(mib_oid),
-				"IBWATCH-MIB: InfiniBand fabric monitoring "
-				"by ibwatchd") < 0)
-		log_warn("snmp", "cannot add IBWATCH-MIB to sysORTable");
+	if (!s->addrlen)
+		log_warn("snmp",
+			 "AgentX master %s: not a Unix path or tcp:HOST:PORT, "
+			 "so net-snmp connects to it itself, unbounded",
+			 s->master);
 	if (ibw_loop_add_hook(loop, before_wait, s) < 0) {
 		snprintf(err, errlen, "cannot hook into the event loop");
 		snmp_shutdown("ibwatchd");
 		goto fail;
 	}
-	log_info("snmp", "AgentX subagent for %s, ping interval %u s%s%s%s",
-		 o->agentx_socket ? o->agentx_socket : "the default socket",
-		 ping_s, reg_context ? ", context \"" : "",
+	log_info("snmp",
+		 "AgentX subagent for %s, ping interval %u s, timeout %u "
+		 "ms%s%s%s",
+		 s->master, ping_s, s->timeout_ms,
+		 reg_context ? ", context \"" : "",
 		 reg_context ? reg_context : "", reg_context ? "\"" : "");
+	start_attempt(s);
 	return s;
 fail:
 	free(reg_context);
 	reg_context = NULL;
 	the_snmp = NULL;
 	ibw_timer_free(s->timer);
+	ibw_timer_free(s->retry);
+	ibw_timer_free(s->pinger);
 	ibw_mib_free(s->mib);
 	free(s);
 	return NULL;
@@ -335,14 +742,18 @@ void ibw_snmp_free(struct ibw_snmp *s)
 
 	if (!s)
 		return;
+	s->stopping = 1;
 	ibw_loop_del_hook(s->loop, before_wait, s);
 	for (i = 0; i < s->nfds; i++)
 		ibw_loop_unwatch(s->loop, s->fds[i]);
+	close_probe(s);
 	/* Our logger must not be called back from inside the shutdown,
 	 * which holds net-snmp's callback lock while it logs. */
 	snmp_disable_calllog();
 	snmp_shutdown("ibwatchd");
 	ibw_timer_free(s->timer);
+	ibw_timer_free(s->retry);
+	ibw_timer_free(s->pinger);
 	ibw_mib_free(s->mib);
 	free(reg_context);
 	reg_context = NULL;

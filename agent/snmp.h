@@ -3,7 +3,9 @@
  * The AgentX subagent: net-snmp in ibwatchd's event loop, IBWATCH-MIB
  * registered with the master agent (snmpd), re-registered when snmpd
  * comes back, and notifications raised from the monitor's events through
- * a rate limit.
+ * a rate limit. Connecting never holds the loop longer than timeout_ms
+ * at a time; what the subagent is doing is published through
+ * core/agentx_status.h.
  */
 #ifndef IBW_SNMP_H
 #define IBW_SNMP_H
@@ -17,6 +19,9 @@
 #define IBW_SNMP_DEFAULT_SOCKET "/var/agentx/master"
 #define IBW_SNMP_DEFAULT_PING_INTERVAL_S 15
 #define IBW_SNMP_DEFAULT_TRAP_RATE 60
+/* The longest the loop waits for the master at once: a connection, or
+ * one AgentX round trip (Open, Register, Ping) */
+#define IBW_SNMP_DEFAULT_TIMEOUT_MS 1000
 
 struct ibw_snmp_opts {
 	const char *agentx_socket; /* NULL: net-snmp's default */
@@ -24,7 +29,11 @@ struct ibw_snmp_opts {
 	 * default one. Several instances on one host (one per HCA port)
 	 * each take a context of their own. */
 	const char *context;
-	unsigned ping_interval_s; /* 0: IBW_SNMP_DEFAULT_PING_INTERVAL_S */
+	/* pings of the master, and the longest wait between reconnect
+	 * attempts (1 s, doubling up to this); 0:
+	 * IBW_SNMP_DEFAULT_PING_INTERVAL_S */
+	unsigned ping_interval_s;
+	unsigned timeout_ms; /* 0: IBW_SNMP_DEFAULT_TIMEOUT_MS */
 	/* notifications per minute, sustained and in a burst; 0:
 	 * IBW_SNMP_DEFAULT_TRAP_RATE */
 	unsigned trap_rate;

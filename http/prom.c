@@ -862,7 +862,8 @@ char *ibw_prom_render_snapshot(const struct ibw_snapshot *s, int om,
 }
 
 char *ibw_prom_render_live(const struct ibw_snapshot *s,
-			   const struct ibw_engine_stats *st, uint64_t now_us,
+			   const struct ibw_engine_stats *st,
+			   const struct ibw_agentx_status *ax, uint64_t now_us,
 			   int om, size_t *len)
 {
 	struct buf b = { 0 };
@@ -904,6 +905,21 @@ char *ibw_prom_render_live(const struct ibw_snapshot *s,
 		       "Tries sent again.");
 		put(&b, "ibwatch_mad_retries_total %" PRIu64 "\n", st->retries);
 	}
+	if (ax) {
+		family(&b, "ibwatch_agentx_connected", "gauge",
+		       "1 while the AgentX session with the master agent is "
+		       "open.");
+		put(&b, "ibwatch_agentx_connected %d\n",
+		    ax->state == IBW_AGENTX_CONNECTED);
+		family(&b, "ibwatch_agentx_connect_attempts_total", "counter",
+		       "Attempts to open an AgentX session.");
+		put(&b, "ibwatch_agentx_connect_attempts_total %" PRIu64 "\n",
+		    ax->attempts_total);
+		family(&b, "ibwatch_agentx_reconnects_total", "counter",
+		       "AgentX sessions opened again after one was lost.");
+		put(&b, "ibwatch_agentx_reconnects_total %" PRIu64 "\n",
+		    ax->reconnects);
+	}
 	if (om)
 		put(&b, "# EOF\n");
 	return finish(&b, len);
@@ -915,7 +931,7 @@ static char *render(const struct ibw_snapshot *s,
 {
 	size_t a, b;
 	char *x = ibw_prom_render_snapshot(s, om, &a);
-	char *y = ibw_prom_render_live(s, st, now_us, om, &b);
+	char *y = ibw_prom_render_live(s, st, NULL, now_us, om, &b);
 	char *all = x && y ? realloc(x, a + b + 1) : NULL;
 
 	if (!all) {

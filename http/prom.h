@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 
+#include "agentx_status.h"
 #include "engine.h"
 #include "snapshot.h"
 
@@ -20,11 +21,13 @@ char *ibw_prom_render(const struct ibw_snapshot *s,
 		      size_t *len);
 /* The two parts of it: what depends only on the snapshot (cached by the
  * server per snapshot), and what changes with every scrape (ages, the
- * engine's counters; with @om, the "# EOF" too). */
+ * engine's counters, the AgentX subagent's state if @ax; with @om, the
+ * "# EOF" too). */
 char *ibw_prom_render_snapshot(const struct ibw_snapshot *s, int om,
 			       size_t *len);
 char *ibw_prom_render_live(const struct ibw_snapshot *s,
-			   const struct ibw_engine_stats *st, uint64_t now_us,
+			   const struct ibw_engine_stats *st,
+			   const struct ibw_agentx_status *ax, uint64_t now_us,
 			   int om, size_t *len);
 
 /*

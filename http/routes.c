@@ -8,6 +8,7 @@
 
 #include <microhttpd.h>
 
+#include "agentx_status.h"
 #include "codec.h"
 #include "ibw_revision.h"
 #include "ibw_version.h"
@@ -701,12 +702,44 @@ static void serve_healthz(struct ibw_hreq *r, struct ibw_snapshot *s)
 		set_json(r, 200, json_pack("{s:s}", "status", "ok"));
 }
 
+/* The AgentX subagent's state: what it does, since when, and when it
+ * tries again (docs/api.md). */
+static json_t *agentx_json(const struct ibw_agentx_status *ax)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "state",
+			    json_string(ibw_agentx_state_str(ax->state)));
+	json_object_set_new(o, "since",
+			    ax->since_us ? ibw_json_time(ax->since_us)
+					 : json_null());
+	json_object_set_new(o, "next_attempt",
+			    ax->state == IBW_AGENTX_WAITING
+				    ? ibw_json_time(ax->next_us)
+				    : json_null());
+	json_object_set_new(o, "attempts", ibw_json_u64(ax->attempts));
+	json_object_set_new(o, "attempts_total",
+			    ibw_json_u64(ax->attempts_total));
+	json_object_set_new(o, "connects", ibw_json_u64(ax->connects));
+	json_object_set_new(o, "reconnects", ibw_json_u64(ax->reconnects));
+	json_object_set_new(o, "pings_failed", ibw_json_u64(ax->pings_failed));
+	json_object_set_new(o, "last_error",
+			    ax->last_error[0] ? json_string(ax->last_error)
+					      : json_null());
+	return o;
+}
+
 static void serve_status(struct ibw_hreq *r, struct ibw_snapshot *s)
 {
 	struct ibw_engine_stats st;
+	struct ibw_agentx_status ax;
+	json_t *j;
 
 	ibw_http_engine_stats(r, &st);
-	set_json(r, 200, ibw_json_status(s, &st, ibw_realtime_us()));
+	ibw_agentx_status_get(&ax);
+	j = ibw_json_status(s, &st, ibw_realtime_us());
+	json_object_set_new(j, "agentx", agentx_json(&ax));
+	set_json(r, 200, j);
 }
 
 static void serve_node(struct ibw_hreq *r, struct ibw_snapshot *s)
@@ -742,6 +775,7 @@ static void serve_metrics(struct ibw_hreq *r, struct ibw_snapshot *s)
 	int om = om_named && q_om > 0 && q_om >= q_text;
 	struct ibw_cache *cache = r->ctx->metrics;
 	struct ibw_engine_stats st;
+	struct ibw_agentx_status ax;
 	struct ibw_share *sh;
 	struct ibw_body *b;
 	unsigned char *gz;
@@ -770,7 +804,8 @@ static void serve_metrics(struct ibw_hreq *r, struct ibw_snapshot *s)
 	sh = ibw_share_new(b);
 	ibw_body_unref(b);
 	ibw_http_engine_stats(r, &st);
-	live = ibw_prom_render_live(s, &st, ibw_realtime_us(), om, &llen);
+	ibw_agentx_status_get(&ax);
+	live = ibw_prom_render_live(s, &st, &ax, ibw_realtime_us(), om, &llen);
 	if (!sh || !live) {
 		ibw_share_free(sh);
 		free(live);

@@ -155,6 +155,41 @@ static void test_metrics_document(void **state)
 	ibw_snapshot_unref(s);
 }
 
+/* The AgentX subagent's series: only with its status, in both formats
+ * (OpenMetrics names the counter families without _total). */
+static void test_agentx_series(void **state)
+{
+	struct ibw_snapshot *s = ibw_test_snapshot();
+	struct ibw_agentx_status ax = { 0 };
+	size_t len;
+	char *text;
+
+	text = ibw_prom_render_live(s, NULL, NULL, T0, 0, &len);
+	assert_null(strstr(text, "ibwatch_agentx_"));
+	free(text);
+	ax.state = IBW_AGENTX_CONNECTED;
+	ax.attempts_total = 7;
+	ax.reconnects = 2;
+	text = ibw_prom_render_live(s, NULL, &ax, T0, 0, &len);
+	assert_non_null(strstr(text, "\nibwatch_agentx_connected 1\n"));
+	assert_non_null(
+		strstr(text, "\nibwatch_agentx_connect_attempts_total 7\n"));
+	assert_non_null(strstr(text, "\nibwatch_agentx_reconnects_total 2\n"));
+	free(text);
+	ax.state = IBW_AGENTX_WAITING;
+	text = ibw_prom_render_live(s, NULL, &ax, T0, 1, &len);
+	assert_non_null(strstr(text, "\nibwatch_agentx_connected 0\n"));
+	assert_non_null(
+		strstr(text, "# TYPE ibwatch_agentx_reconnects counter\n"));
+	assert_non_null(strstr(text, "\nibwatch_agentx_reconnects_total 2\n"));
+	free(text);
+	assert_string_equal(ibw_agentx_state_str(IBW_AGENTX_WAITING),
+			    "waiting");
+	assert_string_equal(ibw_agentx_state_str(IBW_AGENTX_DISABLED),
+			    "disabled");
+	ibw_snapshot_unref(s);
+}
+
 static void test_metrics_structure(void **state)
 {
 	struct ibw_snapshot *s = ibw_test_snapshot();
@@ -693,6 +728,7 @@ int main(void)
 		cmocka_unit_test(test_writer_refuses),
 		cmocka_unit_test(test_pma_redirect_rendered),
 		cmocka_unit_test(test_exporter_series),
+		cmocka_unit_test(test_agentx_series),
 		cmocka_unit_test(test_json_links),
 	};
 
