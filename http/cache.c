@@ -15,14 +15,31 @@ struct slot {
 	uint64_t used;
 };
 
-/* Shared by the HTTP server's threads: the slots are under @lock;
- * bodies, once made, are read-only but for their atomic refs. */
+#define HINTS 32
+
+struct hint {
+	char key[IBW_CACHE_KEY_MAX];
+	size_t len; /* 0: empty */
+	uint64_t used;
+};
+
+/* Shared by the HTTP server's threads: the slots and hints are under
+ * @lock; bodies, once made, are read-only but for their atomic refs. */
 struct ibw_cache {
 	pthread_mutex_t lock;
+	size_t max_bytes;
+	size_t bytes; /* of the bodies in the slots */
 	unsigned nslots;
 	uint64_t tick;
+	struct hint hints[HINTS];
 	struct slot slots[];
 };
+
+/* What a body costs the cache's budget. */
+static size_t body_bytes(const struct ibw_body *b)
+{
+	return b->len + b->gzlen;
+}
 
 /*
  * Rendering a big answer builds and frees many small objects: give
@@ -153,16 +170,76 @@ void ibw_share_free(void *share)
 	free(sh);
 }
 
-struct ibw_cache *ibw_cache_new(unsigned slots)
+struct ibw_cache *ibw_cache_new(unsigned slots, size_t max_bytes)
 {
 	struct ibw_cache *c =
 		calloc(1, sizeof(*c) + (size_t)slots * sizeof(c->slots[0]));
 
 	if (c) {
 		c->nslots = slots;
+		c->max_bytes = max_bytes;
 		pthread_mutex_init(&c->lock, NULL);
 	}
 	return c;
+}
+
+size_t ibw_cache_max(const struct ibw_cache *c)
+{
+	return c->max_bytes;
+}
+
+/* Under c->lock. */
+static void slot_clear(struct ibw_cache *c, struct slot *s)
+{
+	if (!s->b)
+		return;
+	c->bytes -= body_bytes(s->b);
+	ibw_body_unref(s->b);
+	s->b = NULL;
+}
+
+/* Under c->lock. */
+static void note_size(struct ibw_cache *c, const char *key, size_t len)
+{
+	struct hint *h = NULL;
+	unsigned i;
+
+	for (i = 0; i < HINTS && !h; i++)
+		if (c->hints[i].len && !strcmp(c->hints[i].key, key))
+			h = &c->hints[i];
+	for (i = 0; i < HINTS && !h; i++)
+		if (!c->hints[i].len)
+			h = &c->hints[i];
+	if (!h) {
+		h = &c->hints[0];
+		for (i = 1; i < HINTS; i++)
+			if (c->hints[i].used < h->used)
+				h = &c->hints[i];
+	}
+	snprintf(h->key, sizeof(h->key), "%s", key);
+	/* An empty document is still a size (0 marks a free hint). */
+	h->len = len ? len : 1;
+	h->used = ++c->tick;
+}
+
+void ibw_cache_note_size(struct ibw_cache *c, const char *key, size_t len)
+{
+	pthread_mutex_lock(&c->lock);
+	note_size(c, key, len);
+	pthread_mutex_unlock(&c->lock);
+}
+
+size_t ibw_cache_size_hint(struct ibw_cache *c, const char *key)
+{
+	size_t len = 0;
+	unsigned i;
+
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i < HINTS; i++)
+		if (c->hints[i].len && !strcmp(c->hints[i].key, key))
+			len = c->hints[i].len;
+	pthread_mutex_unlock(&c->lock);
+	return len;
 }
 
 void ibw_cache_free(struct ibw_cache *c)
@@ -172,7 +249,7 @@ void ibw_cache_free(struct ibw_cache *c)
 	if (!c)
 		return;
 	for (i = 0; i < c->nslots; i++)
-		ibw_body_unref(c->slots[i].b);
+		slot_clear(c, &c->slots[i]);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -189,10 +266,8 @@ struct ibw_body *ibw_cache_get(struct ibw_cache *c, uint64_t seq,
 
 		/* Bodies of older snapshots go; a thread still serving an
 		 * older one than the newest does not clear the newer. */
-		if (s->b && s->b->seq < seq) {
-			ibw_body_unref(s->b);
-			s->b = NULL;
-		}
+		if (s->b && s->b->seq < seq)
+			slot_clear(c, s);
 	}
 	for (i = 0; i < c->nslots; i++) {
 		struct slot *s = &c->slots[i];
@@ -216,6 +291,13 @@ void ibw_cache_put(struct ibw_cache *c, const char *key, struct ibw_body *b)
 	if (!c->nslots)
 		return;
 	pthread_mutex_lock(&c->lock);
+	note_size(c, key, b->len);
+	if (body_bytes(b) > c->max_bytes) {
+		/* Never kept: the answer is sent, and the next one under
+		 * @key streams (routes.c) or is rendered again. */
+		pthread_mutex_unlock(&c->lock);
+		return;
+	}
 	for (i = 0; i < c->nslots && !s; i++)
 		if (c->slots[i].b && !strcmp(c->slots[i].key, key))
 			s = &c->slots[i];
@@ -234,8 +316,21 @@ void ibw_cache_put(struct ibw_cache *c, const char *key, struct ibw_body *b)
 		pthread_mutex_unlock(&c->lock);
 		return;
 	}
+	slot_clear(c, s);
+	/* Room for @b within the budget: the least recently used go. */
+	while (c->bytes + body_bytes(b) > c->max_bytes) {
+		struct slot *old = NULL;
+
+		for (i = 0; i < c->nslots; i++)
+			if (c->slots[i].b &&
+			    (!old || c->slots[i].used < old->used))
+				old = &c->slots[i];
+		if (!old)
+			break;
+		slot_clear(c, old);
+	}
 	ibw_body_ref(b);
-	ibw_body_unref(s->b);
+	c->bytes += body_bytes(b);
 	snprintf(s->key, sizeof(s->key), "%s", key);
 	s->b = b;
 	s->used = ++c->tick;

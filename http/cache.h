@@ -69,8 +69,14 @@ struct ibw_cache;
 /* A key is at most this long, NUL included (longer ones are cut). */
 #define IBW_CACHE_KEY_MAX 96
 
-/* At most @slots bodies; the least recently used goes first. */
-struct ibw_cache *ibw_cache_new(unsigned slots);
+/*
+ * At most @slots bodies of @max_bytes in all (text and gzip; SIZE_MAX: no
+ * limit); the least recently used goes first, and a body bigger than
+ * @max_bytes is never kept.
+ */
+struct ibw_cache *ibw_cache_new(unsigned slots, size_t max_bytes);
+/* The @max_bytes it was made with. */
+size_t ibw_cache_max(const struct ibw_cache *c);
 void ibw_cache_free(struct ibw_cache *c);
 /*
  * The body kept under @key for snapshot @seq, as a new reference, or
@@ -80,7 +86,18 @@ void ibw_cache_free(struct ibw_cache *c);
 struct ibw_body *ibw_cache_get(struct ibw_cache *c, uint64_t seq,
 			       const char *key);
 /* Keep @b under @key (the cache takes its own reference), in place of
- * what @key held, else in an empty or the least recently used slot. */
+ * what @key held, else in an empty or the least recently used slot,
+ * dropping the least recently used bodies while the bytes kept would be
+ * over the limit. A body over the limit is not kept (its size is noted,
+ * as by ibw_cache_note_size). */
 void ibw_cache_put(struct ibw_cache *c, const char *key, struct ibw_body *b);
+/*
+ * Sizes seen, by key, of any snapshot: whether the next answer under
+ * @key is worth rendering whole to keep, or too big and better streamed
+ * from the start. 0 when not known (or forgotten: a few dozen keys are
+ * remembered, the least recently noted go first).
+ */
+size_t ibw_cache_size_hint(struct ibw_cache *c, const char *key);
+void ibw_cache_note_size(struct ibw_cache *c, const char *key, size_t len);
 
 #endif

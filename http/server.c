@@ -95,6 +95,14 @@ static enum MHD_Result send_answer(struct MHD_Connection *c, struct ibw_hreq *r)
 		if (sh->body->have_gz)
 			MHD_add_response_header(resp, "Vary",
 						"Accept-Encoding");
+	} else if (r->stream) {
+		/* No length: HTTP/1.1 sends it chunked, 1.0 to the close. */
+		resp = MHD_create_response_from_callback(
+			MHD_SIZE_UNKNOWN, IBW_STREAM_PART, ibw_stream_read,
+			r->stream, ibw_stream_free);
+		if (!resp)
+			return MHD_NO;
+		r->stream = NULL; /* the response owns it now */
 	} else {
 		if (!r->body)
 			ibw_hreq_problem(r, 503, "out of memory");
@@ -133,6 +141,7 @@ static void hreq_free(struct ibw_hreq *r)
 {
 	free(r->body);
 	ibw_share_free(r->shared);
+	ibw_stream_free(r->stream);
 	free(r);
 }
 
@@ -736,9 +745,10 @@ struct ibw_http *ibw_http_new(struct ibw_loop *loop, struct ibw_monitor *m,
 	h->o = *o;
 	h->ctx.m = m;
 	h->ctx.e = e;
-	h->ctx.json = ibw_cache_new(JSON_CACHE_SLOTS);
-	/* one per format: Prometheus text and OpenMetrics */
-	h->ctx.metrics = ibw_cache_new(2);
+	h->ctx.json = ibw_cache_new(JSON_CACHE_SLOTS, o->cache_bytes);
+	/* One per format: Prometheus text and OpenMetrics. Not under the
+	 * budget: every scrape of a snapshot shares it. */
+	h->ctx.metrics = ibw_cache_new(2, SIZE_MAX);
 	if (!h->o.nlisten) {
 		h->o.listen[0] = "127.0.0.1:9776";
 		h->o.nlisten = 1;
