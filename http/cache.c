@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,24 +56,36 @@ static void trim_after(size_t rendered)
 #endif
 }
 
-/* Deflate @len bytes of @in into a growing buffer with @flush. */
+/*
+ * Deflate @len bytes of @in into a growing buffer with @flush. Input
+ * deflated earlier with Z_NO_FLUSH may still be held inside @zs, so the
+ * output can be more than @len's bound: go on while deflate fills all
+ * the room it is given.
+ */
 static int deflate_into(z_stream *zs, const char *in, size_t len, int flush,
 			unsigned char **out, size_t *outlen)
 {
 	size_t cap = *outlen + deflateBound(zs, len) + 64;
-	unsigned char *o = realloc(*out, cap);
+	unsigned char *o;
 	int rc;
 
-	if (!o)
-		return -1;
-	*out = o;
 	zs->next_in = (unsigned char *)(uintptr_t)in;
 	zs->avail_in = (uInt)len;
-	zs->next_out = o + *outlen;
-	zs->avail_out = (uInt)(cap - *outlen);
-	rc = deflate(zs, flush);
-	*outlen = cap - zs->avail_out;
-	return (rc == Z_OK || rc == Z_STREAM_END) && !zs->avail_in ? 0 : -1;
+	do {
+		o = realloc(*out, cap);
+		if (!o)
+			return -1;
+		*out = o;
+		zs->next_out = o + *outlen;
+		zs->avail_out = (uInt)(cap - *outlen);
+		rc = deflate(zs, flush);
+		*outlen = cap - zs->avail_out;
+		cap = *outlen + 65536;
+	} while ((rc == Z_OK || rc == Z_BUF_ERROR) && !zs->avail_out);
+	return (rc == Z_OK || rc == Z_STREAM_END || rc == Z_BUF_ERROR) &&
+			       !zs->avail_in
+		       ? 0
+		       : -1;
 }
 
 static void body_gzip(struct ibw_body *b)
@@ -109,6 +122,70 @@ struct ibw_body *ibw_body_new(uint64_t seq, char *text, size_t len, int gzip)
 		body_gzip(b);
 	trim_after(len);
 	return b;
+}
+
+struct ibw_body *ibw_body_start(uint64_t seq, size_t keep_text)
+{
+	struct ibw_body *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->refs = 1;
+	b->seq = seq;
+	b->keep = keep_text;
+	if (deflateInit2(&b->zs, 1, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(b);
+		return NULL;
+	}
+	b->have_gz = 1;
+	return b;
+}
+
+int ibw_body_append(void *body, const char *p, size_t n)
+{
+	struct ibw_body *b = body;
+	char *t;
+
+	if (deflate_into(&b->zs, p, n, Z_NO_FLUSH, &b->gz, &b->gzlen) < 0)
+		return -ENOMEM;
+	if (b->len + n <= b->keep) {
+		/* Doubling: the text costs O(N) copying. */
+		if (b->len + n + 1 > b->cap) {
+			size_t cap = b->cap ? b->cap : 65536;
+
+			while (cap < b->len + n + 1)
+				cap *= 2;
+			t = realloc(b->text, cap);
+			if (!t)
+				return -ENOMEM;
+			b->text = t;
+			b->cap = cap;
+		}
+		memcpy(b->text + b->len, p, n);
+		b->text[b->len + n] = '\0';
+	} else if (b->text) {
+		/* Too big to keep as text too: gzip alone from here. */
+		free(b->text);
+		b->text = NULL;
+		b->cap = 0;
+	}
+	b->len += n;
+	return 0;
+}
+
+int ibw_body_end(struct ibw_body *b)
+{
+	if (deflate_into(&b->zs, "", 0, Z_SYNC_FLUSH, &b->gz, &b->gzlen) < 0)
+		return -ENOMEM;
+	if (!b->text && b->len <= b->keep) {
+		/* An empty text is text too. */
+		b->text = calloc(1, 1);
+		if (!b->text)
+			return -ENOMEM;
+	}
+	trim_after(b->len);
+	return 0;
 }
 
 void ibw_body_ref(struct ibw_body *b)
@@ -159,12 +236,55 @@ struct ibw_share *ibw_share_new(struct ibw_body *b)
 	return sh;
 }
 
+long ibw_share_read_text(struct ibw_share *sh, char *buf, size_t max)
+{
+	struct ibw_body *b = sh->body;
+	size_t n;
+	int rc;
+
+	if (!sh->inflating) {
+		memset(&sh->zs, 0, sizeof(sh->zs));
+		if (inflateInit2(&sh->zs, 15 + 16) != Z_OK)
+			return -1;
+		sh->inflating = 1;
+		sh->zs.next_in = b->gz;
+		sh->zs.avail_in = (uInt)b->gzlen;
+	}
+	if (sh->inflating == 1) {
+		sh->zs.next_out = (unsigned char *)buf;
+		sh->zs.avail_out = (uInt)max;
+		/* A call may only read (the gzip header, a block's
+		 * header): go on while there is input and no output. */
+		do {
+			rc = inflate(&sh->zs, Z_SYNC_FLUSH);
+			n = max - sh->zs.avail_out;
+		} while (!n && rc == Z_OK && sh->zs.avail_in);
+		if (rc != Z_OK && rc != Z_BUF_ERROR)
+			return -1;
+		if (n)
+			return (long)n;
+		/* All the flushed stream is out: the tail next. */
+		inflateEnd(&sh->zs);
+		sh->inflating = 2;
+		if (sh->zs.avail_in)
+			return -1;
+	}
+	n = sh->tail_len - sh->tail_off;
+	if (n > max)
+		n = max;
+	memcpy(buf, sh->tail + sh->tail_off, n);
+	sh->tail_off += n;
+	return (long)n;
+}
+
 void ibw_share_free(void *share)
 {
 	struct ibw_share *sh = share;
 
 	if (!sh)
 		return;
+	if (sh->inflating == 1)
+		inflateEnd(&sh->zs);
 	ibw_body_unref(sh->body);
 	free(sh->tail);
 	free(sh);

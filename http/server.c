@@ -71,12 +71,33 @@ struct ibw_http {
 	struct ibw_routes_ctx ctx;
 };
 
+/* A share kept only as gzip, asked for as text: inflated as it is sent. */
+static ssize_t read_text(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	long n = ibw_share_read_text(cls, buf, max);
+
+	if (n < 0)
+		return MHD_CONTENT_READER_END_WITH_ERROR;
+	return n ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
+}
+
 static enum MHD_Result send_answer(struct MHD_Connection *c, struct ibw_hreq *r)
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 
-	if (r->shared) {
+	if (r->shared && !r->shared->gz && !r->shared->body->text) {
+		struct ibw_share *sh = r->shared;
+
+		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN,
+							 IBW_STREAM_PART,
+							 read_text, sh,
+							 ibw_share_free);
+		if (!resp)
+			return MHD_NO;
+		r->shared = NULL; /* the response owns it now */
+		MHD_add_response_header(resp, "Vary", "Accept-Encoding");
+	} else if (r->shared) {
 		struct ibw_share *sh = r->shared;
 		struct MHD_IoVec iov[2] = {
 			{ sh->gz ? (const void *)sh->body->gz : sh->body->text,

@@ -9,6 +9,8 @@
 #    list /api/v1/status counts;
 #  - clients that close mid-stream (a small receive buffer, a few bytes
 #    read) leave the agent serving, and the next answers whole;
+#  - /metrics is kept gzipped only: a plain scrape is inflated as it is
+#    sent, with the series of a gzip scrape;
 #  - HEAD of a streamed path: 200, no body.
 # The bytes of the streamed writer against the whole-document writer and
 # the fixture are unit_render's (test_parts_same_bytes).
@@ -124,7 +126,17 @@ check "... /api/v1/nodes streams whole ($r)" \
 	bash -c '[[ "$1" =~ ^200\ chunked\ -\ [0-9]+$ ]] && jq -e "length == 14" raw.body >/dev/null' _ "$r"
 check "... and the agent is alive" kill -0 "$agent"
 
-# 3. HEAD of a streamed path: the status, no body.
+# 3. /metrics over the budget (here any: 0) is kept gzipped only: a
+# plain scrape is inflated as it is sent (chunked), and has the series
+# of a gzip scrape.
+r=$(raw "$P" 1.1 /metrics GET) && cp raw.body plain.prom
+curl -s -m 10 -H 'Accept-Encoding: gzip' -o gz.prom.gz "$U/metrics"
+np=$(grep -c '^infiniband_' plain.prom)
+ng=$(zcat gz.prom.gz | grep -c '^infiniband_')
+check "plain /metrics from the gzip: 200, chunked ($r), $np infiniband_ series as gzip's $ng" \
+	bash -c '[[ "$1" =~ ^200\ chunked\ - ]] && [ "$2" = "$3" ] && [ "$2" -gt 100 ] && tail -n 1 plain.prom | grep -q "^ibwatch_"' _ "$r" "$np" "$ng"
+
+# 4. HEAD of a streamed path: the status, no body.
 r=$(raw "$P" 1.1 /api/v1/ports HEAD)
 check "HEAD /api/v1/ports: 200, no body ($r)" bash -c '[[ "$1" =~ ^200\ .*\ 0$ ]]' _ "$r"
 

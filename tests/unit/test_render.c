@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "cache.h"
 #include "codec.h"
 #include "fabric.h"
 #include "json.h"
@@ -470,6 +471,64 @@ static void test_parts_same_bytes(void **state)
 	ibw_snapshot_unref(s);
 }
 
+/* /metrics rendered in pieces into a body, gzipped as it comes: kept
+ * as text when small enough, else read back by inflating, the same
+ * bytes as one rendering, then the tail. */
+static void test_metrics_body_in_pieces(void **state)
+{
+	static const size_t keeps[] = { 0, SIZE_MAX };
+	static const size_t takes[] = { 7, 65536 };
+	struct ibw_snapshot *s = ibw_test_snapshot();
+	size_t wn, k, t, n;
+	char *want = ibw_prom_render_snapshot(s, 0, &wn);
+	char *got;
+
+	assert_non_null(want);
+	assert_true(wn > 1000);
+	for (k = 0; k < 2; k++) {
+		for (t = 0; t < 2; t++) {
+			struct ibw_body *b = ibw_body_start(7, keeps[k]);
+			struct ibw_share *sh;
+			long r;
+
+			assert_non_null(b);
+			assert_int_equal(ibw_prom_render_snapshot_to(
+						 s, 0, 100, ibw_body_append, b),
+					 0);
+			assert_int_equal(ibw_body_end(b), 0);
+			assert_int_equal(b->len, wn);
+			if (keeps[k]) {
+				assert_non_null(b->text);
+				assert_memory_equal(b->text, want, wn);
+			} else {
+				assert_null(b->text);
+			}
+			sh = ibw_share_new(b);
+			ibw_body_unref(b);
+			assert_non_null(sh);
+			sh->tail = strdup("live 1\n");
+			sh->tail_len = 7;
+			got = malloc(wn + 8);
+			assert_non_null(got);
+			n = 0;
+			while ((r = ibw_share_read_text(sh, got + n,
+							takes[t] < wn + 8 - n
+								? takes[t]
+								: wn + 8 - n)) >
+			       0)
+				n += (size_t)r;
+			assert_int_equal(r, 0);
+			assert_int_equal(n, wn + 7);
+			assert_memory_equal(got, want, wn);
+			assert_memory_equal(got + wn, "live 1\n", 7);
+			free(got);
+			ibw_share_free(sh);
+		}
+	}
+	free(want);
+	ibw_snapshot_unref(s);
+}
+
 /* The events document, empty and not, nested one level as in --once. */
 static void test_events_written(void **state)
 {
@@ -802,6 +861,7 @@ int main(void)
 		cmocka_unit_test(test_events_written),
 		cmocka_unit_test(test_stream_same_bytes),
 		cmocka_unit_test(test_parts_same_bytes),
+		cmocka_unit_test(test_metrics_body_in_pieces),
 		cmocka_unit_test(test_writer_refuses),
 		cmocka_unit_test(test_pma_redirect_rendered),
 		cmocka_unit_test(test_exporter_series),
