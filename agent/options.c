@@ -318,6 +318,11 @@ static const struct opt table[] = {
 	  NUM(http.idle_timeout_s), .min = 1, .max = 86400,
 	  .def = IBW_HTTP_DEFAULT_IDLE_TIMEOUT, .arg = "S",
 	  .help = "seconds a connection (keep-alive too) may sit idle" },
+	{ OPT("http-cache-mb", T_UINT, IBW_OPT_RESTART), NUM(http.cache_bytes),
+	  .max = 65536, .scale = 1048576, .def = IBW_HTTP_DEFAULT_CACHE_MB,
+	  .arg = "MB",
+	  .help = "JSON answers kept per snapshot, in all; bigger ones are "
+		  "streamed (0: none kept)" },
 
 	{ OPT("agentx", T_STRING, IBW_OPT_RESTART), STR(snmp.agentx_socket),
 	  .nonempty = "socket", .def_text = IBW_SNMP_DEFAULT_SOCKET,

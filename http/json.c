@@ -362,6 +362,27 @@ char *ibw_jw_finish(struct ibw_jw *w, size_t *len)
 	return b;
 }
 
+size_t ibw_jw_take(struct ibw_jw *w, char *dst, size_t max)
+{
+	size_t n = w->len < max ? w->len : max;
+	char *b;
+
+	if (!n)
+		return 0;
+	memcpy(dst, w->buf, n);
+	memmove(w->buf, w->buf + n, w->len - n);
+	w->len -= n;
+	/* A part that grew the buffer (the prefix of a document too big to
+	 * keep) gives it back once sent; the capacity stays non-zero, which
+	 * is how a writer at depth 0 knows its document was written. */
+	if (!w->len && w->cap > JW_STREAM_BUF &&
+	    (b = realloc(w->buf, JW_STREAM_BUF))) {
+		w->buf = b;
+		w->cap = JW_STREAM_BUF;
+	}
+	return n;
+}
+
 json_t *ibw_json_time(uint64_t us)
 {
 	char buf[80];
@@ -545,14 +566,68 @@ static json_t *node_json(const struct ibw_snapshot_node *nv)
 	return o;
 }
 
+/*
+ * A part writer's *pos: 0 before the opening, then 1 + the index of the
+ * next element, then PART_DONE once the closing is written.
+ */
+#define PART_DONE SIZE_MAX
+
+/* Before a part writer's loop: 1 if it is done, a negative errno if the
+ * writer failed, else 0 with the opening written; *@i is the index of
+ * the next element. */
+static int part_start(struct ibw_jw *w, size_t *pos, size_t *i)
+{
+	if (*pos == PART_DONE)
+		return 1;
+	if (!*pos) {
+		ibw_jw_array(w);
+		*pos = 1;
+	}
+	*i = *pos - 1;
+	return w->err;
+}
+
+/* In the loop, before element @i: whether the part is full. */
+static int part_full(const struct ibw_jw *w, size_t *pos, size_t i,
+		     size_t budget)
+{
+	if (!w->err && w->len < budget)
+		return 0;
+	*pos = i + 1;
+	return 1;
+}
+
+/* After the loop: the closing. */
+static int part_end(struct ibw_jw *w, size_t *pos)
+{
+	ibw_jw_end(w);
+	*pos = PART_DONE;
+	return w->err ? w->err : 1;
+}
+
 void ibw_json_write_nodes(struct ibw_jw *w, const struct ibw_snapshot *s)
 {
-	const struct ibw_snapshot_node *nv;
+	size_t pos = 0;
 
-	ibw_jw_array(w);
-	ibw_snapshot_foreach_node(s, nv)
+	ibw_json_write_nodes_part(w, s, &pos, SIZE_MAX);
+}
+
+int ibw_json_write_nodes_part(struct ibw_jw *w, const struct ibw_snapshot *s,
+			      size_t *pos, size_t budget)
+{
+	size_t i;
+	int rc = part_start(w, pos, &i);
+
+	if (rc)
+		return rc;
+	for (; i < s->nnode_views; i++) {
+		const struct ibw_snapshot_node *nv = &s->node_views[i];
+
+		if (part_full(w, pos, i, budget))
+			return w->err;
 		ibw_jw_value(w, node_json(nv));
-	ibw_jw_end(w);
+	}
+	return part_end(w, pos);
 }
 
 json_t *ibw_json_node(const struct ibw_snapshot *s, uint64_t guid)
@@ -565,10 +640,22 @@ json_t *ibw_json_node(const struct ibw_snapshot *s, uint64_t guid)
 void ibw_json_write_ports(struct ibw_jw *w, const struct ibw_snapshot *s,
 			  const struct ibw_port_filter *f)
 {
-	const struct ibw_snapshot_port *pv;
+	size_t pos = 0;
 
-	ibw_jw_array(w);
-	ibw_snapshot_foreach_port(s, pv) {
+	ibw_json_write_ports_part(w, s, f, &pos, SIZE_MAX);
+}
+
+int ibw_json_write_ports_part(struct ibw_jw *w, const struct ibw_snapshot *s,
+			      const struct ibw_port_filter *f, size_t *pos,
+			      size_t budget)
+{
+	size_t i;
+	int rc = part_start(w, pos, &i);
+
+	if (rc)
+		return rc;
+	for (; i < s->nport_views; i++) {
+		const struct ibw_snapshot_port *pv = &s->port_views[i];
 		const struct ibw_snapshot_node *nv = pv->node;
 		const struct ibw_fport *fp = pv->p;
 		json_t *o;
@@ -581,6 +668,8 @@ void ibw_json_write_ports(struct ibw_jw *w, const struct ibw_snapshot *s,
 			continue;
 		if (f->errors && (!pv->ctrs || !pv->ctrs->error_increments))
 			continue;
+		if (part_full(w, pos, i, budget))
+			return w->err;
 		o = port_json(pv);
 		json_object_set_new(o, "node_guid", ibw_json_guid(nv->n->guid));
 		json_object_set_new(o, "node_name", json_string(nv->name));
@@ -589,7 +678,7 @@ void ibw_json_write_ports(struct ibw_jw *w, const struct ibw_snapshot *s,
 			json_string(ibw_node_type_str(nv->n->ni.node_type)));
 		ibw_jw_value(w, o);
 	}
-	ibw_jw_end(w);
+	return part_end(w, pos);
 }
 
 /* The counter sweep under way, or else the last: how far it got as of
@@ -856,12 +945,27 @@ json_t *ibw_json_endport(const struct ibw_snapshot_endport *v)
 
 void ibw_json_write_endports(struct ibw_jw *w, const struct ibw_snapshot *s)
 {
-	const struct ibw_snapshot_endport *v;
+	size_t pos = 0;
 
-	ibw_jw_array(w);
-	ibw_snapshot_foreach_endport(s, v)
+	ibw_json_write_endports_part(w, s, &pos, SIZE_MAX);
+}
+
+int ibw_json_write_endports_part(struct ibw_jw *w, const struct ibw_snapshot *s,
+				 size_t *pos, size_t budget)
+{
+	size_t i;
+	int rc = part_start(w, pos, &i);
+
+	if (rc)
+		return rc;
+	for (; i < s->nendports; i++) {
+		const struct ibw_snapshot_endport *v = &s->endport_views[i];
+
+		if (part_full(w, pos, i, budget))
+			return w->err;
 		ibw_jw_value(w, ibw_json_endport(v));
-	ibw_jw_end(w);
+	}
+	return part_end(w, pos);
 }
 
 json_t *ibw_json_ping_summary(const struct ibw_ping_summary *s)

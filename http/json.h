@@ -81,14 +81,34 @@ void ibw_jw_value(struct ibw_jw *w, json_t *v);
 char *ibw_jw_finish(struct ibw_jw *w, size_t *len);
 /* Drop what was written. */
 void ibw_jw_release(struct ibw_jw *w);
+/*
+ * Move up to @max of the bytes written so far to @dst, oldest first; the
+ * writer keeps its place in the document (what is open, what comes
+ * next), so a document can be sent piece by piece as it is written (an
+ * HTTP response streamed from the part writers below). The number of
+ * bytes moved.
+ */
+size_t ibw_jw_take(struct ibw_jw *w, char *dst, size_t max);
 
 /* RFC 3339 UTC with microseconds, from CLOCK_REALTIME microseconds. */
 json_t *ibw_json_time(uint64_t realtime_us);
 
 json_t *ibw_json_sweep(const struct ibw_sweep_stats *st);
 json_t *ibw_json_counters(const struct ibw_port_ctrs *pc);
+/*
+ * Part writers: a document written a part at a time, each part ending
+ * once @w holds at least @budget bytes (whole elements: one may go past
+ * it), so that it can be sent (ibw_jw_take) before the next is written.
+ * *@pos, 0 at the start, is where the document stands: the opening is
+ * written at 0, the closing after the last element. 1 when the document
+ * is complete, 0 when more is to come, a negative errno when @w failed.
+ * @s must not change in between (a snapshot does not). The whole-
+ * document writers are one part with no budget.
+ */
 /* Every node of @s with its ports, links and counters: an array. */
 void ibw_json_write_nodes(struct ibw_jw *w, const struct ibw_snapshot *s);
+int ibw_json_write_nodes_part(struct ibw_jw *w, const struct ibw_snapshot *s,
+			      size_t *pos, size_t budget);
 json_t *ibw_json_local_cas(const struct ibw_local_ca *cas, unsigned n);
 /* One event. */
 json_t *ibw_json_event(const struct ibw_event *e);
@@ -99,6 +119,8 @@ void ibw_json_write_events_doc(struct ibw_jw *w, uint64_t last_seq,
 json_t *ibw_json_endport(const struct ibw_snapshot_endport *v);
 /* Every endport of @s: an array. */
 void ibw_json_write_endports(struct ibw_jw *w, const struct ibw_snapshot *s);
+int ibw_json_write_endports_part(struct ibw_jw *w, const struct ibw_snapshot *s,
+				 size_t *pos, size_t budget);
 json_t *ibw_json_ping_summary(const struct ibw_ping_summary *s);
 json_t *ibw_json_path(const struct ibw_path *p);
 json_t *ibw_json_trace(const struct ibw_trace *t);
@@ -118,6 +140,9 @@ struct ibw_port_filter {
  * type: an array. */
 void ibw_json_write_ports(struct ibw_jw *w, const struct ibw_snapshot *s,
 			  const struct ibw_port_filter *f);
+int ibw_json_write_ports_part(struct ibw_jw *w, const struct ibw_snapshot *s,
+			      const struct ibw_port_filter *f, size_t *pos,
+			      size_t budget);
 /* The status document of /api/v1/status. */
 json_t *ibw_json_status(const struct ibw_snapshot *s,
 			const struct ibw_engine_stats *st, uint64_t now_us);

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,6 +27,10 @@ struct buf {
 	size_t len, cap;
 	int oom;
 	int om; /* OpenMetrics */
+	/* Given what was written whenever @hold bytes would be passed. */
+	int (*sink)(void *arg, const char *p, size_t n);
+	void *sink_arg;
+	size_t hold;
 };
 
 /* Room for @n more bytes and a NUL; 0, or -1 (and b->oom) if none. */
@@ -38,6 +43,15 @@ static int grow(struct buf *b, size_t n)
 		return -1;
 	if (b->len + n + 1 <= b->cap)
 		return 0;
+	if (b->sink && b->len && b->len + n + 1 > b->hold) {
+		if (b->sink(b->sink_arg, b->p, b->len) < 0) {
+			b->oom = 1;
+			return -1;
+		}
+		b->len = 0;
+		if (n + 1 <= b->cap)
+			return 0;
+	}
 	cap = (b->cap + n + 1) * 2;
 	np = realloc(b->p, cap);
 	if (!np) {
@@ -780,16 +794,14 @@ static char *finish(struct buf *b, size_t *len)
 	return b->p;
 }
 
-char *ibw_prom_render_snapshot(const struct ibw_snapshot *s, int om,
-			       size_t *len)
+static void render_snapshot(struct buf *bp, const struct ibw_snapshot *s)
 {
-	struct buf b = { 0 };
 	static const char *const probes[2] = { "discovery", "counters" };
 	const struct ibw_sweep_stats *sw[2] = { &s->discovery, &s->counters };
 	unsigned nerr[2], ntmo[2];
+	struct buf b = *bp;
 	int k;
 
-	b.om = om;
 	for (k = 1; k >= 0; k--) {
 		counter_families(&b, s, k);
 		info_family(&b, s, k);
@@ -858,7 +870,38 @@ char *ibw_prom_render_snapshot(const struct ibw_snapshot *s, int om,
 		    r->guid, r->lid, r->redirect_lid, r->redirect_qp,
 		    r->followed);
 	}
+	*bp = b;
+}
+
+char *ibw_prom_render_snapshot(const struct ibw_snapshot *s, int om,
+			       size_t *len)
+{
+	struct buf b = { 0 };
+
+	b.om = om;
+	render_snapshot(&b, s);
 	return finish(&b, len);
+}
+
+int ibw_prom_render_snapshot_to(const struct ibw_snapshot *s, int om,
+				size_t hold,
+				int (*sink)(void *arg, const char *p, size_t n),
+				void *arg)
+{
+	struct buf b = { 0 };
+	int rc = 0;
+
+	b.om = om;
+	b.sink = sink;
+	b.sink_arg = arg;
+	b.hold = hold;
+	render_snapshot(&b, s);
+	if (!b.oom && b.len && sink(arg, b.p, b.len) < 0)
+		b.oom = 1;
+	if (b.oom)
+		rc = -ENOMEM;
+	free(b.p);
+	return rc;
 }
 
 char *ibw_prom_render_live(const struct ibw_snapshot *s,

@@ -25,6 +25,16 @@ char *ibw_prom_render(const struct ibw_snapshot *s,
  * "# EOF" too). */
 char *ibw_prom_render_snapshot(const struct ibw_snapshot *s, int om,
 			       size_t *len);
+/*
+ * The snapshot's part again, handed to @sink a piece at a time as it is
+ * written (pieces of about @hold bytes, so that rendering holds that
+ * much, not the document). 0, or -ENOMEM (also when @sink returned
+ * a negative number).
+ */
+int ibw_prom_render_snapshot_to(const struct ibw_snapshot *s, int om,
+				size_t hold,
+				int (*sink)(void *arg, const char *p, size_t n),
+				void *arg);
 char *ibw_prom_render_live(const struct ibw_snapshot *s,
 			   const struct ibw_engine_stats *st,
 			   const struct ibw_agentx_status *ax, uint64_t now_us,

@@ -18,6 +18,7 @@
 #include "cache.h"
 #include "engine.h"
 #include "monitor.h"
+#include "stream.h"
 
 struct MHD_Connection;
 struct ibw_http;
@@ -63,6 +64,7 @@ struct ibw_hreq {
 	char *body; /* the answer, unless shared */
 	size_t len;
 	struct ibw_share *shared; /* a shared body: /metrics, a cached answer */
+	struct ibw_stream *stream; /* a body sent as it is written */
 	const char *ctype;
 	size_t uploaded; /* request body bytes seen (and dropped) */
 	struct ibw_hreq *next; /* the server's list of waiting requests */

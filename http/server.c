@@ -71,12 +71,33 @@ struct ibw_http {
 	struct ibw_routes_ctx ctx;
 };
 
+/* A share kept only as gzip, asked for as text: inflated as it is sent. */
+static ssize_t read_text(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	long n = ibw_share_read_text(cls, buf, max);
+
+	if (n < 0)
+		return MHD_CONTENT_READER_END_WITH_ERROR;
+	return n ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
+}
+
 static enum MHD_Result send_answer(struct MHD_Connection *c, struct ibw_hreq *r)
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 
-	if (r->shared) {
+	if (r->shared && !r->shared->gz && !r->shared->body->text) {
+		struct ibw_share *sh = r->shared;
+
+		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN,
+							 IBW_STREAM_PART,
+							 read_text, sh,
+							 ibw_share_free);
+		if (!resp)
+			return MHD_NO;
+		r->shared = NULL; /* the response owns it now */
+		MHD_add_response_header(resp, "Vary", "Accept-Encoding");
+	} else if (r->shared) {
 		struct ibw_share *sh = r->shared;
 		struct MHD_IoVec iov[2] = {
 			{ sh->gz ? (const void *)sh->body->gz : sh->body->text,
@@ -95,6 +116,14 @@ static enum MHD_Result send_answer(struct MHD_Connection *c, struct ibw_hreq *r)
 		if (sh->body->have_gz)
 			MHD_add_response_header(resp, "Vary",
 						"Accept-Encoding");
+	} else if (r->stream) {
+		/* No length: HTTP/1.1 sends it chunked, 1.0 to the close. */
+		resp = MHD_create_response_from_callback(
+			MHD_SIZE_UNKNOWN, IBW_STREAM_PART, ibw_stream_read,
+			r->stream, ibw_stream_free);
+		if (!resp)
+			return MHD_NO;
+		r->stream = NULL; /* the response owns it now */
 	} else {
 		if (!r->body)
 			ibw_hreq_problem(r, 503, "out of memory");
@@ -133,6 +162,7 @@ static void hreq_free(struct ibw_hreq *r)
 {
 	free(r->body);
 	ibw_share_free(r->shared);
+	ibw_stream_free(r->stream);
 	free(r);
 }
 
@@ -736,9 +766,10 @@ struct ibw_http *ibw_http_new(struct ibw_loop *loop, struct ibw_monitor *m,
 	h->o = *o;
 	h->ctx.m = m;
 	h->ctx.e = e;
-	h->ctx.json = ibw_cache_new(JSON_CACHE_SLOTS);
-	/* one per format: Prometheus text and OpenMetrics */
-	h->ctx.metrics = ibw_cache_new(2);
+	h->ctx.json = ibw_cache_new(JSON_CACHE_SLOTS, o->cache_bytes);
+	/* One per format: Prometheus text and OpenMetrics. Not under the
+	 * budget: every scrape of a snapshot shares it. */
+	h->ctx.metrics = ibw_cache_new(2, SIZE_MAX);
 	if (!h->o.nlisten) {
 		h->o.listen[0] = "127.0.0.1:9776";
 		h->o.nlisten = 1;

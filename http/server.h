@@ -32,6 +32,17 @@
 #define IBW_HTTP_DEFAULT_HEADER_TIMEOUT 10
 /* Seconds a connection may sit with nothing sent or received. */
 #define IBW_HTTP_DEFAULT_IDLE_TIMEOUT 30
+/*
+ * Megabytes of whole JSON answers kept per snapshot (--http-cache-mb).
+ * An answer that fits is rendered once and shared by every client of
+ * that snapshot; a bigger one (the port and node lists of a fabric of
+ * some 12,000 ports and more) is streamed to each client, written as it
+ * is sent. /metrics keeps its text too only within it (its gzip
+ * always). 32: the port list of 8,192 ports (20 MB) is kept; on the
+ * 57,024-port tree what stays kept is the endport list and the /metrics
+ * gzip, 14 MB.
+ */
+#define IBW_HTTP_DEFAULT_CACHE_MB 32
 
 struct ibw_http_opts {
 	/* "127.0.0.1:9776", "[::1]:9776"; up to IBW_HTTP_MAX_LISTEN */
@@ -47,6 +58,9 @@ struct ibw_http_opts {
 	unsigned idle_timeout_s; /* 0: the default above */
 	unsigned max_request_bytes; /* 0: 16384 */
 	unsigned ondemand_per_minute; /* per client address; 0: 60 */
+	/* JSON answers kept, bytes in all; 0: none (the big ones stream,
+	 * the others are rendered per request) */
+	size_t cache_bytes;
 };
 
 struct ibw_http;

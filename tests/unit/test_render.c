@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "cache.h"
 #include "codec.h"
 #include "fabric.h"
 #include "json.h"
@@ -23,6 +24,7 @@
 #include "links.h"
 #include "prom.h"
 #include "snapfixture.h"
+#include "stream.h"
 
 static char *slurp(const char *path)
 {
@@ -394,6 +396,174 @@ static void test_stream_same_bytes(void **state)
 	ibw_snapshot_unref(s);
 }
 
+/* @part's document of @s, a part of at least @budget bytes at a time,
+ * each taken out in pieces of @take bytes as a response would be. */
+static char *by_parts(ibw_stream_part_fn part, const struct ibw_snapshot *s,
+		      const struct ibw_port_filter *f, size_t budget,
+		      size_t take, size_t *len)
+{
+	struct ibw_jw w;
+	size_t pos = 0, n = 0, cap = 1 << 20, k;
+	char *t = malloc(cap);
+	int rc = 0, parts = 0;
+
+	assert_non_null(t);
+	ibw_jw_init(&w);
+	while (rc != 1) {
+		rc = part(&w, s, f, &pos, budget);
+		assert_true(rc == 0 || rc == 1);
+		parts++;
+		do {
+			assert_true(n + take <= cap);
+			k = ibw_jw_take(&w, t + n, take);
+			n += k;
+		} while (k);
+		assert_int_equal(w.len, 0);
+	}
+	/* done stays done: nothing more is written */
+	assert_int_equal(part(&w, s, f, &pos, budget), 1);
+	assert_int_equal(w.len, 0);
+	ibw_jw_release(&w);
+	/* a budget of a byte: the opening is a part of its own */
+	if (budget == 1)
+		assert_true(parts >= 2);
+	*len = n;
+	return t;
+}
+
+static int part_ports(struct ibw_jw *w, const struct ibw_snapshot *s,
+		      const struct ibw_port_filter *f, size_t *pos,
+		      size_t budget)
+{
+	return ibw_json_write_ports_part(w, s, f, pos, budget);
+}
+
+static int part_nodes(struct ibw_jw *w, const struct ibw_snapshot *s,
+		      const struct ibw_port_filter *f, size_t *pos,
+		      size_t budget)
+{
+	return ibw_json_write_nodes_part(w, s, pos, budget);
+}
+
+static int part_endports(struct ibw_jw *w, const struct ibw_snapshot *s,
+			 const struct ibw_port_filter *f, size_t *pos,
+			 size_t budget)
+{
+	return ibw_json_write_endports_part(w, s, pos, budget);
+}
+
+/* Written a part at a time, and taken out in pieces, the documents are
+ * byte for byte the whole-document writers' (ports: the fixture). */
+static void test_parts_same_bytes(void **state)
+{
+	static const size_t budgets[] = { 1, 100, 1000, 100000 };
+	static const size_t takes[] = { 1, 7, 4096 };
+	struct ibw_snapshot *s = ibw_test_snapshot();
+	struct ibw_port_filter all = { 0, 0, -1, 0 }, errs = { 0, 0, -1, 1 };
+	struct {
+		ibw_stream_part_fn part;
+		const struct ibw_port_filter *f;
+	} docs[] = {
+		{ part_ports, &all },
+		{ part_ports, &errs },
+		{ part_nodes, NULL },
+		{ part_endports, NULL },
+	};
+	size_t d, b, k, n, wn;
+	struct ibw_jw w;
+	char *t, *want;
+
+	for (d = 0; d < sizeof(docs) / sizeof(docs[0]); d++) {
+		ibw_jw_init(&w);
+		if (docs[d].part == part_ports)
+			ibw_json_write_ports(&w, s, docs[d].f);
+		else if (docs[d].part == part_nodes)
+			ibw_json_write_nodes(&w, s);
+		else
+			ibw_json_write_endports(&w, s);
+		want = ibw_jw_finish(&w, &wn);
+		assert_non_null(want);
+		for (b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++) {
+			for (k = 0; k < sizeof(takes) / sizeof(takes[0]); k++) {
+				t = by_parts(docs[d].part, s, docs[d].f,
+					     budgets[b], takes[k], &n);
+				assert_int_equal(n, wn);
+				assert_memory_equal(t, want, n);
+				free(t);
+			}
+		}
+		if (d == 0) {
+			/* ... and the port list is the fixture's */
+			t = realloc(want, wn + 2);
+			assert_non_null(t);
+			t[wn] = '\n';
+			t[wn + 1] = '\0';
+			golden("ports.json", t);
+			want = t;
+		}
+		free(want);
+	}
+	ibw_snapshot_unref(s);
+}
+
+/* /metrics rendered in pieces into a body, gzipped as it comes: kept
+ * as text when small enough, else read back by inflating, the same
+ * bytes as one rendering, then the tail. */
+static void test_metrics_body_in_pieces(void **state)
+{
+	static const size_t keeps[] = { 0, SIZE_MAX };
+	static const size_t takes[] = { 7, 65536 };
+	struct ibw_snapshot *s = ibw_test_snapshot();
+	size_t wn, k, t, n;
+	char *want = ibw_prom_render_snapshot(s, 0, &wn);
+	char *got;
+
+	assert_non_null(want);
+	assert_true(wn > 1000);
+	for (k = 0; k < 2; k++) {
+		for (t = 0; t < 2; t++) {
+			struct ibw_body *b = ibw_body_start(7, keeps[k]);
+			struct ibw_share *sh;
+			long r;
+
+			assert_non_null(b);
+			assert_int_equal(ibw_prom_render_snapshot_to(
+						 s, 0, 100, ibw_body_append, b),
+					 0);
+			assert_int_equal(ibw_body_end(b), 0);
+			assert_int_equal(b->len, wn);
+			if (keeps[k]) {
+				assert_non_null(b->text);
+				assert_memory_equal(b->text, want, wn);
+			} else {
+				assert_null(b->text);
+			}
+			sh = ibw_share_new(b);
+			ibw_body_unref(b);
+			assert_non_null(sh);
+			sh->tail = strdup("live 1\n");
+			sh->tail_len = 7;
+			got = malloc(wn + 8);
+			assert_non_null(got);
+			n = 0;
+			while ((r = ibw_share_read_text(sh, got + n,
+							takes[t] < wn + 8 - n
+								? takes[t]
+								: wn + 8 - n)) >
+			       0)
+				n += (size_t)r;
+			assert_int_equal(r, 0);
+			assert_int_equal(n, wn + 7);
+			assert_memory_equal(got, want, wn);
+			assert_memory_equal(got + wn, "live 1\n", 7);
+			free(got);
+			ibw_share_free(sh);
+		}
+	}
+	free(want);
+	ibw_snapshot_unref(s);
+}
+
 /* The events document, empty and not, nested one level as in --once. */
 static void test_events_written(void **state)
 {
@@ -725,6 +895,8 @@ int main(void)
 		cmocka_unit_test(test_json_documents),
 		cmocka_unit_test(test_events_written),
 		cmocka_unit_test(test_stream_same_bytes),
+		cmocka_unit_test(test_parts_same_bytes),
+		cmocka_unit_test(test_metrics_body_in_pieces),
 		cmocka_unit_test(test_writer_refuses),
 		cmocka_unit_test(test_pma_redirect_rendered),
 		cmocka_unit_test(test_exporter_series),
