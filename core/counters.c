@@ -161,12 +161,23 @@ struct node_cap {
 	uint8_t have_mask; /* capmask is the PMA's answer */
 	uint8_t no_details; /* the detail attributes got a status error */
 	uint8_t no_vl; /* PortVLXmitWaitCounters got a status error */
+	/* PortSamplesControl, read once per PMA for its Tick (the
+	 * PortXmitWait tick): PSC_* below, and the value when read. */
+	uint8_t psc;
+	uint8_t tick;
 	/* PMA ClassPortInfo redirection (IBA 13.4.8.1: status "redirect
 	 * required"): where this node's PMA is really served. */
 	uint8_t redirect; /* IBW_PMA_REDIRECT_* */
 	uint8_t rsl;
 	uint16_t lid, rlid, rpkey;
 	uint32_t rqp, rqkey;
+};
+
+enum {
+	PSC_UNASKED, /* not yet, or the last try timed out */
+	PSC_ASKING,
+	PSC_READ, /* tick holds PortSamplesControl:Tick */
+	PSC_NONE, /* a status error: the PMA does not serve it */
 };
 
 struct job; /* one node of a sweep */
@@ -940,6 +951,97 @@ static void query_port(struct ibw_counters *c, const struct job *j,
 	}
 }
 
+struct psc_op {
+	struct ibw_counters *c;
+	uint64_t sweep;
+	uint64_t guid;
+};
+
+static void psc_answer(const struct ibw_mad_done *d, void *arg)
+{
+	struct psc_op *op = arg;
+	struct ibw_counters *c = op->c;
+	struct node_cap *nc = cap_find(c, op->guid);
+
+	/* An answer after its sweep still tells the tick. */
+	if (nc && nc->psc == PSC_ASKING) {
+		nc->psc = PSC_UNASKED;
+		if (d->result == IBW_MAD_OK && d->mad &&
+		    d->len >= IBW_MAD_SIZE) {
+			nc->tick = (uint8_t)ibw_mad_get(
+				d->mad + IB_PC_DATA_OFFS, IB_PSC_TICK_F);
+			nc->psc = PSC_READ;
+		} else if (d->result == IBW_MAD_STATUS) {
+			nc->psc = PSC_NONE;
+		}
+	}
+	if (!settle(c, op->sweep, d)) {
+		free(op);
+		return;
+	}
+	if (d->result == IBW_MAD_TIMEOUT)
+		c->cur.timeouts++;
+	free(op);
+	sweep_done_if_idle(c);
+}
+
+/*
+ * PortSamplesControl:Tick is the PMA's sampling tick, the unit
+ * PortXmitWait counts in (docs/links.md). It is a property of the PMA,
+ * not of a port or a sweep: asked once, where ClassPortInfo says the PMA
+ * counts PortXmitWait; a status error (ibsim has no PortSamplesControl)
+ * stops the asking, a timeout asks again next sweep.
+ */
+static void ask_tick(struct ibw_counters *c, const struct job *j)
+{
+	struct node_cap *nc = cap_find(c, j->guid);
+	uint8_t payload[IB_PC_DATA_SZ];
+	struct ibw_mad_req r;
+	struct psc_op *op;
+
+	if (!nc || nc->psc != PSC_UNASKED || !(nc->capmask & PM_CAP_XMIT_WAIT))
+		return;
+	op = calloc(1, sizeof(*op));
+	if (!op)
+		return;
+	op->c = c;
+	op->sweep = c->sweep_id;
+	op->guid = j->guid;
+	memset(payload, 0, sizeof(payload));
+	/* A CA's PMA may insist on the port the MAD arrives on. */
+	mad_set_field(payload, 0, IB_PSC_PORT_SELECT_F,
+		      j->nports ? j->port_list[0] : 1);
+	memset(&r, 0, sizeof(r));
+	pma_dest(c, j->guid, j->lid, &r.dest);
+	r.mgmt_class = IBW_CLASS_PERF;
+	r.method = IBW_METHOD_GET;
+	r.attr_id = IBW_ATTR_PORT_SAMPLES_CONTROL;
+	r.data = payload;
+	r.data_len = sizeof(payload);
+	r.timeout_ms = c->o.timeout_ms;
+	r.retries = c->o.retries;
+	r.cb = psc_answer;
+	r.arg = op;
+	if (ibw_engine_submit(c->e, &r) < 0) {
+		free(op);
+		c->cur.errors++;
+		return;
+	}
+	nc->psc = PSC_ASKING;
+	c->pending++;
+	c->cur.mads++;
+}
+
+int ibw_counters_tick(const struct ibw_counters *c, uint64_t guid)
+{
+	unsigned i = cap_index(c, guid);
+
+	if (i < c->ncaps && c->caps[i].guid == guid &&
+	    c->caps[i].psc == PSC_READ)
+		return c->caps[i].tick;
+	return -1;
+}
+
 static void run_job_ports(struct ibw_counters *c, const struct job *j)
 {
 	struct node_cap *nc = cap_find(c, j->guid);
@@ -955,6 +1057,7 @@ static void run_job_ports(struct ibw_counters *c, const struct job *j)
 	int vl = (mask & PM_CAP_XMIT_WAIT) && !(nc && nc->no_vl);
 	unsigned i;
 
+	ask_tick(c, j);
 	for (i = 0; i < j->nports; i++)
 		query_port(c, j, j->port_list[i], ext, details, vl);
 }
@@ -1106,8 +1209,9 @@ static void start_job(struct ibw_counters *c, unsigned idx)
 	}
 	/* Its ports' MADs follow the answer: PortCounters, the extended
 	 * ones and the VL waits a port (at most: the answer may say there
-	 * are none), and the two details when asked for. */
-	j->reserved = (uint16_t)((3 + (c->o.details ? 2 : 0)) * j->nports);
+	 * are none), the two details when asked for, and PortSamplesControl
+	 * once. */
+	j->reserved = (uint16_t)((3 + (c->o.details ? 2 : 0)) * j->nports + 1);
 	c->reserved += j->reserved;
 	start_cpi(c, idx);
 }

@@ -61,6 +61,7 @@ struct end_state {
 	uint8_t state, phys;
 	struct ibw_port_speeds sp;
 	uint32_t saturated;
+	int16_t tick; /* as the last reading gave it */
 	uint8_t have_prev, have_last;
 	uint16_t prev_vl_mask;
 	uint64_t prev_us, prev_err[NERR], prev_wait, prev_xmit;
@@ -337,6 +338,7 @@ static struct lstate *get_link(struct ibw_links *l, uint64_t ga, uint8_t pa,
 	s->e[0].port = pa;
 	s->e[1].guid = gb;
 	s->e[1].port = pb;
+	s->e[0].tick = s->e[1].tick = -1;
 	*slot = s;
 	l->n++;
 	return s;
@@ -560,7 +562,7 @@ static double tick_seconds(const struct ibw_link_end_in *x,
 	byte_s = 8.0 / (si->lane_data_gbps * 1e9);
 	if (x->tick_per_port)
 		byte_s /= lanes;
-	return (x->tick < 0 ? 1 : x->tick + 1) * byte_s;
+	return (x->tick < 0 || x->tick > 255 ? 1 : x->tick + 1) * byte_s;
 }
 
 static void rebase(struct end_state *e, const struct ibw_link_end_in *x)
@@ -652,8 +654,11 @@ static void set_identity(struct end_state *e, const struct ibw_link_end_in *x)
 	e->state = x->pi->state;
 	e->phys = x->pi->phys_state;
 	ibw_port_speeds(x->pi, x->cap, &e->sp);
-	if (x->have_ctrs)
+	if (x->have_ctrs) {
 		e->saturated = x->saturated;
+		e->tick =
+			(int16_t)(x->tick < 0 || x->tick > 255 ? -1 : x->tick);
+	}
 }
 
 int ibw_links_update(struct ibw_links *l, const struct ibw_link_end_in *a,
@@ -843,6 +848,7 @@ static void fill(struct ibw_link *k, const struct lstate *s, uint64_t now_us,
 		x->phys_state = e->phys;
 		x->sp = e->sp;
 		x->saturated = e->saturated;
+		x->tick = e->tick;
 		if (e->have_last) {
 			x->sample_us = e->last.us;
 			win_from(&x->win[IBW_LWIN_SWEEP], &e->last.v, 0);

@@ -67,6 +67,11 @@ struct fake {
 	uint16_t vl[16];
 	unsigned vl_asked;
 	int vl_status;
+	/* PortSamplesControl: the Tick answered, the questions seen, and
+	 * a MAD status to answer with instead (0: none) */
+	uint8_t tick;
+	unsigned psc_asked;
+	int psc_status;
 };
 
 /* where the last MAD served went */
@@ -163,6 +168,16 @@ static void serve(struct rig *r, struct fake *fk)
 			mad_set_field64(d, 0, IB_PC_EXT_XMT_PKTS_F,
 					fk->ext_xmit_pkts);
 			mad_set_field64(d, 0, IB_PC_EXT_XMT_BYTES_F, 100);
+		} else if (attr == IBW_ATTR_PORT_SAMPLES_CONTROL) {
+			fk->psc_asked++;
+			mad_set_field(d, 0, IB_PSC_TICK_F, fk->tick);
+			/* CounterWidth 32 bits: a field next to Tick */
+			mad_set_field(d, 0, IB_PSC_COUNTER_WIDTH_F, 4);
+			if (fk->psc_status) {
+				ibw_mem_make_response(m, fk->psc_status);
+				ibw_mem_inject(r->t, m, IBW_MAD_SIZE, 0);
+				continue;
+			}
 		} else if (attr == IBW_ATTR_PORT_VL_XMIT_WAIT) {
 			int k;
 
@@ -211,7 +226,8 @@ static void test_sweep_threshold_stale_and_state(void **state)
 {
 	struct rig r, r2;
 	struct fake fk = { 0, 0, 0, 5,	   1000, 18446744073709551606ull,
-			   0, 0, 0, { 0 }, 0,	 0 };
+			   0, 0, 0, { 0 }, 0,	 0,
+			   0, 0, 0 };
 	const struct ibw_port_ctrs *p;
 
 	rig_init(&r);
@@ -336,8 +352,9 @@ static void test_pma_redirect_followed(void **state)
 	rig_init(&r);
 	sweep_redirect(&r, 0xffff, &home, &away);
 	assert_int_equal(home, 1);
-	/* ClassPortInfo, PortCounters, ext, PortVLXmitWaitCounters */
-	assert_int_equal(away, 4);
+	/* ClassPortInfo, PortSamplesControl, PortCounters, ext,
+	 * PortVLXmitWaitCounters */
+	assert_int_equal(away, 5);
 	p = ibw_counters_find(r.c, 0x10, 1);
 	assert_non_null(p);
 	assert_false(p->stale);
@@ -382,7 +399,7 @@ static void test_pma_redirect_other_partition(void **state)
 static void test_moved_lid_is_not_a_reset(void **state)
 {
 	struct rig r;
-	struct fake fk = { 0, 0, 0, 8, 1000, 7, 0, 0, 0, { 0 }, 0, 0 };
+	struct fake fk = { 0, 0, 0, 8, 1000, 7, 0, 0, 0, { 0 }, 0, 0, 0, 0, 0 };
 	const struct ibw_port_ctrs *p;
 
 	rig_init(&r);
@@ -438,7 +455,7 @@ static void on_back(struct ibw_engine *e, void *arg)
  * reset, confirmed by the node and counted, not a loss. */
 static void test_device_lost_mid_sweep(void **state)
 {
-	struct fake fk = { 0, 0, 0, 8, 1000, 7, 0, 0, 0, { 0 }, 0, 0 };
+	struct fake fk = { 0, 0, 0, 8, 1000, 7, 0, 0, 0, { 0 }, 0, 0, 0, 0, 0 };
 	const struct ibw_port_ctrs *p;
 	struct ibw_fnode *n;
 	uint64_t end;
@@ -537,7 +554,7 @@ static void test_state_file_corruption(void **state)
 	size_t len;
 
 	struct rig r2;
-	struct fake fk = { 0, 0, 0, 5, 1000, 7, 0, 0, 0, { 0 }, 0, 0 };
+	struct fake fk = { 0, 0, 0, 5, 1000, 7, 0, 0, 0, { 0 }, 0, 0, 0, 0, 0 };
 	const struct ibw_port_ctrs *p;
 	char *line;
 
@@ -665,7 +682,7 @@ static void test_state_file_links(void **state)
 				   "0x0000000000000200 3 1700000000000000 1 "
 				   "e 1699999990000000 1 7 0 2 0 0 0 0 0 9 11 "
 				   "e 1699999990000000 1 0 0 0 0 0 0 0 4 0 5";
-	struct fake fk = { 0, 0, 0, 5, 1000, 7, 0, 0, 0, { 0 }, 0, 0 };
+	struct fake fk = { 0, 0, 0, 5, 1000, 7, 0, 0, 0, { 0 }, 0, 0, 0, 0, 0 };
 	struct lines a = { { NULL }, 0 }, b = { { NULL }, 0 };
 	struct ibw_links *l = ibw_links_new(NULL), *m = ibw_links_new(NULL);
 	struct rig r, r2;
@@ -834,6 +851,50 @@ static void test_vl_xmit_wait(void **state)
 	rig_free(&r);
 }
 
+/*
+ * PortSamplesControl:Tick is read once per PMA that counts PortXmitWait
+ * and kept: a crafted Tick comes back as it was answered; a PMA that
+ * answers with a status error (as ibsim does) is not asked again and
+ * its tick stays unknown; one without PortXmitWait is never asked.
+ */
+static void test_samples_control_tick(void **state)
+{
+	struct fake fk = { 0 };
+	struct rig r;
+
+	rig_init(&r);
+	assert_int_equal(ibw_counters_tick(r.c, 0x10), -1);
+	fk.tick = 31; /* Switch-IB's, per ibdiagnet's manual */
+	sweep(&r, &fk);
+	assert_int_equal(fk.psc_asked, 1);
+	assert_int_equal(ibw_counters_tick(r.c, 0x10), 31);
+	fk.tick = 7;
+	sweep(&r, &fk);
+	assert_int_equal(fk.psc_asked, 1); /* kept, not asked again */
+	assert_int_equal(ibw_counters_tick(r.c, 0x10), 31);
+	assert_int_equal(ibw_counters_tick(r.c, 0x11), -1);
+	rig_free(&r);
+
+	rig_init(&r);
+	memset(&fk, 0, sizeof(fk));
+	fk.psc_status = 0x0c; /* unsupported method/attribute */
+	sweep(&r, &fk);
+	sweep(&r, &fk);
+	assert_int_equal(fk.psc_asked, 1);
+	assert_int_equal(ibw_counters_tick(r.c, 0x10), -1);
+	assert_false(ibw_counters_find(r.c, 0x10, 1)->stale);
+	rig_free(&r);
+
+	rig_init(&r);
+	memset(&fk, 0, sizeof(fk));
+	fk.capmask = 0x0200; /* no IsPortCountersXmitWaitSupported */
+	fk.tick = 7;
+	sweep(&r, &fk);
+	assert_int_equal(fk.psc_asked, 0);
+	assert_int_equal(ibw_counters_tick(r.c, 0x10), -1);
+	rig_free(&r);
+}
+
 static void test_progress_and_order(void **state)
 {
 	struct ibw_fabric *f1 = many_cas(0x1000, 600);
@@ -926,10 +987,11 @@ static void test_unspread_is_bounded(void **state)
 		assert_int_equal(p.read, 3000);
 	}
 	ibw_engine_get_stats(r.e, &st);
-	/* 3,000 ClassPortInfo, then 18,000 counter reads: PortCounters,
+	/* 3,000 ClassPortInfo and PortSamplesControl (once per PMA, for
+	 * its Tick), then 18,000 counter reads: PortCounters,
 	 * PortCountersExtended and PortVLXmitWaitCounters (the fake PMA
 	 * advertises PortXmitWait) per port, twice */
-	assert_int_equal(st.submitted, 3000 + 2 * 3 * 3000);
+	assert_int_equal(st.submitted, 2 * 3000 + 2 * 3 * 3000);
 	assert_true(st.queued_hwm <= 1024 + 2);
 
 	/* A respread (a SIGHUP) once some are read only ever hurries a
@@ -986,6 +1048,7 @@ int main(void)
 		cmocka_unit_test(test_progress_and_order),
 		cmocka_unit_test(test_device_lost_mid_sweep),
 		cmocka_unit_test(test_vl_xmit_wait),
+		cmocka_unit_test(test_samples_control_tick),
 		cmocka_unit_test(test_unspread_is_bounded),
 	};
 
