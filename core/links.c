@@ -31,19 +31,31 @@ struct hb_end {
 	uint64_t bits; /* bits on the wire at the signalling rate */
 };
 
+/*
+ * Buckets keep what every link has: time, wait, bytes and bits. Error
+ * counts, which most links never have, are kept apart (struct lerrs),
+ * allocated the first time a link counts one: a bucket of 2 ends x 8
+ * counters would otherwise be 64 of its bytes, zero on almost every link.
+ * Period numbers fit 32 bits (5-minute periods since 1970: 40,000 years).
+ */
 struct hbucket {
-	uint64_t idx; /* period number + 1; 0: empty */
-	struct hb_end e[2];
-};
-
-struct db_end {
-	uint32_t err[NERR];
-	uint32_t ms;
+	uint32_t idx; /* period number + 1; 0: empty */
+	uint32_t ms[2]; /* time the readings cover, by end */
+	uint64_t wait_ns[2]; /* PortXmitWait turned into time */
+	uint64_t xmit[2]; /* bytes sent */
+	uint64_t cap[2]; /* bytes the effective rate allows in that time */
+	uint64_t bits[2]; /* bits on the wire at the signalling rate */
 };
 
 struct dbucket {
-	uint64_t idx;
-	struct db_end e[2];
+	uint32_t idx;
+	uint32_t ms[2];
+};
+
+/* The error counts of the buckets of the same index, by end. */
+struct lerrs {
+	uint32_t h[HOUR_SLOTS][2][NERR];
+	uint32_t d[DAY_SLOTS][2][NERR];
 };
 
 struct sample {
@@ -75,6 +87,7 @@ struct lstate {
 	uint8_t up; /* both ends LinkUp and Active at the last update */
 	struct hbucket h[HOUR_SLOTS];
 	struct dbucket d[DAY_SLOTS];
+	struct lerrs *errs; /* NULL: no error counted in any bucket */
 	/* The windows' sums for the period hp (dp), kept current as
 	 * samples come, so that a view in that period does not read the
 	 * buckets. 0: not computed. The day's uses err and ms only. */
@@ -320,6 +333,14 @@ static int grow(struct ibw_links *l)
 	return 0;
 }
 
+static void lstate_free(struct lstate *s)
+{
+	if (!s)
+		return;
+	free(s->errs);
+	free(s);
+}
+
 /* The link between (ga, pa) and (gb, pb), ordered, made if need be. */
 static struct lstate *get_link(struct ibw_links *l, uint64_t ga, uint8_t pa,
 			       uint64_t gb, uint8_t pb)
@@ -364,7 +385,7 @@ void ibw_links_free(struct ibw_links *l)
 	if (!l)
 		return;
 	for (i = 0; i < l->cap; i++)
-		free(l->tab[i]);
+		lstate_free(l->tab[i]);
 	free(l->tab);
 	free(l);
 }
@@ -411,24 +432,31 @@ static void acc(struct hb_end *out, const struct hb_end *x, int errors_only)
 	out->bits += x->bits;
 }
 
-static void acc_day(struct hb_end *out, const struct db_end *x)
-{
-	acc_errors(out, x->err, x->ms);
-}
-
 /* Whether bucket @idx is in the window of period @cur. */
 static int in_window(uint64_t idx, uint64_t cur, uint64_t slots)
 {
 	return idx && idx <= cur && idx + slots > cur;
 }
 
+static int any_error(const uint32_t *err)
+{
+	int e;
+
+	for (e = 0; e < NERR; e++)
+		if (err[e])
+			return 1;
+	return 0;
+}
+
 static void add_hour(struct lstate *s, int i, uint64_t us,
 		     const struct hb_end *v)
 {
 	uint64_t idx = us / HOUR_SLOT_US + 1;
-	struct hbucket *b = &s->h[idx % HOUR_SLOTS];
+	unsigned slot = (unsigned)(idx % HOUR_SLOTS);
+	struct hbucket *b = &s->h[slot];
+	int e;
 
-	if (b->idx > idx)
+	if (b->idx > idx || idx > UINT32_MAX)
 		return; /* older than the ring holds */
 	if (b->idx != idx) {
 		/* A reused slot held a period a window older. A sum that
@@ -437,9 +465,18 @@ static void add_hour(struct lstate *s, int i, uint64_t us,
 		if (in_window(b->idx, s->hp, HOUR_SLOTS))
 			s->hp = 0;
 		memset(b, 0, sizeof(*b));
-		b->idx = idx;
+		if (s->errs)
+			memset(s->errs->h[slot], 0, sizeof(s->errs->h[slot]));
+		b->idx = (uint32_t)idx;
 	}
-	acc(&b->e[i], v, 0);
+	add32(&b->ms[i], v->ms);
+	b->wait_ns[i] += v->wait_ns;
+	b->xmit[i] += v->xmit;
+	b->cap[i] += v->cap;
+	b->bits[i] += v->bits;
+	if (s->errs)
+		for (e = 0; e < NERR; e++)
+			add32(&s->errs->h[slot][i][e], v->err[e]);
 	if (in_window(idx, s->hp, HOUR_SLOTS))
 		acc(&s->hsum[i], v, 0);
 }
@@ -448,20 +485,24 @@ static void add_day(struct lstate *s, int i, uint64_t us,
 		    const struct hb_end *v)
 {
 	uint64_t idx = us / DAY_SLOT_US + 1;
-	struct dbucket *b = &s->d[idx % DAY_SLOTS];
+	unsigned slot = (unsigned)(idx % DAY_SLOTS);
+	struct dbucket *b = &s->d[slot];
 	int e;
 
-	if (b->idx > idx)
+	if (b->idx > idx || idx > UINT32_MAX)
 		return;
 	if (b->idx != idx) {
 		if (in_window(b->idx, s->dp, DAY_SLOTS))
 			s->dp = 0;
 		memset(b, 0, sizeof(*b));
-		b->idx = idx;
+		if (s->errs)
+			memset(s->errs->d[slot], 0, sizeof(s->errs->d[slot]));
+		b->idx = (uint32_t)idx;
 	}
-	for (e = 0; e < NERR; e++)
-		add32(&b->e[i].err[e], v->err[e]);
-	add32(&b->e[i].ms, v->ms);
+	if (s->errs)
+		for (e = 0; e < NERR; e++)
+			add32(&s->errs->d[slot][i][e], v->err[e]);
+	add32(&b->ms[i], v->ms);
 	if (in_window(idx, s->dp, DAY_SLOTS))
 		acc(&s->dsum[i], v, 1);
 }
@@ -469,23 +510,34 @@ static void add_day(struct lstate *s, int i, uint64_t us,
 static void sum_hour(const struct lstate *s, int i, uint64_t cur,
 		     struct hb_end *out)
 {
+	static const uint32_t none[NERR];
 	int j;
 
 	memset(out, 0, sizeof(*out));
-	for (j = 0; j < HOUR_SLOTS; j++)
-		if (in_window(s->h[j].idx, cur, HOUR_SLOTS))
-			acc(out, &s->h[j].e[i], 0);
+	for (j = 0; j < HOUR_SLOTS; j++) {
+		const struct hbucket *b = &s->h[j];
+
+		if (!in_window(b->idx, cur, HOUR_SLOTS))
+			continue;
+		acc_errors(out, s->errs ? s->errs->h[j][i] : none, b->ms[i]);
+		out->wait_ns += b->wait_ns[i];
+		out->xmit += b->xmit[i];
+		out->cap += b->cap[i];
+		out->bits += b->bits[i];
+	}
 }
 
 static void sum_day(const struct lstate *s, int i, uint64_t cur,
 		    struct hb_end *out)
 {
+	static const uint32_t none[NERR];
 	int j;
 
 	memset(out, 0, sizeof(*out));
 	for (j = 0; j < DAY_SLOTS; j++)
 		if (in_window(s->d[j].idx, cur, DAY_SLOTS))
-			acc_day(out, &s->d[j].e[i]);
+			acc_errors(out, s->errs ? s->errs->d[j][i] : none,
+				   s->d[j].ms[i]);
 }
 
 /* Bring the cached sums to the periods of @now_us. */
@@ -536,7 +588,7 @@ void ibw_links_begin(struct ibw_links *l, uint64_t now_us)
 		if (!s)
 			continue;
 		if (s->seen_us + FORGET_US < now_us) {
-			free(s);
+			lstate_free(s);
 			continue;
 		}
 		*find_slot(l, s->e[0].guid, s->e[0].port, s->e[1].guid,
@@ -576,8 +628,9 @@ static void rebase(struct end_state *e, const struct ibw_link_end_in *x)
 	memcpy(e->prev_vl, x->vl_xmit_wait, sizeof(e->prev_vl));
 }
 
-static void take_reading(struct lstate *s, int i,
-			 const struct ibw_link_end_in *x, int was_up, int up)
+/* 0, or -ENOMEM with nothing taken (the next reading counts it). */
+static int take_reading(struct lstate *s, int i,
+			const struct ibw_link_end_in *x, int was_up, int up)
 {
 	struct end_state *e = &s->e[i];
 	struct sample smp;
@@ -585,7 +638,7 @@ static void take_reading(struct lstate *s, int i,
 	int k, back = 0;
 
 	if (!x->have_ctrs || (e->have_prev && x->ctr_us == e->prev_us))
-		return;
+		return 0;
 	if (e->have_prev) {
 		back = x->ctr_us < e->prev_us || x->xmit_wait < e->prev_wait ||
 		       x->xmit_bytes < e->prev_xmit;
@@ -597,7 +650,7 @@ static void take_reading(struct lstate *s, int i,
 		 * base, and no increments from it. */
 		e->have_last = 0;
 		rebase(e, x);
-		return;
+		return 0;
 	}
 	memset(&smp, 0, sizeof(smp));
 	smp.us = x->ctr_us;
@@ -628,11 +681,17 @@ static void take_reading(struct lstate *s, int i,
 			1.0, (double)(x->vl_xmit_wait[k] - e->prev_vl[k]) *
 				     tick / dt);
 	}
+	if (!s->errs && any_error(smp.v.err)) {
+		s->errs = calloc(1, sizeof(*s->errs));
+		if (!s->errs)
+			return -ENOMEM;
+	}
 	add_hour(s, i, smp.us, &smp.v);
 	add_day(s, i, smp.us, &smp.v);
 	e->last = smp;
 	e->have_last = 1;
 	rebase(e, x);
+	return 0;
 }
 
 static int port_up(const struct ibw_portinfo *pi)
@@ -666,7 +725,7 @@ int ibw_links_update(struct ibw_links *l, const struct ibw_link_end_in *a,
 {
 	const struct ibw_link_end_in *tmp;
 	struct lstate *s;
-	int up;
+	int up, rc;
 
 	if (!a || !b || !a->pi || !b->pi ||
 	    (a->guid == b->guid && a->port == b->port))
@@ -682,11 +741,12 @@ int ibw_links_update(struct ibw_links *l, const struct ibw_link_end_in *a,
 	set_identity(&s->e[0], a);
 	set_identity(&s->e[1], b);
 	up = port_up(a->pi) && port_up(b->pi);
-	take_reading(s, 0, a, s->up, up);
-	take_reading(s, 1, b, s->up, up);
+	rc = take_reading(s, 0, a, s->up, up);
+	if (take_reading(s, 1, b, s->up, up) < 0)
+		rc = -ENOMEM;
 	s->up = (uint8_t)up;
 	s->seen_us = l->round_us;
-	return 0;
+	return rc;
 }
 
 /* ---- the view ---- */
@@ -1141,16 +1201,17 @@ int ibw_links_save(const struct ibw_links *l,
 
 			if (!b->idx)
 				continue;
-			fprintf(f, " h %" PRIu64, b->idx);
+			fprintf(f, " h %u", b->idx);
 			for (j = 0; j < 2; j++) {
 				for (e = 0; e < NERR; e++)
-					fprintf(f, " %u", b->e[j].err[e]);
+					fprintf(f, " %u",
+						s->errs ? s->errs->h[k][j][e]
+							: 0);
 				fprintf(f,
 					" %u %" PRIu64 " %" PRIu64 " %" PRIu64
 					" %" PRIu64,
-					b->e[j].ms, b->e[j].wait_ns,
-					b->e[j].xmit, b->e[j].cap,
-					b->e[j].bits);
+					b->ms[j], b->wait_ns[j], b->xmit[j],
+					b->cap[j], b->bits[j]);
 			}
 		}
 		for (k = 0; k < DAY_SLOTS; k++) {
@@ -1158,11 +1219,13 @@ int ibw_links_save(const struct ibw_links *l,
 
 			if (!b->idx)
 				continue;
-			fprintf(f, " d %" PRIu64, b->idx);
+			fprintf(f, " d %u", b->idx);
 			for (j = 0; j < 2; j++) {
 				for (e = 0; e < NERR; e++)
-					fprintf(f, " %u", b->e[j].err[e]);
-				fprintf(f, " %u", b->e[j].ms);
+					fprintf(f, " %u",
+						s->errs ? s->errs->d[k][j][e]
+							: 0);
+				fprintf(f, " %u", b->ms[j]);
 			}
 		}
 		if (fclose(f) != 0) {
@@ -1231,10 +1294,12 @@ static int word(struct cur *c, const char *w)
 int ibw_links_load_line(struct ibw_links *l, const char *line)
 {
 	struct lstate tmp, *s;
+	struct lerrs terr;
 	struct cur c = { line, 0 };
-	int j, e, k;
+	int j, e, k, have_err = 0;
 
 	memset(&tmp, 0, sizeof(tmp));
+	memset(&terr, 0, sizeof(terr));
 	if (!word(&c, "link"))
 		return -EINVAL;
 	tmp.e[0].guid = num(&c, UINT64_MAX);
@@ -1256,29 +1321,34 @@ int ibw_links_load_line(struct ibw_links *l, const char *line)
 		x->prev_xmit = num(&c, UINT64_MAX);
 	}
 	while (!c.bad && word(&c, "h")) {
-		uint64_t idx = num(&c, UINT64_MAX);
-		struct hbucket *b = &tmp.h[idx % HOUR_SLOTS];
+		uint64_t idx = num(&c, UINT32_MAX);
+		unsigned slot = (unsigned)(idx % HOUR_SLOTS);
+		struct hbucket *b = &tmp.h[slot];
 
 		if (!idx || b->idx)
 			return -EINVAL;
-		b->idx = idx;
+		b->idx = (uint32_t)idx;
 		for (j = 0; j < 2; j++) {
-			load_errors(&c, b->e[j].err, &b->e[j].ms);
-			b->e[j].wait_ns = num(&c, UINT64_MAX);
-			b->e[j].xmit = num(&c, UINT64_MAX);
-			b->e[j].cap = num(&c, UINT64_MAX);
-			b->e[j].bits = num(&c, UINT64_MAX);
+			load_errors(&c, terr.h[slot][j], &b->ms[j]);
+			b->wait_ns[j] = num(&c, UINT64_MAX);
+			b->xmit[j] = num(&c, UINT64_MAX);
+			b->cap[j] = num(&c, UINT64_MAX);
+			b->bits[j] = num(&c, UINT64_MAX);
+			have_err |= any_error(terr.h[slot][j]);
 		}
 	}
 	while (!c.bad && word(&c, "d")) {
-		uint64_t idx = num(&c, UINT64_MAX);
-		struct dbucket *b = &tmp.d[idx % DAY_SLOTS];
+		uint64_t idx = num(&c, UINT32_MAX);
+		unsigned slot = (unsigned)(idx % DAY_SLOTS);
+		struct dbucket *b = &tmp.d[slot];
 
 		if (!idx || b->idx)
 			return -EINVAL;
-		b->idx = idx;
-		for (j = 0; j < 2; j++)
-			load_errors(&c, b->e[j].err, &b->e[j].ms);
+		b->idx = (uint32_t)idx;
+		for (j = 0; j < 2; j++) {
+			load_errors(&c, terr.d[slot][j], &b->ms[j]);
+			have_err |= any_error(terr.d[slot][j]);
+		}
 	}
 	while (*c.p == ' ')
 		c.p++;
@@ -1291,6 +1361,13 @@ int ibw_links_load_line(struct ibw_links *l, const char *line)
 		     tmp.e[1].port);
 	if (!s)
 		return -ENOMEM;
+	if (have_err && !s->errs) {
+		s->errs = malloc(sizeof(*s->errs));
+		if (!s->errs)
+			return -ENOMEM;
+	}
+	if (s->errs)
+		*s->errs = terr;
 	/* Windows and bases only: what the port is comes with the next
 	 * round. Keep what an earlier update already said of it. */
 	s->seen_us = tmp.seen_us;
