@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,7 @@ struct sample {
 	float vl_ratio[16];
 };
 
+/* What a view reads comes first, then the bases only updates use. */
 struct end_state {
 	uint64_t guid;
 	uint8_t port, node_type;
@@ -76,24 +78,27 @@ struct end_state {
 	int16_t tick; /* as the last reading gave it */
 	uint8_t have_prev, have_last;
 	uint16_t prev_vl_mask;
+	struct sample last;
 	uint64_t prev_us, prev_err[NERR], prev_wait, prev_xmit;
 	uint64_t prev_vl[16];
-	struct sample last;
 };
 
+/* A view reads the first VIEW_BYTES: the ends, then the sums. */
 struct lstate {
 	struct end_state e[2];
 	uint64_t seen_us;
 	uint8_t up; /* both ends LinkUp and Active at the last update */
-	struct hbucket h[HOUR_SLOTS];
-	struct dbucket d[DAY_SLOTS];
 	struct lerrs *errs; /* NULL: no error counted in any bucket */
 	/* The windows' sums for the period hp (dp), kept current as
 	 * samples come, so that a view in that period does not read the
 	 * buckets. 0: not computed. The day's uses err and ms only. */
 	uint64_t hp, dp;
 	struct hb_end hsum[2], dsum[2];
+	struct hbucket h[HOUR_SLOTS];
+	struct dbucket d[DAY_SLOTS];
 };
+
+#define VIEW_BYTES offsetof(struct lstate, h)
 
 struct ibw_links {
 	struct ibw_link_thresholds t;
@@ -652,6 +657,15 @@ static int take_reading(struct lstate *s, int i,
 		rebase(e, x);
 		return 0;
 	}
+	/* The buckets this reading lands in, apart from the rest of the
+	 * state: start fetching them before the arithmetic. */
+	if (s->errs) {
+		uint64_t hs = (x->ctr_us / HOUR_SLOT_US + 1) % HOUR_SLOTS;
+		uint64_t ds = (x->ctr_us / DAY_SLOT_US + 1) % DAY_SLOTS;
+
+		__builtin_prefetch(s->errs->h[hs][i], 1);
+		__builtin_prefetch(s->errs->d[ds][i], 1);
+	}
 	memset(&smp, 0, sizeof(smp));
 	smp.us = x->ctr_us;
 	dt = (double)(x->ctr_us - e->prev_us) / 1e6;
@@ -1026,12 +1040,21 @@ static void permute(struct ibw_link *links, struct rank_key *rk, size_t n)
 	}
 }
 
+static void prefetch_state(const struct lstate *s)
+{
+	const char *p = (const char *)s;
+	size_t off;
+
+	for (off = 0; off < VIEW_BYTES; off += 64)
+		__builtin_prefetch(p + off);
+}
+
 struct ibw_link_view *ibw_links_view(const struct ibw_links *l, uint64_t now_us)
 {
 	struct ibw_link_view *v = calloc(1, sizeof(*v));
 	struct rank_key *rk = NULL;
 	struct end_key *keys = NULL;
-	size_t i, n = 0;
+	size_t i, n = 0, next;
 
 	if (!v)
 		return NULL;
@@ -1049,11 +1072,20 @@ struct ibw_link_view *ibw_links_view(const struct ibw_links *l, uint64_t now_us)
 			return NULL;
 		}
 	}
+	next = 0;
 	for (i = 0; i < l->cap; i++) {
 		const struct ibw_link *k = &v->links[n];
 
 		if (!l->tab[i])
 			continue;
+		/* The states are scattered allocations, read once each:
+		 * fetch the next one's while this one is filled. */
+		if (next <= i)
+			for (next = i + 1; next < l->cap && !l->tab[next];
+			     next++)
+				;
+		if (next < l->cap)
+			prefetch_state(l->tab[next]);
 		fill(&v->links[n], l->tab[i], now_us, &l->t, l->round_us);
 		rk[n].health = k->health;
 		rk[n].ber = k->ber;
