@@ -994,25 +994,74 @@ static int cmp_rank(const void *pa, const void *pb)
 	return (int)a->p1 - (int)b->p1;
 }
 
+/* Merge sort by cmp_rank(), with the comparison inlined (qsort()'s
+ * indirect calls were most of the ranking's time); @t holds n / 2 + 1. A
+ * half already in order after the other costs one comparison. */
+static void sort_rank(struct rank_key *a, struct rank_key *t, size_t n)
+{
+	struct rank_key x;
+	size_t h, i, j, k;
+
+	if (n <= 12) {
+		for (i = 1; i < n; i++) {
+			x = a[i];
+			for (j = i; j > 0 && cmp_rank(&x, &a[j - 1]) < 0; j--)
+				a[j] = a[j - 1];
+			a[j] = x;
+		}
+		return;
+	}
+	h = n / 2;
+	sort_rank(a, t, h);
+	sort_rank(a + h, t, n - h);
+	if (cmp_rank(&a[h - 1], &a[h]) <= 0)
+		return;
+	memcpy(t, a, h * sizeof(*a));
+	for (i = 0, j = h, k = 0; i < h; k++) {
+		if (j < n && cmp_rank(&a[j], &t[i]) < 0)
+			a[k] = a[j++];
+		else
+			a[k] = t[i++];
+	}
+}
+
+/*
+ * The view's index of ends (by_end): open addressing over a power of two
+ * at least 4n slots, each 0 or 1 + (link index * 2 + end). Built in one
+ * pass, where sorting the 2n ends cost as much as ranking the links.
+ */
+static size_t end_slots(size_t n)
+{
+	size_t cap = 16;
+
+	while (cap < 4 * n)
+		cap *= 2;
+	return cap;
+}
+
+static size_t end_hash(uint64_t guid, uint8_t port)
+{
+	return (size_t)mix(guid ^ ((uint64_t)port << 56 | port));
+}
+
 static const struct ibw_link_end *end_of(const struct ibw_link_view *v,
 					 size_t ref)
 {
 	return &v->links[ref / 2].end[ref % 2];
 }
 
-struct end_key {
-	uint64_t guid;
-	uint8_t port;
-	size_t ref;
-};
-
-static int cmp_end(const void *pa, const void *pb)
+static void index_ends(struct ibw_link_view *v)
 {
-	const struct end_key *a = pa, *b = pb;
+	size_t mask = end_slots(v->n) - 1, i, h;
 
-	if (a->guid != b->guid)
-		return a->guid < b->guid ? -1 : 1;
-	return (int)a->port - (int)b->port;
+	for (i = 0; i < 2 * v->n; i++) {
+		const struct ibw_link_end *e = end_of(v, i);
+
+		for (h = end_hash(e->guid, e->port) & mask; v->by_end[h];
+		     h = (h + 1) & mask)
+			;
+		v->by_end[h] = i + 1;
+	}
 }
 
 /* Put the links in the order of @rk, in place (a view is big: no copy),
@@ -1053,21 +1102,22 @@ struct ibw_link_view *ibw_links_view(const struct ibw_links *l, uint64_t now_us)
 {
 	struct ibw_link_view *v = calloc(1, sizeof(*v));
 	struct rank_key *rk = NULL;
-	struct end_key *keys = NULL;
 	size_t i, n = 0, next;
 
 	if (!v)
 		return NULL;
 	v->refs = 1;
 	v->taken_us = now_us;
+	v->by_end = calloc(end_slots(l->n), sizeof(*v->by_end));
+	if (!v->by_end) {
+		ibw_link_view_free(v);
+		return NULL;
+	}
 	if (l->n) {
 		v->links = malloc(l->n * sizeof(*v->links));
-		v->by_end = malloc(l->n * 2 * sizeof(*v->by_end));
-		rk = malloc(l->n * sizeof(*rk));
-		keys = malloc(l->n * 2 * sizeof(*keys));
-		if (!v->links || !v->by_end || !rk || !keys) {
+		rk = malloc((l->n + l->n / 2 + 1) * sizeof(*rk));
+		if (!v->links || !rk) {
 			free(rk);
-			free(keys);
 			ibw_link_view_free(v);
 			return NULL;
 		}
@@ -1101,20 +1151,11 @@ struct ibw_link_view *ibw_links_view(const struct ibw_links *l, uint64_t now_us)
 	}
 	v->n = n;
 	if (n) {
-		qsort(rk, n, sizeof(*rk), cmp_rank);
+		sort_rank(rk, rk + n, n);
 		permute(v->links, rk, n);
 	}
 	free(rk);
-	for (i = 0; i < 2 * n; i++) {
-		keys[i].guid = end_of(v, i)->guid;
-		keys[i].port = end_of(v, i)->port;
-		keys[i].ref = i;
-	}
-	if (n)
-		qsort(keys, 2 * n, sizeof(*keys), cmp_end);
-	for (i = 0; i < 2 * n; i++)
-		v->by_end[i] = keys[i].ref;
-	free(keys);
+	index_ends(v);
 	return v;
 }
 
@@ -1140,23 +1181,34 @@ void ibw_link_view_free(struct ibw_link_view *v)
 	ibw_link_view_unref(v);
 }
 
+/* The first link in rank order with @guid/@port at either end and, when
+ * @other is given, (@og, @op) at the other end. */
+static const struct ibw_link *find_end(const struct ibw_link_view *v,
+				       uint64_t guid, uint8_t port, int other,
+				       uint64_t og, uint8_t op)
+{
+	size_t mask, h;
+
+	if (!v || !v->by_end)
+		return NULL;
+	mask = end_slots(v->n) - 1;
+	for (h = end_hash(guid, port) & mask; v->by_end[h];
+	     h = (h + 1) & mask) {
+		size_t ref = v->by_end[h] - 1;
+		const struct ibw_link_end *e = end_of(v, ref);
+		const struct ibw_link_end *o = end_of(v, ref ^ 1);
+
+		if (e->guid == guid && e->port == port &&
+		    (!other || (o->guid == og && o->port == op)))
+			return &v->links[ref / 2];
+	}
+	return NULL;
+}
+
 const struct ibw_link *ibw_link_view_find(const struct ibw_link_view *v,
 					  uint64_t guid, uint8_t port)
 {
-	size_t lo = 0, hi = v ? 2 * v->n : 0;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct ibw_link_end *e = end_of(v, v->by_end[mid]);
-
-		if (e->guid == guid && e->port == port)
-			return &v->links[v->by_end[mid] / 2];
-		if (e->guid < guid || (e->guid == guid && e->port < port))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return find_end(v, guid, port, 0, 0, 0);
 }
 
 unsigned ibw_link_view_changes(
@@ -1169,14 +1221,12 @@ unsigned ibw_link_view_changes(
 
 	for (i = 0; i < cur->n; i++) {
 		const struct ibw_link *k = &cur->links[i];
+		/* The same cable, not another one at either port (a port
+		 * cabled elsewhere since) */
 		const struct ibw_link *o =
-			ibw_link_view_find(old, k->end[0].guid, k->end[0].port);
+			find_end(old, k->end[0].guid, k->end[0].port, 1,
+				 k->end[1].guid, k->end[1].port);
 
-		if (o && (o->end[0].guid != k->end[0].guid ||
-			  o->end[0].port != k->end[0].port ||
-			  o->end[1].guid != k->end[1].guid ||
-			  o->end[1].port != k->end[1].port))
-			o = NULL; /* that port was cabled elsewhere */
 		c.link = k;
 		c.from = o ? o->health : IBW_HEALTH_OK;
 		c.from_reasons = o ? o->reasons : 0;

@@ -196,7 +196,7 @@ struct ibw_link_view {
 	size_t n;
 	struct ibw_link *links; /* worst first (docs/links.md, ranking) */
 	unsigned count[IBW_HEALTH_MAX];
-	size_t *by_end; /* private: 2n link indices sorted by end */
+	size_t *by_end; /* private: links.c's index of the ends */
 };
 
 struct ibw_links;
