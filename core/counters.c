@@ -165,6 +165,7 @@ struct node_cap {
 	 * PortXmitWait tick): PSC_* below, and the value when read. */
 	uint8_t psc;
 	uint8_t tick;
+	uint8_t psc_lost; /* PortSamplesControl requests unanswered */
 	/* PMA ClassPortInfo redirection (IBA 13.4.8.1: status "redirect
 	 * required"): where this node's PMA is really served. */
 	uint8_t redirect; /* IBW_PMA_REDIRECT_* */
@@ -172,6 +173,8 @@ struct node_cap {
 	uint16_t lid, rlid, rpkey;
 	uint32_t rqp, rqkey;
 };
+
+#define IBW_PSC_TRIES 3
 
 enum {
 	PSC_UNASKED, /* not yet, or the last try timed out */
@@ -971,16 +974,19 @@ static void psc_answer(const struct ibw_mad_done *d, void *arg)
 			nc->tick = (uint8_t)ibw_mad_get(
 				d->mad + IB_PC_DATA_OFFS, IB_PSC_TICK_F);
 			nc->psc = PSC_READ;
-		} else if (d->result == IBW_MAD_STATUS) {
+		} else if (d->result == IBW_MAD_STATUS ||
+			   (d->result == IBW_MAD_TIMEOUT &&
+			    ++nc->psc_lost >= IBW_PSC_TRIES)) {
 			nc->psc = PSC_NONE;
 		}
 	}
+	/* Neither the sweep's timeouts nor its errors: its counters are
+	 * read either way, and a PMA without PortSamplesControl is no
+	 * fault of the fabric's. */
 	if (!settle(c, op->sweep, d)) {
 		free(op);
 		return;
 	}
-	if (d->result == IBW_MAD_TIMEOUT)
-		c->cur.timeouts++;
 	free(op);
 	sweep_done_if_idle(c);
 }
@@ -989,8 +995,10 @@ static void psc_answer(const struct ibw_mad_done *d, void *arg)
  * PortSamplesControl:Tick is the PMA's sampling tick, the unit
  * PortXmitWait counts in (docs/links.md). It is a property of the PMA,
  * not of a port or a sweep: asked once, where ClassPortInfo says the PMA
- * counts PortXmitWait; a status error (ibsim has no PortSamplesControl)
- * stops the asking, a timeout asks again next sweep.
+ * counts PortXmitWait. A status error stops the asking, and so do
+ * IBW_PSC_TRIES requests (one a sweep, each with the engine's retries)
+ * left unanswered, which is what ibsim does (it has no handler for the
+ * attribute and drops it).
  */
 static void ask_tick(struct ibw_counters *c, const struct job *j)
 {

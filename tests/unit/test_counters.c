@@ -72,6 +72,7 @@ struct fake {
 	uint8_t tick;
 	unsigned psc_asked;
 	int psc_status;
+	int psc_silent; /* drop PortSamplesControl, as ibsim does */
 };
 
 /* where the last MAD served went */
@@ -170,6 +171,8 @@ static void serve(struct rig *r, struct fake *fk)
 			mad_set_field64(d, 0, IB_PC_EXT_XMT_BYTES_F, 100);
 		} else if (attr == IBW_ATTR_PORT_SAMPLES_CONTROL) {
 			fk->psc_asked++;
+			if (fk->psc_silent)
+				continue;
 			mad_set_field(d, 0, IB_PSC_TICK_F, fk->tick);
 			/* CounterWidth 32 bits: a field next to Tick */
 			mad_set_field(d, 0, IB_PSC_COUNTER_WIDTH_F, 4);
@@ -227,7 +230,7 @@ static void test_sweep_threshold_stale_and_state(void **state)
 	struct rig r, r2;
 	struct fake fk = { 0, 0, 0, 5,	   1000, 18446744073709551606ull,
 			   0, 0, 0, { 0 }, 0,	 0,
-			   0, 0, 0 };
+			   0, 0, 0, 0 };
 	const struct ibw_port_ctrs *p;
 
 	rig_init(&r);
@@ -399,7 +402,9 @@ static void test_pma_redirect_other_partition(void **state)
 static void test_moved_lid_is_not_a_reset(void **state)
 {
 	struct rig r;
-	struct fake fk = { 0, 0, 0, 8, 1000, 7, 0, 0, 0, { 0 }, 0, 0, 0, 0, 0 };
+	struct fake fk = {
+		0, 0, 0, 8, 1000, 7, 0, 0, 0, { 0 }, 0, 0, 0, 0, 0, 0
+	};
 	const struct ibw_port_ctrs *p;
 
 	rig_init(&r);
@@ -455,7 +460,9 @@ static void on_back(struct ibw_engine *e, void *arg)
  * reset, confirmed by the node and counted, not a loss. */
 static void test_device_lost_mid_sweep(void **state)
 {
-	struct fake fk = { 0, 0, 0, 8, 1000, 7, 0, 0, 0, { 0 }, 0, 0, 0, 0, 0 };
+	struct fake fk = {
+		0, 0, 0, 8, 1000, 7, 0, 0, 0, { 0 }, 0, 0, 0, 0, 0, 0
+	};
 	const struct ibw_port_ctrs *p;
 	struct ibw_fnode *n;
 	uint64_t end;
@@ -554,7 +561,9 @@ static void test_state_file_corruption(void **state)
 	size_t len;
 
 	struct rig r2;
-	struct fake fk = { 0, 0, 0, 5, 1000, 7, 0, 0, 0, { 0 }, 0, 0, 0, 0, 0 };
+	struct fake fk = {
+		0, 0, 0, 5, 1000, 7, 0, 0, 0, { 0 }, 0, 0, 0, 0, 0, 0
+	};
 	const struct ibw_port_ctrs *p;
 	char *line;
 
@@ -682,7 +691,9 @@ static void test_state_file_links(void **state)
 				   "0x0000000000000200 3 1700000000000000 1 "
 				   "e 1699999990000000 1 7 0 2 0 0 0 0 0 9 11 "
 				   "e 1699999990000000 1 0 0 0 0 0 0 0 4 0 5";
-	struct fake fk = { 0, 0, 0, 5, 1000, 7, 0, 0, 0, { 0 }, 0, 0, 0, 0, 0 };
+	struct fake fk = {
+		0, 0, 0, 5, 1000, 7, 0, 0, 0, { 0 }, 0, 0, 0, 0, 0, 0
+	};
 	struct lines a = { { NULL }, 0 }, b = { { NULL }, 0 };
 	struct ibw_links *l = ibw_links_new(NULL), *m = ibw_links_new(NULL);
 	struct rig r, r2;
@@ -861,6 +872,7 @@ static void test_samples_control_tick(void **state)
 {
 	struct fake fk = { 0 };
 	struct rig r;
+	int i;
 
 	rig_init(&r);
 	assert_int_equal(ibw_counters_tick(r.c, 0x10), -1);
@@ -883,6 +895,21 @@ static void test_samples_control_tick(void **state)
 	assert_int_equal(fk.psc_asked, 1);
 	assert_int_equal(ibw_counters_tick(r.c, 0x10), -1);
 	assert_false(ibw_counters_find(r.c, 0x10, 1)->stale);
+	rig_free(&r);
+
+	/* Dropped (ibsim): asked in three sweeps, then no more; the
+	 * counters are read all the same and the sweeps count no
+	 * timeout for it. */
+	rig_init(&r);
+	memset(&fk, 0, sizeof(fk));
+	fk.psc_silent = 1;
+	for (i = 0; i < 5; i++) {
+		sweep(&r, &fk);
+		assert_false(ibw_counters_find(r.c, 0x10, 1)->stale);
+		assert_int_equal(ibw_counters_last_sweep(r.c).timeouts, 0);
+	}
+	assert_int_equal(fk.psc_asked, 3);
+	assert_int_equal(ibw_counters_tick(r.c, 0x10), -1);
 	rig_free(&r);
 
 	rig_init(&r);
