@@ -29,6 +29,7 @@ enum {
 /* PortInfo:CapabilityMask and CapabilityMask2 bits (IBA 14.2.5.6). On a
  * switch only port 0 carries them: its external ports read 0. */
 enum {
+	IBW_CAP_IS_SM = 1u << 1, /* IsSM: an SM runs at this port */
 	IBW_CAP_EXT_SPEEDS = 1u << 14, /* IsExtendedSpeedsSupported */
 	IBW_CAP_CAPMASK2 = 1u << 15, /* IsCapabilityMask2Supported */
 	IBW_CAP2_LINK_WIDTH_2X = 1u << 4, /* IsLinkWidth2xSupported */

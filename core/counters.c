@@ -228,6 +228,7 @@ struct job {
 	uint8_t is_switch;
 	uint8_t nports;
 	uint8_t port_list[255]; /* the ports to read */
+	uint8_t is_sm; /* the port at lid has PortInfo:IsSM */
 	uint8_t have_cap;
 	uint16_t reserved; /* its share of ibw_counters.reserved */
 };
@@ -1009,6 +1010,17 @@ static void ask_tick(struct ibw_counters *c, const struct job *j)
 
 	if (!nc || nc->psc != PSC_UNASKED || !(nc->capmask & PM_CAP_XMIT_WAIT))
 		return;
+	/*
+	 * Not where an SM listens: ibsim, which has no PortSamplesControl,
+	 * hands a GSI MAD it does not answer to the process flagged as the
+	 * node's SM, and umad2sim there passes a class that process never
+	 * registered to one of its agents (opensm then stopped bringing
+	 * relinked ports up in link_health). On hardware the PMA answers
+	 * and the SM never sees it; this costs those few nodes their Tick,
+	 * which is then assumed.
+	 */
+	if (j->is_sm)
+		return;
 	op = calloc(1, sizeof(*op));
 	if (!op)
 		return;
@@ -1388,6 +1400,8 @@ int ibw_counters_sweep(struct ibw_counters *c, const struct ibw_fabric *f,
 		if (j->is_switch) {
 			/* All ports, down ones too: LinkDowned lives there. */
 			j->lid = n->lid;
+			j->is_sm = n->nports && n->ports[0].have_pi &&
+				   (n->ports[0].pi.capmask & IBW_CAP_IS_SM);
 			for (p = 1; p < n->nports; p++)
 				j->port_list[j->nports++] = (uint8_t)p;
 		} else {
@@ -1399,8 +1413,11 @@ int ibw_counters_sweep(struct ibw_counters *c, const struct ibw_fabric *f,
 				if (!fp->have_pi || fp->pi.state != 4 ||
 				    !fp->pi.lid)
 					continue;
-				if (!j->lid)
+				if (!j->lid) {
 					j->lid = fp->pi.lid;
+					j->is_sm = !!(fp->pi.capmask &
+						      IBW_CAP_IS_SM);
+				}
 				if (fp->pi.lid != j->lid)
 					continue; /* multi-LID CAs: later */
 				j->port_list[j->nports++] = (uint8_t)p;

@@ -912,6 +912,29 @@ static void test_samples_control_tick(void **state)
 	assert_int_equal(ibw_counters_tick(r.c, 0x10), -1);
 	rig_free(&r);
 
+	/* A port where an SM runs (IsSM) is not asked: ibsim would hand
+	 * the MAD to that SM (core/counters.c). */
+	rig_init(&r);
+	memset(&fk, 0, sizeof(fk));
+	ibw_fabric_unref(r.f);
+	r.f = ibw_fabric_new();
+	{
+		struct ibw_fnode *n = ibw_fabric_add_node(r.f, 0x10, 2);
+
+		n->ni.node_type = IBW_NODE_CA;
+		n->ni.num_ports = 1;
+		n->ports[1].have_pi = 1;
+		n->ports[1].pi.state = 4;
+		n->ports[1].pi.lid = 5;
+		n->ports[1].pi.capmask = IBW_CAP_IS_SM;
+		n->lid = 5;
+		ibw_fabric_freeze(r.f);
+	}
+	sweep(&r, &fk);
+	assert_int_equal(fk.psc_asked, 0);
+	assert_false(ibw_counters_find(r.c, 0x10, 1)->stale);
+	rig_free(&r);
+
 	rig_init(&r);
 	memset(&fk, 0, sizeof(fk));
 	fk.capmask = 0x0200; /* no IsPortCountersXmitWaitSupported */
