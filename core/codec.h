@@ -19,6 +19,7 @@ enum {
 	IBW_ATTR_PORT_INFO = 0x0015,
 	IBW_ATTR_LINEAR_FWD = 0x0019,
 	IBW_ATTR_CLASS_PORT_INFO = 0x0001,
+	IBW_ATTR_PORT_SAMPLES_CONTROL = 0x0010,
 	IBW_ATTR_PORT_COUNTERS = 0x0012,
 	IBW_ATTR_PORT_COUNTERS_EXT = 0x001d,
 	IBW_ATTR_PORT_VL_XMIT_WAIT = 0x001c, /* PortVLXmitWaitCounters */
@@ -28,6 +29,7 @@ enum {
 /* PortInfo:CapabilityMask and CapabilityMask2 bits (IBA 14.2.5.6). On a
  * switch only port 0 carries them: its external ports read 0. */
 enum {
+	IBW_CAP_IS_SM = 1u << 1, /* IsSM: an SM runs at this port */
 	IBW_CAP_EXT_SPEEDS = 1u << 14, /* IsExtendedSpeedsSupported */
 	IBW_CAP_CAPMASK2 = 1u << 15, /* IsCapabilityMask2Supported */
 	IBW_CAP2_LINK_WIDTH_2X = 1u << 4, /* IsLinkWidth2xSupported */

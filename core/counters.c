@@ -161,12 +161,26 @@ struct node_cap {
 	uint8_t have_mask; /* capmask is the PMA's answer */
 	uint8_t no_details; /* the detail attributes got a status error */
 	uint8_t no_vl; /* PortVLXmitWaitCounters got a status error */
+	/* PortSamplesControl, read once per PMA for its Tick (the
+	 * PortXmitWait tick): PSC_* below, and the value when read. */
+	uint8_t psc;
+	uint8_t tick;
+	uint8_t psc_lost; /* PortSamplesControl requests unanswered */
 	/* PMA ClassPortInfo redirection (IBA 13.4.8.1: status "redirect
 	 * required"): where this node's PMA is really served. */
 	uint8_t redirect; /* IBW_PMA_REDIRECT_* */
 	uint8_t rsl;
 	uint16_t lid, rlid, rpkey;
 	uint32_t rqp, rqkey;
+};
+
+#define IBW_PSC_TRIES 3
+
+enum {
+	PSC_UNASKED, /* not yet, or the last try timed out */
+	PSC_ASKING,
+	PSC_READ, /* tick holds PortSamplesControl:Tick */
+	PSC_NONE, /* a status error: the PMA does not serve it */
 };
 
 struct job; /* one node of a sweep */
@@ -214,6 +228,7 @@ struct job {
 	uint8_t is_switch;
 	uint8_t nports;
 	uint8_t port_list[255]; /* the ports to read */
+	uint8_t is_sm; /* the port at lid has PortInfo:IsSM */
 	uint8_t have_cap;
 	uint16_t reserved; /* its share of ibw_counters.reserved */
 };
@@ -940,6 +955,113 @@ static void query_port(struct ibw_counters *c, const struct job *j,
 	}
 }
 
+struct psc_op {
+	struct ibw_counters *c;
+	uint64_t sweep;
+	uint64_t guid;
+};
+
+static void psc_answer(const struct ibw_mad_done *d, void *arg)
+{
+	struct psc_op *op = arg;
+	struct ibw_counters *c = op->c;
+	struct node_cap *nc = cap_find(c, op->guid);
+
+	/* An answer after its sweep still tells the tick. */
+	if (nc && nc->psc == PSC_ASKING) {
+		nc->psc = PSC_UNASKED;
+		if (d->result == IBW_MAD_OK && d->mad &&
+		    d->len >= IBW_MAD_SIZE) {
+			nc->tick = (uint8_t)ibw_mad_get(
+				d->mad + IB_PC_DATA_OFFS, IB_PSC_TICK_F);
+			nc->psc = PSC_READ;
+		} else if (d->result == IBW_MAD_STATUS ||
+			   (d->result == IBW_MAD_TIMEOUT &&
+			    ++nc->psc_lost >= IBW_PSC_TRIES)) {
+			nc->psc = PSC_NONE;
+		}
+	}
+	/* Neither the sweep's timeouts nor its errors: its counters are
+	 * read either way, and a PMA without PortSamplesControl is no
+	 * fault of the fabric's. */
+	if (!settle(c, op->sweep, d)) {
+		free(op);
+		return;
+	}
+	free(op);
+	sweep_done_if_idle(c);
+}
+
+/*
+ * PortSamplesControl:Tick is the PMA's sampling tick, the unit
+ * PortXmitWait counts in (docs/links.md). It is a property of the PMA,
+ * not of a port or a sweep: asked once, where ClassPortInfo says the PMA
+ * counts PortXmitWait. A status error stops the asking, and so do
+ * IBW_PSC_TRIES requests (one a sweep, each with the engine's retries)
+ * left unanswered, which is what ibsim does (it has no handler for the
+ * attribute and drops it).
+ */
+static void ask_tick(struct ibw_counters *c, const struct job *j)
+{
+	struct node_cap *nc = cap_find(c, j->guid);
+	uint8_t payload[IB_PC_DATA_SZ];
+	struct ibw_mad_req r;
+	struct psc_op *op;
+
+	if (!nc || nc->psc != PSC_UNASKED || !(nc->capmask & PM_CAP_XMIT_WAIT))
+		return;
+	/*
+	 * Not where an SM listens: ibsim, which has no PortSamplesControl,
+	 * hands a GSI MAD it does not answer to the process flagged as the
+	 * node's SM, and umad2sim there passes a class that process never
+	 * registered to one of its agents (opensm then stopped bringing
+	 * relinked ports up in link_health). On hardware the PMA answers
+	 * and the SM never sees it; this costs those few nodes their Tick,
+	 * which is then assumed.
+	 */
+	if (j->is_sm)
+		return;
+	op = calloc(1, sizeof(*op));
+	if (!op)
+		return;
+	op->c = c;
+	op->sweep = c->sweep_id;
+	op->guid = j->guid;
+	memset(payload, 0, sizeof(payload));
+	/* A CA's PMA may insist on the port the MAD arrives on. */
+	mad_set_field(payload, 0, IB_PSC_PORT_SELECT_F,
+		      j->nports ? j->port_list[0] : 1);
+	memset(&r, 0, sizeof(r));
+	pma_dest(c, j->guid, j->lid, &r.dest);
+	r.mgmt_class = IBW_CLASS_PERF;
+	r.method = IBW_METHOD_GET;
+	r.attr_id = IBW_ATTR_PORT_SAMPLES_CONTROL;
+	r.data = payload;
+	r.data_len = sizeof(payload);
+	r.timeout_ms = c->o.timeout_ms;
+	r.retries = c->o.retries;
+	r.cb = psc_answer;
+	r.arg = op;
+	if (ibw_engine_submit(c->e, &r) < 0) {
+		free(op);
+		c->cur.errors++;
+		return;
+	}
+	nc->psc = PSC_ASKING;
+	c->pending++;
+	c->cur.mads++;
+}
+
+int ibw_counters_tick(const struct ibw_counters *c, uint64_t guid)
+{
+	unsigned i = cap_index(c, guid);
+
+	if (i < c->ncaps && c->caps[i].guid == guid &&
+	    c->caps[i].psc == PSC_READ)
+		return c->caps[i].tick;
+	return -1;
+}
+
 static void run_job_ports(struct ibw_counters *c, const struct job *j)
 {
 	struct node_cap *nc = cap_find(c, j->guid);
@@ -955,6 +1077,7 @@ static void run_job_ports(struct ibw_counters *c, const struct job *j)
 	int vl = (mask & PM_CAP_XMIT_WAIT) && !(nc && nc->no_vl);
 	unsigned i;
 
+	ask_tick(c, j);
 	for (i = 0; i < j->nports; i++)
 		query_port(c, j, j->port_list[i], ext, details, vl);
 }
@@ -1106,8 +1229,9 @@ static void start_job(struct ibw_counters *c, unsigned idx)
 	}
 	/* Its ports' MADs follow the answer: PortCounters, the extended
 	 * ones and the VL waits a port (at most: the answer may say there
-	 * are none), and the two details when asked for. */
-	j->reserved = (uint16_t)((3 + (c->o.details ? 2 : 0)) * j->nports);
+	 * are none), the two details when asked for, and PortSamplesControl
+	 * once. */
+	j->reserved = (uint16_t)((3 + (c->o.details ? 2 : 0)) * j->nports + 1);
 	c->reserved += j->reserved;
 	start_cpi(c, idx);
 }
@@ -1276,6 +1400,8 @@ int ibw_counters_sweep(struct ibw_counters *c, const struct ibw_fabric *f,
 		if (j->is_switch) {
 			/* All ports, down ones too: LinkDowned lives there. */
 			j->lid = n->lid;
+			j->is_sm = n->nports && n->ports[0].have_pi &&
+				   (n->ports[0].pi.capmask & IBW_CAP_IS_SM);
 			for (p = 1; p < n->nports; p++)
 				j->port_list[j->nports++] = (uint8_t)p;
 		} else {
@@ -1287,8 +1413,11 @@ int ibw_counters_sweep(struct ibw_counters *c, const struct ibw_fabric *f,
 				if (!fp->have_pi || fp->pi.state != 4 ||
 				    !fp->pi.lid)
 					continue;
-				if (!j->lid)
+				if (!j->lid) {
 					j->lid = fp->pi.lid;
+					j->is_sm = !!(fp->pi.capmask &
+						      IBW_CAP_IS_SM);
+				}
 				if (fp->pi.lid != j->lid)
 					continue; /* multi-LID CAs: later */
 				j->port_list[j->nports++] = (uint8_t)p;

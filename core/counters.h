@@ -187,6 +187,11 @@ const struct ibw_port_ctrs *ibw_counters_find(const struct ibw_counters *c,
  * qsort() and bsearch() over arrays of them. */
 int ibw_counters_port_cmp(const void *a, const void *b);
 
+/* PortSamplesControl:Tick of node @guid's PMA (0..255: the PortXmitWait
+ * tick is Tick + 1 symbol times, docs/links.md), -1 when not read: not
+ * asked yet, no answer, or the PMA does not serve it. */
+int ibw_counters_tick(const struct ibw_counters *c, uint64_t guid);
+
 struct ibw_links;
 
 /* The state file: written atomically (temporary file, fsync, rename);

@@ -247,6 +247,29 @@ static void got_nodeinfo(struct ibw_discover *d, const struct op *op,
 		query(d, ni.node_guid, &op->dr, IBW_ATTR_PORT_INFO, p, 0, 0);
 }
 
+/*
+ * FDR10 reads as QDR in PortInfo; the Mellanox ExtendedPortInfo (vendor
+ * SMP 0xff90) tells them apart. Asked as libibnetdisc does: only of a
+ * device known to answer it, for a port LinkUp at QDR with no extended
+ * speed active (ibw_mlnx_ext_portinfo_wanted()); on a switch that takes
+ * port 0's capability mask, so its ports wait for port 0's PortInfo.
+ */
+static void ask_ext(struct ibw_discover *d, const struct ibw_fnode *n,
+		    const struct ibw_dest *dr, unsigned p)
+{
+	const struct ibw_portinfo *cap = NULL;
+
+	if (!p || p >= n->nports || !n->ports[p].have_pi)
+		return;
+	if (n->ni.node_type == IBW_NODE_SWITCH) {
+		if (!n->ports[0].have_pi)
+			return; /* asked when port 0's answer comes */
+		cap = &n->ports[0].pi;
+	}
+	if (ibw_mlnx_ext_portinfo_wanted(&n->ni, &n->ports[p].pi, cap))
+		query(d, n->guid, dr, IBW_ATTR_MLNX_EXT_PORT_INFO, p, 0, 0);
+}
+
 static void got_portinfo(struct ibw_discover *d, const struct op *op,
 			 const struct ibw_mad_done *done)
 {
@@ -263,6 +286,14 @@ static void got_portinfo(struct ibw_discover *d, const struct op *op,
 		return;
 	}
 	fp->have_pi = 1;
+	if (p) {
+		ask_ext(d, n, &op->dr, p);
+	} else if (n->ni.node_type == IBW_NODE_SWITCH) {
+		unsigned q;
+
+		for (q = 1; q < n->nports; q++)
+			ask_ext(d, n, &op->dr, q);
+	}
 	/* Walk on through ports that have a link (Init, Armed or Active):
 	 * only switches forward directed-route SMPs, except that the sweep
 	 * leaves the local CA through its own port. */
@@ -411,6 +442,15 @@ static void on_answer(const struct ibw_mad_done *done, void *arg)
 				got_confirm(d, op, done);
 			else
 				got_portinfo(d, op, done);
+			break;
+		case IBW_ATTR_MLNX_EXT_PORT_INFO:
+			n = node_of(d, op->guid);
+			if (n && op->mod < n->nports &&
+			    n->ports[op->mod].have_pi &&
+			    ibw_mlnx_ext_portinfo_decode(
+				    done->mad, done->len,
+				    &n->ports[op->mod].pi) < 0)
+				d->f->sweep.errors++;
 			break;
 		case IBW_ATTR_NODE_DESC:
 			n = node_of(d, op->guid);

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,19 +32,31 @@ struct hb_end {
 	uint64_t bits; /* bits on the wire at the signalling rate */
 };
 
+/*
+ * Buckets keep what every link has: time, wait, bytes and bits. Error
+ * counts, which most links never have, are kept apart (struct lerrs),
+ * allocated the first time a link counts one: a bucket of 2 ends x 8
+ * counters would otherwise be 64 of its bytes, zero on almost every link.
+ * Period numbers fit 32 bits (5-minute periods since 1970: 40,000 years).
+ */
 struct hbucket {
-	uint64_t idx; /* period number + 1; 0: empty */
-	struct hb_end e[2];
-};
-
-struct db_end {
-	uint32_t err[NERR];
-	uint32_t ms;
+	uint32_t idx; /* period number + 1; 0: empty */
+	uint32_t ms[2]; /* time the readings cover, by end */
+	uint64_t wait_ns[2]; /* PortXmitWait turned into time */
+	uint64_t xmit[2]; /* bytes sent */
+	uint64_t cap[2]; /* bytes the effective rate allows in that time */
+	uint64_t bits[2]; /* bits on the wire at the signalling rate */
 };
 
 struct dbucket {
-	uint64_t idx;
-	struct db_end e[2];
+	uint32_t idx;
+	uint32_t ms[2];
+};
+
+/* The error counts of the buckets of the same index, by end. */
+struct lerrs {
+	uint32_t h[HOUR_SLOTS][2][NERR];
+	uint32_t d[DAY_SLOTS][2][NERR];
 };
 
 struct sample {
@@ -53,6 +66,7 @@ struct sample {
 	float vl_ratio[16];
 };
 
+/* What a view reads comes first, then the bases only updates use. */
 struct end_state {
 	uint64_t guid;
 	uint8_t port, node_type;
@@ -61,25 +75,30 @@ struct end_state {
 	uint8_t state, phys;
 	struct ibw_port_speeds sp;
 	uint32_t saturated;
+	int16_t tick; /* as the last reading gave it */
 	uint8_t have_prev, have_last;
 	uint16_t prev_vl_mask;
+	struct sample last;
 	uint64_t prev_us, prev_err[NERR], prev_wait, prev_xmit;
 	uint64_t prev_vl[16];
-	struct sample last;
 };
 
+/* A view reads the first VIEW_BYTES: the ends, then the sums. */
 struct lstate {
 	struct end_state e[2];
 	uint64_t seen_us;
 	uint8_t up; /* both ends LinkUp and Active at the last update */
-	struct hbucket h[HOUR_SLOTS];
-	struct dbucket d[DAY_SLOTS];
+	struct lerrs *errs; /* NULL: no error counted in any bucket */
 	/* The windows' sums for the period hp (dp), kept current as
 	 * samples come, so that a view in that period does not read the
 	 * buckets. 0: not computed. The day's uses err and ms only. */
 	uint64_t hp, dp;
 	struct hb_end hsum[2], dsum[2];
+	struct hbucket h[HOUR_SLOTS];
+	struct dbucket d[DAY_SLOTS];
 };
+
+#define VIEW_BYTES offsetof(struct lstate, h)
 
 struct ibw_links {
 	struct ibw_link_thresholds t;
@@ -319,6 +338,14 @@ static int grow(struct ibw_links *l)
 	return 0;
 }
 
+static void lstate_free(struct lstate *s)
+{
+	if (!s)
+		return;
+	free(s->errs);
+	free(s);
+}
+
 /* The link between (ga, pa) and (gb, pb), ordered, made if need be. */
 static struct lstate *get_link(struct ibw_links *l, uint64_t ga, uint8_t pa,
 			       uint64_t gb, uint8_t pb)
@@ -337,6 +364,7 @@ static struct lstate *get_link(struct ibw_links *l, uint64_t ga, uint8_t pa,
 	s->e[0].port = pa;
 	s->e[1].guid = gb;
 	s->e[1].port = pb;
+	s->e[0].tick = s->e[1].tick = -1;
 	*slot = s;
 	l->n++;
 	return s;
@@ -362,7 +390,7 @@ void ibw_links_free(struct ibw_links *l)
 	if (!l)
 		return;
 	for (i = 0; i < l->cap; i++)
-		free(l->tab[i]);
+		lstate_free(l->tab[i]);
 	free(l->tab);
 	free(l);
 }
@@ -409,24 +437,31 @@ static void acc(struct hb_end *out, const struct hb_end *x, int errors_only)
 	out->bits += x->bits;
 }
 
-static void acc_day(struct hb_end *out, const struct db_end *x)
-{
-	acc_errors(out, x->err, x->ms);
-}
-
 /* Whether bucket @idx is in the window of period @cur. */
 static int in_window(uint64_t idx, uint64_t cur, uint64_t slots)
 {
 	return idx && idx <= cur && idx + slots > cur;
 }
 
+static int any_error(const uint32_t *err)
+{
+	int e;
+
+	for (e = 0; e < NERR; e++)
+		if (err[e])
+			return 1;
+	return 0;
+}
+
 static void add_hour(struct lstate *s, int i, uint64_t us,
 		     const struct hb_end *v)
 {
 	uint64_t idx = us / HOUR_SLOT_US + 1;
-	struct hbucket *b = &s->h[idx % HOUR_SLOTS];
+	unsigned slot = (unsigned)(idx % HOUR_SLOTS);
+	struct hbucket *b = &s->h[slot];
+	int e;
 
-	if (b->idx > idx)
+	if (b->idx > idx || idx > UINT32_MAX)
 		return; /* older than the ring holds */
 	if (b->idx != idx) {
 		/* A reused slot held a period a window older. A sum that
@@ -435,9 +470,18 @@ static void add_hour(struct lstate *s, int i, uint64_t us,
 		if (in_window(b->idx, s->hp, HOUR_SLOTS))
 			s->hp = 0;
 		memset(b, 0, sizeof(*b));
-		b->idx = idx;
+		if (s->errs)
+			memset(s->errs->h[slot], 0, sizeof(s->errs->h[slot]));
+		b->idx = (uint32_t)idx;
 	}
-	acc(&b->e[i], v, 0);
+	add32(&b->ms[i], v->ms);
+	b->wait_ns[i] += v->wait_ns;
+	b->xmit[i] += v->xmit;
+	b->cap[i] += v->cap;
+	b->bits[i] += v->bits;
+	if (s->errs)
+		for (e = 0; e < NERR; e++)
+			add32(&s->errs->h[slot][i][e], v->err[e]);
 	if (in_window(idx, s->hp, HOUR_SLOTS))
 		acc(&s->hsum[i], v, 0);
 }
@@ -446,20 +490,24 @@ static void add_day(struct lstate *s, int i, uint64_t us,
 		    const struct hb_end *v)
 {
 	uint64_t idx = us / DAY_SLOT_US + 1;
-	struct dbucket *b = &s->d[idx % DAY_SLOTS];
+	unsigned slot = (unsigned)(idx % DAY_SLOTS);
+	struct dbucket *b = &s->d[slot];
 	int e;
 
-	if (b->idx > idx)
+	if (b->idx > idx || idx > UINT32_MAX)
 		return;
 	if (b->idx != idx) {
 		if (in_window(b->idx, s->dp, DAY_SLOTS))
 			s->dp = 0;
 		memset(b, 0, sizeof(*b));
-		b->idx = idx;
+		if (s->errs)
+			memset(s->errs->d[slot], 0, sizeof(s->errs->d[slot]));
+		b->idx = (uint32_t)idx;
 	}
-	for (e = 0; e < NERR; e++)
-		add32(&b->e[i].err[e], v->err[e]);
-	add32(&b->e[i].ms, v->ms);
+	if (s->errs)
+		for (e = 0; e < NERR; e++)
+			add32(&s->errs->d[slot][i][e], v->err[e]);
+	add32(&b->ms[i], v->ms);
 	if (in_window(idx, s->dp, DAY_SLOTS))
 		acc(&s->dsum[i], v, 1);
 }
@@ -467,23 +515,34 @@ static void add_day(struct lstate *s, int i, uint64_t us,
 static void sum_hour(const struct lstate *s, int i, uint64_t cur,
 		     struct hb_end *out)
 {
+	static const uint32_t none[NERR];
 	int j;
 
 	memset(out, 0, sizeof(*out));
-	for (j = 0; j < HOUR_SLOTS; j++)
-		if (in_window(s->h[j].idx, cur, HOUR_SLOTS))
-			acc(out, &s->h[j].e[i], 0);
+	for (j = 0; j < HOUR_SLOTS; j++) {
+		const struct hbucket *b = &s->h[j];
+
+		if (!in_window(b->idx, cur, HOUR_SLOTS))
+			continue;
+		acc_errors(out, s->errs ? s->errs->h[j][i] : none, b->ms[i]);
+		out->wait_ns += b->wait_ns[i];
+		out->xmit += b->xmit[i];
+		out->cap += b->cap[i];
+		out->bits += b->bits[i];
+	}
 }
 
 static void sum_day(const struct lstate *s, int i, uint64_t cur,
 		    struct hb_end *out)
 {
+	static const uint32_t none[NERR];
 	int j;
 
 	memset(out, 0, sizeof(*out));
 	for (j = 0; j < DAY_SLOTS; j++)
 		if (in_window(s->d[j].idx, cur, DAY_SLOTS))
-			acc_day(out, &s->d[j].e[i]);
+			acc_errors(out, s->errs ? s->errs->d[j][i] : none,
+				   s->d[j].ms[i]);
 }
 
 /* Bring the cached sums to the periods of @now_us. */
@@ -534,7 +593,7 @@ void ibw_links_begin(struct ibw_links *l, uint64_t now_us)
 		if (!s)
 			continue;
 		if (s->seen_us + FORGET_US < now_us) {
-			free(s);
+			lstate_free(s);
 			continue;
 		}
 		*find_slot(l, s->e[0].guid, s->e[0].port, s->e[1].guid,
@@ -560,7 +619,7 @@ static double tick_seconds(const struct ibw_link_end_in *x,
 	byte_s = 8.0 / (si->lane_data_gbps * 1e9);
 	if (x->tick_per_port)
 		byte_s /= lanes;
-	return (x->tick < 0 ? 1 : x->tick + 1) * byte_s;
+	return (x->tick < 0 || x->tick > 255 ? 1 : x->tick + 1) * byte_s;
 }
 
 static void rebase(struct end_state *e, const struct ibw_link_end_in *x)
@@ -574,8 +633,9 @@ static void rebase(struct end_state *e, const struct ibw_link_end_in *x)
 	memcpy(e->prev_vl, x->vl_xmit_wait, sizeof(e->prev_vl));
 }
 
-static void take_reading(struct lstate *s, int i,
-			 const struct ibw_link_end_in *x, int was_up, int up)
+/* 0, or -ENOMEM with nothing taken (the next reading counts it). */
+static int take_reading(struct lstate *s, int i,
+			const struct ibw_link_end_in *x, int was_up, int up)
 {
 	struct end_state *e = &s->e[i];
 	struct sample smp;
@@ -583,7 +643,7 @@ static void take_reading(struct lstate *s, int i,
 	int k, back = 0;
 
 	if (!x->have_ctrs || (e->have_prev && x->ctr_us == e->prev_us))
-		return;
+		return 0;
 	if (e->have_prev) {
 		back = x->ctr_us < e->prev_us || x->xmit_wait < e->prev_wait ||
 		       x->xmit_bytes < e->prev_xmit;
@@ -595,7 +655,16 @@ static void take_reading(struct lstate *s, int i,
 		 * base, and no increments from it. */
 		e->have_last = 0;
 		rebase(e, x);
-		return;
+		return 0;
+	}
+	/* The buckets this reading lands in, apart from the rest of the
+	 * state: start fetching them before the arithmetic. */
+	if (s->errs) {
+		uint64_t hs = (x->ctr_us / HOUR_SLOT_US + 1) % HOUR_SLOTS;
+		uint64_t ds = (x->ctr_us / DAY_SLOT_US + 1) % DAY_SLOTS;
+
+		__builtin_prefetch(s->errs->h[hs][i], 1);
+		__builtin_prefetch(s->errs->d[ds][i], 1);
 	}
 	memset(&smp, 0, sizeof(smp));
 	smp.us = x->ctr_us;
@@ -626,11 +695,17 @@ static void take_reading(struct lstate *s, int i,
 			1.0, (double)(x->vl_xmit_wait[k] - e->prev_vl[k]) *
 				     tick / dt);
 	}
+	if (!s->errs && any_error(smp.v.err)) {
+		s->errs = calloc(1, sizeof(*s->errs));
+		if (!s->errs)
+			return -ENOMEM;
+	}
 	add_hour(s, i, smp.us, &smp.v);
 	add_day(s, i, smp.us, &smp.v);
 	e->last = smp;
 	e->have_last = 1;
 	rebase(e, x);
+	return 0;
 }
 
 static int port_up(const struct ibw_portinfo *pi)
@@ -652,8 +727,11 @@ static void set_identity(struct end_state *e, const struct ibw_link_end_in *x)
 	e->state = x->pi->state;
 	e->phys = x->pi->phys_state;
 	ibw_port_speeds(x->pi, x->cap, &e->sp);
-	if (x->have_ctrs)
+	if (x->have_ctrs) {
 		e->saturated = x->saturated;
+		e->tick =
+			(int16_t)(x->tick < 0 || x->tick > 255 ? -1 : x->tick);
+	}
 }
 
 int ibw_links_update(struct ibw_links *l, const struct ibw_link_end_in *a,
@@ -661,7 +739,7 @@ int ibw_links_update(struct ibw_links *l, const struct ibw_link_end_in *a,
 {
 	const struct ibw_link_end_in *tmp;
 	struct lstate *s;
-	int up;
+	int up, rc;
 
 	if (!a || !b || !a->pi || !b->pi ||
 	    (a->guid == b->guid && a->port == b->port))
@@ -677,11 +755,12 @@ int ibw_links_update(struct ibw_links *l, const struct ibw_link_end_in *a,
 	set_identity(&s->e[0], a);
 	set_identity(&s->e[1], b);
 	up = port_up(a->pi) && port_up(b->pi);
-	take_reading(s, 0, a, s->up, up);
-	take_reading(s, 1, b, s->up, up);
+	rc = take_reading(s, 0, a, s->up, up);
+	if (take_reading(s, 1, b, s->up, up) < 0)
+		rc = -ENOMEM;
 	s->up = (uint8_t)up;
 	s->seen_us = l->round_us;
-	return 0;
+	return rc;
 }
 
 /* ---- the view ---- */
@@ -843,6 +922,7 @@ static void fill(struct ibw_link *k, const struct lstate *s, uint64_t now_us,
 		x->phys_state = e->phys;
 		x->sp = e->sp;
 		x->saturated = e->saturated;
+		x->tick = e->tick;
 		if (e->have_last) {
 			x->sample_us = e->last.us;
 			win_from(&x->win[IBW_LWIN_SWEEP], &e->last.v, 0);
@@ -914,25 +994,74 @@ static int cmp_rank(const void *pa, const void *pb)
 	return (int)a->p1 - (int)b->p1;
 }
 
+/* Merge sort by cmp_rank(), with the comparison inlined (qsort()'s
+ * indirect calls were most of the ranking's time); @t holds n / 2 + 1. A
+ * half already in order after the other costs one comparison. */
+static void sort_rank(struct rank_key *a, struct rank_key *t, size_t n)
+{
+	struct rank_key x;
+	size_t h, i, j, k;
+
+	if (n <= 12) {
+		for (i = 1; i < n; i++) {
+			x = a[i];
+			for (j = i; j > 0 && cmp_rank(&x, &a[j - 1]) < 0; j--)
+				a[j] = a[j - 1];
+			a[j] = x;
+		}
+		return;
+	}
+	h = n / 2;
+	sort_rank(a, t, h);
+	sort_rank(a + h, t, n - h);
+	if (cmp_rank(&a[h - 1], &a[h]) <= 0)
+		return;
+	memcpy(t, a, h * sizeof(*a));
+	for (i = 0, j = h, k = 0; i < h; k++) {
+		if (j < n && cmp_rank(&a[j], &t[i]) < 0)
+			a[k] = a[j++];
+		else
+			a[k] = t[i++];
+	}
+}
+
+/*
+ * The view's index of ends (by_end): open addressing over a power of two
+ * at least 4n slots, each 0 or 1 + (link index * 2 + end). Built in one
+ * pass, where sorting the 2n ends cost as much as ranking the links.
+ */
+static size_t end_slots(size_t n)
+{
+	size_t cap = 16;
+
+	while (cap < 4 * n)
+		cap *= 2;
+	return cap;
+}
+
+static size_t end_hash(uint64_t guid, uint8_t port)
+{
+	return (size_t)mix(guid ^ ((uint64_t)port << 56 | port));
+}
+
 static const struct ibw_link_end *end_of(const struct ibw_link_view *v,
 					 size_t ref)
 {
 	return &v->links[ref / 2].end[ref % 2];
 }
 
-struct end_key {
-	uint64_t guid;
-	uint8_t port;
-	size_t ref;
-};
-
-static int cmp_end(const void *pa, const void *pb)
+static void index_ends(struct ibw_link_view *v)
 {
-	const struct end_key *a = pa, *b = pb;
+	size_t mask = end_slots(v->n) - 1, i, h;
 
-	if (a->guid != b->guid)
-		return a->guid < b->guid ? -1 : 1;
-	return (int)a->port - (int)b->port;
+	for (i = 0; i < 2 * v->n; i++) {
+		const struct ibw_link_end *e = end_of(v, i);
+
+		for (h = end_hash(e->guid, e->port) & mask; v->by_end[h];
+		     h = (h + 1) & mask)
+			;
+		v->by_end[h] = i + 1;
+	}
 }
 
 /* Put the links in the order of @rk, in place (a view is big: no copy),
@@ -960,34 +1089,53 @@ static void permute(struct ibw_link *links, struct rank_key *rk, size_t n)
 	}
 }
 
+static void prefetch_state(const struct lstate *s)
+{
+	const char *p = (const char *)s;
+	size_t off;
+
+	for (off = 0; off < VIEW_BYTES; off += 64)
+		__builtin_prefetch(p + off);
+}
+
 struct ibw_link_view *ibw_links_view(const struct ibw_links *l, uint64_t now_us)
 {
 	struct ibw_link_view *v = calloc(1, sizeof(*v));
 	struct rank_key *rk = NULL;
-	struct end_key *keys = NULL;
-	size_t i, n = 0;
+	size_t i, n = 0, next;
 
 	if (!v)
 		return NULL;
 	v->refs = 1;
 	v->taken_us = now_us;
+	v->by_end = calloc(end_slots(l->n), sizeof(*v->by_end));
+	if (!v->by_end) {
+		ibw_link_view_free(v);
+		return NULL;
+	}
 	if (l->n) {
 		v->links = malloc(l->n * sizeof(*v->links));
-		v->by_end = malloc(l->n * 2 * sizeof(*v->by_end));
-		rk = malloc(l->n * sizeof(*rk));
-		keys = malloc(l->n * 2 * sizeof(*keys));
-		if (!v->links || !v->by_end || !rk || !keys) {
+		rk = malloc((l->n + l->n / 2 + 1) * sizeof(*rk));
+		if (!v->links || !rk) {
 			free(rk);
-			free(keys);
 			ibw_link_view_free(v);
 			return NULL;
 		}
 	}
+	next = 0;
 	for (i = 0; i < l->cap; i++) {
 		const struct ibw_link *k = &v->links[n];
 
 		if (!l->tab[i])
 			continue;
+		/* The states are scattered allocations, read once each:
+		 * fetch the next one's while this one is filled. */
+		if (next <= i)
+			for (next = i + 1; next < l->cap && !l->tab[next];
+			     next++)
+				;
+		if (next < l->cap)
+			prefetch_state(l->tab[next]);
 		fill(&v->links[n], l->tab[i], now_us, &l->t, l->round_us);
 		rk[n].health = k->health;
 		rk[n].ber = k->ber;
@@ -1003,20 +1151,11 @@ struct ibw_link_view *ibw_links_view(const struct ibw_links *l, uint64_t now_us)
 	}
 	v->n = n;
 	if (n) {
-		qsort(rk, n, sizeof(*rk), cmp_rank);
+		sort_rank(rk, rk + n, n);
 		permute(v->links, rk, n);
 	}
 	free(rk);
-	for (i = 0; i < 2 * n; i++) {
-		keys[i].guid = end_of(v, i)->guid;
-		keys[i].port = end_of(v, i)->port;
-		keys[i].ref = i;
-	}
-	if (n)
-		qsort(keys, 2 * n, sizeof(*keys), cmp_end);
-	for (i = 0; i < 2 * n; i++)
-		v->by_end[i] = keys[i].ref;
-	free(keys);
+	index_ends(v);
 	return v;
 }
 
@@ -1042,23 +1181,34 @@ void ibw_link_view_free(struct ibw_link_view *v)
 	ibw_link_view_unref(v);
 }
 
+/* The first link in rank order with @guid/@port at either end and, when
+ * @other is given, (@og, @op) at the other end. */
+static const struct ibw_link *find_end(const struct ibw_link_view *v,
+				       uint64_t guid, uint8_t port, int other,
+				       uint64_t og, uint8_t op)
+{
+	size_t mask, h;
+
+	if (!v || !v->by_end)
+		return NULL;
+	mask = end_slots(v->n) - 1;
+	for (h = end_hash(guid, port) & mask; v->by_end[h];
+	     h = (h + 1) & mask) {
+		size_t ref = v->by_end[h] - 1;
+		const struct ibw_link_end *e = end_of(v, ref);
+		const struct ibw_link_end *o = end_of(v, ref ^ 1);
+
+		if (e->guid == guid && e->port == port &&
+		    (!other || (o->guid == og && o->port == op)))
+			return &v->links[ref / 2];
+	}
+	return NULL;
+}
+
 const struct ibw_link *ibw_link_view_find(const struct ibw_link_view *v,
 					  uint64_t guid, uint8_t port)
 {
-	size_t lo = 0, hi = v ? 2 * v->n : 0;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct ibw_link_end *e = end_of(v, v->by_end[mid]);
-
-		if (e->guid == guid && e->port == port)
-			return &v->links[v->by_end[mid] / 2];
-		if (e->guid < guid || (e->guid == guid && e->port < port))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return find_end(v, guid, port, 0, 0, 0);
 }
 
 unsigned ibw_link_view_changes(
@@ -1071,14 +1221,12 @@ unsigned ibw_link_view_changes(
 
 	for (i = 0; i < cur->n; i++) {
 		const struct ibw_link *k = &cur->links[i];
+		/* The same cable, not another one at either port (a port
+		 * cabled elsewhere since) */
 		const struct ibw_link *o =
-			ibw_link_view_find(old, k->end[0].guid, k->end[0].port);
+			find_end(old, k->end[0].guid, k->end[0].port, 1,
+				 k->end[1].guid, k->end[1].port);
 
-		if (o && (o->end[0].guid != k->end[0].guid ||
-			  o->end[0].port != k->end[0].port ||
-			  o->end[1].guid != k->end[1].guid ||
-			  o->end[1].port != k->end[1].port))
-			o = NULL; /* that port was cabled elsewhere */
 		c.link = k;
 		c.from = o ? o->health : IBW_HEALTH_OK;
 		c.from_reasons = o ? o->reasons : 0;
@@ -1135,16 +1283,17 @@ int ibw_links_save(const struct ibw_links *l,
 
 			if (!b->idx)
 				continue;
-			fprintf(f, " h %" PRIu64, b->idx);
+			fprintf(f, " h %u", b->idx);
 			for (j = 0; j < 2; j++) {
 				for (e = 0; e < NERR; e++)
-					fprintf(f, " %u", b->e[j].err[e]);
+					fprintf(f, " %u",
+						s->errs ? s->errs->h[k][j][e]
+							: 0);
 				fprintf(f,
 					" %u %" PRIu64 " %" PRIu64 " %" PRIu64
 					" %" PRIu64,
-					b->e[j].ms, b->e[j].wait_ns,
-					b->e[j].xmit, b->e[j].cap,
-					b->e[j].bits);
+					b->ms[j], b->wait_ns[j], b->xmit[j],
+					b->cap[j], b->bits[j]);
 			}
 		}
 		for (k = 0; k < DAY_SLOTS; k++) {
@@ -1152,11 +1301,13 @@ int ibw_links_save(const struct ibw_links *l,
 
 			if (!b->idx)
 				continue;
-			fprintf(f, " d %" PRIu64, b->idx);
+			fprintf(f, " d %u", b->idx);
 			for (j = 0; j < 2; j++) {
 				for (e = 0; e < NERR; e++)
-					fprintf(f, " %u", b->e[j].err[e]);
-				fprintf(f, " %u", b->e[j].ms);
+					fprintf(f, " %u",
+						s->errs ? s->errs->d[k][j][e]
+							: 0);
+				fprintf(f, " %u", b->ms[j]);
 			}
 		}
 		if (fclose(f) != 0) {
@@ -1225,10 +1376,12 @@ static int word(struct cur *c, const char *w)
 int ibw_links_load_line(struct ibw_links *l, const char *line)
 {
 	struct lstate tmp, *s;
+	struct lerrs terr;
 	struct cur c = { line, 0 };
-	int j, e, k;
+	int j, e, k, have_err = 0;
 
 	memset(&tmp, 0, sizeof(tmp));
+	memset(&terr, 0, sizeof(terr));
 	if (!word(&c, "link"))
 		return -EINVAL;
 	tmp.e[0].guid = num(&c, UINT64_MAX);
@@ -1250,29 +1403,34 @@ int ibw_links_load_line(struct ibw_links *l, const char *line)
 		x->prev_xmit = num(&c, UINT64_MAX);
 	}
 	while (!c.bad && word(&c, "h")) {
-		uint64_t idx = num(&c, UINT64_MAX);
-		struct hbucket *b = &tmp.h[idx % HOUR_SLOTS];
+		uint64_t idx = num(&c, UINT32_MAX);
+		unsigned slot = (unsigned)(idx % HOUR_SLOTS);
+		struct hbucket *b = &tmp.h[slot];
 
 		if (!idx || b->idx)
 			return -EINVAL;
-		b->idx = idx;
+		b->idx = (uint32_t)idx;
 		for (j = 0; j < 2; j++) {
-			load_errors(&c, b->e[j].err, &b->e[j].ms);
-			b->e[j].wait_ns = num(&c, UINT64_MAX);
-			b->e[j].xmit = num(&c, UINT64_MAX);
-			b->e[j].cap = num(&c, UINT64_MAX);
-			b->e[j].bits = num(&c, UINT64_MAX);
+			load_errors(&c, terr.h[slot][j], &b->ms[j]);
+			b->wait_ns[j] = num(&c, UINT64_MAX);
+			b->xmit[j] = num(&c, UINT64_MAX);
+			b->cap[j] = num(&c, UINT64_MAX);
+			b->bits[j] = num(&c, UINT64_MAX);
+			have_err |= any_error(terr.h[slot][j]);
 		}
 	}
 	while (!c.bad && word(&c, "d")) {
-		uint64_t idx = num(&c, UINT64_MAX);
-		struct dbucket *b = &tmp.d[idx % DAY_SLOTS];
+		uint64_t idx = num(&c, UINT32_MAX);
+		unsigned slot = (unsigned)(idx % DAY_SLOTS);
+		struct dbucket *b = &tmp.d[slot];
 
 		if (!idx || b->idx)
 			return -EINVAL;
-		b->idx = idx;
-		for (j = 0; j < 2; j++)
-			load_errors(&c, b->e[j].err, &b->e[j].ms);
+		b->idx = (uint32_t)idx;
+		for (j = 0; j < 2; j++) {
+			load_errors(&c, terr.d[slot][j], &b->ms[j]);
+			have_err |= any_error(terr.d[slot][j]);
+		}
 	}
 	while (*c.p == ' ')
 		c.p++;
@@ -1285,6 +1443,13 @@ int ibw_links_load_line(struct ibw_links *l, const char *line)
 		     tmp.e[1].port);
 	if (!s)
 		return -ENOMEM;
+	if (have_err && !s->errs) {
+		s->errs = malloc(sizeof(*s->errs));
+		if (!s->errs)
+			return -ENOMEM;
+	}
+	if (s->errs)
+		*s->errs = terr;
 	/* Windows and bases only: what the port is comes with the next
 	 * round. Keep what an earlier update already said of it. */
 	s->seen_us = tmp.seen_us;

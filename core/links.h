@@ -170,6 +170,9 @@ struct ibw_link_end {
 	uint32_t reasons; /* those seen at this end */
 	uint32_t saturated;
 	uint64_t sample_us; /* the last reading used, 0: none */
+	/* PortSamplesControl:Tick the last reading's wait was timed with,
+	 * -1: not read, taken as 0 (tick_source "assumed"). */
+	int16_t tick;
 	struct ibw_link_win win[IBW_LWIN_MAX];
 	uint16_t vl_mask; /* VLs with a ratio in the last sweep */
 	float vl_xmit_wait_ratio[16];
@@ -193,7 +196,7 @@ struct ibw_link_view {
 	size_t n;
 	struct ibw_link *links; /* worst first (docs/links.md, ranking) */
 	unsigned count[IBW_HEALTH_MAX];
-	size_t *by_end; /* private: 2n link indices sorted by end */
+	size_t *by_end; /* private: links.c's index of the ends */
 };
 
 struct ibw_links;

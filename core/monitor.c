@@ -100,9 +100,11 @@ static void link_end(struct ibw_monitor *m, const struct ibw_fnode *n,
 	e->pi = &fp->pi;
 	if (sw && n->nports && n->ports[0].have_pi)
 		e->cap = &n->ports[0].pi;
-	e->tick = -1; /* PortSamplesControl is not read (docs/links.md) */
 	if (!c || !c->updated_us)
 		return;
+	/* -1 where the PMA's PortSamplesControl was not read: then the
+	 * shortest tick is assumed (docs/links.md). */
+	e->tick = ibw_counters_tick(m->ctrs, n->guid);
 	e->have_ctrs = 1;
 	e->ctr_us = c->updated_us;
 	for (k = 0; k < IBW_LERR_MAX; k++) {

@@ -122,6 +122,10 @@ static json_t *link_end(const struct ibw_link_end *x)
 			json_array_append_new(sat,
 					      json_string(ibw_link_err_key(k)));
 	json_object_set_new(o, "saturated", sat);
+	json_object_set_new(o, "tick_source",
+			    json_string(x->tick >= 0 ? "read" : "assumed"));
+	json_object_set_new(o, "tick",
+			    x->tick >= 0 ? json_integer(x->tick) : json_null());
 	json_object_set_new(o, "sample",
 			    x->sample_us ? ibw_json_time(x->sample_us)
 					 : json_null());

@@ -96,4 +96,14 @@ check "the other end's ratios are all 0" \
 	jq -e '.ends[] | select(.name != "leaf01") | .vl_xmit_wait_ratio |
 		length == 16 and all(.[]; . == 0)' l3.json
 
+# 3. The tick: ibsim has no PortSamplesControl (a status error to
+# perfquery -c as to us), so every end's wait is timed with the assumed
+# tick and says so. A read Tick is in tests/unit/test_counters.c.
+check "perfquery -c (PortSamplesControl) fails on the simulator" \
+	eval '! pre perfquery -c "$(jq -r '"'"'.nodes[] | select(.name == "leaf01") | .lid'"'"' a.json)" 1 >psc.out 2>&1'
+curl -s -m 5 "$U/api/v1/links" >all.json
+check "every end of every link: tick_source assumed, tick null" \
+	jq -e '[.links[].ends[]] | length > 0 and
+		all(.tick_source == "assumed" and .tick == null)' all.json
+
 finish

@@ -67,6 +67,12 @@ struct fake {
 	uint16_t vl[16];
 	unsigned vl_asked;
 	int vl_status;
+	/* PortSamplesControl: the Tick answered, the questions seen, and
+	 * a MAD status to answer with instead (0: none) */
+	uint8_t tick;
+	unsigned psc_asked;
+	int psc_status;
+	int psc_silent; /* drop PortSamplesControl, as ibsim does */
 };
 
 /* where the last MAD served went */
@@ -170,6 +176,18 @@ static void serve(struct rig *r, struct fake *fk)
 			mad_set_field64(d, 0, IB_PC_EXT_XMT_PKTS_F,
 					fk->ext_xmit_pkts);
 			mad_set_field64(d, 0, IB_PC_EXT_XMT_BYTES_F, 100);
+		} else if (attr == IBW_ATTR_PORT_SAMPLES_CONTROL) {
+			fk->psc_asked++;
+			if (fk->psc_silent)
+				continue;
+			mad_set_field(d, 0, IB_PSC_TICK_F, fk->tick);
+			/* CounterWidth 32 bits: a field next to Tick */
+			mad_set_field(d, 0, IB_PSC_COUNTER_WIDTH_F, 4);
+			if (fk->psc_status) {
+				ibw_mem_make_response(m, fk->psc_status);
+				ibw_mem_inject(r->t, m, IBW_MAD_SIZE, 0);
+				continue;
+			}
 		} else if (attr == IBW_ATTR_PORT_VL_XMIT_WAIT) {
 			int k;
 
@@ -218,7 +236,8 @@ static void test_sweep_threshold_stale_and_state(void **state)
 {
 	struct rig r, r2;
 	struct fake fk = { 0, 0, 0, 5,	   1000, 18446744073709551606ull,
-			   0, 0, 0, { 0 }, 0,	 0 };
+			   0, 0, 0, { 0 }, 0,	 0,
+			   0, 0, 0, 0 };
 	const struct ibw_port_ctrs *p;
 
 	rig_init(&r);
@@ -343,8 +362,9 @@ static void test_pma_redirect_followed(void **state)
 	rig_init(&r);
 	sweep_redirect(&r, 0xffff, &home, &away);
 	assert_int_equal(home, 1);
-	/* ClassPortInfo, PortCounters, ext, PortVLXmitWaitCounters */
-	assert_int_equal(away, 4);
+	/* ClassPortInfo, PortSamplesControl, PortCounters, ext,
+	 * PortVLXmitWaitCounters */
+	assert_int_equal(away, 5);
 	p = ibw_counters_find(r.c, 0x10, 1);
 	assert_non_null(p);
 	assert_false(p->stale);
@@ -389,7 +409,9 @@ static void test_pma_redirect_other_partition(void **state)
 static void test_moved_lid_is_not_a_reset(void **state)
 {
 	struct rig r;
-	struct fake fk = { 0, 0, 0, 8, 1000, 7, 0, 0, 0, { 0 }, 0, 0 };
+	struct fake fk = {
+		0, 0, 0, 8, 1000, 7, 0, 0, 0, { 0 }, 0, 0, 0, 0, 0, 0
+	};
 	const struct ibw_port_ctrs *p;
 
 	rig_init(&r);
@@ -445,7 +467,9 @@ static void on_back(struct ibw_engine *e, void *arg)
  * reset, confirmed by the node and counted, not a loss. */
 static void test_device_lost_mid_sweep(void **state)
 {
-	struct fake fk = { 0, 0, 0, 8, 1000, 7, 0, 0, 0, { 0 }, 0, 0 };
+	struct fake fk = {
+		0, 0, 0, 8, 1000, 7, 0, 0, 0, { 0 }, 0, 0, 0, 0, 0, 0
+	};
 	const struct ibw_port_ctrs *p;
 	struct ibw_fnode *n;
 	uint64_t end;
@@ -544,7 +568,9 @@ static void test_state_file_corruption(void **state)
 	size_t len;
 
 	struct rig r2;
-	struct fake fk = { 0, 0, 0, 5, 1000, 7, 0, 0, 0, { 0 }, 0, 0 };
+	struct fake fk = {
+		0, 0, 0, 5, 1000, 7, 0, 0, 0, { 0 }, 0, 0, 0, 0, 0, 0
+	};
 	const struct ibw_port_ctrs *p;
 	char *line;
 
@@ -672,7 +698,9 @@ static void test_state_file_links(void **state)
 				   "0x0000000000000200 3 1700000000000000 1 "
 				   "e 1699999990000000 1 7 0 2 0 0 0 0 0 9 11 "
 				   "e 1699999990000000 1 0 0 0 0 0 0 0 4 0 5";
-	struct fake fk = { 0, 0, 0, 5, 1000, 7, 0, 0, 0, { 0 }, 0, 0 };
+	struct fake fk = {
+		0, 0, 0, 5, 1000, 7, 0, 0, 0, { 0 }, 0, 0, 0, 0, 0, 0
+	};
 	struct lines a = { { NULL }, 0 }, b = { { NULL }, 0 };
 	struct ibw_links *l = ibw_links_new(NULL), *m = ibw_links_new(NULL);
 	struct rig r, r2;
@@ -841,6 +869,89 @@ static void test_vl_xmit_wait(void **state)
 	rig_free(&r);
 }
 
+/*
+ * PortSamplesControl:Tick is read once per PMA that counts PortXmitWait
+ * and kept: a crafted Tick comes back as it was answered; a PMA that
+ * answers with a status error (as ibsim does) is not asked again and
+ * its tick stays unknown; one without PortXmitWait is never asked.
+ */
+static void test_samples_control_tick(void **state)
+{
+	struct fake fk = { 0 };
+	struct rig r;
+	int i;
+
+	rig_init(&r);
+	assert_int_equal(ibw_counters_tick(r.c, 0x10), -1);
+	fk.tick = 31; /* Switch-IB's, per ibdiagnet's manual */
+	sweep(&r, &fk);
+	assert_int_equal(fk.psc_asked, 1);
+	assert_int_equal(ibw_counters_tick(r.c, 0x10), 31);
+	fk.tick = 7;
+	sweep(&r, &fk);
+	assert_int_equal(fk.psc_asked, 1); /* kept, not asked again */
+	assert_int_equal(ibw_counters_tick(r.c, 0x10), 31);
+	assert_int_equal(ibw_counters_tick(r.c, 0x11), -1);
+	rig_free(&r);
+
+	rig_init(&r);
+	memset(&fk, 0, sizeof(fk));
+	fk.psc_status = 0x0c; /* unsupported method/attribute */
+	sweep(&r, &fk);
+	sweep(&r, &fk);
+	assert_int_equal(fk.psc_asked, 1);
+	assert_int_equal(ibw_counters_tick(r.c, 0x10), -1);
+	assert_false(ibw_counters_find(r.c, 0x10, 1)->stale);
+	rig_free(&r);
+
+	/* Dropped (ibsim): asked in three sweeps, then no more; the
+	 * counters are read all the same and the sweeps count no
+	 * timeout for it. */
+	rig_init(&r);
+	memset(&fk, 0, sizeof(fk));
+	fk.psc_silent = 1;
+	for (i = 0; i < 5; i++) {
+		sweep(&r, &fk);
+		assert_false(ibw_counters_find(r.c, 0x10, 1)->stale);
+		assert_int_equal(ibw_counters_last_sweep(r.c).timeouts, 0);
+	}
+	assert_int_equal(fk.psc_asked, 3);
+	assert_int_equal(ibw_counters_tick(r.c, 0x10), -1);
+	rig_free(&r);
+
+	/* A port where an SM runs (IsSM) is not asked: ibsim would hand
+	 * the MAD to that SM (core/counters.c). */
+	rig_init(&r);
+	memset(&fk, 0, sizeof(fk));
+	ibw_fabric_unref(r.f);
+	r.f = ibw_fabric_new();
+	{
+		struct ibw_fnode *n = ibw_fabric_add_node(r.f, 0x10, 2);
+
+		n->ni.node_type = IBW_NODE_CA;
+		n->ni.num_ports = 1;
+		n->ports[1].have_pi = 1;
+		n->ports[1].pi.state = 4;
+		n->ports[1].pi.lid = 5;
+		n->ports[1].pi.capmask = IBW_CAP_IS_SM;
+		n->lid = 5;
+		ibw_fabric_freeze(r.f);
+	}
+	sweep(&r, &fk);
+	assert_int_equal(fk.psc_asked, 0);
+	assert_false(ibw_counters_find(r.c, 0x10, 1)->stale);
+	rig_free(&r);
+
+	rig_init(&r);
+	memset(&fk, 0, sizeof(fk));
+	fk.capmask = 0x0200; /* no IsPortCountersXmitWaitSupported */
+	fk.tick = 7;
+	sweep(&r, &fk);
+	assert_int_equal(fk.psc_asked, 0);
+	assert_int_equal(ibw_counters_tick(r.c, 0x10), -1);
+	rig_free(&r);
+}
+
 static void test_progress_and_order(void **state)
 {
 	struct ibw_fabric *f1 = many_cas(0x1000, 600);
@@ -936,10 +1047,11 @@ static void test_unspread_is_bounded(void **state)
 		assert_int_equal(p.read, 3000);
 	}
 	ibw_engine_get_stats(r.e, &st);
-	/* 3,000 ClassPortInfo, then 18,000 counter reads: PortCounters,
+	/* 3,000 ClassPortInfo and PortSamplesControl (once per PMA, for
+	 * its Tick), then 18,000 counter reads: PortCounters,
 	 * PortCountersExtended and PortVLXmitWaitCounters (the fake PMA
 	 * advertises PortXmitWait) per port, twice */
-	assert_int_equal(st.submitted, 3000 + 2 * 3 * 3000);
+	assert_int_equal(st.submitted, 2 * 3000 + 2 * 3 * 3000);
 	assert_true(st.queued_hwm <= 1024 + 2);
 
 	/* A respread (a SIGHUP) once some are read only ever hurries a
@@ -996,6 +1108,7 @@ int main(void)
 		cmocka_unit_test(test_progress_and_order),
 		cmocka_unit_test(test_device_lost_mid_sweep),
 		cmocka_unit_test(test_vl_xmit_wait),
+		cmocka_unit_test(test_samples_control_tick),
 		cmocka_unit_test(test_unspread_is_bounded),
 	};
 

@@ -744,6 +744,19 @@ static void test_xmit_wait_ticks(void **state)
 	assert_float_equal(sw->vl_xmit_wait_ratio[1], 0.08, 1e-6);
 	assert_int_equal(hca->vl_mask, 0);
 	assert_float_equal(v->links[0].xmit_wait_ratio, 0.32, 1e-9);
+	/* The view says which Tick each end's wait was timed with. */
+	assert_int_equal(sw->tick, 7);
+	ibw_link_view_free(v);
+
+	/* Tick unread (-1): one symbol time assumed, the lower bound,
+	 * and the view says so. */
+	s[0].in.tick = -1;
+	s[0].in.xmit_wait = 200000000; /* 0.4 s at 4 ns */
+	round_at(l, T0 + 20 * SEC, s, 1);
+	v = ibw_links_view(l, T0 + 20 * SEC);
+	sw = end_by_guid(&v->links[0], 0x20);
+	assert_int_equal(sw->tick, -1);
+	assert_float_equal(sw->win[IBW_LWIN_SWEEP].xmit_wait_ratio, 0.04, 1e-9);
 	ibw_link_view_free(v);
 	ibw_links_free(l);
 }
