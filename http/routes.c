@@ -50,6 +50,9 @@ struct ibw_route {
 	 * or -1 with a problem set on @r). */
 	ibw_stream_part_fn part;
 	int (*filter)(struct ibw_hreq *r, struct ibw_port_filter *f);
+	/* For the landing page: what it serves; a @prefix route's path
+	 * as a pattern. NULL: not listed. */
+	const char *about;
 };
 
 static const struct {
@@ -841,33 +844,40 @@ static void serve_metrics(struct ibw_hreq *r, struct ibw_snapshot *s)
 }
 
 /* A page for a person who points a browser at the agent: what is here. */
+static void list_routes(FILE *f);
+
+/* The landing page: every route listed in the table, so that it never
+ * misses one. Paths are ASCII without markup characters. */
 static void serve_index(struct ibw_hreq *r, struct ibw_snapshot *s)
 {
-	static const char page[] =
+	static const char head[] =
 		"<!DOCTYPE html>\n"
 		"<html lang=\"en\"><head><meta charset=\"utf-8\">"
 		"<title>ibwatchd</title></head><body>\n"
 		"<h1>ibwatchd</h1>\n"
 		"<p>InfiniBand fabric monitor, version " IBW_VERSION
 		" (revision " IBW_REVISION ").</p>\n"
-		"<ul>\n"
-		"<li><a href=\"/metrics\">/metrics</a>: Prometheus and "
-		"OpenMetrics</li>\n"
-		"<li><a href=\"/healthz\">/healthz</a>: health</li>\n"
-		"<li><a href=\"/api/v1/status\">/api/v1/status</a></li>\n"
-		"<li><a href=\"/api/v1/nodes\">/api/v1/nodes</a></li>\n"
-		"<li><a href=\"/api/v1/ports\">/api/v1/ports</a></li>\n"
-		"<li><a href=\"/api/v1/endports\">/api/v1/endports</a></li>\n"
-		"<li><a href=\"/api/v1/traces\">/api/v1/traces</a></li>\n"
-		"<li><a href=\"/api/v1/events\">/api/v1/events</a></li>\n"
-		"<li>/api/v1/trace?target=... and /api/v1/ping?target=...: "
-		"on demand</li>\n"
-		"</ul>\n"
-		"</body></html>\n";
+		"<ul>\n";
+	static const char tail[] = "</ul>\n</body></html>\n";
+	char *page = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&page, &len);
 
 	(void)s;
-	r->body = strdup(page);
-	r->len = sizeof(page) - 1;
+	if (!f) {
+		ibw_hreq_problem(r, 500, "out of memory");
+		return;
+	}
+	fputs(head, f);
+	list_routes(f);
+	fputs(tail, f);
+	if (fclose(f) || !page) {
+		free(page);
+		ibw_hreq_problem(r, 500, "out of memory");
+		return;
+	}
+	r->body = page;
+	r->len = len;
 	r->code = 200;
 	r->ctype = "text/html; charset=utf-8";
 }
@@ -882,69 +892,109 @@ static void serve_index(struct ibw_hreq *r, struct ibw_snapshot *s)
 
 static const struct ibw_route routes[] = {
 	{ .path = "/", .methods = GET_HEAD, .serve = serve_index },
-	{ .path = "/healthz", .methods = GET_HEAD, .serve = serve_healthz },
+	{ .path = "/healthz",
+	  .methods = GET_HEAD,
+	  .serve = serve_healthz,
+	  .about = "200 while the local port is active and the sweeps fresh" },
 	{ .path = "/metrics",
 	  .methods = GET_HEAD,
 	  .cache = CACHE_PART,
-	  .serve = serve_metrics },
-	{ .path = "/api/v1/status", .methods = GET_HEAD, .serve = serve_status },
+	  .serve = serve_metrics,
+	  .about = "Prometheus and OpenMetrics" },
+	{ .path = "/api/v1/status",
+	  .methods = GET_HEAD,
+	  .serve = serve_status,
+	  .about = "the agent, the fabric and the sweeps in numbers" },
 	{ .path = "/api/v1/nodes",
 	  .methods = GET_HEAD,
 	  .cache = CACHE_ANSWER,
-	  .part = part_nodes },
+	  .part = part_nodes,
+	  .about = "every node with its ports" },
 	{ .path = "/api/v1/nodes/",
 	  .prefix = 1,
 	  .methods = GET_HEAD,
-	  .serve = serve_node },
+	  .serve = serve_node,
+	  .about = "/api/v1/nodes/{guid}: one node" },
 	{ .path = "/api/v1/ports",
 	  .methods = GET_HEAD,
 	  .cache = CACHE_ANSWER,
 	  .key = ports_key,
 	  .part = part_ports,
-	  .filter = ports_filter },
+	  .filter = ports_filter,
+	  .about =
+		  "every port with its counters (?type=, ?guid=, ?state=, ?errors=1)" },
 	{ .path = "/api/v1/links",
 	  .methods = GET_HEAD,
 	  .cache = CACHE_ANSWER,
 	  .key = links_key,
-	  .render = render_links },
+	  .render = render_links,
+	  .about = "every cable, worst health first" },
 	{ .path = "/api/v1/links/",
 	  .prefix = 1,
 	  .methods = GET_HEAD,
-	  .serve = serve_link },
+	  .serve = serve_link,
+	  .about =
+		  "/api/v1/links/{guid}/{port}: the cable at a port, from either end" },
 	{ .path = "/api/v1/endports",
 	  .methods = GET_HEAD,
 	  .cache = CACHE_ANSWER,
-	  .part = part_endports },
+	  .part = part_endports,
+	  .about = "liveness of every endport" },
 	{ .path = "/api/v1/traces",
 	  .methods = GET_HEAD,
 	  .cache = CACHE_ANSWER,
-	  .render = render_traces },
+	  .render = render_traces,
+	  .about = "the watched paths" },
 	/* the event ring is the loop's */
 	{ .path = "/api/v1/events",
 	  .methods = GET_HEAD,
 	  .loop = 1,
-	  .serve = serve_events },
-	{ .path = "/api/v1/routes", .methods = GET_HEAD, .serve = serve_routes },
+	  .serve = serve_events,
+	  .about = "what changed (?since=)" },
+	{ .path = "/api/v1/routes",
+	  .methods = GET_HEAD,
+	  .serve = serve_routes,
+	  .about = "the route census" },
 	/* names and GUIDs resolve on the monitor's live fabric: the loop's */
 	{ .path = "/api/v1/routes/",
 	  .prefix = 1,
 	  .methods = GET_HEAD,
 	  .loop = 1,
-	  .serve = serve_route },
+	  .serve = serve_route,
+	  .about = "/api/v1/routes/{source}/{destination}: one routed path" },
 	/* on-demand probes: they send MADs, so the token guards them */
 	{ .path = "/api/v1/trace",
 	  .methods = GET_HEAD,
 	  .token_always = 1,
 	  .loop = 1,
-	  .serve = serve_trace },
+	  .serve = serve_trace,
+	  .about = "on demand: ?target=T[&amp;source=S]" },
 	{ .path = "/api/v1/ping",
 	  .methods = GET_HEAD,
 	  .token_always = 1,
 	  .loop = 1,
-	  .serve = serve_ping },
+	  .serve = serve_ping,
+	  .about = "on demand: ?target=T[&amp;count=N]" },
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
+
+static void list_routes(FILE *f)
+{
+	size_t i;
+
+	for (i = 0; i < NROUTES; i++) {
+		const struct ibw_route *rt = &routes[i];
+
+		if (!rt->about)
+			continue;
+		if (rt->prefix)
+			fprintf(f, "<li>%s</li>\n", rt->about);
+		else
+			fprintf(f, "<li><a href=\"%s\">%s</a>: %s</li>\n",
+				rt->path, rt->path, rt->about);
+	}
+}
 
 const struct ibw_route *ibw_route_find(const char *url)
 {

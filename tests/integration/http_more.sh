@@ -110,7 +110,7 @@ check "GET /api/v1/status: 200 with no Allow header ($r)" test "${r%% *}" = 200 
 # 1c. The landing page, build info and content negotiation with q-values.
 r=$(get index.html "$A/")
 check "GET /: an HTML page ($r) linking every endpoint" \
-	bash -c '[ "$1" = "200 text/html; charset=utf-8" ] && for u in /metrics /healthz /api/v1/status /api/v1/nodes /api/v1/ports /api/v1/endports /api/v1/traces /api/v1/events; do grep -q "href=\"$u\"" index.html || exit 1; done' _ "$r"
+	bash -c '[ "$1" = "200 text/html; charset=utf-8" ] && for u in /metrics /healthz /api/v1/status /api/v1/nodes /api/v1/ports /api/v1/links /api/v1/endports /api/v1/traces /api/v1/events /api/v1/routes /api/v1/trace /api/v1/ping; do grep -q "href=\"$u\"" index.html || exit 1; done' _ "$r"
 curl -s -m 30 "$A/metrics" >bi.txt
 rev=$(git -C "$here/.." rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 check "ibwatch_build_info names this build ($(grep '^ibwatch_build_info' bi.txt))" \
