@@ -13,8 +13,9 @@
 #    one instance and an abstract name (@...) for the other, from a
 #    binary that does not link libsystemd;
 #  - the journal: with $JOURNAL_STREAM naming stderr, every line starts
-#    with its priority (<3> a config error, <4> net-snmp's warning with
-#    no master yet, <6> info); without it, the plain lines.
+#    with its priority (<3> a config error, <4> the warning that the
+#    AgentX master is not there yet, <6> info, net-snmp's own lines
+#    too); without it, the plain lines.
 #
 # umad2sim attaches every process to port 1 (the first port) of its
 # SIM_HOST's CA, always called ibsim0, even when the net file gives the
@@ -173,13 +174,13 @@ for i in A B; do
 	check "ExecStartPre of instance $i: $out" grep -q 'configuration OK' <<<"$out"
 done
 
-# Instance A under the journal, started before snmpd (net-snmp warns
-# that there is no master yet); B with plain stderr.
+# Instance A under the journal, started before snmpd (it warns that
+# there is no master yet); B with plain stderr.
 : >a.log
 NOTIFY_SOCKET=$nsA JOURNAL_STREAM=$(stream_of a.log) spawn node0001 "${cmdA[@]}" >a.out 2>>a.log &
 pidA=$!
 pids+=($pidA)
-for _ in $(seq 1 100); do grep -q 'snmp: net-snmp: .*agentx master' a.log && break; sleep 0.1; done
+for _ in $(seq 1 100); do grep -q 'snmp: AgentX master .*: connect:' a.log && break; sleep 0.1; done
 start_snmpd || bad "snmpd does not start"
 NOTIFY_SOCKET=$nsB spawn node0002 "${cmdB[@]}" >b.out 2>b.log &
 pidB=$!
@@ -219,7 +220,8 @@ check "... and the whole module in each: $(walked $IA) and $(walked $IB) objects
 # The journal: A's lines carry their priorities, B's are plain.
 check "journal: A's info lines are <6> (<6>main: attached to ibsim0 port 1 ...)" \
 	grep -q '^<6>main: attached to ibsim0 port 1' a.log
-check "... net-snmp's warning without a master is <4>" grep -q '^<4>snmp: net-snmp: .*agentx master' a.log
+check "... the warning without a master is <4>" grep -q '^<4>snmp: AgentX master .*: connect:' a.log
+check "... and net-snmp's own lines carry theirs (<6>)" grep -q '^<6>snmp: net-snmp: ' a.log
 check "... every line has one, none the plain prefix" bash -c '! grep -qv "^<[0-7]>[a-z]*: " a.log'
 check "without the journal, plain lines (B)" grep -q '^ibwatchd\[info\] main: attached to ibsim0 port 1' b.log
 
