@@ -1227,7 +1227,7 @@ int ibw_mib_query(struct ibw_mib *m, netsnmp_variable_list *vb, int next)
 	return next ? SNMP_ENDOFMIBVIEW : SNMP_NOSUCHOBJECT;
 }
 
-int ibw_mib_register(struct ibw_mib *m)
+int ibw_mib_register(struct ibw_mib *m, const char *context)
 {
 	size_t i;
 
@@ -1245,6 +1245,13 @@ int ibw_mib_register(struct ibw_mib *m)
 			return -ENOMEM;
 		reg->handler->myvoid = m;
 		reg->my_reg_void = (void *)t;
+		if (context && *context) {
+			reg->contextName = strdup(context);
+			if (!reg->contextName) {
+				netsnmp_handler_registration_free(reg);
+				return -ENOMEM;
+			}
+		}
 		if (netsnmp_register_handler(reg) != MIB_REGISTERED_OK) {
 			log_err("snmp", "cannot register %s", t->name);
 			return -EIO;

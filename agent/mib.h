@@ -51,8 +51,13 @@ struct ibw_mib *ibw_mib_new(ibw_mib_snapshot_fn snapshot, void *arg,
 			    const struct ibw_mib_stats *stats);
 void ibw_mib_free(struct ibw_mib *m);
 
-/* Register the handlers with the net-snmp agent (after init_agent). */
-int ibw_mib_register(struct ibw_mib *m);
+/*
+ * Register the handlers with the net-snmp agent (after init_agent), in
+ * SNMP context @context (NULL or "": the default context). A subagent
+ * answers a request among its own registrations in the request's
+ * context, so they carry it, not only the Register PDUs.
+ */
+int ibw_mib_register(struct ibw_mib *m, const char *context);
 
 /*
  * The notification for @e, as a varbind list starting with snmpTrapOID.0,

@@ -104,34 +104,6 @@ struct ibw_snmp {
 /* net-snmp is process-wide state: one subagent per process. */
 static struct ibw_snmp *the_snmp;
 
-/*
- * The SNMP context of our registrations (NULL: the default context).
- * net-snmp takes it from each registration's contextName, which mib.c
- * leaves NULL: ibwatchd is linked with
- * -Wl,--wrap=netsnmp_register_handler (agent/CMakeLists.txt), so that
- * mib.c's calls come here first and get it, and the MIB knows nothing
- * of instances. A subagent answers a request in the context it arrives
- * in, looked up among its own registrations, so these must be in the
- * context too, not only the AgentX Register PDUs.
- */
-static char *reg_context;
-
-int __real_netsnmp_register_handler(netsnmp_handler_registration *reg);
-int __wrap_netsnmp_register_handler(netsnmp_handler_registration *reg);
-
-int __wrap_netsnmp_register_handler(netsnmp_handler_registration *reg)
-{
-	if (reg && reg_context && !reg->contextName) {
-		reg->contextName = strdup(reg_context);
-		if (!reg->contextName) {
-			/* as net-snmp does on its own failures */
-			netsnmp_handler_registration_free(reg);
-			return MIB_REGISTRATION_FAILED;
-		}
-	}
-	return __real_netsnmp_register_handler(reg);
-}
-
 static int on_log(int major, int minor, void *server, void *client)
 {
 	struct snmp_log_message *msg = server;
@@ -610,6 +582,7 @@ struct ibw_snmp *ibw_snmp_new(struct ibw_loop *loop, struct ibw_monitor *mon,
 				     : IBW_SNMP_DEFAULT_TRAP_RATE;
 	unsigned ping_s = o->ping_interval_s ? o->ping_interval_s
 					     : IBW_SNMP_DEFAULT_PING_INTERVAL_S;
+	const char *ctx = o->context && *o->context ? o->context : NULL;
 
 	if (the_snmp) {
 		snprintf(err, errlen, "the SNMP subagent is already running");
@@ -695,12 +668,7 @@ struct ibw_snmp *ibw_snmp_new(struct ibw_loop *loop, struct ibw_monitor *mon,
 				     subagent_startup, NULL, 1) < 1)
 		log_warn("snmp", "net-snmp's start-up connect is still in: "
 				 "it may block until the master answers");
-	reg_context = o->context && *o->context ? strdup(o->context) : NULL;
-	if (o->context && *o->context && !reg_context) {
-		snprintf(err, errlen, "out of memory");
-		goto fail;
-	}
-	if (ibw_mib_register(s->mib) < 0) {
+	if (ibw_mib_register(s->mib, o->context) < 0) {
 		snprintf(err, errlen, "cannot register IBWATCH-MIB");
 		goto fail;
 	}
@@ -719,14 +687,11 @@ struct ibw_snmp *ibw_snmp_new(struct ibw_loop *loop, struct ibw_monitor *mon,
 	log_info("snmp",
 		 "AgentX subagent for %s, ping interval %u s, timeout %u "
 		 "ms%s%s%s",
-		 s->master, ping_s, s->timeout_ms,
-		 reg_context ? ", context \"" : "",
-		 reg_context ? reg_context : "", reg_context ? "\"" : "");
+		 s->master, ping_s, s->timeout_ms, ctx ? ", context \"" : "",
+		 ctx ? ctx : "", ctx ? "\"" : "");
 	start_attempt(s);
 	return s;
 fail:
-	free(reg_context);
-	reg_context = NULL;
 	the_snmp = NULL;
 	ibw_timer_free(s->timer);
 	ibw_timer_free(s->retry);
@@ -755,8 +720,6 @@ void ibw_snmp_free(struct ibw_snmp *s)
 	ibw_timer_free(s->retry);
 	ibw_timer_free(s->pinger);
 	ibw_mib_free(s->mib);
-	free(reg_context);
-	reg_context = NULL;
 	the_snmp = NULL;
 	free(s);
 }
