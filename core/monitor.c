@@ -76,6 +76,7 @@ struct ibw_monitor {
 	uint64_t lq_last_us;
 	void (*once_cb)(struct ibw_monitor *m, void *arg);
 	void *once_arg;
+	uint64_t round_t0; /* --once: when its ping round started */
 };
 
 static const char *name_of(const struct ibw_fnode *n, void *arg);
@@ -497,7 +498,16 @@ static void once_finish(struct ibw_monitor *m)
 
 static void ping_round_done(struct ibw_pinger *p, void *arg)
 {
-	once_finish(arg);
+	struct ibw_monitor *m = arg;
+	const struct ibw_endport *eps;
+	unsigned n, i, up = 0;
+
+	eps = ibw_pinger_endports(p, &n);
+	for (i = 0; i < n; i++)
+		up += eps[i].received > 0;
+	log_debug("ping", "round: %u endports, %u answered, %.3f s", n, up,
+		  (double)(ibw_now_us() - m->round_t0) / 1e6);
+	once_finish(m);
 }
 
 static void trace_round_done(struct ibw_monitor *m)
@@ -576,9 +586,11 @@ static void counters_done(struct ibw_counters *c, void *arg)
 			if (!m->local_lost)
 				start_counters(m, m->again_reason);
 		}
-	} else if (!m->pinger ||
-		   ibw_pinger_round(m->pinger, ping_round_done, m) < 0) {
-		once_finish(m);
+	} else {
+		m->round_t0 = ibw_now_us();
+		if (!m->pinger ||
+		    ibw_pinger_round(m->pinger, ping_round_done, m) < 0)
+			once_finish(m);
 	}
 }
 
