@@ -638,7 +638,8 @@ static void start_counters(struct ibw_monitor *m, enum ibw_sweep_reason why)
 		}
 		return;
 	}
-	if (m->periodic && why == IBW_SWEEP_INTERVAL)
+	if (m->periodic && why == IBW_SWEEP_INTERVAL &&
+	    !m->o.counters_full_speed)
 		spread = m->o.counter_interval_us * m->o.spread_percent / 100;
 	m->ctr_reason = why;
 	if (why != IBW_SWEEP_INTERVAL)
@@ -922,8 +923,10 @@ void ibw_monitor_set_intervals(struct ibw_monitor *m, uint64_t discovery_us,
 	shorten(m->ctr_timer, m->o.counter_interval_us);
 	shorten(m->trace_timer, m->o.trace_interval_us);
 	/* A sweep spread over the old interval hurries up too. */
-	ibw_counters_respread(m->ctrs, m->o.counter_interval_us *
-					       m->o.spread_percent / 100);
+	if (!m->o.counters_full_speed)
+		ibw_counters_respread(m->ctrs, m->o.counter_interval_us *
+						       m->o.spread_percent /
+						       100);
 }
 
 struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
