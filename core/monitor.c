@@ -77,6 +77,7 @@ struct ibw_monitor {
 	void (*once_cb)(struct ibw_monitor *m, void *arg);
 	void *once_arg;
 	uint64_t round_t0; /* --once: when its ping round started */
+	unsigned once_left; /* --once: the sweep and the round, until done */
 };
 
 static const char *name_of(const struct ibw_fnode *n, void *arg);
@@ -496,6 +497,13 @@ static void once_finish(struct ibw_monitor *m)
 		m->once_cb(m, m->once_arg);
 }
 
+/* --once: the counter sweep or the ping round is over. */
+static void once_step(struct ibw_monitor *m)
+{
+	if (m->once_left && --m->once_left == 0)
+		once_finish(m);
+}
+
 static void ping_round_done(struct ibw_pinger *p, void *arg)
 {
 	struct ibw_monitor *m = arg;
@@ -507,7 +515,7 @@ static void ping_round_done(struct ibw_pinger *p, void *arg)
 		up += eps[i].received > 0;
 	log_debug("ping", "round: %u endports, %u answered, %.3f s", n, up,
 		  (double)(ibw_now_us() - m->round_t0) / 1e6);
-	once_finish(m);
+	once_step(m);
 }
 
 static void trace_round_done(struct ibw_monitor *m)
@@ -587,10 +595,7 @@ static void counters_done(struct ibw_counters *c, void *arg)
 				start_counters(m, m->again_reason);
 		}
 	} else {
-		m->round_t0 = ibw_now_us();
-		if (!m->pinger ||
-		    ibw_pinger_round(m->pinger, ping_round_done, m) < 0)
-			once_finish(m);
+		once_step(m);
 	}
 }
 
@@ -886,6 +891,20 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 			start_counters(m, IBW_SWEEP_PORT_BACK);
 		}
 	} else {
+		/*
+		 * --once: the ping round runs beside the counter sweep, not
+		 * after it. Both wait mostly for answers (the simulator's
+		 * MAD rate, or a 200 ms echo no responder answers), so one
+		 * after the other the round's wait is added to the whole;
+		 * the engine's window keeps them from flooding a node.
+		 * Either may end before the other starts (nothing to
+		 * ping, nothing in scope): hence the count first.
+		 */
+		m->once_left = 2;
+		m->round_t0 = ibw_now_us();
+		if (!m->pinger ||
+		    ibw_pinger_round(m->pinger, ping_round_done, m) < 0)
+			once_step(m);
 		start_counters(m, IBW_SWEEP_START);
 	}
 }
