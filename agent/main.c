@@ -756,6 +756,8 @@ int main(int argc, char **argv)
 	}
 
 	if (d.o.once) {
+		uint64_t t0 = ibw_now_us();
+
 		rc = (d.o.once & 2) && d.mon ? links_json(&d, stdout)
 					     : once_json(&d, stdout);
 		if (rc < 0 || putchar('\n') == EOF || fflush(stdout)) {
@@ -763,6 +765,8 @@ int main(int argc, char **argv)
 				strerror(rc < 0 ? -rc : errno));
 			status = 1;
 		}
+		log_debug("main", "--once: document written in %.3f s",
+			  (double)(ibw_now_us() - t0) / 1e6);
 		if (!d.lq_done || d.lq.first_error != IBW_MAD_OK) {
 			say_err("the local port did not answer: %s\n",
 				d.lq_done ? ibw_mad_result_str(d.lq.first_error)

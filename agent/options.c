@@ -184,6 +184,10 @@ static const struct opt table[] = {
 	  NUM(mon.counter_interval_us), .min = 1, .max = 86400,
 	  .scale = US_PER_S, .def = IBW_COUNTER_INTERVAL_US / US_PER_S,
 	  .arg = "S", .help = "seconds between counter sweeps" },
+	{ OPT("counter-full-speed", T_FLAG, IBW_OPT_RESTART),
+	  NUM(mon.counters_full_speed),
+	  .help = "read every counter sweep at full speed, none spread over "
+		  "the interval (for benchmarks)" },
 	{ OPT("state-file", T_STRING, IBW_OPT_RESTART), STR(mon.state_file),
 	  .def_str = IBW_DEFAULT_STATE_FILE, .arg = "PATH",
 	  .help = "counter totals kept here" },

@@ -76,6 +76,8 @@ struct ibw_monitor {
 	uint64_t lq_last_us;
 	void (*once_cb)(struct ibw_monitor *m, void *arg);
 	void *once_arg;
+	uint64_t round_t0; /* --once: when its ping round started */
+	unsigned once_left; /* --once: the sweep and the round, until done */
 };
 
 static const char *name_of(const struct ibw_fnode *n, void *arg);
@@ -497,9 +499,25 @@ static void once_finish(struct ibw_monitor *m)
 		m->once_cb(m, m->once_arg);
 }
 
+/* --once: the counter sweep or the ping round is over. */
+static void once_step(struct ibw_monitor *m)
+{
+	if (m->once_left && --m->once_left == 0)
+		once_finish(m);
+}
+
 static void ping_round_done(struct ibw_pinger *p, void *arg)
 {
-	once_finish(arg);
+	struct ibw_monitor *m = arg;
+	const struct ibw_endport *eps;
+	unsigned n, i, up = 0;
+
+	eps = ibw_pinger_endports(p, &n);
+	for (i = 0; i < n; i++)
+		up += eps[i].received > 0;
+	log_debug("ping", "round: %u endports, %u answered, %.3f s", n, up,
+		  (double)(ibw_now_us() - m->round_t0) / 1e6);
+	once_step(m);
 }
 
 static void trace_round_done(struct ibw_monitor *m)
@@ -578,9 +596,8 @@ static void counters_done(struct ibw_counters *c, void *arg)
 			if (!m->local_lost)
 				start_counters(m, m->again_reason);
 		}
-	} else if (!m->pinger ||
-		   ibw_pinger_round(m->pinger, ping_round_done, m) < 0) {
-		once_finish(m);
+	} else {
+		once_step(m);
 	}
 }
 
@@ -628,7 +645,8 @@ static void start_counters(struct ibw_monitor *m, enum ibw_sweep_reason why)
 		}
 		return;
 	}
-	if (m->periodic && why == IBW_SWEEP_INTERVAL)
+	if (m->periodic && why == IBW_SWEEP_INTERVAL &&
+	    !m->o.counters_full_speed)
 		spread = m->o.counter_interval_us * m->o.spread_percent / 100;
 	m->ctr_reason = why;
 	if (why != IBW_SWEEP_INTERVAL)
@@ -875,6 +893,20 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 			start_counters(m, IBW_SWEEP_PORT_BACK);
 		}
 	} else {
+		/*
+		 * --once: the ping round runs beside the counter sweep, not
+		 * after it. Both wait mostly for answers (the simulator's
+		 * MAD rate, or a 200 ms echo no responder answers), so one
+		 * after the other the round's wait is added to the whole;
+		 * the engine's window keeps them from flooding a node.
+		 * Either may end before the other starts (nothing to
+		 * ping, nothing in scope): hence the count first.
+		 */
+		m->once_left = 2;
+		m->round_t0 = ibw_now_us();
+		if (!m->pinger ||
+		    ibw_pinger_round(m->pinger, ping_round_done, m) < 0)
+			once_step(m);
 		start_counters(m, IBW_SWEEP_START);
 	}
 }
@@ -912,8 +944,10 @@ void ibw_monitor_set_intervals(struct ibw_monitor *m, uint64_t discovery_us,
 	shorten(m->ctr_timer, m->o.counter_interval_us);
 	shorten(m->trace_timer, m->o.trace_interval_us);
 	/* A sweep spread over the old interval hurries up too. */
-	ibw_counters_respread(m->ctrs, m->o.counter_interval_us *
-					       m->o.spread_percent / 100);
+	if (!m->o.counters_full_speed)
+		ibw_counters_respread(m->ctrs, m->o.counter_interval_us *
+						       m->o.spread_percent /
+						       100);
 }
 
 struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,

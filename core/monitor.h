@@ -34,6 +34,9 @@ struct ibw_monitor_opts {
 	uint64_t counter_interval_us; /* 0: IBW_COUNTER_INTERVAL_US */
 	/* counter reads are spread over this share of the interval */
 	unsigned spread_percent; /* 0: 80 */
+	/* every counter sweep at full speed, none spread (benchmarks that
+	 * time a sweep's work, not its spacing) */
+	int counters_full_speed;
 	const char *state_file; /* NULL: no state file */
 	const char *node_name_map; /* NULL: none */
 	unsigned events_capacity; /* 0: 4096 */

@@ -59,6 +59,12 @@ struct ibw_pinger {
 	void (*round_cb)(struct ibw_pinger *p, void *arg);
 	void *round_arg;
 	unsigned ondemand;
+	/* Endports by port GUID: open addressing, slot = index + 1, 0
+	 * empty; NULL (out of memory) falls back to a scan. A probe's
+	 * answer finds its endport here, so a round over every endport of
+	 * a large fabric is not quadratic. */
+	unsigned *gidx;
+	unsigned gidx_cap; /* a power of two, at least twice neps */
 	uint16_t id; /* echo identifier of this pinger */
 	uint16_t sm_lid; /* the SA, for confirming losses (0: unknown) */
 };
@@ -249,13 +255,54 @@ struct probe {
 	uint16_t cand;
 };
 
+static unsigned gidx_home(uint64_t guid, unsigned cap)
+{
+	/* GUIDs of one vendor differ in their low bits: multiply them
+	 * apart (Fibonacci hashing) and take the high bits. */
+	return (unsigned)((guid * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
+static void gidx_put(struct ibw_pinger *p, unsigned i)
+{
+	unsigned h = gidx_home(p->eps[i].port_guid, p->gidx_cap);
+
+	while (p->gidx[h])
+		h = (h + 1) & (p->gidx_cap - 1);
+	p->gidx[h] = i + 1;
+}
+
+/* Index every endport with a GUID again (after growth, or after a
+ * configured target's GUID changed); on failure lookups scan. */
+static void gidx_rebuild(struct ibw_pinger *p)
+{
+	unsigned cap = 64, i;
+
+	while (cap < 2 * p->neps)
+		cap *= 2;
+	free(p->gidx);
+	p->gidx = calloc(cap, sizeof(*p->gidx));
+	p->gidx_cap = p->gidx ? cap : 0;
+	for (i = 0; p->gidx && i < p->neps; i++)
+		if (p->eps[i].port_guid)
+			gidx_put(p, i);
+}
+
 static struct ibw_endport *ep_find(struct ibw_pinger *p, uint64_t guid)
 {
-	unsigned i;
+	unsigned i, h, v;
 
-	for (i = 0; i < p->neps; i++)
-		if (p->eps[i].port_guid == guid)
-			return &p->eps[i];
+	if (!guid || !p->gidx) {
+		for (i = 0; i < p->neps; i++)
+			if (p->eps[i].port_guid == guid)
+				return &p->eps[i];
+		return NULL;
+	}
+	/* An entry may be stale (a target's GUID changed since): each is
+	 * checked against its endport. */
+	for (h = gidx_home(guid, p->gidx_cap); (v = p->gidx[h]);
+	     h = (h + 1) & (p->gidx_cap - 1))
+		if (v <= p->neps && p->eps[v - 1].port_guid == guid)
+			return &p->eps[v - 1];
 	return NULL;
 }
 
@@ -714,6 +761,7 @@ void ibw_pinger_free(struct ibw_pinger *p)
 	if (!p)
 		return;
 	ibw_timer_free(p->timer);
+	free(p->gidx);
 	free(p->eps);
 	free(p);
 }
@@ -734,6 +782,10 @@ static struct ibw_endport *ep_add(struct ibw_pinger *p, uint64_t guid)
 	ep = &p->eps[p->neps++];
 	memset(ep, 0, sizeof(*ep));
 	ep->port_guid = guid;
+	if (2 * p->neps > p->gidx_cap)
+		gidx_rebuild(p);
+	else if (guid)
+		gidx_put(p, p->neps - 1);
 	ep->state_since_us = ibw_realtime_us();
 	/* Spread first probes over the interval. */
 	ep->next_due = ibw_now_us() +
@@ -855,6 +907,8 @@ void ibw_pinger_update(struct ibw_pinger *p, const struct ibw_fabric *f,
 			}
 			snprintf(ep->target, sizeof(ep->target), "%s", t);
 		}
+		/* A target may name another port now. */
+		gidx_rebuild(p);
 		return;
 	}
 	for (i = 0; i < f->nnodes; i++) {

@@ -772,6 +772,78 @@ static void on_pinged(const struct ibw_ping_summary *sum, void *arg)
  * device is open again, at a new LID, the echo responder registered
  * before the loss answers on the new transport and a new run gets every
  * answer. */
+/*
+ * A round over many endports: each answer is found by its port GUID
+ * (the index grows several times on the way), so every endport gets
+ * its own outcome: those at odd LIDs answer, the others do not.
+ */
+static void test_round_many_endports(void **state)
+{
+	struct ibw_engine_config cfg = { 64, 8, 10, 0, 0, 0 };
+	struct ibw_fabric *f = ibw_fabric_new();
+	const struct ibw_endport *eps;
+	struct ibw_ping_opts o;
+	struct cf_rig g;
+	uint8_t m[IBW_MAD_SIZE];
+	struct ibw_mad_addr to;
+	uint64_t end;
+	unsigned i, n, answered = 0;
+
+	(void)state;
+	for (i = 0; i < 300; i++) {
+		/* GUIDs that differ in the low bits, as one vendor's do */
+		struct ibw_fnode *nd = ibw_fabric_add_node(f, 0x100 + 2 * i, 2);
+
+		nd->ni.node_type = IBW_NODE_CA;
+		nd->ni.num_ports = 1;
+		nd->ports[1].num = 1;
+		nd->ports[1].guid = 0x101 + 2 * i;
+		nd->ports[1].have_pi = 1;
+		nd->ports[1].pi.state = IBW_PORT_ACTIVE;
+		nd->ports[1].pi.lid = (uint16_t)(10 + i);
+	}
+	f->local_guid = 0x100;
+	ibw_fabric_freeze(f);
+	memset(&g, 0, sizeof(g));
+	memset(&o, 0, sizeof(o));
+	o.method = IBW_PING_PMA;
+	o.timeout_ms = 10;
+	o.down_after = 1;
+	o.up_after = 1;
+	g.loop = ibw_loop_new();
+	g.t = ibw_mem_transport_new();
+	g.e = ibw_engine_new(g.loop, g.t, &cfg);
+	g.p = ibw_pinger_new(g.e, NULL, &o);
+	ibw_pinger_update(g.p, f, NULL, NULL);
+	/* a second discovery of the same fabric adds nobody */
+	ibw_pinger_update(g.p, f, NULL, NULL);
+	eps = ibw_pinger_endports(g.p, &n);
+	assert_int_equal(n, 300);
+	assert_int_equal(ibw_pinger_round(g.p, cf_round_done, &g), 0);
+	end = ibw_now_us() + 5000000u;
+	while (!g.round_done && ibw_now_us() < end) {
+		while (ibw_mem_next_sent(g.t, m, &to)) {
+			if (!(to.lid & 1))
+				continue;
+			ibw_mem_make_response(m, 0);
+			ibw_mem_inject(g.t, m, IBW_MAD_SIZE, 0);
+		}
+		ibw_loop_run_once(g.loop, 5000);
+	}
+	assert_true(g.round_done);
+	eps = ibw_pinger_endports(g.p, &n);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(eps[i].sent, 1);
+		assert_int_equal(eps[i].received, eps[i].lid & 1);
+		assert_int_equal(eps[i].state,
+				 eps[i].lid & 1 ? IBW_EP_UP : IBW_EP_DOWN);
+		answered += eps[i].received;
+	}
+	assert_int_equal(answered, 150);
+	cf_free(&g);
+	ibw_fabric_unref(f);
+}
+
 static void test_device_lost_mid_ping(void **state)
 {
 	struct ibw_responder_stats st;
@@ -841,6 +913,7 @@ int main(void)
 		cmocka_unit_test(test_confirm_moved_by_directed_route),
 		cmocka_unit_test(test_confirm_moved_not_routed_yet),
 		cmocka_unit_test(test_confirm_really_down),
+		cmocka_unit_test(test_round_many_endports),
 		cmocka_unit_test(test_device_lost_mid_ping),
 	};
 
