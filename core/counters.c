@@ -185,6 +185,12 @@ enum {
 
 struct job; /* one node of a sweep */
 
+struct ibw_ctr_table {
+	unsigned refs; /* atomic: snapshots drop theirs on any thread */
+	struct ibw_port_ctrs *ports;
+	unsigned n;
+};
+
 struct ibw_counters {
 	struct ibw_engine *e;
 	struct ibw_events *ev;
@@ -193,6 +199,9 @@ struct ibw_counters {
 	struct ibw_port_ctrs *ports;
 	unsigned nports, cap;
 	int unsorted;
+	/* The table ports was last handed out as (our reference held),
+	 * until a write makes the records ours again (own_ports). */
+	struct ibw_ctr_table *shared;
 	/* (guid, port) to index + 1 in ports, open addressing (0: empty):
 	 * a sweep looks a port up per answer, and a first sweep adds every
 	 * port unsorted. NULL if it could not be allocated (then a scan). */
@@ -291,6 +300,9 @@ static void index_rebuild(struct ibw_counters *c)
 		index_put(c, i);
 }
 
+/* Only records added since the last table was handed out are unsorted,
+ * and adding made them ours (own_ports): a shared table is never
+ * reordered. */
 static void sort_ports(struct ibw_counters *c)
 {
 	if (!c->unsorted)
@@ -324,14 +336,73 @@ const struct ibw_port_ctrs *ibw_counters_find(const struct ibw_counters *c,
 	return NULL;
 }
 
+void ibw_ctr_table_unref(struct ibw_ctr_table *t)
+{
+	if (!t || __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	free(t->ports);
+	free(t);
+}
+
+const struct ibw_port_ctrs *ibw_ctr_table_ports(const struct ibw_ctr_table *t,
+						unsigned *n)
+{
+	*n = t->n;
+	return t->ports;
+}
+
+/*
+ * Make the records ours to write before any write: while a table handed
+ * out is held by someone else, they get a copy of their own (at the same
+ * places, so the index stays right); when we are its last holder, the
+ * array is simply ours again. -ENOMEM: the records are still shared and
+ * must not be written.
+ */
+static int own_ports(struct ibw_counters *c)
+{
+	struct ibw_ctr_table *t = c->shared;
+	struct ibw_port_ctrs *np;
+
+	if (!t)
+		return 0;
+	/* Only we hand out references, so a count of 1 stays 1; acquire
+	 * orders the last reader's reads before our writes. */
+	if (__atomic_load_n(&t->refs, __ATOMIC_ACQUIRE) == 1) {
+		free(t);
+		c->shared = NULL;
+		return 0;
+	}
+	np = malloc((c->cap ? c->cap : 1) * sizeof(*np));
+	if (!np)
+		return -ENOMEM;
+	if (c->nports)
+		memcpy(np, c->ports, c->nports * sizeof(*np));
+	c->ports = np;
+	c->shared = NULL;
+	ibw_ctr_table_unref(t);
+	return 0;
+}
+
+/* The record of (@guid, @port) to write to, or NULL if there is none. */
+static struct ibw_port_ctrs *port_find_w(struct ibw_counters *c, uint64_t guid,
+					 uint8_t port)
+{
+	if (own_ports(c) < 0)
+		return NULL;
+	return (struct ibw_port_ctrs *)ibw_counters_find(c, guid, port);
+}
+
+/* The record of (@guid, @port) to write to, added if new; NULL if out of
+ * memory. */
 static struct ibw_port_ctrs *port_get(struct ibw_counters *c, uint64_t guid,
 				      uint8_t port)
 {
-	struct ibw_port_ctrs *p =
-		(struct ibw_port_ctrs *)ibw_counters_find(c, guid, port);
+	struct ibw_port_ctrs *p = port_find_w(c, guid, port);
 
 	if (p)
 		return p;
+	if (c->shared)
+		return NULL; /* own_ports() failed */
 	if (c->nports == c->cap) {
 		unsigned cap = c->cap ? c->cap * 2 : 256;
 		struct ibw_port_ctrs *np = realloc(c->ports, cap * sizeof(*np));
@@ -495,8 +566,7 @@ static void reset_done(const struct ibw_mad_done *d, void *arg)
 		return;
 	}
 	if (op->sweep == c->sweep_id && d->result == IBW_MAD_OK) {
-		p = (struct ibw_port_ctrs *)ibw_counters_find(c, op->guid,
-							      op->port);
+		p = port_find_w(c, op->guid, op->port);
 		for (i = 0; p && i < IBW_CTR_MAX; i++)
 			if (op->reset_mask & select_bit[i])
 				p->v[i].reset_by_us = 1;
@@ -1537,6 +1607,24 @@ const struct ibw_port_ctrs *ibw_counters_ports(struct ibw_counters *c,
 	return c->ports;
 }
 
+struct ibw_ctr_table *ibw_counters_table(struct ibw_counters *c)
+{
+	struct ibw_ctr_table *t = c->shared;
+
+	sort_ports(c);
+	if (!t) {
+		t = malloc(sizeof(*t));
+		if (!t)
+			return NULL;
+		t->refs = 1; /* ours, until the records are written */
+		t->ports = c->ports;
+		t->n = c->nports;
+		c->shared = t;
+	}
+	__atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+	return t;
+}
+
 struct ibw_counters *ibw_counters_new(struct ibw_engine *e,
 				      struct ibw_events *ev,
 				      const struct ibw_counters_opts *o)
@@ -1566,7 +1654,10 @@ void ibw_counters_free(struct ibw_counters *c)
 	ibw_timer_free(c->pace);
 	free(c->jobs);
 	free(c->index);
-	free(c->ports);
+	if (c->shared)
+		ibw_ctr_table_unref(c->shared); /* it owns ports */
+	else
+		free(c->ports);
 	free(c->caps);
 	free(c);
 }
@@ -1586,7 +1677,11 @@ int ibw_counters_load(struct ibw_counters *c, const char *path,
 
 	if (rc < 0)
 		return rc;
-	free(c->ports);
+	if (c->shared)
+		ibw_ctr_table_unref(c->shared); /* it owns ports */
+	else
+		free(c->ports);
+	c->shared = NULL;
 	c->ports = ports;
 	c->nports = n;
 	c->cap = cap;

@@ -181,6 +181,22 @@ unsigned ibw_counters_redirects(const struct ibw_counters *c,
  * sweep added); valid until the next answer, sweep or load. */
 const struct ibw_port_ctrs *ibw_counters_ports(struct ibw_counters *c,
 					       unsigned *n);
+
+/*
+ * The port records as an immutable table shared by reference, sorted
+ * as ibw_counters_ports(): a snapshot holds one instead of a copy. The
+ * records are copied only when the next sweep writes to them while a
+ * table is still held, so between sweeps the snapshot and the counters
+ * keep one array between them (on the largest trees the records are
+ * the biggest thing ibwatchd holds). NULL if out of memory.
+ */
+struct ibw_ctr_table;
+struct ibw_ctr_table *ibw_counters_table(struct ibw_counters *c);
+/* The records of @t and their number; valid as long as @t is held. */
+const struct ibw_port_ctrs *ibw_ctr_table_ports(const struct ibw_ctr_table *t,
+						unsigned *n);
+/* Thread-safe: the last holder, on any thread, frees the table. */
+void ibw_ctr_table_unref(struct ibw_ctr_table *t);
 const struct ibw_port_ctrs *ibw_counters_find(const struct ibw_counters *c,
 					      uint64_t guid, uint8_t port);
 /* Order of port records (struct ibw_port_ctrs) by (guid, port), for

@@ -15,18 +15,20 @@
 
 #include <stdint.h>
 
-/* One counter of one port. */
+/* One counter of one port. A port has 32 of these, and a snapshot
+ * shares or copies every port's: the flags are bits and come last, so
+ * that one takes 32 bytes, not 40 (57,024 ports: 14.6 MB less a copy). */
 struct ibw_ctr_val {
 	uint64_t total; /* running total, monotonic, in our units */
 	uint64_t raw; /* last value read (raw units); PortCounters' or
 			 PortCountersExtended's, see from_ext */
-	uint8_t have_raw;
-	uint8_t from_ext;
-	uint8_t saturated; /* the 32-bit-or-narrower field is at its max */
-	uint8_t over_threshold;
-	uint8_t reset_by_us; /* we cleared it after the last read */
-	uint32_t resets; /* resets by someone else, detected */
 	uint64_t last_delta; /* increment in the last sweep */
+	uint32_t resets; /* resets by someone else, detected */
+	uint8_t have_raw : 1;
+	uint8_t from_ext : 1;
+	uint8_t saturated : 1; /* the 32-bit-or-narrower field is at max */
+	uint8_t over_threshold : 1;
+	uint8_t reset_by_us : 1; /* we cleared it after the last read */
 };
 
 /* The largest value of a @bits wide field; 0 for 64 bits and more,

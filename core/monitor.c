@@ -243,13 +243,12 @@ static void publish(struct ibw_monitor *m)
 			s->names[i] = nm ? strdup(nm) : NULL;
 		}
 	}
-	ports = ibw_counters_ports(m->ctrs, &n);
-	if (n) {
-		s->ports = malloc(n * sizeof(*s->ports));
-		if (s->ports) {
-			memcpy(s->ports, ports, n * sizeof(*s->ports));
-			s->nports = n;
-		}
+	/* The counters' records by reference, not a copy of them. */
+	s->ports_table = ibw_counters_table(m->ctrs);
+	if (s->ports_table) {
+		ports = ibw_ctr_table_ports(s->ports_table, &n);
+		s->ports = (struct ibw_port_ctrs *)ports;
+		s->nports = n;
 	}
 	if (m->pinger) {
 		const struct ibw_endport *eps =

@@ -50,7 +50,10 @@ void ibw_snapshot_unref(struct ibw_snapshot *s)
 	ibw_fabric_unref(s->fabric);
 	ibw_link_view_unref(s->links);
 	ibw_census_unref(s->census);
-	free(s->ports);
+	if (s->ports_table)
+		ibw_ctr_table_unref(s->ports_table);
+	else
+		free(s->ports);
 	free(s->endports);
 	free(s->watched);
 	free(s->pma_redirects);

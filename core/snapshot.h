@@ -120,6 +120,9 @@ struct ibw_snapshot {
 	char **names; /* per fabric node: the name map's name, else NULL */
 	struct ibw_port_ctrs *ports; /* sorted by (guid, port) */
 	unsigned nports;
+	/* When set, the shared table ports belongs to (one reference
+	 * held); else ports is the snapshot's own, from malloc(). */
+	struct ibw_ctr_table *ports_table;
 	struct ibw_sweep_stats discovery;
 	struct ibw_sweep_stats counters;
 	unsigned unreachable_ports;

@@ -26,7 +26,9 @@
 # issue names them, 28512 and 57024 or the host counts work too), ROUNDS
 # (3: discoveries and warm counter sweeps, medians), SKIP_REF=1 (no
 # reference tools: they take a minute on the largest tree),
-# SKIP_DAEMON=1 (neither --once nor the running daemon), BENCH_SWEEP
+# SKIP_DAEMON=1 (neither --once nor the running daemon), IDLE_ONLY=1
+# (only the running daemon: start-up, idle RSS, then its RSS over one
+# counter interval, 30 s, in which a spread sweep runs), BENCH_SWEEP
 # (another bench_sweep binary, e.g. one built with a candidate fix), PERF=1
 # (profile bench_sweep and ibsim with perf record -g and print the top
 # symbols of the warm counter sweeps; for ibsim's symbols put an ibsim
@@ -78,52 +80,55 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	echo "== $ports ports: $(uptime | sed 's/.*load/load/') (other work on the machine counts)"
 	put load_before "$(cut -d' ' -f1 /proc/loadavg)"
 
-	# Discovery and counter sweeps, in one process. Under heavy load on
-	# the machine umad2sim can deadlock against ibsim even at the
-	# engine's 128 MADs in flight (its sender blocks on ibsim's full
-	# socket holding the lock its receiver needs, while ibsim spins on
-	# writes to the client's full socket): hence the time limit.
-	bench=${BENCH_SWEEP:-$build/tests/bench_sweep}
-	sweep=(--rounds "$ROUNDS" --counter-rounds $((ROUNDS + 1)) --peer-pid "$simpid")
-	if [ -n "${PERF:-}" ]; then
-		perf record -k CLOCK_MONOTONIC -g -o ibsim.perf -p "$simpid" >perf-sim.log 2>&1 &
-		perfsim=$!
-		timeout 900 perf record -k CLOCK_MONOTONIC -g -o sweep.perf \
-			env LD_PRELOAD="$IBW_SIM_PRELOAD" "$bench" \
-			"${sweep[@]}" >sweep.txt 2>perf-sweep.log ||
-			echo "  (bench_sweep failed or hung: $(tail -n 1 perf-sweep.log))"
-		kill -INT "$perfsim"
-		wait "$perfsim" || true
-	else
-		timeout 900 env LD_PRELOAD="$IBW_SIM_PRELOAD" "$bench" "${sweep[@]}" \
-			>sweep.txt || echo "  (bench_sweep failed or hung)"
-	fi
-	sed 's/^/  /' sweep.txt
-	grep '^discovery' sweep.txt >disc.txt
-	grep '^counters' sweep.txt | head -n 1 >cold.txt
-	grep '^counters' sweep.txt | tail -n +2 >warm.txt
-	put nodes "$(after discovery <disc.txt | head -n 1)"
-	put fabric_ports "$(after counters <cold.txt)"
-	for k in disc cold warm; do
-		put "${k}_s" "$(awk '{ print $4 }' $k.txt | median)"
-		put "${k}_mads" "$(after s <$k.txt | median)"
-		put "${k}_timeouts" "$(after MADs <$k.txt | median)"
-		put "${k}_cpu_s" "$(after cpu <$k.txt | median)"
-		put "${k}_cpu_per_100k" "$(awk '{ for (i = 1; i < NF; i++) if ($i == "cpu") { print $(i + 3); break } }' $k.txt | median)"
-		put "${k}_ibsim_cpu_per_100k" "$(awk '{ for (i = 1; i < NF; i++) if ($i == "peer-cpu") { print $(i + 3); break } }' $k.txt | median)"
-		put "${k}_mad_per_s" "$(awk '{ printf "%.0f\n", $6 / $4 }' $k.txt | median)"
-	done
-	if [ -n "${PERF:-}" ]; then
-		t0=$(head -n 1 warm.txt | after mono)
-		t1=$(tail -n 1 warm.txt | awk '{ print $NF }')
-		for f in sweep ibsim; do
-			echo "  perf: top symbols of $f during the warm counter sweeps ($PWD/$f.perf)"
-			perf report -i $f.perf --time "$t0,$t1" --no-children \
-				--sort dso,symbol --stdio -g none >$f-report.txt \
-				2>$f-report.err </dev/null ||
-				echo "  (perf report failed: $(tail -n 1 $f-report.err))"
-			grep '%' $f-report.txt | head -n 15 | sed 's/^/    /'
+	if [ -z "${IDLE_ONLY:-}" ]; then
+		# Discovery and counter sweeps, in one process. Under heavy load on
+		# the machine umad2sim can deadlock against ibsim even at the
+		# engine's 128 MADs in flight (its sender blocks on ibsim's full
+		# socket holding the lock its receiver needs, while ibsim spins on
+		# writes to the client's full socket): hence the time limit.
+		bench=${BENCH_SWEEP:-$build/tests/bench_sweep}
+		sweep=(--rounds "$ROUNDS" --counter-rounds $((ROUNDS + 1)) --peer-pid "$simpid")
+		if [ -n "${PERF:-}" ]; then
+			perf record -k CLOCK_MONOTONIC -g -o ibsim.perf -p "$simpid" >perf-sim.log 2>&1 &
+			perfsim=$!
+			timeout 900 perf record -k CLOCK_MONOTONIC -g -o sweep.perf \
+				env LD_PRELOAD="$IBW_SIM_PRELOAD" "$bench" \
+				"${sweep[@]}" >sweep.txt 2>perf-sweep.log ||
+				echo "  (bench_sweep failed or hung: $(tail -n 1 perf-sweep.log))"
+			kill -INT "$perfsim"
+			wait "$perfsim" || true
+		else
+			timeout 900 env LD_PRELOAD="$IBW_SIM_PRELOAD" "$bench" "${sweep[@]}" \
+				>sweep.txt || echo "  (bench_sweep failed or hung)"
+		fi
+		sed 's/^/  /' sweep.txt
+		grep '^discovery' sweep.txt >disc.txt
+		grep '^counters' sweep.txt | head -n 1 >cold.txt
+		grep '^counters' sweep.txt | tail -n +2 >warm.txt
+		put nodes "$(after discovery <disc.txt | head -n 1)"
+		put fabric_ports "$(after counters <cold.txt)"
+		for k in disc cold warm; do
+			put "${k}_s" "$(awk '{ print $4 }' $k.txt | median)"
+			put "${k}_mads" "$(after s <$k.txt | median)"
+			put "${k}_timeouts" "$(after MADs <$k.txt | median)"
+			put "${k}_cpu_s" "$(after cpu <$k.txt | median)"
+			put "${k}_cpu_per_100k" "$(awk '{ for (i = 1; i < NF; i++) if ($i == "cpu") { print $(i + 3); break } }' $k.txt | median)"
+			put "${k}_ibsim_cpu_per_100k" "$(awk '{ for (i = 1; i < NF; i++) if ($i == "peer-cpu") { print $(i + 3); break } }' $k.txt | median)"
+			put "${k}_mad_per_s" "$(awk '{ printf "%.0f\n", $6 / $4 }' $k.txt | median)"
 		done
+		if [ -n "${PERF:-}" ]; then
+			t0=$(head -n 1 warm.txt | after mono)
+			t1=$(tail -n 1 warm.txt | awk '{ print $NF }')
+			for f in sweep ibsim; do
+				echo "  perf: top symbols of $f during the warm counter sweeps ($PWD/$f.perf)"
+				perf report -i $f.perf --time "$t0,$t1" --no-children \
+					--sort dso,symbol --stdio -g none >$f-report.txt \
+					2>$f-report.err </dev/null ||
+					echo "  (perf report failed: $(tail -n 1 $f-report.err))"
+				grep '%' $f-report.txt | head -n 15 | sed 's/^/    /'
+			done
+		fi
+
 	fi
 
 	# The reference tools, whole commands, one run each.
@@ -142,7 +147,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 		put "${name}_mad_per_s" "$(echo "($x1 - $x0) / ($t1 - $t0)" | bc)"
 		put "${name}_ibsim_cpu_per_100k" "$(printf '%.3f' "$(echo "($s1 - $s0) * 100000 / ($x1 - $x0)" | bc -l)")"
 	}
-	if [ -z "${SKIP_REF:-}" ]; then
+	if [ -z "${SKIP_REF:-}" ] && [ -z "${IDLE_ONLY:-}" ]; then
 		ref ibnetdiscover ibnetdiscover --cache ibnd.cache
 		ref ibqueryerrors ibqueryerrors
 		ref ibqueryerrors_counters ibqueryerrors --counters
@@ -155,18 +160,21 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 		exit 0
 	fi
 
-	# ibwatchd --once, the whole process.
-	timeout 900 /usr/bin/time -f '%e %U %S %M' -o once.time \
-		env LD_PRELOAD="$IBW_SIM_PRELOAD" \
-		"$build/agent/ibwatchd" --once --no-state-file >once.json 2>once.err ||
-		echo "  (ibwatchd --once failed: $(tail -n 1 once.err))"
-	read -r wall usr sys maxkb <once.time
-	put once_s "$wall"
-	put once_cpu_s "$(echo "$usr + $sys" | bc)"
-	put once_peak_rss_mb $((maxkb / 1024))
-	put once_bytes "$(stat -c %s once.json)"
-	put once_discovery_s "$(printf '%.3f' "$(jq '.status.sweeps.discovery.duration_ms / 1000' once.json)")"
-	put once_counters_s "$(printf '%.3f' "$(jq '.status.sweeps.counters.duration_ms / 1000' once.json)")"
+	if [ -z "${IDLE_ONLY:-}" ]; then
+		# ibwatchd --once, the whole process.
+		timeout 900 /usr/bin/time -f '%e %U %S %M' -o once.time \
+			env LD_PRELOAD="$IBW_SIM_PRELOAD" \
+			"$build/agent/ibwatchd" --once --no-state-file >once.json 2>once.err ||
+			echo "  (ibwatchd --once failed: $(tail -n 1 once.err))"
+		read -r wall usr sys maxkb <once.time
+		put once_s "$wall"
+		put once_cpu_s "$(echo "$usr + $sys" | bc)"
+		put once_peak_rss_mb $((maxkb / 1024))
+		put once_bytes "$(stat -c %s once.json)"
+		put once_discovery_s "$(printf '%.3f' "$(jq '.status.sweeps.discovery.duration_ms / 1000' once.json)")"
+		put once_counters_s "$(printf '%.3f' "$(jq '.status.sweeps.counters.duration_ms / 1000' once.json)")"
+
+	fi
 
 	# A running ibwatchd.
 	port=$((20000 + RANDOM % 20000))
@@ -177,6 +185,14 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	trap 'kill "$agent" 2>/dev/null' EXIT
 	U=http://127.0.0.1:$port
 	kb() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$agent/status"; }
+	stop_agent() {
+		kill -TERM "$agent"
+		for _ in $(seq 1 100); do kill -0 "$agent" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$agent" 2>/dev/null || true
+		wait "$agent" 2>/dev/null || true
+		trap - EXIT
+		put load_after "$(cut -d' ' -f1 /proc/loadavg)"
+	}
 	for _ in $(seq 1 600); do
 		curl -s -m 2 -o /dev/null "$U/healthz" 2>/dev/null && break
 		kill -0 "$agent" || { echo "  ibwatchd died: $(tail -n 1 agent.log)"; exit 1; }
@@ -193,6 +209,24 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	put daemon_first_counters_s "$(secs "$t0" "$(now)")"
 	put daemon_startup_peak_rss_mb $(($(kb VmHWM) / 1024))
 	put daemon_idle_rss_mb $(($(kb VmRSS) / 1024))
+	if [ -n "${IDLE_ONLY:-}" ]; then
+		# The next counter interval: a sweep spread over 24 s of it
+		# writes to the records while snapshots hold them.
+		lo=$(kb VmRSS) hi=$(kb VmRSS)
+		for _ in $(seq 1 60); do
+			sleep 0.5
+			r=$(kb VmRSS)
+			[ "$r" -lt "$lo" ] && lo=$r
+			[ "$r" -gt "$hi" ] && hi=$r
+		done
+		put daemon_interval_rss_min_mb $((lo / 1024))
+		put daemon_interval_rss_max_mb $((hi / 1024))
+		put daemon_interval_peak_rss_mb $(($(kb VmHWM) / 1024))
+	fi
+	if [ -n "${IDLE_ONLY:-}" ]; then
+		stop_agent
+		exit 0
+	fi
 	# Peak RSS from here on: writing 5 to clear_refs resets VmHWM.
 	hwm_reset() { echo 5 >"/proc/$agent/clear_refs" 2>/dev/null || echo "  (cannot reset VmHWM: peak since start)"; }
 	hwm_reset
@@ -224,12 +258,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	put parallel_slowest_s "$(cat par-*.time | sort -n | tail -n 1)"
 	put peak_rss_parallel_mb $(($(kb VmHWM) / 1024))
 	put rss_after_mb $(($(kb VmRSS) / 1024))
-	kill -TERM "$agent"
-	for _ in $(seq 1 100); do kill -0 "$agent" 2>/dev/null || break; sleep 0.1; done
-	kill -KILL "$agent" 2>/dev/null || true
-	wait "$agent" 2>/dev/null || true
-	trap - EXIT
-	put load_after "$(cut -d' ' -f1 /proc/loadavg)"
+	stop_agent
 	exit 0
 fi
 

@@ -799,6 +799,63 @@ static void assert_sorted(struct ibw_counters *c, unsigned want)
 		assert_true(ibw_counters_port_cmp(&p[i - 1], &p[i]) < 0);
 }
 
+/*
+ * The shared table a snapshot holds: the counters' own records, not a
+ * copy, while no sweep writes; a sweep writing while it is held leaves
+ * it as it was (the writes go to a copy); once its last holder let go
+ * the records are the counters' again without a copy; it outlives the
+ * counters.
+ */
+static void test_shared_table(void **state)
+{
+	struct rig r;
+	struct fake fk;
+	struct ibw_ctr_table *t1, *t2, *t3;
+	const struct ibw_port_ctrs *tp, *own;
+	unsigned n, m;
+
+	(void)state;
+	memset(&fk, 0, sizeof(fk));
+	fk.sym = 3;
+	rig_init(&r);
+	sweep(&r, &fk);
+	t1 = ibw_counters_table(r.c);
+	assert_non_null(t1);
+	tp = ibw_ctr_table_ports(t1, &n);
+	own = ibw_counters_ports(r.c, &m);
+	assert_int_equal(n, 1);
+	assert_int_equal(m, 1);
+	assert_ptr_equal(tp, own);
+	t2 = ibw_counters_table(r.c);
+	assert_ptr_equal(t2, t1);
+	ibw_ctr_table_unref(t2);
+
+	fk.sym = 10;
+	sweep(&r, &fk);
+	own = ibw_counters_ports(r.c, &m);
+	assert_ptr_not_equal(own, tp);
+	assert_true(own[0].v[IBW_CTR_SYMBOL_ERRORS].total == 10);
+	assert_true(tp[0].v[IBW_CTR_SYMBOL_ERRORS].total == 3);
+	ibw_ctr_table_unref(t1);
+
+	/* Nobody holds the table any more: the sweep writes in place. */
+	t3 = ibw_counters_table(r.c);
+	tp = ibw_ctr_table_ports(t3, &n);
+	ibw_ctr_table_unref(t3);
+	fk.sym = 12;
+	sweep(&r, &fk);
+	own = ibw_counters_ports(r.c, &m);
+	assert_ptr_equal(own, tp);
+	assert_true(own[0].v[IBW_CTR_SYMBOL_ERRORS].total == 12);
+
+	t3 = ibw_counters_table(r.c);
+	rig_free(&r);
+	tp = ibw_ctr_table_ports(t3, &n);
+	assert_int_equal(n, 1);
+	assert_true(tp[0].guid == 0x10 && tp[0].port == 1);
+	ibw_ctr_table_unref(t3);
+}
+
 /* How far a sweep got (ports, read, unreachable, spread, running), and
  * the port records, sorted also while a sweep adds ports out of order,
  * each port once however many sweeps ran. */
@@ -1109,6 +1166,7 @@ int main(void)
 		cmocka_unit_test(test_device_lost_mid_sweep),
 		cmocka_unit_test(test_vl_xmit_wait),
 		cmocka_unit_test(test_samples_control_tick),
+		cmocka_unit_test(test_shared_table),
 		cmocka_unit_test(test_unspread_is_bounded),
 	};
 
