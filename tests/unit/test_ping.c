@@ -844,6 +844,75 @@ static void test_round_many_endports(void **state)
 	ibw_fabric_unref(f);
 }
 
+/*
+ * A Linux host where no process registered the echo class answers the
+ * echo at once, from its kernel's MAD layer: GetResp with status 0x000C
+ * (method/attribute not supported; mad.c's generate_unmatched_resp).
+ * ibsim drops it instead (docs/testing.md, Simulator vs real host). An
+ * auto ping takes that answer as "no responder" and asks the PMA in the
+ * same probe: the endport is up, and no try waited for its timeout.
+ */
+static void test_auto_echo_unsupported_answer(void **state)
+{
+	struct ibw_engine_config cfg = { 64, 8, 5000, 0, 0, 0 };
+	struct ibw_fabric *f = two_cas();
+	static char *target = "0x21";
+	const struct ibw_endport *ep;
+	struct ibw_engine_stats st;
+	struct ibw_ping_opts o;
+	struct cf_rig g;
+	uint8_t m[IBW_MAD_SIZE];
+	struct ibw_mad_addr to;
+	unsigned echoes = 0, pmas = 0, n;
+	uint64_t end;
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	memset(&o, 0, sizeof(o));
+	o.method = IBW_PING_AUTO;
+	o.timeout_ms = 5000;
+	o.down_after = 1;
+	o.up_after = 1;
+	o.targets = &target;
+	o.ntargets = 1;
+	g.loop = ibw_loop_new();
+	g.t = ibw_mem_transport_new();
+	g.e = ibw_engine_new(g.loop, g.t, &cfg);
+	g.ev = ibw_events_new(64);
+	g.p = ibw_pinger_new(g.e, g.ev, &o);
+	ibw_pinger_update(g.p, f, NULL, NULL);
+	ibw_fabric_unref(f);
+	assert_int_equal(ibw_pinger_round(g.p, cf_round_done, &g), 0);
+	end = ibw_now_us() + 5000000u;
+	while (!g.round_done && ibw_now_us() < end) {
+		while (ibw_mem_next_sent(g.t, m, &to)) {
+			assert_int_equal(to.lid, 5);
+			if (m[1] == IBW_CLASS_VENDOR_ECHO) {
+				echoes++;
+				ibw_mem_make_response(m, 0x000c);
+			} else {
+				assert_int_equal(m[1], IBW_CLASS_PERF);
+				pmas++;
+				ibw_mem_make_response(m, 0);
+			}
+			ibw_mem_inject(g.t, m, IBW_MAD_SIZE, 0);
+		}
+		ibw_loop_run_once(g.loop, 5000);
+	}
+	assert_true(g.round_done);
+	assert_int_equal(echoes, 1);
+	assert_int_equal(pmas, 1);
+	ep = ibw_pinger_endports(g.p, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(ep->state, IBW_EP_UP);
+	assert_int_equal(ep->received, 1);
+	assert_int_equal(ep->last_method, IBW_PING_PMA);
+	ibw_engine_get_stats(g.e, &st);
+	assert_int_equal(st.try_timeouts, 0);
+	assert_int_equal(st.status_errors, 1);
+	cf_free(&g);
+}
+
 static void test_device_lost_mid_ping(void **state)
 {
 	struct ibw_responder_stats st;
@@ -914,6 +983,7 @@ int main(void)
 		cmocka_unit_test(test_confirm_moved_not_routed_yet),
 		cmocka_unit_test(test_confirm_really_down),
 		cmocka_unit_test(test_round_many_endports),
+		cmocka_unit_test(test_auto_echo_unsupported_answer),
 		cmocka_unit_test(test_device_lost_mid_ping),
 	};
 
