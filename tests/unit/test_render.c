@@ -678,6 +678,230 @@ static void test_json_links(void **state)
 	ibw_snapshot_unref(s); /* drops the view too */
 }
 
+/*
+ * The fixture snapshot with what the plain one lacks, so the documents
+ * that grow with the fabric are held byte for byte over every kind of
+ * value: VL waits, saturated and over-threshold counters, u64 values
+ * past 2^53 and 2^63, reals of every form, a gone node and a gone port,
+ * a port without a peer, quotes, backslashes, control and non-ASCII
+ * characters, and a description that is not UTF-8 (jansson refuses the
+ * string, so its member is left out).
+ */
+static struct ibw_snapshot *rich_snapshot(void)
+{
+	struct ibw_snapshot *s = ibw_test_snapshot();
+	struct ibw_fnode *n;
+	struct ibw_port_ctrs *pc;
+	struct ibw_endport *e;
+	int i;
+
+	assert_non_null(s);
+	n = (struct ibw_fnode *)ibw_fabric_find(s->fabric,
+						0x0002c90300000001ull);
+	n->ports[3].gone = 1;
+	n->ports[3].remote_guid = 0;
+	n = (struct ibw_fnode *)ibw_fabric_find(s->fabric,
+						0x0002c90300000010ull);
+	snprintf(n->desc, sizeof(n->desc),
+		 "n\xc5\x93ud\t\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80 \x01/x");
+	n->ports[1].pi.capmask = 0x2651084a;
+	n = (struct ibw_fnode *)ibw_fabric_find(s->fabric,
+						0x0002c90300000011ull);
+	snprintf(n->desc, sizeof(n->desc), "bad \xff\xfe utf-8");
+	n->gone = 1;
+	n->gone_since_us = T0 - 7000000;
+	n->is_protected = 1;
+	n->protected_since_us = T0 - 6000000;
+
+	pc = &s->ports[0];
+	pc->have_vl = 1;
+	for (i = 0; i < 16; i++) {
+		pc->vl_raw[i] = (uint16_t)(i * 4099);
+		pc->vl_xmit_wait[i] = (uint64_t)i * 1000003u;
+	}
+	pc->vl_xmit_wait[3] = 9007199254740993ull; /* 2^53 + 1 */
+	pc->vl_xmit_wait[15] = 9223372036854775813ull; /* 2^63 + 5 */
+	pc->v[IBW_CTR_XMIT_DATA].saturated = 1;
+	pc->v[IBW_CTR_RCV_PKTS].saturated = 1;
+	pc->v[IBW_CTR_LINK_DOWNED].over_threshold = 1;
+	pc->v[IBW_CTR_RCV_DATA].total = 9007199254740993ull;
+	pc->v[IBW_CTR_RCV_DATA].raw = 9223372036854775808ull;
+	pc->xmit_bytes_per_s = 12.5e9;
+	pc->rcv_bytes_per_s = 0.1;
+	pc->xmit_pkts_per_s = 1e-7;
+	pc->rcv_pkts_per_s = 0;
+	pc->resets = 3;
+	pc->discontinuity_us = T0 - 123456;
+	pc->error_increments = 18446744073709551615ull;
+	pc = &s->ports[1];
+	pc->xmit_bytes_per_s = 123456789012345.0;
+	pc->rcv_bytes_per_s = 1e21;
+	pc->xmit_pkts_per_s = 2.0 / 3.0;
+	pc->rcv_pkts_per_s = 1e300;
+	pc = &s->ports[3];
+	pc->have_ext = 0;
+	pc->v[IBW_CTR_SYMBOL_ERRORS].have_raw = 0;
+	pc->v[IBW_CTR_VL15_DROPPED].have_raw = 0;
+	pc->xmit_bytes_per_s = 5e-324;
+	pc->rcv_bytes_per_s = 1.7976931348623157e308;
+	pc->xmit_pkts_per_s = 100.0;
+	pc->rcv_pkts_per_s = 0.000123456789012345;
+
+	e = &s->endports[0];
+	snprintf(e->target, sizeof(e->target), "lid \"2\" \\ \xc3\xa9");
+	snprintf(e->responder_host, sizeof(e->responder_host),
+		 "h\xc3\xb4st.example\n");
+	snprintf(e->reason, sizeof(e->reason), "ok");
+	e->echo_answered = 1;
+	e->rtt_avg_us = 25.333333333333;
+	e->rtt_mdev_us = 0.1;
+	e->sent = 18446744073709551615ull;
+	e->received = 9007199254740993ull;
+	e = &s->endports[1];
+	e->port_guid = 0;
+	e->node_guid = 0;
+	snprintf(e->name, sizeof(e->name), "bad \xff");
+	snprintf(e->reason, sizeof(e->reason), "timeout");
+	assert_int_equal(ibw_snapshot_seal(s), 0);
+	return s;
+}
+
+/* One event of every kind, with what each kind writes. */
+static unsigned rich_events(struct ibw_event *ev, unsigned cap)
+{
+	unsigned n = 0;
+	int k;
+
+	for (k = 0; k < IBW_EVT_KIND_MAX && n + 2 <= cap; k++) {
+		struct ibw_event *e = &ev[n++];
+
+		memset(e, 0, sizeof(*e));
+		e->seq = (uint64_t)n;
+		e->time_us = T0 + (uint64_t)n * 1000;
+		e->kind = (enum ibw_event_kind)k;
+		e->node_guid = 0x0002c90300000001ull;
+		e->port = (uint8_t)(k % 4);
+		e->peer_guid = k % 3 ? 0x0002c90300000010ull : 0;
+		e->peer_port = 1;
+		e->old_value = k == IBW_EVT_THRESHOLD_CROSSED
+				       ? 9223372036854775809ull
+				       : (uint64_t)(k % 2);
+		e->new_value = k == IBW_EVT_THRESHOLD_CROSSED
+				       ? 18446744073709551615ull
+				       : (uint64_t)(k % 3);
+		e->reasons = 0x5;
+		e->old_reasons = k % 2 ? 0x2 : 0;
+		if (k % 4)
+			snprintf(e->what, sizeof(e->what), "what \"%d\"\t\\",
+				 k);
+		snprintf(e->detail, sizeof(e->detail),
+			 "a -> b \xc3\xa9 \xe2\x82\xac %d", k);
+	}
+	/* strings jansson refuses: the member goes */
+	ev[n] = ev[0];
+	ev[n].seq = n + 1;
+	ev[n].kind = IBW_EVT_PATH_CHANGED;
+	snprintf(ev[n].what, sizeof(ev[n].what), "bad \xff");
+	n++;
+	return n;
+}
+
+/* A link view on the rich snapshot's two cables with every field set. */
+static void rich_links(struct ibw_snapshot *s, struct ibw_links **lp)
+{
+	struct ibw_links *l = ibw_links_new(NULL);
+	struct ibw_link_end_in a, b;
+	struct ibw_portinfo pa, pb;
+	struct ibw_link *k;
+	int j, w, e;
+
+	assert_non_null(l);
+	ibw_links_begin(l, T0);
+	link_side(&a, &pa, 0x0002c90300000001ull, 1, 1, 2);
+	link_side(&b, &pb, 0x0002c90300000010ull, 1, 0, 2);
+	assert_int_equal(ibw_links_update(l, &a, &b), 0);
+	link_side(&a, &pa, 0x0002c90300000001ull, 2, 1, 1);
+	link_side(&b, &pb, 0x0002c90300000011ull, 1, 0, 1);
+	b.name = "bad \xff";
+	assert_int_equal(ibw_links_update(l, &b, &a), 0);
+	s->links = ibw_links_view(l, T0);
+	assert_non_null(s->links);
+	k = &s->links->links[1];
+	k->ber = 1e-12;
+	k->xmit_wait_ratio = 0.25;
+	k->seen_us = T0;
+	for (j = 0; j < 2; j++) {
+		struct ibw_link_end *x = &k->end[j];
+
+		x->saturated = 0x3;
+		x->sample_us = T0 - 10;
+		x->vl_mask = 0x8005;
+		x->vl_xmit_wait_ratio[0] = 0.5f;
+		x->vl_xmit_wait_ratio[2] = 0.1f;
+		x->vl_xmit_wait_ratio[15] = 1e-7f;
+		for (w = 0; w < IBW_LWIN_MAX; w++) {
+			x->win[w].seconds = 10.0 * (w + 1);
+			x->win[w].ber = w ? 2.5e-15 : -1;
+			x->win[w].xmit_wait_ratio = 0.001;
+			x->win[w].utilisation = 0.75;
+			x->win[w].xmit_bytes = 9223372036854775808ull;
+			x->win[w].bits = 12345;
+			for (e = 0; e < IBW_LERR_MAX; e++)
+				x->win[w].errors[e] = (uint64_t)(e * 7 + w);
+		}
+	}
+	*lp = l;
+}
+
+/* The rich snapshot's documents, byte for byte as reviewed. */
+static void test_rich_documents(void **state)
+{
+	struct ibw_snapshot *s = rich_snapshot();
+	struct ibw_port_filter all = { 0, 0, -1, 0 };
+	struct ibw_event ev[IBW_EVT_KIND_MAX + 2];
+	struct ibw_links *l;
+	struct ibw_jw w;
+	unsigned nev;
+	json_t *j;
+	char *t;
+
+	ibw_jw_init(&w);
+	ibw_json_write_ports(&w, s, &all);
+	t = written(&w);
+	golden("ports-rich.json", t);
+	free(t);
+	ibw_jw_init(&w);
+	ibw_json_write_nodes(&w, s);
+	t = written(&w);
+	golden("nodes.json", t);
+	free(t);
+	j = ibw_json_node(s, 0x0002c90300000010ull);
+	assert_non_null(j);
+	t = dump(j);
+	golden("node.json", t);
+	free(t);
+	ibw_jw_init(&w);
+	ibw_json_write_endports(&w, s);
+	t = written(&w);
+	golden("endports-rich.json", t);
+	free(t);
+	nev = rich_events(ev, IBW_EVT_KIND_MAX + 2);
+	ibw_jw_init(&w);
+	ibw_json_write_events_doc(&w, 99, ev, nev);
+	t = written(&w);
+	golden("events.json", t);
+	free(t);
+	rich_links(s, &l);
+	t = dump(ibw_json_links(s, NULL));
+	golden("links.json", t);
+	free(t);
+	t = dump(ibw_json_link_at(s, 0x0002c90300000011ull, 1));
+	golden("link.json", t);
+	free(t);
+	ibw_links_free(l);
+	ibw_snapshot_unref(s);
+}
+
 int main(void)
 {
 	/* Fixed, so the fixtures do not change with every commit. */
@@ -694,6 +918,7 @@ int main(void)
 		cmocka_unit_test(test_pma_redirect_rendered),
 		cmocka_unit_test(test_exporter_series),
 		cmocka_unit_test(test_json_links),
+		cmocka_unit_test(test_rich_documents),
 	};
 
 	return cmocka_run_group_tests_name("render", tests, NULL, NULL);
