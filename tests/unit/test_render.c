@@ -398,6 +398,197 @@ static void test_events_written(void **state)
 	}
 }
 
+/* A document of @n of each scalar, written directly into @a and from
+ * jansson values into @b, as an array and as an object's members. */
+struct scalar_docs {
+	struct ibw_jw a, b;
+};
+
+static void scalar_docs_open(struct scalar_docs *d)
+{
+	ibw_jw_init(&d->a);
+	ibw_jw_init(&d->b);
+	ibw_jw_object(&d->a);
+	ibw_jw_object(&d->b);
+	ibw_jw_key(&d->a, "a");
+	ibw_jw_key(&d->b, "a");
+	ibw_jw_array(&d->a);
+	ibw_jw_array(&d->b);
+}
+
+/* Both documents must be the same bytes. */
+static void scalar_docs_close(struct scalar_docs *d)
+{
+	char *ta, *tb;
+
+	ibw_jw_end(&d->a);
+	ibw_jw_end(&d->b);
+	ibw_jw_end(&d->a);
+	ibw_jw_end(&d->b);
+	ta = written(&d->a);
+	tb = written(&d->b);
+	assert_string_equal(ta, tb);
+	free(ta);
+	free(tb);
+}
+
+/* A jansson value as ibw_jw_value() takes it: NULL (what jansson
+ * refused to make) is left out as json_array_append_new() leaves it. */
+static void tree_value(struct ibw_jw *w, json_t *v)
+{
+	if (v)
+		ibw_jw_value(w, v);
+}
+
+/*
+ * The direct scalar writers write what jansson writes for the same
+ * value: reals of every form (and random bit patterns), integers at
+ * their limits, strings plain, escaped, non-ASCII and not UTF-8 (left
+ * out, in an array and with its key in an object), GUIDs and times.
+ */
+static void test_writer_scalars(void **state)
+{
+	static const double reals[] = {
+		0.0,
+		-0.0,
+		1.0,
+		-1.0,
+		0.1,
+		1e-7,
+		12.5e9,
+		1e12,
+		999999999999.0,
+		-999999999999.0,
+		1e11 + 0.5,
+		123456789012345.0,
+		1e21,
+		1e300,
+		5e-324,
+		1.7976931348623157e308,
+		2.0 / 3.0,
+		40.0,
+		56.25,
+		100.0,
+		0.000123456789012345,
+		-2.5e-15,
+		9007199254740993.0,
+		1e16,
+		-1e-300,
+		3.14159265358979,
+	};
+	static const char *const strs[] = {
+		"",
+		"plain",
+		"with \"quote\"",
+		"back\\slash",
+		"tab\there",
+		"nl\n",
+		"\x01\x1f\x7f",
+		"caf\xc3\xa9",
+		"\xf0\x9f\x98\x80 x",
+		"bad \xff",
+		"\xc3",
+		"a/b",
+		"~}{",
+	};
+	static const int64_t ints[] = {
+		0, 1, -1, 42, INT64_MAX, INT64_MIN, -9007199254740993ll
+	};
+	static const uint64_t u64s[] = { 0,
+					 1,
+					 9007199254740993ull,
+					 9223372036854775807ull,
+					 9223372036854775808ull,
+					 18446744073709551615ull };
+	struct scalar_docs d;
+	uint64_t bits = 0x9e3779b97f4a7c15ull;
+	size_t i;
+	double v;
+
+	scalar_docs_open(&d);
+	for (i = 0; i < sizeof(reals) / sizeof(reals[0]); i++) {
+		ibw_jw_real(&d.a, reals[i]);
+		tree_value(&d.b, json_real(reals[i]));
+	}
+	for (i = 0; i < 20000; i++) {
+		bits ^= bits << 13;
+		bits ^= bits >> 7;
+		bits ^= bits << 17;
+		memcpy(&v, &bits, sizeof(v));
+		ibw_jw_real(&d.a, v); /* NaN and inf: left out */
+		tree_value(&d.b, json_real(v));
+		v = (double)(bits % 100000000) / 1000.0;
+		ibw_jw_real(&d.a, v);
+		tree_value(&d.b, json_real(v));
+	}
+	for (i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+		ibw_jw_string(&d.a, strs[i]);
+		tree_value(&d.b, json_string(strs[i]));
+	}
+	for (i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+		ibw_jw_int(&d.a, ints[i]);
+		tree_value(&d.b, json_integer(ints[i]));
+	}
+	for (i = 0; i < sizeof(u64s) / sizeof(u64s[0]); i++) {
+		ibw_jw_u64(&d.a, u64s[i]);
+		tree_value(&d.b, ibw_json_u64(u64s[i]));
+		ibw_jw_guid(&d.a, u64s[i]);
+		tree_value(&d.b, ibw_json_guid(u64s[i]));
+		ibw_jw_time(&d.a, u64s[i] % 4102444800000000ull);
+		tree_value(&d.b, ibw_json_time(u64s[i] % 4102444800000000ull));
+	}
+	ibw_jw_bool(&d.a, 1);
+	tree_value(&d.b, json_true());
+	ibw_jw_bool(&d.a, 0);
+	tree_value(&d.b, json_false());
+	ibw_jw_null(&d.a);
+	tree_value(&d.b, json_null());
+	ibw_jw_string(&d.a, NULL);
+	scalar_docs_close(&d);
+
+	/* in an object: a refused value takes its key with it */
+	scalar_docs_open(&d);
+	ibw_jw_end(&d.a);
+	ibw_jw_end(&d.b);
+	ibw_jw_key(&d.a, "b");
+	ibw_jw_string(&d.a, "bad \xff");
+	ibw_jw_key(&d.a, "c");
+	ibw_jw_real(&d.a, 0.0 / 0.0);
+	ibw_jw_key(&d.a, "d");
+	ibw_jw_string(&d.a, "ok");
+	ibw_jw_key(&d.b, "d");
+	ibw_jw_value(&d.b, json_string("ok"));
+	ibw_jw_key(&d.a, "e");
+	ibw_jw_real(&d.a, 1.0 / 0.0);
+	ibw_jw_key(&d.a, "f");
+	ibw_jw_key(&d.b, "f");
+	ibw_jw_object(&d.a);
+	ibw_jw_object(&d.b);
+	ibw_jw_key(&d.a, "x");
+	ibw_jw_string(&d.a, "bad \xff");
+	ibw_jw_key(&d.a, "y");
+	ibw_jw_real(&d.a, 0.25);
+	ibw_jw_key(&d.b, "y");
+	ibw_jw_value(&d.b, json_real(0.25));
+	ibw_jw_end(&d.a);
+	ibw_jw_end(&d.b);
+	ibw_jw_end(&d.a);
+	ibw_jw_end(&d.b);
+	{
+		char *ta = written(&d.a), *tb = written(&d.b);
+
+		assert_string_equal(ta, tb);
+		assert_null(strstr(ta, "\"b\""));
+		free(ta);
+		free(tb);
+	}
+	/* as the document, a refused value is an error */
+	ibw_jw_init(&d.a);
+	ibw_jw_string(&d.a, "bad \xff");
+	assert_int_equal(d.a.err, -EINVAL);
+	ibw_jw_release(&d.a);
+}
+
 /* Misuse and the document's end are refused, not written. */
 static void test_writer_refuses(void **state)
 {
@@ -859,11 +1050,12 @@ static void test_rich_documents(void **state)
 	struct ibw_snapshot *s = rich_snapshot();
 	struct ibw_port_filter all = { 0, 0, -1, 0 };
 	struct ibw_event ev[IBW_EVT_KIND_MAX + 2];
+	const struct ibw_snapshot_node *nv;
 	struct ibw_links *l;
 	struct ibw_jw w;
 	unsigned nev;
 	json_t *j;
-	char *t;
+	char *t, *t2;
 
 	ibw_jw_init(&w);
 	ibw_json_write_ports(&w, s, &all);
@@ -874,6 +1066,15 @@ static void test_rich_documents(void **state)
 	ibw_json_write_nodes(&w, s);
 	t = written(&w);
 	golden("nodes.json", t);
+	/* the single node's tree (jansson) says the same as the writer */
+	ibw_jw_init(&w);
+	ibw_jw_array(&w);
+	ibw_snapshot_foreach_node(s, nv)
+		ibw_jw_value(&w, ibw_json_node(s, nv->n->guid));
+	ibw_jw_end(&w);
+	t2 = written(&w);
+	assert_string_equal(t2, t);
+	free(t2);
 	free(t);
 	j = ibw_json_node(s, 0x0002c90300000010ull);
 	assert_non_null(j);
@@ -915,6 +1116,7 @@ int main(void)
 		cmocka_unit_test(test_events_written),
 		cmocka_unit_test(test_stream_same_bytes),
 		cmocka_unit_test(test_writer_refuses),
+		cmocka_unit_test(test_writer_scalars),
 		cmocka_unit_test(test_pma_redirect_rendered),
 		cmocka_unit_test(test_exporter_series),
 		cmocka_unit_test(test_json_links),
