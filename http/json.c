@@ -1318,6 +1318,151 @@ json_t *ibw_json_event(const struct ibw_event *e)
 	return o;
 }
 
+/* A member of an event being written: the members differ by kind, so
+ * they are gathered, then sorted as JSON_SORT_KEYS would. */
+enum ev_type { EV_INT, EV_U64, EV_STR, EV_GUID, EV_TIME, EV_REASONS };
+
+struct ev_member {
+	const char *key;
+	enum ev_type type;
+	uint64_t v;
+	const char *s;
+};
+
+struct ev_members {
+	struct ev_member m[16];
+	unsigned n;
+};
+
+static void ev_add(struct ev_members *e, const char *key, enum ev_type type,
+		   uint64_t v, const char *s)
+{
+	struct ev_member *m = &e->m[e->n++];
+
+	m->key = key;
+	m->type = type;
+	m->v = v;
+	m->s = s;
+}
+
+/* ibw_json_link_reasons(@mask), written. */
+static void reasons_write(struct ibw_jw *w, uint32_t mask)
+{
+	int r;
+
+	ibw_jw_array(w);
+	for (r = 0; r < IBW_LR_MAX; r++)
+		if (mask & IBW_LR_BIT(r))
+			ibw_jw_string(w, ibw_link_reason_str(
+						 (enum ibw_link_reason)r));
+	ibw_jw_end(w);
+}
+
+/* ibw_json_event(@e), written. */
+static void event_write(struct ibw_jw *w, const struct ibw_event *e)
+{
+	struct ev_members m = { .n = 0 };
+	struct ev_member t;
+	unsigned i, j;
+
+	ev_add(&m, "seq", EV_U64, e->seq, NULL);
+	ev_add(&m, "time", EV_TIME, e->time_us, NULL);
+	ev_add(&m, "kind", EV_STR, 0, ibw_event_kind_str(e->kind));
+	ev_add(&m, "node_guid", EV_GUID, e->node_guid, NULL);
+	ev_add(&m, "port", EV_INT, e->port, NULL);
+	switch (e->kind) {
+	case IBW_EVT_ENDPORT_STATE:
+		ev_add(&m, "port_guid", EV_GUID, e->peer_guid, NULL);
+		ev_add(&m, "old", EV_STR, 0,
+		       ibw_endport_state_str((int)e->old_value));
+		ev_add(&m, "new", EV_STR, 0,
+		       ibw_endport_state_str((int)e->new_value));
+		ev_add(&m, "reason", EV_STR, 0, e->what);
+		break;
+	case IBW_EVT_PATH_CHANGED:
+		ev_add(&m, "target", EV_STR, 0, e->what);
+		ev_add(&m, "paths", EV_STR, 0, e->detail);
+		break;
+	case IBW_EVT_PORT_STATE_CHANGED:
+		ev_add(&m, "old", EV_STR, 0,
+		       ibw_port_state_str((int)e->old_value));
+		ev_add(&m, "new", EV_STR, 0,
+		       ibw_port_state_str((int)e->new_value));
+		break;
+	case IBW_EVT_LINK_HEALTH_CHANGED:
+		/* ibw_json_link_event()'s members */
+		ev_add(&m, "peer_guid", EV_GUID, e->peer_guid, NULL);
+		ev_add(&m, "peer_port", EV_INT, e->peer_port, NULL);
+		ev_add(&m, "old", EV_STR, 0,
+		       ibw_link_health_str((enum ibw_link_health)e->old_value));
+		ev_add(&m, "new", EV_STR, 0,
+		       ibw_link_health_str((enum ibw_link_health)e->new_value));
+		ev_add(&m, "old_reasons", EV_REASONS, e->old_reasons, NULL);
+		ev_add(&m, "reasons", EV_REASONS, e->reasons, NULL);
+		break;
+	case IBW_EVT_ENDPORT_MOVED:
+		ev_add(&m, "port_guid", EV_GUID, e->peer_guid, NULL);
+		ev_add(&m, "old", EV_INT, e->old_value, NULL);
+		ev_add(&m, "new", EV_INT, e->new_value, NULL);
+		ev_add(&m, "reason", EV_STR, 0, e->what);
+		break;
+	case IBW_EVT_ROUTES_LOST:
+	case IBW_EVT_ROUTES_RESTORED:
+	case IBW_EVT_ROUTE_LOOPS:
+	case IBW_EVT_ROUTE_BALANCE:
+	case IBW_EVT_ROUTE_LOAD:
+		/* ibw_json_route_event()'s members */
+		ev_add(&m, "old", EV_U64, e->old_value, NULL);
+		ev_add(&m, "new", EV_U64, e->new_value, NULL);
+		ev_add(&m, "detail", EV_STR, 0, e->detail);
+		break;
+	default:
+		if (e->peer_guid) {
+			ev_add(&m, "peer_guid", EV_GUID, e->peer_guid, NULL);
+			ev_add(&m, "peer_port", EV_INT, e->peer_port, NULL);
+		}
+		if (e->what[0])
+			ev_add(&m, "counter", EV_STR, 0, e->what);
+		ev_add(&m, "old", EV_U64, e->old_value, NULL);
+		ev_add(&m, "new", EV_U64, e->new_value, NULL);
+	}
+	for (i = 1; i < m.n; i++)
+		for (j = i; j > 0 && strcmp(m.m[j].key, m.m[j - 1].key) < 0;
+		     j--) {
+			t = m.m[j];
+			m.m[j] = m.m[j - 1];
+			m.m[j - 1] = t;
+		}
+	ibw_jw_object(w);
+	for (i = 0; i < m.n; i++) {
+		const struct ev_member *x = &m.m[i];
+
+		ibw_jw_key(w, x->key);
+		switch (x->type) {
+		case EV_INT:
+			/* json_integer() of what json_int_t holds */
+			ibw_jw_int(w, (int64_t)x->v);
+			break;
+		case EV_U64:
+			ibw_jw_u64(w, x->v);
+			break;
+		case EV_STR:
+			ibw_jw_string(w, x->s);
+			break;
+		case EV_GUID:
+			ibw_jw_guid(w, x->v);
+			break;
+		case EV_TIME:
+			ibw_jw_time(w, x->v);
+			break;
+		case EV_REASONS:
+			reasons_write(w, (uint32_t)x->v);
+			break;
+		}
+	}
+	ibw_jw_end(w);
+}
+
 void ibw_json_write_events_doc(struct ibw_jw *w, uint64_t last_seq,
 			       const struct ibw_event *ev, unsigned n)
 {
@@ -1327,7 +1472,7 @@ void ibw_json_write_events_doc(struct ibw_jw *w, uint64_t last_seq,
 	ibw_jw_key(w, "events");
 	ibw_jw_array(w);
 	for (i = 0; i < n; i++)
-		ibw_jw_value(w, ibw_json_event(&ev[i]));
+		event_write(w, &ev[i]);
 	ibw_jw_end(w);
 	ibw_jw_key(w, "last_seq");
 	ibw_jw_value(w, ibw_json_u64(last_seq));
@@ -1388,13 +1533,86 @@ json_t *ibw_json_endport(const struct ibw_snapshot_endport *v)
 	return o;
 }
 
+/* ibw_json_endport(@v), written. */
+static void endport_write(struct ibw_jw *w,
+			  const struct ibw_snapshot_endport *v)
+{
+	const struct ibw_endport *ep = v->ep;
+
+	ibw_jw_object(w);
+	ibw_jw_key(w, "found");
+	ibw_jw_bool(w, ep->found);
+	ibw_jw_key(w, "last_reply");
+	ibw_jw_time(w, ep->last_reply_us);
+	ibw_jw_key(w, "lid");
+	ibw_jw_int(w, ep->lid);
+	ibw_jw_key(w, "loss_percent");
+	ibw_jw_real(w, v->loss_pct);
+	ibw_jw_key(w, "method");
+	ibw_jw_string(w, ibw_ping_method_str(ep->last_method));
+	ibw_jw_key(w, "name");
+	ibw_jw_string(w, ep->name);
+	ibw_jw_key(w, "node_guid");
+	if (ep->node_guid)
+		ibw_jw_guid(w, ep->node_guid);
+	else
+		ibw_jw_null(w);
+	ibw_jw_key(w, "port");
+	ibw_jw_int(w, ep->port);
+	ibw_jw_key(w, "port_guid");
+	if (ep->port_guid)
+		ibw_jw_guid(w, ep->port_guid);
+	else
+		ibw_jw_null(w);
+	ibw_jw_key(w, "reason");
+	ibw_jw_string(w, ep->reason);
+	ibw_jw_key(w, "received");
+	ibw_jw_u64(w, ep->received);
+	ibw_jw_key(w, "responder");
+	ibw_jw_bool(w, ep->echo_answered);
+	if (ep->responder_host[0]) {
+		ibw_jw_key(w, "responder_host");
+		ibw_jw_string(w, ep->responder_host);
+	}
+	ibw_jw_key(w, "rtt");
+	ibw_jw_object(w);
+	if (ep->received) {
+		ibw_jw_key(w, "avg_ms");
+		ibw_jw_real(w, ep->rtt_avg_us / 1000.0);
+		ibw_jw_key(w, "last_ms");
+		ibw_jw_real(w, (double)ep->rtt_last_us / 1000.0);
+		ibw_jw_key(w, "max_ms");
+		ibw_jw_real(w, (double)ep->rtt_max_us / 1000.0);
+		ibw_jw_key(w, "mdev_ms");
+		ibw_jw_real(w, ep->rtt_mdev_us / 1000.0);
+		ibw_jw_key(w, "min_ms");
+		ibw_jw_real(w, (double)ep->rtt_min_us / 1000.0);
+	}
+	ibw_jw_end(w);
+	ibw_jw_key(w, "sent");
+	ibw_jw_u64(w, ep->sent);
+	ibw_jw_key(w, "state");
+	ibw_jw_string(w, ibw_endport_state_str(ep->state));
+	ibw_jw_key(w, "state_since");
+	ibw_jw_time(w, ep->state_since_us);
+	if (ep->target[0]) {
+		ibw_jw_key(w, "target");
+		ibw_jw_string(w, ep->target);
+	}
+	ibw_jw_key(w, "window_loss_percent");
+	ibw_jw_real(w, v->window_loss_pct);
+	ibw_jw_key(w, "window_probes");
+	ibw_jw_int(w, ep->window_n);
+	ibw_jw_end(w);
+}
+
 void ibw_json_write_endports(struct ibw_jw *w, const struct ibw_snapshot *s)
 {
 	const struct ibw_snapshot_endport *v;
 
 	ibw_jw_array(w);
 	ibw_snapshot_foreach_endport(s, v)
-		ibw_jw_value(w, ibw_json_endport(v));
+		endport_write(w, v);
 	ibw_jw_end(w);
 }
 

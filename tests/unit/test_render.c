@@ -1051,9 +1051,10 @@ static void test_rich_documents(void **state)
 	struct ibw_port_filter all = { 0, 0, -1, 0 };
 	struct ibw_event ev[IBW_EVT_KIND_MAX + 2];
 	const struct ibw_snapshot_node *nv;
+	const struct ibw_snapshot_endport *epv;
 	struct ibw_links *l;
 	struct ibw_jw w;
-	unsigned nev;
+	unsigned nev, i;
 	json_t *j;
 	char *t, *t2;
 
@@ -1085,12 +1086,34 @@ static void test_rich_documents(void **state)
 	ibw_json_write_endports(&w, s);
 	t = written(&w);
 	golden("endports-rich.json", t);
+	ibw_jw_init(&w);
+	ibw_jw_array(&w);
+	ibw_snapshot_foreach_endport(s, epv)
+		ibw_jw_value(&w, ibw_json_endport(epv));
+	ibw_jw_end(&w);
+	t2 = written(&w);
+	assert_string_equal(t2, t);
+	free(t2);
 	free(t);
 	nev = rich_events(ev, IBW_EVT_KIND_MAX + 2);
 	ibw_jw_init(&w);
 	ibw_json_write_events_doc(&w, 99, ev, nev);
 	t = written(&w);
 	golden("events.json", t);
+	/* each event's tree (ibw_json_event) says the same as the writer */
+	ibw_jw_init(&w);
+	ibw_jw_object(&w);
+	ibw_jw_key(&w, "events");
+	ibw_jw_array(&w);
+	for (i = 0; i < nev; i++)
+		ibw_jw_value(&w, ibw_json_event(&ev[i]));
+	ibw_jw_end(&w);
+	ibw_jw_key(&w, "last_seq");
+	ibw_jw_u64(&w, 99);
+	ibw_jw_end(&w);
+	t2 = written(&w);
+	assert_string_equal(t2, t);
+	free(t2);
 	free(t);
 	rich_links(s, &l);
 	t = dump(ibw_json_links(s, NULL));
