@@ -1119,6 +1119,29 @@ static void test_rich_documents(void **state)
 	t = dump(ibw_json_links(s, NULL));
 	golden("links.json", t);
 	free(t);
+	ibw_jw_init(&w);
+	ibw_json_write_links(&w, s, NULL);
+	t = written(&w);
+	golden("links.json", t);
+	free(t);
+	/* filtered, and without a view: the writer as the tree */
+	for (i = 0; i < 3; i++) {
+		struct ibw_link_filter f = { -1, -1, 0, 0, NULL };
+		struct ibw_link_view *keep = s->links;
+
+		if (i == 1)
+			f.health = IBW_HEALTH_DEGRADED;
+		if (i == 2)
+			s->links = NULL;
+		t = dump(ibw_json_links(s, &f));
+		ibw_jw_init(&w);
+		ibw_json_write_links(&w, s, &f);
+		t2 = written(&w);
+		assert_string_equal(t2, t);
+		free(t2);
+		free(t);
+		s->links = keep;
+	}
 	t = dump(ibw_json_link_at(s, 0x0002c90300000011ull, 1));
 	golden("link.json", t);
 	free(t);
