@@ -269,28 +269,6 @@ static void jw_put_plain(struct ibw_jw *w, const char *s, size_t n)
 	jw_put(w, "\"", 1);
 }
 
-/* A member's name and its ": ". */
-static void jw_key_out(struct ibw_jw *w, const char *key)
-{
-	size_t n;
-	char *k;
-
-	if (jw_plain(key, &n)) {
-		jw_put_plain(w, key, n);
-	} else {
-		k = jw_escaped(key);
-		if (!k) {
-			/* Ours are constants: one jansson refuses is a bug,
-			 * or memory ran out. */
-			jw_fail(w, -EINVAL);
-			return;
-		}
-		jw_put(w, k, strlen(k));
-		free(k);
-	}
-	jw_put(w, ": ", 2);
-}
-
 /* What goes before a member's value: the separator, the new line, its
  * key and ": ", in one piece for a plain key (all of ours). */
 static void jw_keyed_member(struct ibw_jw *w)
@@ -300,8 +278,17 @@ static void jw_keyed_member(struct ibw_jw *w)
 	char *p;
 
 	if (!jw_plain(w->key, &kn)) {
+		p = jw_escaped(w->key);
+		/* Ours are constants: one jansson refuses is a bug (or
+		 * memory ran out). */
+		if (!p) {
+			jw_fail(w, -EINVAL);
+			return;
+		}
 		jw_member(w);
-		jw_key_out(w, w->key);
+		jw_put(w, p, strlen(p));
+		jw_put(w, ": ", 2);
+		free(p);
 		return;
 	}
 	n = (w->filled[d] ? 1 : 0) + ind + kn + 4;

@@ -572,12 +572,19 @@ static void test_writer_scalars(void **state)
 	ibw_jw_value(&d.b, json_real(0.25));
 	ibw_jw_end(&d.a);
 	ibw_jw_end(&d.b);
+	/* a key jansson escapes */
+	ibw_jw_key(&d.a, "k\xc3\xa9y \"q\"");
+	ibw_jw_key(&d.b, "k\xc3\xa9y \"q\"");
+	ibw_jw_int(&d.a, 1);
+	ibw_jw_value(&d.b, json_integer(1));
 	ibw_jw_end(&d.a);
 	ibw_jw_end(&d.b);
 	{
 		char *ta = written(&d.a), *tb = written(&d.b);
 
 		assert_string_equal(ta, tb);
+		same_as_tree(ta);
+		assert_non_null(strstr(ta, "\"k\xc3\xa9y \\\"q\\\"\": 1"));
 		assert_null(strstr(ta, "\"b\""));
 		free(ta);
 		free(tb);
