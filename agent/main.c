@@ -94,7 +94,7 @@ static int links_json(struct daemon *d, FILE *f)
 	struct ibw_jw w;
 
 	ibw_jw_init_stream(&w, f);
-	ibw_jw_value(&w, ibw_json_links(snap, NULL));
+	ibw_json_write_links(&w, snap, NULL);
 	ibw_snapshot_unref(snap);
 	return ibw_jw_close(&w);
 }
@@ -131,7 +131,7 @@ static int once_json(struct daemon *d, FILE *f)
 	ibw_jw_key(&w, "events");
 	ibw_json_write_events_doc(&w, ibw_events_last_seq(ev), evs, nev);
 	ibw_jw_key(&w, "links");
-	ibw_jw_value(&w, ibw_json_links(snap, NULL));
+	ibw_json_write_links(&w, snap, NULL);
 	ibw_jw_key(&w, "local");
 	ibw_jw_value(&w,
 		     ibw_json_local_cas(cas, ncas > 0 ? (unsigned)ncas : 0));

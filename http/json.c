@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,13 +173,15 @@ static void jw_fail(struct ibw_jw *w, int err)
 		w->err = err;
 }
 
-static void jw_put(struct ibw_jw *w, const char *s, size_t n)
+/* Room for @n more bytes (and the NUL ibw_jw_finish() adds): where they
+ * go, or NULL (the writer failed). The caller adds @n to len. */
+static char *jw_room_slow(struct ibw_jw *w, size_t n)
 {
 	size_t cap;
 	char *b;
 
 	if (w->err)
-		return;
+		return NULL;
 	/* A stream holds a few pages at most. */
 	if (w->out && w->len + n > JW_STREAM_BUF)
 		jw_flush(w);
@@ -188,31 +192,39 @@ static void jw_put(struct ibw_jw *w, const char *s, size_t n)
 		b = realloc(w->buf, cap);
 		if (!b) {
 			jw_fail(w, -ENOMEM);
-			return;
+			return NULL;
 		}
 		w->buf = b;
 		w->cap = cap;
 	}
-	memcpy(w->buf + w->len, s, n);
+	return w->err ? NULL : w->buf + w->len;
+}
+
+static inline char *jw_room(struct ibw_jw *w, size_t n)
+{
+	/* The common case first: a few bytes into a buffer with room. */
+	if (!w->err && w->len + n + 1 <= w->cap &&
+	    (!w->out || w->len + n <= JW_STREAM_BUF))
+		return w->buf + w->len;
+	return jw_room_slow(w, n);
+}
+
+static void jw_put(struct ibw_jw *w, const char *s, size_t n)
+{
+	char *d = jw_room(w, n);
+
+	if (!d)
+		return;
+	memcpy(d, s, n);
 	w->len += n;
 }
 
-/* A line break and the indentation of @depth levels (JSON_INDENT(2)). */
-static void jw_newline(struct ibw_jw *w, unsigned depth)
-{
-	static const char sp[] = "\n                                ";
-	size_t n = 2 * (size_t)depth;
+/* A line break and the indentation of @depth levels (JSON_INDENT(2));
+ * IBW_JW_DEPTH bounds @depth. */
+static const char jw_indent[] = "\n                                ";
 
-	jw_put(w, sp, 1);
-	while (n) {
-		size_t k = n < sizeof(sp) - 2 ? n : sizeof(sp) - 2;
-
-		jw_put(w, sp + 1, k);
-		n -= k;
-	}
-}
-
-/* What jansson writes before a member of the innermost container. */
+/* What jansson writes before a member of the innermost container: a
+ * comma after the one before, then a new line at its depth. */
 static void jw_member(struct ibw_jw *w)
 {
 	unsigned d = w->depth - 1;
@@ -220,17 +232,91 @@ static void jw_member(struct ibw_jw *w)
 	if (w->filled[d])
 		jw_put(w, ",", 1);
 	w->filled[d] = 1;
-	jw_newline(w, w->depth);
+	jw_put(w, jw_indent, 1 + 2 * (size_t)w->depth);
 }
 
-/* Whether a value may come now, and what goes before it. */
+/* Printable ASCII without '"' and '\\': what jansson writes as it is. */
+static int jw_plain(const char *s, size_t *len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (; *p; p++)
+		if (*p < 0x20 || *p > 0x7e || *p == '"' || *p == '\\')
+			return 0;
+	*len = (size_t)(p - (const unsigned char *)s);
+	return 1;
+}
+
+/* @s as jansson writes the string (quotes, escapes; malloc'ed), or NULL
+ * when jansson would not make it: not UTF-8 (or out of memory). */
+static char *jw_escaped(const char *s)
+{
+	json_t *j = json_string(s);
+	char *t;
+
+	if (!j)
+		return NULL;
+	t = json_dumps(j, JSON_ENCODE_ANY);
+	json_decref(j);
+	return t;
+}
+
+/* A plain string (jw_plain()) of @n bytes, quoted. */
+static void jw_put_plain(struct ibw_jw *w, const char *s, size_t n)
+{
+	jw_put(w, "\"", 1);
+	jw_put(w, s, n);
+	jw_put(w, "\"", 1);
+}
+
+/* What goes before a member's value: the separator, the new line, its
+ * key and ": ", in one piece for a plain key (all of ours). */
+static void jw_keyed_member(struct ibw_jw *w)
+{
+	unsigned d = w->depth - 1;
+	size_t kn, ind = 1 + 2 * (size_t)w->depth, n;
+	char *p;
+
+	if (!jw_plain(w->key, &kn)) {
+		p = jw_escaped(w->key);
+		/* Ours are constants: one jansson refuses is a bug (or
+		 * memory ran out). */
+		if (!p) {
+			jw_fail(w, -EINVAL);
+			return;
+		}
+		jw_member(w);
+		jw_put(w, p, strlen(p));
+		jw_put(w, ": ", 2);
+		free(p);
+		return;
+	}
+	n = (w->filled[d] ? 1 : 0) + ind + kn + 4;
+	p = jw_room(w, n);
+	if (!p)
+		return;
+	if (w->filled[d])
+		*p++ = ',';
+	w->filled[d] = 1;
+	memcpy(p, jw_indent, ind);
+	p += ind;
+	*p++ = '"';
+	memcpy(p, w->key, kn);
+	p += kn;
+	memcpy(p, "\": ", 3);
+	w->len += n;
+}
+
+/* Whether a value may come now, and what goes before it: the member's
+ * separator and key, or the element's separator. */
 static int jw_before_value(struct ibw_jw *w)
 {
 	if (w->err)
 		return -1;
 	if (w->keyed) {
 		w->keyed = 0;
-		return 0;
+		jw_keyed_member(w);
+		return w->err ? -1 : 0;
 	}
 	if (!w->depth) {
 		/* One document per writer. */
@@ -283,34 +369,20 @@ void ibw_jw_end(struct ibw_jw *w)
 	d = --w->depth;
 	/* jansson writes an empty container as "[]" or "{}". */
 	if (w->filled[d])
-		jw_newline(w, d);
+		jw_put(w, jw_indent, 1 + 2 * (size_t)d);
 	jw_put(w, w->object[d] ? "}" : "]", 1);
 }
 
 void ibw_jw_key(struct ibw_jw *w, const char *key)
 {
-	json_t *name;
-	char *k;
-
 	if (w->err)
 		return;
 	if (!w->depth || !w->object[w->depth - 1] || w->keyed) {
 		jw_fail(w, -EINVAL);
 		return;
 	}
-	jw_member(w);
-	/* jansson's escaping of the name, then its ": ". */
-	name = json_string(key);
-	k = name ? json_dumps(name, JSON_ENCODE_ANY) : NULL;
-	json_decref(name);
-	if (!k) {
-		jw_fail(w, -ENOMEM);
-		return;
-	}
-	jw_put(w, k, strlen(k));
-	jw_put(w, ": ", 2);
-	free(k);
 	w->keyed = 1;
+	w->key = key;
 }
 
 void ibw_jw_value(struct ibw_jw *w, json_t *v)
@@ -337,10 +409,187 @@ void ibw_jw_value(struct ibw_jw *w, json_t *v)
 	 * has in the document. */
 	for (p = t; (nl = strchr(p, '\n')); p = nl + 1) {
 		jw_put(w, p, (size_t)(nl - p));
-		jw_newline(w, w->depth);
+		jw_put(w, jw_indent, 1 + 2 * (size_t)w->depth);
 	}
 	jw_put(w, p, strlen(p));
 	free(t);
+}
+
+/* A value jansson would not have made: its member or element is left
+ * out, as jansson leaves out a NULL. */
+static void jw_leave_out(struct ibw_jw *w)
+{
+	if (w->err)
+		return;
+	if (w->keyed)
+		w->keyed = 0;
+	else if (!w->depth)
+		jw_fail(w, -EINVAL); /* the document itself */
+}
+
+/* @n bytes of a scalar value. */
+static void jw_scalar(struct ibw_jw *w, const char *s, size_t n)
+{
+	if (jw_before_value(w) < 0)
+		return;
+	jw_put(w, s, n);
+}
+
+/* The decimal digits of @v, ending at @end: where they start. */
+static char *jw_digits(char *end, uint64_t v)
+{
+	do {
+		*--end = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return end;
+}
+
+void ibw_jw_u64(struct ibw_jw *w, uint64_t v)
+{
+	char buf[24], *e = buf + sizeof(buf), *p = jw_digits(e, v);
+
+	jw_scalar(w, p, (size_t)(e - p));
+}
+
+void ibw_jw_int(struct ibw_jw *w, int64_t v)
+{
+	char buf[24], *e = buf + sizeof(buf), *p;
+
+	if (v >= 0)
+		p = jw_digits(e, (uint64_t)v);
+	else {
+		p = jw_digits(e, 0 - (uint64_t)v);
+		*--p = '-';
+	}
+	jw_scalar(w, p, (size_t)(e - p));
+}
+
+void ibw_jw_real(struct ibw_jw *w, double v)
+{
+	char buf[48], *p, *q, *e;
+	int n;
+
+	/* json_real() refuses what JSON cannot hold. */
+	if (!isfinite(v)) {
+		jw_leave_out(w);
+		return;
+	}
+	/* An integer of fewer than 13 digits: "%.12g" writes its digits
+	 * and nothing else, jansson adds ".0" (most rates are 0). */
+	if (v > -1e12 && v < 1e12 && v == (double)(int64_t)v &&
+	    (v != 0 || !signbit(v))) {
+		e = buf + sizeof(buf);
+		*--e = '0';
+		*--e = '.';
+		p = jw_digits(e, (uint64_t)(v < 0 ? -v : v));
+		if (v < 0)
+			*--p = '-';
+		jw_scalar(w, p, (size_t)(buf + sizeof(buf) - p));
+		return;
+	}
+	n = snprintf(buf, sizeof(buf) - 3, "%.12g", v);
+	if (n < 0 || (size_t)n >= sizeof(buf) - 3) {
+		jw_fail(w, -EINVAL);
+		return;
+	}
+	/* jsonp_dtostr(): a dot or an exponent, so it reads back as a
+	 * real; then no '+' and no leading zeros in the exponent. */
+	if (!strchr(buf, '.') && !strchr(buf, 'e')) {
+		memcpy(buf + n, ".0", 3);
+		n += 2;
+	}
+	p = strchr(buf, 'e');
+	if (p) {
+		p++;
+		q = p + 1;
+		if (*p == '-')
+			p++;
+		while (*q == '0')
+			q++;
+		if (q != p) {
+			memmove(p, q, (size_t)(buf + n + 1 - q));
+			n -= (int)(q - p);
+		}
+	}
+	jw_scalar(w, buf, (size_t)n);
+}
+
+void ibw_jw_bool(struct ibw_jw *w, int v)
+{
+	if (v)
+		jw_scalar(w, "true", 4);
+	else
+		jw_scalar(w, "false", 5);
+}
+
+void ibw_jw_null(struct ibw_jw *w)
+{
+	jw_scalar(w, "null", 4);
+}
+
+void ibw_jw_string(struct ibw_jw *w, const char *s)
+{
+	size_t n;
+	char *t;
+
+	if (s && jw_plain(s, &n)) {
+		if (jw_before_value(w) == 0)
+			jw_put_plain(w, s, n);
+		return;
+	}
+	if (w->err)
+		return;
+	/* jansson's escaping and its UTF-8 check: what it refuses to make
+	 * is left out, as the tree left it out. */
+	t = s ? jw_escaped(s) : NULL;
+	if (!t) {
+		jw_leave_out(w);
+		return;
+	}
+	if (jw_before_value(w) == 0)
+		jw_put(w, t, strlen(t));
+	free(t);
+}
+
+void ibw_jw_guid(struct ibw_jw *w, uint64_t guid)
+{
+	static const char hex[] = "0123456789abcdef";
+	char buf[21];
+	int i;
+
+	buf[0] = '"';
+	buf[1] = '0';
+	buf[2] = 'x';
+	for (i = 0; i < 16; i++)
+		buf[3 + i] = hex[(guid >> (60 - 4 * i)) & 0xf];
+	buf[19] = '"';
+	jw_scalar(w, buf, 20);
+}
+
+/* "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ" of @us, into @buf (28 bytes),
+ * as ibw_json_time() has it. */
+static void time_str(char *buf, size_t cap, uint64_t us)
+{
+	time_t t = (time_t)(us / 1000000u);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ",
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		 tm.tm_min, tm.tm_sec, (unsigned)(us % 1000000u));
+}
+
+void ibw_jw_time(struct ibw_jw *w, uint64_t us)
+{
+	char buf[80];
+
+	if (!us) {
+		ibw_jw_null(w);
+		return;
+	}
+	time_str(buf, sizeof(buf), us);
+	ibw_jw_string(w, buf);
 }
 
 char *ibw_jw_finish(struct ibw_jw *w, size_t *len)
@@ -386,15 +635,10 @@ size_t ibw_jw_take(struct ibw_jw *w, char *dst, size_t max)
 json_t *ibw_json_time(uint64_t us)
 {
 	char buf[80];
-	time_t t = (time_t)(us / 1000000u);
-	struct tm tm;
 
 	if (!us)
 		return json_null();
-	gmtime_r(&t, &tm);
-	snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ",
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		 tm.tm_min, tm.tm_sec, (unsigned)(us % 1000000u));
+	time_str(buf, sizeof(buf), us);
 	return json_string(buf);
 }
 
@@ -485,6 +729,290 @@ json_t *ibw_json_counters(const struct ibw_port_ctrs *pc)
 	json_object_set_new(o, "unreachable_sweeps",
 			    json_integer(pc->unreachable));
 	return o;
+}
+
+/*
+ * The keys of "totals" and "raw" in strcmp() order, as JSON_SORT_KEYS
+ * puts them: the counters' keys, and their names merged with
+ * PortVLXmitWait0..15. Sorted once; the tables never change.
+ */
+struct ctr_order {
+	int totals[IBW_CTR_MAX]; /* counter */
+	int raw[IBW_CTR_MAX + 16]; /* counter, or -1 - VL */
+	char vl_name[16][20];
+};
+
+static struct ctr_order ctr_order;
+static pthread_once_t ctr_order_once = PTHREAD_ONCE_INIT;
+
+static const char *raw_name(int r)
+{
+	return r >= 0 ? ibw_ctr_desc(r)->name : ctr_order.vl_name[-1 - r];
+}
+
+static void ctr_order_init(void)
+{
+	struct ctr_order *o = &ctr_order;
+	int i, j, t;
+
+	for (i = 0; i < 16; i++)
+		snprintf(o->vl_name[i], sizeof(o->vl_name[i]),
+			 "PortVLXmitWait%d", i);
+	for (i = 0; i < IBW_CTR_MAX; i++)
+		o->totals[i] = o->raw[i] = i;
+	for (i = 0; i < 16; i++)
+		o->raw[IBW_CTR_MAX + i] = -1 - i;
+	/* insertion sorts of a few dozen names, once */
+	for (i = 1; i < IBW_CTR_MAX; i++)
+		for (j = i;
+		     j > 0 && strcmp(ibw_ctr_desc(o->totals[j])->key,
+				     ibw_ctr_desc(o->totals[j - 1])->key) < 0;
+		     j--) {
+			t = o->totals[j];
+			o->totals[j] = o->totals[j - 1];
+			o->totals[j - 1] = t;
+		}
+	for (i = 1; i < IBW_CTR_MAX + 16; i++)
+		for (j = i; j > 0 && strcmp(raw_name(o->raw[j]),
+					    raw_name(o->raw[j - 1])) < 0;
+		     j--) {
+			t = o->raw[j];
+			o->raw[j] = o->raw[j - 1];
+			o->raw[j - 1] = t;
+		}
+}
+
+/* The keys of @pc's counters saturated (@over 0) or over their
+ * threshold (@over 1), in counter order. */
+static void ctr_flags_write(struct ibw_jw *w, const struct ibw_port_ctrs *pc,
+			    int over)
+{
+	int i;
+
+	ibw_jw_array(w);
+	for (i = 0; i < IBW_CTR_MAX; i++) {
+		const struct ibw_ctr_val *v = &pc->v[i];
+
+		if (v->have_raw && (over ? v->over_threshold : v->saturated))
+			ibw_jw_string(w, ibw_ctr_desc(i)->key);
+	}
+	ibw_jw_end(w);
+}
+
+/* ibw_json_counters(@pc), written. */
+static void counters_write(struct ibw_jw *w, const struct ibw_port_ctrs *pc)
+{
+	const struct ctr_order *o = &ctr_order;
+	int i;
+
+	pthread_once(&ctr_order_once, ctr_order_init);
+	ibw_jw_object(w);
+	ibw_jw_key(w, "discontinuity_time");
+	ibw_jw_time(w, pc->discontinuity_us);
+	ibw_jw_key(w, "error_increments");
+	ibw_jw_u64(w, pc->error_increments);
+	ibw_jw_key(w, "extended");
+	ibw_jw_bool(w, pc->have_ext);
+	ibw_jw_key(w, "over_threshold");
+	ctr_flags_write(w, pc, 1);
+	/* json_pack() fails on a real that is not finite: no "rates". */
+	if (isfinite(pc->rcv_bytes_per_s) && isfinite(pc->rcv_pkts_per_s) &&
+	    isfinite(pc->xmit_bytes_per_s) && isfinite(pc->xmit_pkts_per_s)) {
+		ibw_jw_key(w, "rates");
+		ibw_jw_object(w);
+		ibw_jw_key(w, "receive_bytes_per_second");
+		ibw_jw_real(w, pc->rcv_bytes_per_s);
+		ibw_jw_key(w, "receive_packets_per_second");
+		ibw_jw_real(w, pc->rcv_pkts_per_s);
+		ibw_jw_key(w, "transmit_bytes_per_second");
+		ibw_jw_real(w, pc->xmit_bytes_per_s);
+		ibw_jw_key(w, "transmit_packets_per_second");
+		ibw_jw_real(w, pc->xmit_pkts_per_s);
+		ibw_jw_end(w);
+	}
+	ibw_jw_key(w, "raw");
+	ibw_jw_object(w);
+	for (i = 0; i < IBW_CTR_MAX + 16; i++) {
+		int r = o->raw[i];
+
+		if (r >= 0 && pc->v[r].have_raw) {
+			ibw_jw_key(w, ibw_ctr_desc(r)->name);
+			ibw_jw_u64(w, pc->v[r].raw);
+		} else if (r < 0 && pc->have_vl) {
+			ibw_jw_key(w, o->vl_name[-1 - r]);
+			ibw_jw_int(w, pc->vl_raw[-1 - r]);
+		}
+	}
+	ibw_jw_end(w);
+	ibw_jw_key(w, "resets");
+	ibw_jw_int(w, pc->resets);
+	ibw_jw_key(w, "saturated");
+	ctr_flags_write(w, pc, 0);
+	ibw_jw_key(w, "stale");
+	ibw_jw_bool(w, pc->stale);
+	ibw_jw_key(w, "totals");
+	ibw_jw_object(w);
+	for (i = 0; i < IBW_CTR_MAX; i++) {
+		int c = o->totals[i];
+
+		if (!pc->v[c].have_raw)
+			continue;
+		ibw_jw_key(w, ibw_ctr_desc(c)->key);
+		ibw_jw_u64(w, pc->v[c].total);
+	}
+	ibw_jw_end(w);
+	ibw_jw_key(w, "unreachable_sweeps");
+	ibw_jw_int(w, pc->unreachable);
+	ibw_jw_key(w, "updated");
+	ibw_jw_time(w, pc->updated_us);
+	if (pc->have_vl) {
+		ibw_jw_key(w, "vl_xmit_wait");
+		ibw_jw_array(w);
+		for (i = 0; i < 16; i++)
+			ibw_jw_u64(w, pc->vl_xmit_wait[i]);
+		ibw_jw_end(w);
+	}
+	ibw_jw_end(w);
+}
+
+/* Whether json_string(@s) would make a string (UTF-8). */
+static int string_ok(const char *s)
+{
+	size_t n;
+	json_t *j;
+
+	if (jw_plain(s, &n))
+		return 1;
+	j = json_string(s);
+	json_decref(j);
+	return j != NULL;
+}
+
+/* port_json(@v), written; with @nv (the flat list of /api/v1/ports)
+ * also the node's GUID, name and type. */
+static void port_write(struct ibw_jw *w, const struct ibw_snapshot_port *v,
+		       const struct ibw_snapshot_node *nv)
+{
+	const struct ibw_fport *p = v->p;
+
+	ibw_jw_object(w);
+	if (p->have_pi) {
+		ibw_jw_key(w, "capability_mask");
+		ibw_jw_int(w, p->pi.capmask);
+	}
+	ibw_jw_key(w, "counters");
+	if (v->ctrs)
+		counters_write(w, v->ctrs);
+	else
+		ibw_jw_null(w);
+	ibw_jw_key(w, "gone");
+	ibw_jw_bool(w, v->gone);
+	ibw_jw_key(w, "guid");
+	if (p->guid)
+		ibw_jw_guid(w, p->guid);
+	else
+		ibw_jw_null(w);
+	if (p->have_pi) {
+		ibw_jw_key(w, "lid");
+		ibw_jw_int(w, p->pi.lid);
+		ibw_jw_key(w, "lmc");
+		ibw_jw_int(w, p->pi.lmc);
+	}
+	if (nv) {
+		ibw_jw_key(w, "node_guid");
+		ibw_jw_guid(w, nv->n->guid);
+		ibw_jw_key(w, "node_name");
+		ibw_jw_string(w, nv->name);
+		ibw_jw_key(w, "node_type");
+		ibw_jw_string(w, ibw_node_type_str(nv->n->ni.node_type));
+	}
+	ibw_jw_key(w, "peer_protected");
+	ibw_jw_bool(w, p->peer_protected);
+	if (p->have_pi) {
+		ibw_jw_key(w, "phys_state");
+		ibw_jw_string(w, ibw_phys_state_str(p->pi.phys_state));
+	}
+	ibw_jw_key(w, "port");
+	ibw_jw_int(w, p->num);
+	if (p->have_pi && v->link_up) {
+		ibw_jw_key(w, "rate_gbps");
+		ibw_jw_real(w, ibw_link_gbps(&p->pi));
+	}
+	/* json_pack() fails on a name that is not UTF-8: no "remote". */
+	if (!p->remote_guid) {
+		ibw_jw_key(w, "remote");
+		ibw_jw_null(w);
+	} else if (string_ok(v->remote_name)) {
+		ibw_jw_key(w, "remote");
+		ibw_jw_object(w);
+		ibw_jw_key(w, "guid");
+		ibw_jw_guid(w, p->remote_guid);
+		ibw_jw_key(w, "name");
+		ibw_jw_string(w, v->remote_name);
+		ibw_jw_key(w, "port");
+		ibw_jw_int(w, p->remote_port);
+		ibw_jw_end(w);
+	}
+	if (p->have_pi && v->link_up) {
+		ibw_jw_key(w, "speed");
+		ibw_jw_string(w, ibw_speed_str(p->pi.speed_active,
+					       p->pi.speed_ext_active));
+	}
+	if (p->have_pi) {
+		ibw_jw_key(w, "state");
+		ibw_jw_string(w, ibw_port_state_str(p->pi.state));
+	}
+	if (p->have_pi && v->link_up) {
+		ibw_jw_key(w, "width");
+		ibw_jw_string(w, ibw_width_str(p->pi.width_active));
+	}
+	ibw_jw_end(w);
+}
+
+/* node_json(@nv), written. */
+static void node_write(struct ibw_jw *w, const struct ibw_snapshot_node *nv)
+{
+	const struct ibw_fnode *n = nv->n;
+	const struct ibw_snapshot_port *pv;
+	char dr[300];
+
+	ibw_jw_object(w);
+	ibw_jw_key(w, "description");
+	ibw_jw_string(w, n->desc);
+	ibw_jw_key(w, "device_id");
+	ibw_jw_int(w, n->ni.device_id);
+	ibw_jw_key(w, "dr_path");
+	ibw_jw_string(w, ibw_dest_str(&n->dr, dr, sizeof(dr)) + 3);
+	ibw_jw_key(w, "gone");
+	ibw_jw_bool(w, n->gone);
+	ibw_jw_key(w, "gone_since");
+	ibw_jw_time(w, n->gone_since_us);
+	ibw_jw_key(w, "guid");
+	ibw_jw_guid(w, n->guid);
+	ibw_jw_key(w, "lid");
+	ibw_jw_int(w, n->lid);
+	ibw_jw_key(w, "name");
+	ibw_jw_string(w, nv->name);
+	ibw_jw_key(w, "num_ports");
+	ibw_jw_int(w, n->ni.num_ports);
+	ibw_jw_key(w, "ports");
+	ibw_jw_array(w);
+	ibw_snapshot_foreach_node_port(nv, pv)
+		port_write(w, pv, NULL);
+	ibw_jw_end(w);
+	ibw_jw_key(w, "protected");
+	ibw_jw_bool(w, n->is_protected);
+	ibw_jw_key(w, "protected_since");
+	ibw_jw_time(w, n->protected_since_us);
+	ibw_jw_key(w, "revision");
+	ibw_jw_int(w, n->ni.revision);
+	ibw_jw_key(w, "system_guid");
+	ibw_jw_guid(w, n->ni.system_guid);
+	ibw_jw_key(w, "type");
+	ibw_jw_string(w, ibw_node_type_str(n->ni.node_type));
+	ibw_jw_key(w, "vendor_id");
+	ibw_jw_int(w, n->ni.vendor_id);
+	ibw_jw_end(w);
 }
 
 static json_t *port_json(const struct ibw_snapshot_port *v)
@@ -625,7 +1153,7 @@ int ibw_json_write_nodes_part(struct ibw_jw *w, const struct ibw_snapshot *s,
 
 		if (part_full(w, pos, i, budget))
 			return w->err;
-		ibw_jw_value(w, node_json(nv));
+		node_write(w, nv);
 	}
 	return part_end(w, pos);
 }
@@ -658,7 +1186,6 @@ int ibw_json_write_ports_part(struct ibw_jw *w, const struct ibw_snapshot *s,
 		const struct ibw_snapshot_port *pv = &s->port_views[i];
 		const struct ibw_snapshot_node *nv = pv->node;
 		const struct ibw_fport *fp = pv->p;
-		json_t *o;
 
 		if ((f->type == 1 && !nv->is_switch) ||
 		    (f->type == 2 && nv->is_switch) ||
@@ -670,13 +1197,7 @@ int ibw_json_write_ports_part(struct ibw_jw *w, const struct ibw_snapshot *s,
 			continue;
 		if (part_full(w, pos, i, budget))
 			return w->err;
-		o = port_json(pv);
-		json_object_set_new(o, "node_guid", ibw_json_guid(nv->n->guid));
-		json_object_set_new(o, "node_name", json_string(nv->name));
-		json_object_set_new(
-			o, "node_type",
-			json_string(ibw_node_type_str(nv->n->ni.node_type)));
-		ibw_jw_value(w, o);
+		port_write(w, pv, nv);
 	}
 	return part_end(w, pos);
 }
@@ -873,6 +1394,151 @@ json_t *ibw_json_event(const struct ibw_event *e)
 	return o;
 }
 
+/* A member of an event being written: the members differ by kind, so
+ * they are gathered, then sorted as JSON_SORT_KEYS would. */
+enum ev_type { EV_INT, EV_U64, EV_STR, EV_GUID, EV_TIME, EV_REASONS };
+
+struct ev_member {
+	const char *key;
+	enum ev_type type;
+	uint64_t v;
+	const char *s;
+};
+
+struct ev_members {
+	struct ev_member m[16];
+	unsigned n;
+};
+
+static void ev_add(struct ev_members *e, const char *key, enum ev_type type,
+		   uint64_t v, const char *s)
+{
+	struct ev_member *m = &e->m[e->n++];
+
+	m->key = key;
+	m->type = type;
+	m->v = v;
+	m->s = s;
+}
+
+/* ibw_json_link_reasons(@mask), written. */
+static void reasons_write(struct ibw_jw *w, uint32_t mask)
+{
+	int r;
+
+	ibw_jw_array(w);
+	for (r = 0; r < IBW_LR_MAX; r++)
+		if (mask & IBW_LR_BIT(r))
+			ibw_jw_string(w, ibw_link_reason_str(
+						 (enum ibw_link_reason)r));
+	ibw_jw_end(w);
+}
+
+/* ibw_json_event(@e), written. */
+static void event_write(struct ibw_jw *w, const struct ibw_event *e)
+{
+	struct ev_members m = { .n = 0 };
+	struct ev_member t;
+	unsigned i, j;
+
+	ev_add(&m, "seq", EV_U64, e->seq, NULL);
+	ev_add(&m, "time", EV_TIME, e->time_us, NULL);
+	ev_add(&m, "kind", EV_STR, 0, ibw_event_kind_str(e->kind));
+	ev_add(&m, "node_guid", EV_GUID, e->node_guid, NULL);
+	ev_add(&m, "port", EV_INT, e->port, NULL);
+	switch (e->kind) {
+	case IBW_EVT_ENDPORT_STATE:
+		ev_add(&m, "port_guid", EV_GUID, e->peer_guid, NULL);
+		ev_add(&m, "old", EV_STR, 0,
+		       ibw_endport_state_str((int)e->old_value));
+		ev_add(&m, "new", EV_STR, 0,
+		       ibw_endport_state_str((int)e->new_value));
+		ev_add(&m, "reason", EV_STR, 0, e->what);
+		break;
+	case IBW_EVT_PATH_CHANGED:
+		ev_add(&m, "target", EV_STR, 0, e->what);
+		ev_add(&m, "paths", EV_STR, 0, e->detail);
+		break;
+	case IBW_EVT_PORT_STATE_CHANGED:
+		ev_add(&m, "old", EV_STR, 0,
+		       ibw_port_state_str((int)e->old_value));
+		ev_add(&m, "new", EV_STR, 0,
+		       ibw_port_state_str((int)e->new_value));
+		break;
+	case IBW_EVT_LINK_HEALTH_CHANGED:
+		/* ibw_json_link_event()'s members */
+		ev_add(&m, "peer_guid", EV_GUID, e->peer_guid, NULL);
+		ev_add(&m, "peer_port", EV_INT, e->peer_port, NULL);
+		ev_add(&m, "old", EV_STR, 0,
+		       ibw_link_health_str((enum ibw_link_health)e->old_value));
+		ev_add(&m, "new", EV_STR, 0,
+		       ibw_link_health_str((enum ibw_link_health)e->new_value));
+		ev_add(&m, "old_reasons", EV_REASONS, e->old_reasons, NULL);
+		ev_add(&m, "reasons", EV_REASONS, e->reasons, NULL);
+		break;
+	case IBW_EVT_ENDPORT_MOVED:
+		ev_add(&m, "port_guid", EV_GUID, e->peer_guid, NULL);
+		ev_add(&m, "old", EV_INT, e->old_value, NULL);
+		ev_add(&m, "new", EV_INT, e->new_value, NULL);
+		ev_add(&m, "reason", EV_STR, 0, e->what);
+		break;
+	case IBW_EVT_ROUTES_LOST:
+	case IBW_EVT_ROUTES_RESTORED:
+	case IBW_EVT_ROUTE_LOOPS:
+	case IBW_EVT_ROUTE_BALANCE:
+	case IBW_EVT_ROUTE_LOAD:
+		/* ibw_json_route_event()'s members */
+		ev_add(&m, "old", EV_U64, e->old_value, NULL);
+		ev_add(&m, "new", EV_U64, e->new_value, NULL);
+		ev_add(&m, "detail", EV_STR, 0, e->detail);
+		break;
+	default:
+		if (e->peer_guid) {
+			ev_add(&m, "peer_guid", EV_GUID, e->peer_guid, NULL);
+			ev_add(&m, "peer_port", EV_INT, e->peer_port, NULL);
+		}
+		if (e->what[0])
+			ev_add(&m, "counter", EV_STR, 0, e->what);
+		ev_add(&m, "old", EV_U64, e->old_value, NULL);
+		ev_add(&m, "new", EV_U64, e->new_value, NULL);
+	}
+	for (i = 1; i < m.n; i++)
+		for (j = i; j > 0 && strcmp(m.m[j].key, m.m[j - 1].key) < 0;
+		     j--) {
+			t = m.m[j];
+			m.m[j] = m.m[j - 1];
+			m.m[j - 1] = t;
+		}
+	ibw_jw_object(w);
+	for (i = 0; i < m.n; i++) {
+		const struct ev_member *x = &m.m[i];
+
+		ibw_jw_key(w, x->key);
+		switch (x->type) {
+		case EV_INT:
+			/* json_integer() of what json_int_t holds */
+			ibw_jw_int(w, (int64_t)x->v);
+			break;
+		case EV_U64:
+			ibw_jw_u64(w, x->v);
+			break;
+		case EV_STR:
+			ibw_jw_string(w, x->s);
+			break;
+		case EV_GUID:
+			ibw_jw_guid(w, x->v);
+			break;
+		case EV_TIME:
+			ibw_jw_time(w, x->v);
+			break;
+		case EV_REASONS:
+			reasons_write(w, (uint32_t)x->v);
+			break;
+		}
+	}
+	ibw_jw_end(w);
+}
+
 void ibw_json_write_events_doc(struct ibw_jw *w, uint64_t last_seq,
 			       const struct ibw_event *ev, unsigned n)
 {
@@ -882,7 +1548,7 @@ void ibw_json_write_events_doc(struct ibw_jw *w, uint64_t last_seq,
 	ibw_jw_key(w, "events");
 	ibw_jw_array(w);
 	for (i = 0; i < n; i++)
-		ibw_jw_value(w, ibw_json_event(&ev[i]));
+		event_write(w, &ev[i]);
 	ibw_jw_end(w);
 	ibw_jw_key(w, "last_seq");
 	ibw_jw_value(w, ibw_json_u64(last_seq));
@@ -943,6 +1609,79 @@ json_t *ibw_json_endport(const struct ibw_snapshot_endport *v)
 	return o;
 }
 
+/* ibw_json_endport(@v), written. */
+static void endport_write(struct ibw_jw *w,
+			  const struct ibw_snapshot_endport *v)
+{
+	const struct ibw_endport *ep = v->ep;
+
+	ibw_jw_object(w);
+	ibw_jw_key(w, "found");
+	ibw_jw_bool(w, ep->found);
+	ibw_jw_key(w, "last_reply");
+	ibw_jw_time(w, ep->last_reply_us);
+	ibw_jw_key(w, "lid");
+	ibw_jw_int(w, ep->lid);
+	ibw_jw_key(w, "loss_percent");
+	ibw_jw_real(w, v->loss_pct);
+	ibw_jw_key(w, "method");
+	ibw_jw_string(w, ibw_ping_method_str(ep->last_method));
+	ibw_jw_key(w, "name");
+	ibw_jw_string(w, ep->name);
+	ibw_jw_key(w, "node_guid");
+	if (ep->node_guid)
+		ibw_jw_guid(w, ep->node_guid);
+	else
+		ibw_jw_null(w);
+	ibw_jw_key(w, "port");
+	ibw_jw_int(w, ep->port);
+	ibw_jw_key(w, "port_guid");
+	if (ep->port_guid)
+		ibw_jw_guid(w, ep->port_guid);
+	else
+		ibw_jw_null(w);
+	ibw_jw_key(w, "reason");
+	ibw_jw_string(w, ep->reason);
+	ibw_jw_key(w, "received");
+	ibw_jw_u64(w, ep->received);
+	ibw_jw_key(w, "responder");
+	ibw_jw_bool(w, ep->echo_answered);
+	if (ep->responder_host[0]) {
+		ibw_jw_key(w, "responder_host");
+		ibw_jw_string(w, ep->responder_host);
+	}
+	ibw_jw_key(w, "rtt");
+	ibw_jw_object(w);
+	if (ep->received) {
+		ibw_jw_key(w, "avg_ms");
+		ibw_jw_real(w, ep->rtt_avg_us / 1000.0);
+		ibw_jw_key(w, "last_ms");
+		ibw_jw_real(w, (double)ep->rtt_last_us / 1000.0);
+		ibw_jw_key(w, "max_ms");
+		ibw_jw_real(w, (double)ep->rtt_max_us / 1000.0);
+		ibw_jw_key(w, "mdev_ms");
+		ibw_jw_real(w, ep->rtt_mdev_us / 1000.0);
+		ibw_jw_key(w, "min_ms");
+		ibw_jw_real(w, (double)ep->rtt_min_us / 1000.0);
+	}
+	ibw_jw_end(w);
+	ibw_jw_key(w, "sent");
+	ibw_jw_u64(w, ep->sent);
+	ibw_jw_key(w, "state");
+	ibw_jw_string(w, ibw_endport_state_str(ep->state));
+	ibw_jw_key(w, "state_since");
+	ibw_jw_time(w, ep->state_since_us);
+	if (ep->target[0]) {
+		ibw_jw_key(w, "target");
+		ibw_jw_string(w, ep->target);
+	}
+	ibw_jw_key(w, "window_loss_percent");
+	ibw_jw_real(w, v->window_loss_pct);
+	ibw_jw_key(w, "window_probes");
+	ibw_jw_int(w, ep->window_n);
+	ibw_jw_end(w);
+}
+
 void ibw_json_write_endports(struct ibw_jw *w, const struct ibw_snapshot *s)
 {
 	size_t pos = 0;
@@ -963,7 +1702,7 @@ int ibw_json_write_endports_part(struct ibw_jw *w, const struct ibw_snapshot *s,
 
 		if (part_full(w, pos, i, budget))
 			return w->err;
-		ibw_jw_value(w, ibw_json_endport(v));
+		endport_write(w, v);
 	}
 	return part_end(w, pos);
 }

@@ -8,6 +8,7 @@
 #ifndef IBW_JSON_H
 #define IBW_JSON_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include <jansson.h>
@@ -39,12 +40,16 @@ char *ibw_json_dumps(const json_t *j, size_t flags);
  * its bytes and one element's tree at a time, not a tree of all of it.
  * Containers open and close; inside an object each member is a key,
  * then a value or a container. Keys must come in the order
- * JSON_SORT_KEYS would put them (strcmp()). Values are written with
- * ibw_json_dumps(), so numbers, strings and ibw_json_u64() read as in a
- * tree. Out of memory sticks: the rest is ignored and
+ * JSON_SORT_KEYS would put them (strcmp()). Values are written either
+ * from a jansson value with ibw_json_dumps() (ibw_jw_value()) or, for
+ * the documents that grow with the fabric, straight from C values by
+ * the ibw_jw_int() family, which writes the same bytes without building
+ * anything. Out of memory sticks: the rest is ignored and
  * ibw_jw_finish() says so.
  */
-#define IBW_JW_DEPTH 8
+/* --once's document nests containers 9 deep (a link end's window's
+ * error map in its links): room for more. */
+#define IBW_JW_DEPTH 16
 
 struct ibw_jw {
 	char *buf;
@@ -55,6 +60,7 @@ struct ibw_jw {
 	unsigned char object[IBW_JW_DEPTH]; /* else an array */
 	unsigned char filled[IBW_JW_DEPTH]; /* has a member */
 	unsigned char keyed; /* a key waits for its value */
+	const char *key; /* that key, written with its value */
 };
 
 /* An empty writer; ibw_jw_finish() or ibw_jw_release() ends it. */
@@ -71,10 +77,34 @@ void ibw_jw_array(struct ibw_jw *w);
 void ibw_jw_object(struct ibw_jw *w);
 /* Close the innermost open container. */
 void ibw_jw_end(struct ibw_jw *w);
-/* The next member's name, in an object. */
+/* The next member's name, in an object. It is written with the value
+ * that follows (@key must last until then), or not at all when that
+ * value is left out (see ibw_jw_string()). */
 void ibw_jw_key(struct ibw_jw *w, const char *key);
 /* Write @v (stolen; NULL counts as out of memory) as the next value. */
 void ibw_jw_value(struct ibw_jw *w, json_t *v);
+/*
+ * The next value straight from C, byte for byte what ibw_jw_value()
+ * writes for the jansson value named. A value jansson refuses to make
+ * (a string that is not UTF-8, a real that is not finite) is left out
+ * as json_object_set_new() and json_array_append_new() leave out a
+ * NULL: in an object with its key, in an array the element; as the
+ * document it is an error.
+ */
+void ibw_jw_int(struct ibw_jw *w, int64_t v); /* json_integer() */
+void ibw_jw_u64(struct ibw_jw *w, uint64_t v); /* ibw_json_u64() */
+/* json_real() at JSON_REAL_PRECISION(12), as ibw_json_dumps() has it:
+ * "%.12g" with ".0" added to an integral figure and the exponent
+ * without '+' or leading zeros (jansson's jsonp_dtostr(); the C
+ * locale's decimal point). */
+void ibw_jw_real(struct ibw_jw *w, double v);
+void ibw_jw_bool(struct ibw_jw *w, int v); /* json_boolean() */
+void ibw_jw_null(struct ibw_jw *w); /* json_null() */
+/* json_string(): printable ASCII directly, anything else escaped (and
+ * checked for UTF-8) by jansson; NULL is left out. */
+void ibw_jw_string(struct ibw_jw *w, const char *s);
+void ibw_jw_guid(struct ibw_jw *w, uint64_t guid); /* ibw_json_guid() */
+void ibw_jw_time(struct ibw_jw *w, uint64_t realtime_us); /* ibw_json_time */
 /* The document, NUL-terminated, @len bytes (malloc'ed: the caller frees
  * it), or NULL (out of memory, or the document is not complete). The
  * writer is empty after. */

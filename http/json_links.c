@@ -6,6 +6,7 @@
  */
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -228,6 +229,264 @@ json_t *ibw_json_links(const struct ibw_snapshot *s,
 	json_object_set_new(o, "counts", ibw_json_link_counts(v));
 	json_object_set_new(o, "links", a);
 	return o;
+}
+
+/*
+ * The writer's form of the above for /api/v1/links and --once, which
+ * grow with the cables: the same bytes with no tree (json.h), members in
+ * the order JSON_SORT_KEYS gives.
+ */
+
+/* ibw_link_err_key()s in strcmp() order, sorted once. */
+static int err_order[IBW_LERR_MAX];
+static pthread_once_t err_order_once = PTHREAD_ONCE_INIT;
+
+static void err_order_init(void)
+{
+	int i, j, t;
+
+	for (i = 0; i < IBW_LERR_MAX; i++)
+		err_order[i] = i;
+	for (i = 1; i < IBW_LERR_MAX; i++)
+		for (j = i;
+		     j > 0 && strcmp(ibw_link_err_key(err_order[j]),
+				     ibw_link_err_key(err_order[j - 1])) < 0;
+		     j--) {
+			t = err_order[j];
+			err_order[j] = err_order[j - 1];
+			err_order[j - 1] = t;
+		}
+}
+
+static void reasons_write(struct ibw_jw *w, uint32_t mask)
+{
+	int r;
+
+	ibw_jw_array(w);
+	for (r = 0; r < IBW_LR_MAX; r++)
+		if (mask & IBW_LR_BIT(r))
+			ibw_jw_string(w, ibw_link_reason_str(
+						 (enum ibw_link_reason)r));
+	ibw_jw_end(w);
+}
+
+static void maybe_write(struct ibw_jw *w, double v)
+{
+	if (v < 0 || !isfinite(v))
+		ibw_jw_null(w);
+	else
+		ibw_jw_real(w, v);
+}
+
+static void widths_write(struct ibw_jw *w, unsigned mask)
+{
+	static const unsigned order[] = { 1, 16, 2, 4, 8 };
+	size_t i;
+
+	ibw_jw_array(w);
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		if (mask & order[i])
+			ibw_jw_string(w, ibw_width_str(order[i]));
+	ibw_jw_end(w);
+}
+
+static void width_write(struct ibw_jw *w, unsigned v)
+{
+	if (v)
+		ibw_jw_string(w, ibw_width_str(v));
+	else
+		ibw_jw_null(w);
+}
+
+static void speed_write(struct ibw_jw *w, unsigned v)
+{
+	if (v != IBW_SPEED_UNKNOWN)
+		ibw_jw_string(w, ibw_speed_name(v));
+	else
+		ibw_jw_null(w);
+}
+
+static void speeds_write(struct ibw_jw *w, unsigned set)
+{
+	int v;
+
+	ibw_jw_array(w);
+	for (v = IBW_SPEED_SDR; v < IBW_SPEED_MAX; v++)
+		if (set & IBW_SPEED_BIT(v))
+			ibw_jw_string(w, ibw_speed_name((enum ibw_speed)v));
+	ibw_jw_end(w);
+}
+
+static void window_write(struct ibw_jw *w, const struct ibw_link_win *x)
+{
+	int k;
+
+	ibw_jw_object(w);
+	ibw_jw_key(w, "ber");
+	maybe_write(w, x->ber);
+	ibw_jw_key(w, "bits");
+	ibw_jw_u64(w, x->bits);
+	ibw_jw_key(w, "errors");
+	ibw_jw_object(w);
+	for (k = 0; k < IBW_LERR_MAX; k++) {
+		ibw_jw_key(w, ibw_link_err_key(err_order[k]));
+		ibw_jw_u64(w, x->errors[err_order[k]]);
+	}
+	ibw_jw_end(w);
+	ibw_jw_key(w, "errors_per_hour");
+	ibw_jw_object(w);
+	for (k = 0; k < IBW_LERR_MAX; k++) {
+		ibw_jw_key(w, ibw_link_err_key(err_order[k]));
+		ibw_jw_real(w, ibw_link_win_per_hour(x, err_order[k]));
+	}
+	ibw_jw_end(w);
+	ibw_jw_key(w, "seconds");
+	ibw_jw_real(w, x->seconds);
+	ibw_jw_key(w, "utilisation");
+	maybe_write(w, x->utilisation);
+	ibw_jw_key(w, "xmit_bytes");
+	ibw_jw_u64(w, x->xmit_bytes);
+	ibw_jw_key(w, "xmit_wait_ratio");
+	maybe_write(w, x->xmit_wait_ratio);
+	ibw_jw_end(w);
+}
+
+static void link_end_write(struct ibw_jw *w, const struct ibw_link_end *x)
+{
+	/* the VLs' keys "0".."15" in strcmp() order */
+	static const int vl_order[16] = { 0, 1, 10, 11, 12, 13, 14, 15,
+					  2, 3, 4,  5,	6,  7,	8,  9 };
+	static const char *const vl_key[16] = { "0",  "1",  "2",  "3",
+						"4",  "5",  "6",  "7",
+						"8",  "9",  "10", "11",
+						"12", "13", "14", "15" };
+	int k;
+
+	ibw_jw_object(w);
+	ibw_jw_key(w, "guid");
+	ibw_jw_guid(w, x->guid);
+	ibw_jw_key(w, "lid");
+	ibw_jw_int(w, x->lid);
+	ibw_jw_key(w, "name");
+	ibw_jw_string(w, x->name);
+	ibw_jw_key(w, "phys_state");
+	ibw_jw_string(w, ibw_phys_state_str(x->phys_state));
+	ibw_jw_key(w, "port");
+	ibw_jw_int(w, x->port);
+	ibw_jw_key(w, "reasons");
+	reasons_write(w, x->reasons);
+	ibw_jw_key(w, "sample");
+	ibw_jw_time(w, x->sample_us);
+	ibw_jw_key(w, "saturated");
+	ibw_jw_array(w);
+	for (k = 0; k < IBW_LERR_MAX; k++)
+		if (x->saturated & (1u << k))
+			ibw_jw_string(w, ibw_link_err_key(k));
+	ibw_jw_end(w);
+	ibw_jw_key(w, "speed_active");
+	speed_write(w, x->sp.speed_active);
+	ibw_jw_key(w, "speed_enabled");
+	speeds_write(w, x->sp.speeds_enabled);
+	ibw_jw_key(w, "speed_supported");
+	speeds_write(w, x->sp.speeds_supported);
+	ibw_jw_key(w, "state");
+	ibw_jw_string(w, ibw_port_state_str(x->state));
+	ibw_jw_key(w, "tick");
+	if (x->tick >= 0)
+		ibw_jw_int(w, x->tick);
+	else
+		ibw_jw_null(w);
+	ibw_jw_key(w, "tick_source");
+	ibw_jw_string(w, x->tick >= 0 ? "read" : "assumed");
+	ibw_jw_key(w, "type");
+	ibw_jw_string(w, x->node_type == IBW_NODE_SWITCH ? "switch" : "ca");
+	if (x->vl_mask) {
+		ibw_jw_key(w, "vl_xmit_wait_ratio");
+		ibw_jw_object(w);
+		for (k = 0; k < 16; k++) {
+			int vl = vl_order[k];
+
+			if (!(x->vl_mask & (1u << vl)))
+				continue;
+			ibw_jw_key(w, vl_key[vl]);
+			ibw_jw_real(w, x->vl_xmit_wait_ratio[vl]);
+		}
+		ibw_jw_end(w);
+	}
+	ibw_jw_key(w, "width_active");
+	width_write(w, x->sp.width_active);
+	ibw_jw_key(w, "width_enabled");
+	widths_write(w, x->sp.width_enabled);
+	ibw_jw_key(w, "width_supported");
+	widths_write(w, x->sp.width_supported);
+	ibw_jw_key(w, "windows");
+	ibw_jw_object(w);
+	ibw_jw_key(w, "day");
+	window_write(w, &x->win[IBW_LWIN_DAY]);
+	ibw_jw_key(w, "hour");
+	window_write(w, &x->win[IBW_LWIN_HOUR]);
+	ibw_jw_key(w, "sweep");
+	window_write(w, &x->win[IBW_LWIN_SWEEP]);
+	ibw_jw_end(w);
+	ibw_jw_end(w);
+}
+
+/* ibw_json_link(@k), written. */
+static void link_write(struct ibw_jw *w, const struct ibw_link *k)
+{
+	ibw_jw_object(w);
+	ibw_jw_key(w, "ber");
+	maybe_write(w, k->ber);
+	ibw_jw_key(w, "data_bps");
+	ibw_jw_real(w, k->data_bps);
+	ibw_jw_key(w, "ends");
+	ibw_jw_array(w);
+	link_end_write(w, &k->end[0]);
+	link_end_write(w, &k->end[1]);
+	ibw_jw_end(w);
+	ibw_jw_key(w, "health");
+	ibw_jw_string(w, ibw_link_health_str(k->health));
+	ibw_jw_key(w, "reasons");
+	reasons_write(w, k->reasons);
+	ibw_jw_key(w, "seen");
+	ibw_jw_time(w, k->seen_us);
+	ibw_jw_key(w, "signal_bps");
+	ibw_jw_real(w, k->signal_bps);
+	ibw_jw_key(w, "speed_active");
+	speed_write(w, k->speed_active);
+	ibw_jw_key(w, "speed_best");
+	speed_write(w, k->speed_best);
+	ibw_jw_key(w, "width_active");
+	width_write(w, k->width_active);
+	ibw_jw_key(w, "width_best");
+	width_write(w, k->width_best);
+	ibw_jw_key(w, "xmit_wait_ratio");
+	maybe_write(w, k->xmit_wait_ratio);
+	ibw_jw_end(w);
+}
+
+void ibw_json_write_links(struct ibw_jw *w, const struct ibw_snapshot *s,
+			  const struct ibw_link_filter *f)
+{
+	const struct ibw_link_view *v = s->links;
+	size_t i;
+
+	pthread_once(&err_order_once, err_order_init);
+	ibw_jw_object(w);
+	ibw_jw_key(w, "counts");
+	ibw_jw_value(w, ibw_json_link_counts(v));
+	ibw_jw_key(w, "links");
+	ibw_jw_array(w);
+	for (i = 0; v && i < v->n; i++)
+		if (!f || ibw_link_filter_match(&v->links[i], f))
+			link_write(w, &v->links[i]);
+	ibw_jw_end(w);
+	ibw_jw_key(w, "taken");
+	if (v)
+		ibw_jw_time(w, v->taken_us);
+	else
+		ibw_jw_null(w);
+	ibw_jw_end(w);
 }
 
 json_t *ibw_json_link_at(const struct ibw_snapshot *s, uint64_t guid,

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "events.h"
+#include "json.h"
 #include "links.h"
 #include "snapshot.h"
 
@@ -35,6 +36,10 @@ json_t *ibw_json_link_counts(const struct ibw_link_view *v);
  * (NULL: all), worst first. */
 json_t *ibw_json_links(const struct ibw_snapshot *s,
 		       const struct ibw_link_filter *f);
+/* The same document written into @w (json.h's writer), without the
+ * tree: for the big fabrics' /api/v1/links and --once. */
+void ibw_json_write_links(struct ibw_jw *w, const struct ibw_snapshot *s,
+			  const struct ibw_link_filter *f);
 /* The link with (@guid, @port) at either end, NULL if none. */
 json_t *ibw_json_link_at(const struct ibw_snapshot *s, uint64_t guid,
 			 unsigned port);

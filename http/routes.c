@@ -506,7 +506,7 @@ static void render_links(struct ibw_hreq *r, const struct ibw_snapshot *s,
 
 	/* links_key() took this query already: it parses. */
 	if (links_filter(r, &f) == 0)
-		ibw_jw_value(w, ibw_json_links(s, &f));
+		ibw_json_write_links(w, s, &f);
 }
 
 /* /api/v1/links/GUID/PORT: the cable at that port, from either end. */

@@ -6,7 +6,11 @@
 # /api/v1/ports, /api/v1/nodes and /api/v1/endports (time and size from
 # curl) with its RSS when idle and its peak (VmHWM) after them.
 #   tests/bench/render.sh [BUILD_DIR]
+# HOSTS=10368 for the 57,024-port tree (ibw-fattree's host count).
 # IBW_BENCH_AGENT names another ibwatchd binary (to compare builds).
+# The renderers alone (CPU time, no fabric, the 57,024-port tree's
+# shape): build/tests/bench_render. The largest trees as a whole:
+# tests/bench/scale.sh.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$top/build}" && pwd)
@@ -18,6 +22,8 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	LD_PRELOAD=$IBW_SIM_PRELOAD /usr/bin/time -v -o once.time \
 		"$agent_bin" --no-state-file --no-snmp --once >once.json 2>once.log || true
 	echo "--once: $(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' once.time) wall," \
+		"$(sed -n 's/.*User time (seconds): //p' once.time) s user," \
+		"$(sed -n 's/.*System time (seconds): //p' once.time) s system," \
 		"peak RSS $(sed -n 's/.*Maximum resident set size (kbytes): //p' once.time) kB," \
 		"$(stat -c %s once.json) bytes"
 	port=$((20000 + RANDOM % 20000))
@@ -31,16 +37,23 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 		sleep 0.2
 	done
 	echo "idle: $(grep -E 'VmRSS|VmHWM' /proc/$agent/status | tr -s ' \t' ' ' | tr '\n' ' ')"
+	ticks=$(getconf CLK_TCK)
+	cpu_of() { awk -v t="$ticks" '{ sub(/.*\) /, ""); print ($12 + $13) / t }' "/proc/$1/stat"; }
 	for p in ports nodes endports; do
-		curl -s -o "$p.json" -w "first render of /api/v1/$p: %{time_total} s, %{size_download} bytes\n" "$U/api/v1/$p"
+		c0=$(cpu_of "$agent")
+		curl -s -o "$p.json" -w "first render of /api/v1/$p: %{time_total} s, %{size_download} bytes" "$U/api/v1/$p"
+		# the agent's CPU meanwhile (a sweep may add to it)
+		echo ", agent CPU $(echo "$(cpu_of "$agent") - $c0" | bc) s"
 	done
 	echo "after: $(grep -E 'VmRSS|VmHWM' /proc/$agent/status | tr -s ' \t' ' ' | tr '\n' ' ')"
 	exit 0
 fi
 
-"$build/tests/ibw-fattree" --levels 3 --hosts 2592 >"$work/fattree3-2592.net"
-flags=$("$build/tests/ibw-fattree" --levels 3 --hosts 2592 --flags)
+hosts=${HOSTS:-2592}
+"$build/tests/ibw-fattree" --levels 3 --hosts "$hosts" >"$work/fattree3-$hosts.net"
+flags=$("$build/tests/ibw-fattree" --levels 3 --hosts "$hosts" --flags)
 export IBW_SIMGUARD=$build/tests/libibw_simguard.so IBW_TEST_WORK=$work
-exec "$top/tests/lib/with-fabric.sh" bench_render "$work/fattree3-2592.net" \
-	--sm node2592 --osm-args "-s 0" --ibsim-args "$flags" --timeout 300 \
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+exec "$top/tests/lib/with-fabric.sh" bench_render "$work/fattree3-$hosts.net" \
+	--sm "node$hosts" --osm-args "-s 0" --ibsim-args "$flags" --timeout 300 \
 	-- "$top/tests/bench/render.sh" "$build"

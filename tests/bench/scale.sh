@@ -29,7 +29,8 @@
 # SKIP_DAEMON=1 (neither --once nor the running daemon), IDLE_ONLY=1
 # (only the running daemon: start-up, idle RSS, then its RSS over one
 # counter interval, 30 s, in which a spread sweep runs), BENCH_SWEEP
-# (another bench_sweep binary, e.g. one built with a candidate fix), PERF=1
+# (another bench_sweep binary, e.g. one built with a candidate fix),
+# IBW_BENCH_AGENT (another ibwatchd binary, to compare builds), PERF=1
 # (profile bench_sweep and ibsim with perf record -g and print the top
 # symbols of the warm counter sweeps; for ibsim's symbols put an ibsim
 # built with -g first in PATH). Results: one line per figure on stdout
@@ -38,6 +39,8 @@ set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$top/build}" && pwd)
 work=${BENCH_WORK:-$build/bench-work}
+agent_bin=${IBW_BENCH_AGENT:-$build/agent/ibwatchd}
+export IBW_BENCH_AGENT=$agent_bin
 mkdir -p "$work"
 
 # Median of the numbers on stdin.
@@ -164,7 +167,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 		# ibwatchd --once, the whole process.
 		timeout 900 /usr/bin/time -f '%e %U %S %M' -o once.time \
 			env LD_PRELOAD="$IBW_SIM_PRELOAD" \
-			"$build/agent/ibwatchd" --once --no-state-file >once.json 2>once.err ||
+			"$agent_bin" --once --no-state-file >once.json 2>once.err ||
 			echo "  (ibwatchd --once failed: $(tail -n 1 once.err))"
 		read -r wall usr sys maxkb <once.time
 		put once_s "$wall"
@@ -173,13 +176,12 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 		put once_bytes "$(stat -c %s once.json)"
 		put once_discovery_s "$(printf '%.3f' "$(jq '.status.sweeps.discovery.duration_ms / 1000' once.json)")"
 		put once_counters_s "$(printf '%.3f' "$(jq '.status.sweeps.counters.duration_ms / 1000' once.json)")"
-
 	fi
 
 	# A running ibwatchd.
 	port=$((20000 + RANDOM % 20000))
 	t0=$(now)
-	LD_PRELOAD=$IBW_SIM_PRELOAD "$build/agent/ibwatchd" --no-state-file \
+	LD_PRELOAD=$IBW_SIM_PRELOAD "$agent_bin" --no-state-file \
 		--no-snmp --http "127.0.0.1:$port" >agent.out 2>agent.log &
 	agent=$!
 	trap 'kill "$agent" 2>/dev/null' EXIT
@@ -232,10 +234,13 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	hwm_reset
 	c0=$(cpu_of "$agent")
 	for ep in ports nodes endports status events; do
+		e0=$(cpu_of "$agent")
 		r=$(curl -s -m 120 -o "$ep.json" -w '%{time_total} %{size_download} %{http_code}' "$U/api/v1/$ep")
 		read -r tt sz code <<<"$r"
 		[ "$code" = 200 ] || echo "  (/api/v1/$ep answered $code)"
 		put "first_${ep}_s" "$tt"
+		# the daemon's CPU meanwhile (a sweep may add to it)
+		put "first_${ep}_cpu_s" "$(echo "$(cpu_of "$agent") - $e0" | bc)"
 		put "first_${ep}_kb" $((${sz%.*} / 1024))
 	done
 	r=$(curl -s -m 120 -H 'Accept-Encoding: gzip' -o metrics.gz -w '%{time_total} %{size_download} %{http_code}' "$U/metrics")

@@ -603,6 +603,204 @@ static void test_events_written(void **state)
 	}
 }
 
+/* A document of @n of each scalar, written directly into @a and from
+ * jansson values into @b, as an array and as an object's members. */
+struct scalar_docs {
+	struct ibw_jw a, b;
+};
+
+static void scalar_docs_open(struct scalar_docs *d)
+{
+	ibw_jw_init(&d->a);
+	ibw_jw_init(&d->b);
+	ibw_jw_object(&d->a);
+	ibw_jw_object(&d->b);
+	ibw_jw_key(&d->a, "a");
+	ibw_jw_key(&d->b, "a");
+	ibw_jw_array(&d->a);
+	ibw_jw_array(&d->b);
+}
+
+/* Both documents must be the same bytes. */
+static void scalar_docs_close(struct scalar_docs *d)
+{
+	char *ta, *tb;
+
+	ibw_jw_end(&d->a);
+	ibw_jw_end(&d->b);
+	ibw_jw_end(&d->a);
+	ibw_jw_end(&d->b);
+	ta = written(&d->a);
+	tb = written(&d->b);
+	assert_string_equal(ta, tb);
+	free(ta);
+	free(tb);
+}
+
+/* A jansson value as ibw_jw_value() takes it: NULL (what jansson
+ * refused to make) is left out as json_array_append_new() leaves it. */
+static void tree_value(struct ibw_jw *w, json_t *v)
+{
+	if (v)
+		ibw_jw_value(w, v);
+}
+
+/*
+ * The direct scalar writers write what jansson writes for the same
+ * value: reals of every form (and random bit patterns), integers at
+ * their limits, strings plain, escaped, non-ASCII and not UTF-8 (left
+ * out, in an array and with its key in an object), GUIDs and times.
+ */
+static void test_writer_scalars(void **state)
+{
+	static const double reals[] = {
+		0.0,
+		-0.0,
+		1.0,
+		-1.0,
+		0.1,
+		1e-7,
+		12.5e9,
+		1e12,
+		999999999999.0,
+		-999999999999.0,
+		1e11 + 0.5,
+		123456789012345.0,
+		1e21,
+		1e300,
+		5e-324,
+		1.7976931348623157e308,
+		2.0 / 3.0,
+		40.0,
+		56.25,
+		100.0,
+		0.000123456789012345,
+		-2.5e-15,
+		9007199254740993.0,
+		1e16,
+		-1e-300,
+		3.14159265358979,
+	};
+	static const char *const strs[] = {
+		"",
+		"plain",
+		"with \"quote\"",
+		"back\\slash",
+		"tab\there",
+		"nl\n",
+		"\x01\x1f\x7f",
+		"caf\xc3\xa9",
+		"\xf0\x9f\x98\x80 x",
+		"bad \xff",
+		"\xc3",
+		"a/b",
+		"~}{",
+	};
+	static const int64_t ints[] = {
+		0, 1, -1, 42, INT64_MAX, INT64_MIN, -9007199254740993ll
+	};
+	static const uint64_t u64s[] = { 0,
+					 1,
+					 9007199254740993ull,
+					 9223372036854775807ull,
+					 9223372036854775808ull,
+					 18446744073709551615ull };
+	struct scalar_docs d;
+	uint64_t bits = 0x9e3779b97f4a7c15ull;
+	size_t i;
+	double v;
+
+	scalar_docs_open(&d);
+	for (i = 0; i < sizeof(reals) / sizeof(reals[0]); i++) {
+		ibw_jw_real(&d.a, reals[i]);
+		tree_value(&d.b, json_real(reals[i]));
+	}
+	for (i = 0; i < 20000; i++) {
+		bits ^= bits << 13;
+		bits ^= bits >> 7;
+		bits ^= bits << 17;
+		memcpy(&v, &bits, sizeof(v));
+		ibw_jw_real(&d.a, v); /* NaN and inf: left out */
+		tree_value(&d.b, json_real(v));
+		v = (double)(bits % 100000000) / 1000.0;
+		ibw_jw_real(&d.a, v);
+		tree_value(&d.b, json_real(v));
+	}
+	for (i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+		ibw_jw_string(&d.a, strs[i]);
+		tree_value(&d.b, json_string(strs[i]));
+	}
+	for (i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+		ibw_jw_int(&d.a, ints[i]);
+		tree_value(&d.b, json_integer(ints[i]));
+	}
+	for (i = 0; i < sizeof(u64s) / sizeof(u64s[0]); i++) {
+		ibw_jw_u64(&d.a, u64s[i]);
+		tree_value(&d.b, ibw_json_u64(u64s[i]));
+		ibw_jw_guid(&d.a, u64s[i]);
+		tree_value(&d.b, ibw_json_guid(u64s[i]));
+		ibw_jw_time(&d.a, u64s[i] % 4102444800000000ull);
+		tree_value(&d.b, ibw_json_time(u64s[i] % 4102444800000000ull));
+	}
+	ibw_jw_bool(&d.a, 1);
+	tree_value(&d.b, json_true());
+	ibw_jw_bool(&d.a, 0);
+	tree_value(&d.b, json_false());
+	ibw_jw_null(&d.a);
+	tree_value(&d.b, json_null());
+	ibw_jw_string(&d.a, NULL);
+	scalar_docs_close(&d);
+
+	/* in an object: a refused value takes its key with it */
+	scalar_docs_open(&d);
+	ibw_jw_end(&d.a);
+	ibw_jw_end(&d.b);
+	ibw_jw_key(&d.a, "b");
+	ibw_jw_string(&d.a, "bad \xff");
+	ibw_jw_key(&d.a, "c");
+	ibw_jw_real(&d.a, 0.0 / 0.0);
+	ibw_jw_key(&d.a, "d");
+	ibw_jw_string(&d.a, "ok");
+	ibw_jw_key(&d.b, "d");
+	ibw_jw_value(&d.b, json_string("ok"));
+	ibw_jw_key(&d.a, "e");
+	ibw_jw_real(&d.a, 1.0 / 0.0);
+	ibw_jw_key(&d.a, "f");
+	ibw_jw_key(&d.b, "f");
+	ibw_jw_object(&d.a);
+	ibw_jw_object(&d.b);
+	ibw_jw_key(&d.a, "x");
+	ibw_jw_string(&d.a, "bad \xff");
+	ibw_jw_key(&d.a, "y");
+	ibw_jw_real(&d.a, 0.25);
+	ibw_jw_key(&d.b, "y");
+	ibw_jw_value(&d.b, json_real(0.25));
+	ibw_jw_end(&d.a);
+	ibw_jw_end(&d.b);
+	/* a key jansson escapes */
+	ibw_jw_key(&d.a, "k\xc3\xa9y \"q\"");
+	ibw_jw_key(&d.b, "k\xc3\xa9y \"q\"");
+	ibw_jw_int(&d.a, 1);
+	ibw_jw_value(&d.b, json_integer(1));
+	ibw_jw_end(&d.a);
+	ibw_jw_end(&d.b);
+	{
+		char *ta = written(&d.a), *tb = written(&d.b);
+
+		assert_string_equal(ta, tb);
+		same_as_tree(ta);
+		assert_non_null(strstr(ta, "\"k\xc3\xa9y \\\"q\\\"\": 1"));
+		assert_null(strstr(ta, "\"b\""));
+		free(ta);
+		free(tb);
+	}
+	/* as the document, a refused value is an error */
+	ibw_jw_init(&d.a);
+	ibw_jw_string(&d.a, "bad \xff");
+	assert_int_equal(d.a.err, -EINVAL);
+	ibw_jw_release(&d.a);
+}
+
 /* Misuse and the document's end are refused, not written. */
 static void test_writer_refuses(void **state)
 {
@@ -883,6 +1081,286 @@ static void test_json_links(void **state)
 	ibw_snapshot_unref(s); /* drops the view too */
 }
 
+/*
+ * The fixture snapshot with what the plain one lacks, so the documents
+ * that grow with the fabric are held byte for byte over every kind of
+ * value: VL waits, saturated and over-threshold counters, u64 values
+ * past 2^53 and 2^63, reals of every form, a gone node and a gone port,
+ * a port without a peer, quotes, backslashes, control and non-ASCII
+ * characters, and a description that is not UTF-8 (jansson refuses the
+ * string, so its member is left out).
+ */
+static struct ibw_snapshot *rich_snapshot(void)
+{
+	struct ibw_snapshot *s = ibw_test_snapshot();
+	struct ibw_fnode *n;
+	struct ibw_port_ctrs *pc;
+	struct ibw_endport *e;
+	int i;
+
+	assert_non_null(s);
+	n = (struct ibw_fnode *)ibw_fabric_find(s->fabric,
+						0x0002c90300000001ull);
+	n->ports[3].gone = 1;
+	n->ports[3].remote_guid = 0;
+	n = (struct ibw_fnode *)ibw_fabric_find(s->fabric,
+						0x0002c90300000010ull);
+	snprintf(n->desc, sizeof(n->desc),
+		 "n\xc5\x93ud\t\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80 \x01/x");
+	n->ports[1].pi.capmask = 0x2651084a;
+	n = (struct ibw_fnode *)ibw_fabric_find(s->fabric,
+						0x0002c90300000011ull);
+	snprintf(n->desc, sizeof(n->desc), "bad \xff\xfe utf-8");
+	n->gone = 1;
+	n->gone_since_us = T0 - 7000000;
+	n->is_protected = 1;
+	n->protected_since_us = T0 - 6000000;
+
+	pc = &s->ports[0];
+	pc->have_vl = 1;
+	for (i = 0; i < 16; i++) {
+		pc->vl_raw[i] = (uint16_t)(i * 4099);
+		pc->vl_xmit_wait[i] = (uint64_t)i * 1000003u;
+	}
+	pc->vl_xmit_wait[3] = 9007199254740993ull; /* 2^53 + 1 */
+	pc->vl_xmit_wait[15] = 9223372036854775813ull; /* 2^63 + 5 */
+	pc->v[IBW_CTR_XMIT_DATA].saturated = 1;
+	pc->v[IBW_CTR_RCV_PKTS].saturated = 1;
+	pc->v[IBW_CTR_LINK_DOWNED].over_threshold = 1;
+	pc->v[IBW_CTR_RCV_DATA].total = 9007199254740993ull;
+	pc->v[IBW_CTR_RCV_DATA].raw = 9223372036854775808ull;
+	pc->xmit_bytes_per_s = 12.5e9;
+	pc->rcv_bytes_per_s = 0.1;
+	pc->xmit_pkts_per_s = 1e-7;
+	pc->rcv_pkts_per_s = 0;
+	pc->resets = 3;
+	pc->discontinuity_us = T0 - 123456;
+	pc->error_increments = 18446744073709551615ull;
+	pc = &s->ports[1];
+	pc->xmit_bytes_per_s = 123456789012345.0;
+	pc->rcv_bytes_per_s = 1e21;
+	pc->xmit_pkts_per_s = 2.0 / 3.0;
+	pc->rcv_pkts_per_s = 1e300;
+	pc = &s->ports[3];
+	pc->have_ext = 0;
+	pc->v[IBW_CTR_SYMBOL_ERRORS].have_raw = 0;
+	pc->v[IBW_CTR_VL15_DROPPED].have_raw = 0;
+	pc->xmit_bytes_per_s = 5e-324;
+	pc->rcv_bytes_per_s = 1.7976931348623157e308;
+	pc->xmit_pkts_per_s = 100.0;
+	pc->rcv_pkts_per_s = 0.000123456789012345;
+
+	e = &s->endports[0];
+	snprintf(e->target, sizeof(e->target), "lid \"2\" \\ \xc3\xa9");
+	snprintf(e->responder_host, sizeof(e->responder_host),
+		 "h\xc3\xb4st.example\n");
+	snprintf(e->reason, sizeof(e->reason), "ok");
+	e->echo_answered = 1;
+	e->rtt_avg_us = 25.333333333333;
+	e->rtt_mdev_us = 0.1;
+	e->sent = 18446744073709551615ull;
+	e->received = 9007199254740993ull;
+	e = &s->endports[1];
+	e->port_guid = 0;
+	e->node_guid = 0;
+	snprintf(e->name, sizeof(e->name), "bad \xff");
+	snprintf(e->reason, sizeof(e->reason), "timeout");
+	assert_int_equal(ibw_snapshot_seal(s), 0);
+	return s;
+}
+
+/* One event of every kind, with what each kind writes. */
+static unsigned rich_events(struct ibw_event *ev, unsigned cap)
+{
+	unsigned n = 0;
+	int k;
+
+	for (k = 0; k < IBW_EVT_KIND_MAX && n + 2 <= cap; k++) {
+		struct ibw_event *e = &ev[n++];
+
+		memset(e, 0, sizeof(*e));
+		e->seq = (uint64_t)n;
+		e->time_us = T0 + (uint64_t)n * 1000;
+		e->kind = (enum ibw_event_kind)k;
+		e->node_guid = 0x0002c90300000001ull;
+		e->port = (uint8_t)(k % 4);
+		e->peer_guid = k % 3 ? 0x0002c90300000010ull : 0;
+		e->peer_port = 1;
+		e->old_value = k == IBW_EVT_THRESHOLD_CROSSED
+				       ? 9223372036854775809ull
+				       : (uint64_t)(k % 2);
+		e->new_value = k == IBW_EVT_THRESHOLD_CROSSED
+				       ? 18446744073709551615ull
+				       : (uint64_t)(k % 3);
+		e->reasons = 0x5;
+		e->old_reasons = k % 2 ? 0x2 : 0;
+		if (k % 4)
+			snprintf(e->what, sizeof(e->what), "what \"%d\"\t\\",
+				 k);
+		snprintf(e->detail, sizeof(e->detail),
+			 "a -> b \xc3\xa9 \xe2\x82\xac %d", k);
+	}
+	/* strings jansson refuses: the member goes */
+	ev[n] = ev[0];
+	ev[n].seq = n + 1;
+	ev[n].kind = IBW_EVT_PATH_CHANGED;
+	snprintf(ev[n].what, sizeof(ev[n].what), "bad \xff");
+	n++;
+	return n;
+}
+
+/* A link view on the rich snapshot's two cables with every field set. */
+static void rich_links(struct ibw_snapshot *s, struct ibw_links **lp)
+{
+	struct ibw_links *l = ibw_links_new(NULL);
+	struct ibw_link_end_in a, b;
+	struct ibw_portinfo pa, pb;
+	struct ibw_link *k;
+	int j, w, e;
+
+	assert_non_null(l);
+	ibw_links_begin(l, T0);
+	link_side(&a, &pa, 0x0002c90300000001ull, 1, 1, 2);
+	link_side(&b, &pb, 0x0002c90300000010ull, 1, 0, 2);
+	assert_int_equal(ibw_links_update(l, &a, &b), 0);
+	link_side(&a, &pa, 0x0002c90300000001ull, 2, 1, 1);
+	link_side(&b, &pb, 0x0002c90300000011ull, 1, 0, 1);
+	b.name = "bad \xff";
+	assert_int_equal(ibw_links_update(l, &b, &a), 0);
+	s->links = ibw_links_view(l, T0);
+	assert_non_null(s->links);
+	k = &s->links->links[1];
+	k->ber = 1e-12;
+	k->xmit_wait_ratio = 0.25;
+	k->seen_us = T0;
+	for (j = 0; j < 2; j++) {
+		struct ibw_link_end *x = &k->end[j];
+
+		x->saturated = 0x3;
+		x->sample_us = T0 - 10;
+		x->vl_mask = 0x8005;
+		x->vl_xmit_wait_ratio[0] = 0.5f;
+		x->vl_xmit_wait_ratio[2] = 0.1f;
+		x->vl_xmit_wait_ratio[15] = 1e-7f;
+		for (w = 0; w < IBW_LWIN_MAX; w++) {
+			x->win[w].seconds = 10.0 * (w + 1);
+			x->win[w].ber = w ? 2.5e-15 : -1;
+			x->win[w].xmit_wait_ratio = 0.001;
+			x->win[w].utilisation = 0.75;
+			x->win[w].xmit_bytes = 9223372036854775808ull;
+			x->win[w].bits = 12345;
+			for (e = 0; e < IBW_LERR_MAX; e++)
+				x->win[w].errors[e] = (uint64_t)(e * 7 + w);
+		}
+	}
+	*lp = l;
+}
+
+/* The rich snapshot's documents, byte for byte as reviewed. */
+static void test_rich_documents(void **state)
+{
+	struct ibw_snapshot *s = rich_snapshot();
+	struct ibw_port_filter all = { 0, 0, -1, 0 };
+	struct ibw_event ev[IBW_EVT_KIND_MAX + 2];
+	const struct ibw_snapshot_node *nv;
+	const struct ibw_snapshot_endport *epv;
+	struct ibw_links *l;
+	struct ibw_jw w;
+	unsigned nev, i;
+	json_t *j;
+	char *t, *t2;
+
+	ibw_jw_init(&w);
+	ibw_json_write_ports(&w, s, &all);
+	t = written(&w);
+	golden("ports-rich.json", t);
+	free(t);
+	ibw_jw_init(&w);
+	ibw_json_write_nodes(&w, s);
+	t = written(&w);
+	golden("nodes.json", t);
+	/* the single node's tree (jansson) says the same as the writer */
+	ibw_jw_init(&w);
+	ibw_jw_array(&w);
+	ibw_snapshot_foreach_node(s, nv)
+		ibw_jw_value(&w, ibw_json_node(s, nv->n->guid));
+	ibw_jw_end(&w);
+	t2 = written(&w);
+	assert_string_equal(t2, t);
+	free(t2);
+	free(t);
+	j = ibw_json_node(s, 0x0002c90300000010ull);
+	assert_non_null(j);
+	t = dump(j);
+	golden("node.json", t);
+	free(t);
+	ibw_jw_init(&w);
+	ibw_json_write_endports(&w, s);
+	t = written(&w);
+	golden("endports-rich.json", t);
+	ibw_jw_init(&w);
+	ibw_jw_array(&w);
+	ibw_snapshot_foreach_endport(s, epv)
+		ibw_jw_value(&w, ibw_json_endport(epv));
+	ibw_jw_end(&w);
+	t2 = written(&w);
+	assert_string_equal(t2, t);
+	free(t2);
+	free(t);
+	nev = rich_events(ev, IBW_EVT_KIND_MAX + 2);
+	ibw_jw_init(&w);
+	ibw_json_write_events_doc(&w, 99, ev, nev);
+	t = written(&w);
+	golden("events.json", t);
+	/* each event's tree (ibw_json_event) says the same as the writer */
+	ibw_jw_init(&w);
+	ibw_jw_object(&w);
+	ibw_jw_key(&w, "events");
+	ibw_jw_array(&w);
+	for (i = 0; i < nev; i++)
+		ibw_jw_value(&w, ibw_json_event(&ev[i]));
+	ibw_jw_end(&w);
+	ibw_jw_key(&w, "last_seq");
+	ibw_jw_u64(&w, 99);
+	ibw_jw_end(&w);
+	t2 = written(&w);
+	assert_string_equal(t2, t);
+	free(t2);
+	free(t);
+	rich_links(s, &l);
+	t = dump(ibw_json_links(s, NULL));
+	golden("links.json", t);
+	free(t);
+	ibw_jw_init(&w);
+	ibw_json_write_links(&w, s, NULL);
+	t = written(&w);
+	golden("links.json", t);
+	free(t);
+	/* filtered, and without a view: the writer as the tree */
+	for (i = 0; i < 3; i++) {
+		struct ibw_link_filter f = { -1, -1, 0, 0, NULL };
+		struct ibw_link_view *keep = s->links;
+
+		if (i == 1)
+			f.health = IBW_HEALTH_DEGRADED;
+		if (i == 2)
+			s->links = NULL;
+		t = dump(ibw_json_links(s, &f));
+		ibw_jw_init(&w);
+		ibw_json_write_links(&w, s, &f);
+		t2 = written(&w);
+		assert_string_equal(t2, t);
+		free(t2);
+		free(t);
+		s->links = keep;
+	}
+	t = dump(ibw_json_link_at(s, 0x0002c90300000011ull, 1));
+	golden("link.json", t);
+	free(t);
+	ibw_links_free(l);
+	ibw_snapshot_unref(s);
+}
+
 int main(void)
 {
 	/* Fixed, so the fixtures do not change with every commit. */
@@ -898,10 +1376,12 @@ int main(void)
 		cmocka_unit_test(test_parts_same_bytes),
 		cmocka_unit_test(test_metrics_body_in_pieces),
 		cmocka_unit_test(test_writer_refuses),
+		cmocka_unit_test(test_writer_scalars),
 		cmocka_unit_test(test_pma_redirect_rendered),
 		cmocka_unit_test(test_exporter_series),
 		cmocka_unit_test(test_agentx_series),
 		cmocka_unit_test(test_json_links),
+		cmocka_unit_test(test_rich_documents),
 	};
 
 	return cmocka_run_group_tests_name("render", tests, NULL, NULL);
