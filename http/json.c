@@ -1140,22 +1140,37 @@ void ibw_json_write_nodes(struct ibw_jw *w, const struct ibw_snapshot *s)
 	ibw_json_write_nodes_part(w, s, &pos, SIZE_MAX);
 }
 
-int ibw_json_write_nodes_part(struct ibw_jw *w, const struct ibw_snapshot *s,
-			      size_t *pos, size_t budget)
+/*
+ * A list of @n elements of @size bytes at @base, each written by @one,
+ * in parts: from *@pos on until the writer holds @budget bytes.
+ */
+static int list_part(struct ibw_jw *w, size_t *pos, size_t budget,
+		     const void *base, size_t n, size_t size,
+		     void (*one)(struct ibw_jw *w, const void *elem))
 {
 	size_t i;
 	int rc = part_start(w, pos, &i);
 
 	if (rc)
 		return rc;
-	for (; i < s->nnode_views; i++) {
-		const struct ibw_snapshot_node *nv = &s->node_views[i];
-
+	for (; i < n; i++) {
 		if (part_full(w, pos, i, budget))
 			return w->err;
-		node_write(w, nv);
+		one(w, (const char *)base + i * size);
 	}
 	return part_end(w, pos);
+}
+
+static void node_elem(struct ibw_jw *w, const void *nv)
+{
+	node_write(w, nv);
+}
+
+int ibw_json_write_nodes_part(struct ibw_jw *w, const struct ibw_snapshot *s,
+			      size_t *pos, size_t budget)
+{
+	return list_part(w, pos, budget, s->node_views, s->nnode_views,
+			 sizeof(s->node_views[0]), node_elem);
 }
 
 json_t *ibw_json_node(const struct ibw_snapshot *s, uint64_t guid)
@@ -1421,19 +1436,6 @@ static void ev_add(struct ev_members *e, const char *key, enum ev_type type,
 	m->s = s;
 }
 
-/* ibw_json_link_reasons(@mask), written. */
-static void reasons_write(struct ibw_jw *w, uint32_t mask)
-{
-	int r;
-
-	ibw_jw_array(w);
-	for (r = 0; r < IBW_LR_MAX; r++)
-		if (mask & IBW_LR_BIT(r))
-			ibw_jw_string(w, ibw_link_reason_str(
-						 (enum ibw_link_reason)r));
-	ibw_jw_end(w);
-}
-
 /* ibw_json_event(@e), written. */
 static void event_write(struct ibw_jw *w, const struct ibw_event *e)
 {
@@ -1532,7 +1534,7 @@ static void event_write(struct ibw_jw *w, const struct ibw_event *e)
 			ibw_jw_time(w, x->v);
 			break;
 		case EV_REASONS:
-			reasons_write(w, (uint32_t)x->v);
+			ibw_jw_link_reasons(w, (uint32_t)x->v);
 			break;
 		}
 	}
@@ -1689,22 +1691,16 @@ void ibw_json_write_endports(struct ibw_jw *w, const struct ibw_snapshot *s)
 	ibw_json_write_endports_part(w, s, &pos, SIZE_MAX);
 }
 
+static void endport_elem(struct ibw_jw *w, const void *v)
+{
+	endport_write(w, v);
+}
+
 int ibw_json_write_endports_part(struct ibw_jw *w, const struct ibw_snapshot *s,
 				 size_t *pos, size_t budget)
 {
-	size_t i;
-	int rc = part_start(w, pos, &i);
-
-	if (rc)
-		return rc;
-	for (; i < s->nendports; i++) {
-		const struct ibw_snapshot_endport *v = &s->endport_views[i];
-
-		if (part_full(w, pos, i, budget))
-			return w->err;
-		endport_write(w, v);
-	}
-	return part_end(w, pos);
+	return list_part(w, pos, budget, s->endport_views, s->nendports,
+			 sizeof(s->endport_views[0]), endport_elem);
 }
 
 json_t *ibw_json_ping_summary(const struct ibw_ping_summary *s)

@@ -258,7 +258,7 @@ static void err_order_init(void)
 		}
 }
 
-static void reasons_write(struct ibw_jw *w, uint32_t mask)
+void ibw_jw_link_reasons(struct ibw_jw *w, uint32_t mask)
 {
 	int r;
 
@@ -374,7 +374,7 @@ static void link_end_write(struct ibw_jw *w, const struct ibw_link_end *x)
 	ibw_jw_key(w, "port");
 	ibw_jw_int(w, x->port);
 	ibw_jw_key(w, "reasons");
-	reasons_write(w, x->reasons);
+	ibw_jw_link_reasons(w, x->reasons);
 	ibw_jw_key(w, "sample");
 	ibw_jw_time(w, x->sample_us);
 	ibw_jw_key(w, "saturated");
@@ -447,7 +447,7 @@ static void link_write(struct ibw_jw *w, const struct ibw_link *k)
 	ibw_jw_key(w, "health");
 	ibw_jw_string(w, ibw_link_health_str(k->health));
 	ibw_jw_key(w, "reasons");
-	reasons_write(w, k->reasons);
+	ibw_jw_link_reasons(w, k->reasons);
 	ibw_jw_key(w, "seen");
 	ibw_jw_time(w, k->seen_us);
 	ibw_jw_key(w, "signal_bps");

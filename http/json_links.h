@@ -29,6 +29,8 @@ int ibw_link_filter_match(const struct ibw_link *k,
 
 /* The names of the reasons in @mask, in enum order. */
 json_t *ibw_json_link_reasons(uint32_t mask);
+/* The same array written into @w. */
+void ibw_jw_link_reasons(struct ibw_jw *w, uint32_t mask);
 json_t *ibw_json_link(const struct ibw_link *k);
 /* {"ok": n, "degraded": n, "failing": n, "down": n}; zeros for NULL. */
 json_t *ibw_json_link_counts(const struct ibw_link_view *v);
