@@ -34,6 +34,8 @@ static const char *const kind_names[IBW_EVT_KIND_MAX] = {
 	[IBW_EVT_ROUTE_LOAD] = "route_load",
 	[IBW_EVT_LINK_HEALTH_CHANGED] = "link_health_changed",
 	[IBW_EVT_ENDPORT_MOVED] = "endport_moved",
+	[IBW_EVT_LOCAL_PORT_LOST] = "local_port_lost",
+	[IBW_EVT_LOCAL_PORT_BACK] = "local_port_back",
 };
 
 const char *ibw_event_kind_str(enum ibw_event_kind k)

@@ -41,6 +41,11 @@ enum ibw_event_kind {
 	/* a ping target answered at another LID before the next discovery
 	 * saw the change: old/new LID, peer_guid its port GUID */
 	IBW_EVT_ENDPORT_MOVED,
+	/* Our own port: no longer active or no longer answering (what: its
+	 * state, or "unreachable"), so the fabric is kept and marked stale;
+	 * and active again (new_value: milliseconds it was lost). */
+	IBW_EVT_LOCAL_PORT_LOST,
+	IBW_EVT_LOCAL_PORT_BACK,
 	IBW_EVT_KIND_MAX,
 };
 

@@ -690,6 +690,21 @@ static int local_port_ok(const struct ibw_monitor *m,
 	return *state == IBW_PORT_ACTIVE;
 }
 
+/* Our own port lost (@state its state, or "unreachable") or back. */
+static void local_port_event(struct ibw_monitor *m, enum ibw_event_kind kind,
+			     const char *state, uint64_t lost_ms)
+{
+	struct ibw_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.kind = kind;
+	e.node_guid = m->fabric ? m->fabric->local_guid : 0;
+	e.port = (uint8_t)(m->o.local_port ? m->o.local_port : 1);
+	e.new_value = lost_ms;
+	snprintf(e.what, sizeof(e.what), "%s", state);
+	ibw_events_add(m->ev, &e);
+}
+
 /* A discovery found our own port not active: keep the last fabric
  * (nothing is gone because we cannot see it), mark it all stale, and
  * look again soon: 1 s, doubling up to the discovery interval. */
@@ -705,6 +720,7 @@ static void enter_lost(struct ibw_monitor *m, uint8_t state)
 		m->local_lost = 1;
 		m->lost_since_us = now;
 		m->backoff_us = 0;
+		local_port_event(m, IBW_EVT_LOCAL_PORT_LOST, what, 0);
 		log_warn("monitor",
 			 "local port %u is %s: keeping the last picture of "
 			 "the fabric (%u nodes), marked stale; pings and "
@@ -842,6 +858,9 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 			 "local port is active again after %.1f s: sweeping",
 			 (double)(ibw_realtime_us() - m->lost_since_us) / 1e6);
 		m->local_lost = 0;
+		local_port_event(m, IBW_EVT_LOCAL_PORT_BACK, "active",
+				 (ibw_realtime_us() - m->lost_since_us) /
+					 1000u);
 		if (m->pinger)
 			ibw_pinger_pause(m->pinger, 0);
 	}

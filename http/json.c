@@ -1377,6 +1377,12 @@ json_t *ibw_json_event(const struct ibw_event *e)
 	case IBW_EVT_LINK_HEALTH_CHANGED:
 		ibw_json_link_event(o, e);
 		break;
+	case IBW_EVT_LOCAL_PORT_LOST:
+		json_object_set_new(o, "state", json_string(e->what));
+		break;
+	case IBW_EVT_LOCAL_PORT_BACK:
+		json_object_set_new(o, "lost_ms", ibw_json_u64(e->new_value));
+		break;
 	case IBW_EVT_ENDPORT_MOVED:
 		/* old and new are LIDs */
 		json_object_set_new(o, "port_guid",
@@ -1477,6 +1483,12 @@ static void event_write(struct ibw_jw *w, const struct ibw_event *e)
 		       ibw_link_health_str((enum ibw_link_health)e->new_value));
 		ev_add(&m, "old_reasons", EV_REASONS, e->old_reasons, NULL);
 		ev_add(&m, "reasons", EV_REASONS, e->reasons, NULL);
+		break;
+	case IBW_EVT_LOCAL_PORT_LOST:
+		ev_add(&m, "state", EV_STR, 0, e->what);
+		break;
+	case IBW_EVT_LOCAL_PORT_BACK:
+		ev_add(&m, "lost_ms", EV_U64, e->new_value, NULL);
 		break;
 	case IBW_EVT_ENDPORT_MOVED:
 		ev_add(&m, "port_guid", EV_GUID, e->peer_guid, NULL);

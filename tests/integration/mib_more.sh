@@ -136,6 +136,11 @@ sim 'Relink "node0001"[1]'
 for _ in $(seq 1 150); do st | jqe '.stale == false' && break; sleep 0.1; done
 check "relinked: fresh again in the JSON" jt '.stale == false and .local_port_lost == false' <<<"$(st)"
 check "... and ibwAgentSnapshotStale is false(2)" test "$(sget "$ROOT.1.1.10.0")" = 2
+curl -s -m 5 "$(U /api/v1/events)" >lp-events.json
+check "... one local_port_lost event (state down) and then one local_port_back" \
+	jt '[.events[] | select(.kind == "local_port_lost" or .kind == "local_port_back")] as $e |
+		($e | length) == 2 and $e[0].kind == "local_port_lost" and $e[0].state == "down" and
+		$e[1].kind == "local_port_back" and $e[1].lost_ms >= 3000 and $e[1].seq > $e[0].seq' <lp-events.json
 for _ in $(seq 1 100); do [ "$(sent)" -gt "$s1" ] && [ "$(st | jq .sweeps.counter_sweeps)" -gt "$c1" ] && break; sleep 0.1; done
 check "... pings and counter sweeps resume ($s1 -> $(sent), $c1 -> $(st | jq .sweeps.counter_sweeps))" \
 	test "$(sent)" -gt "$s1" -a "$(st | jq .sweeps.counter_sweeps)" -gt "$c1"
