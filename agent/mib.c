@@ -1368,6 +1368,15 @@ netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
 	case IBW_EVT_ROUTE_LOOPS:
 		which[wlen++] = 7;
 		break;
+	case IBW_EVT_LOCAL_PORT_LOST:
+		which[wlen++] = 8;
+		break;
+	case IBW_EVT_LOCAL_PORT_BACK:
+		which[wlen++] = 9;
+		break;
+	case IBW_EVT_ENDPORT_MOVED:
+		which[wlen++] = 10;
+		break;
 	default:
 		return NULL;
 	}
@@ -1473,6 +1482,42 @@ netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
 		v_str(&v, e->detail);
 		add_notify_obj(&vars, 9, &v);
 		break;
+	case IBW_EVT_LOCAL_PORT_LOST:
+	case IBW_EVT_LOCAL_PORT_BACK:
+		/* CA, port, port GUID and LID as the scalars have them; the
+		 * state the event's (a later query may have read another) */
+		for (i = 2; i <= 5; i++) {
+			agent_get(m, 0, i, &v);
+			add_agent_scalar(&vars, i, &v);
+		}
+		v_int(&v, link_state((unsigned)e->old_value));
+		add_agent_scalar(&vars, 6, &v);
+		if (e->kind == IBW_EVT_LOCAL_PORT_LOST) {
+			/* stale from the moment it is lost */
+			v_bool(&v, 1);
+			add_agent_scalar(&vars, 10, &v);
+		} else {
+			v_unsigned(&v, e->new_value);
+			add_notify_obj(&vars, 10, &v);
+		}
+		break;
+	case IBW_EVT_ENDPORT_MOVED: {
+		const struct ibw_endport *ep =
+			find_ep(m, e->node_guid, e->port);
+
+		v_guid(&v, e->peer_guid);
+		add_col(&vars, 4, EP_COL_PORT_GUID, pidx, 9, &v);
+		/* the new LID: the snapshot may not have it yet */
+		v_unsigned(&v, e->new_value);
+		add_col(&vars, 4, EP_COL_LID, pidx, 9, &v);
+		v_str(&v, ep ? ep->name : name_of(m, e->node_guid));
+		add_col(&vars, 4, EP_COL_NAME, pidx, 9, &v);
+		v_unsigned(&v, e->old_value);
+		add_notify_obj(&vars, 11, &v);
+		v_str(&v, e->what);
+		add_notify_obj(&vars, 12, &v);
+		break;
+	}
 	default:
 		break;
 	}

@@ -42,8 +42,9 @@ enum ibw_event_kind {
 	 * saw the change: old/new LID, peer_guid its port GUID */
 	IBW_EVT_ENDPORT_MOVED,
 	/* Our own port: no longer active or no longer answering (what: its
-	 * state, or "unreachable"), so the fabric is kept and marked stale;
-	 * and active again (new_value: milliseconds it was lost). */
+	 * state, or "unreachable"; old_value: its PortState, 0 when none
+	 * was read), so the fabric is kept and marked stale; and active
+	 * again (new_value: milliseconds it was lost). */
 	IBW_EVT_LOCAL_PORT_LOST,
 	IBW_EVT_LOCAL_PORT_BACK,
 	IBW_EVT_KIND_MAX,

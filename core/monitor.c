@@ -690,9 +690,10 @@ static int local_port_ok(const struct ibw_monitor *m,
 	return *state == IBW_PORT_ACTIVE;
 }
 
-/* Our own port lost (@state its state, or "unreachable") or back. */
+/* Our own port lost (@state its PortState, 0 none; @what its name, or
+ * "unreachable") or back. */
 static void local_port_event(struct ibw_monitor *m, enum ibw_event_kind kind,
-			     const char *state, uint64_t lost_ms)
+			     uint8_t state, const char *what, uint64_t lost_ms)
 {
 	struct ibw_event e;
 
@@ -700,8 +701,9 @@ static void local_port_event(struct ibw_monitor *m, enum ibw_event_kind kind,
 	e.kind = kind;
 	e.node_guid = m->fabric ? m->fabric->local_guid : 0;
 	e.port = (uint8_t)(m->o.local_port ? m->o.local_port : 1);
+	e.old_value = state;
 	e.new_value = lost_ms;
-	snprintf(e.what, sizeof(e.what), "%s", state);
+	snprintf(e.what, sizeof(e.what), "%s", what);
 	ibw_events_add(m->ev, &e);
 }
 
@@ -720,7 +722,7 @@ static void enter_lost(struct ibw_monitor *m, uint8_t state)
 		m->local_lost = 1;
 		m->lost_since_us = now;
 		m->backoff_us = 0;
-		local_port_event(m, IBW_EVT_LOCAL_PORT_LOST, what, 0);
+		local_port_event(m, IBW_EVT_LOCAL_PORT_LOST, state, what, 0);
 		log_warn("monitor",
 			 "local port %u is %s: keeping the last picture of "
 			 "the fabric (%u nodes), marked stale; pings and "
@@ -858,9 +860,9 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 			 "local port is active again after %.1f s: sweeping",
 			 (double)(ibw_realtime_us() - m->lost_since_us) / 1e6);
 		m->local_lost = 0;
-		local_port_event(m, IBW_EVT_LOCAL_PORT_BACK, "active",
-				 (ibw_realtime_us() - m->lost_since_us) /
-					 1000u);
+		local_port_event(
+			m, IBW_EVT_LOCAL_PORT_BACK, IBW_PORT_ACTIVE, "active",
+			(ibw_realtime_us() - m->lost_since_us) / 1000u);
 		if (m->pinger)
 			ibw_pinger_pause(m->pinger, 0);
 	}

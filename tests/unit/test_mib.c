@@ -404,6 +404,54 @@ static void test_values(void **state)
 	snmp_free_varbind(vb);
 }
 
+/* The varbind named root.@sub[.guid index][.@tail] in @vars, or NULL. */
+static netsnmp_variable_list *find_var(netsnmp_variable_list *vars,
+				       const oid *sub, size_t nsub,
+				       uint64_t guid, const oid *tail,
+				       size_t ntail)
+{
+	oid o[MAX_OID_LEN];
+	size_t n = mkoid(o, sub, nsub, guid, tail, ntail);
+
+	for (; vars; vars = vars->next_variable)
+		if (!snmp_oid_compare(vars->name, vars->name_length, o, n))
+			return vars;
+	return NULL;
+}
+
+static unsigned count_vars(const netsnmp_variable_list *vars)
+{
+	unsigned n = 0;
+
+	for (; vars; vars = vars->next_variable)
+		n++;
+	return n;
+}
+
+/* An integer-valued varbind: its type and value. */
+static void assert_var_int(netsnmp_variable_list *vars, const oid *sub,
+			   size_t nsub, uint64_t guid, const oid *tail,
+			   size_t ntail, u_char type, long value)
+{
+	netsnmp_variable_list *v = find_var(vars, sub, nsub, guid, tail, ntail);
+
+	assert_non_null(v);
+	assert_int_equal(v->type, type);
+	assert_int_equal(*v->val.integer, value);
+}
+
+static void assert_var_str(netsnmp_variable_list *vars, const oid *sub,
+			   size_t nsub, uint64_t guid, const oid *tail,
+			   size_t ntail, const char *value)
+{
+	netsnmp_variable_list *v = find_var(vars, sub, nsub, guid, tail, ntail);
+
+	assert_non_null(v);
+	assert_int_equal(v->type, ASN_OCTET_STR);
+	assert_int_equal(v->val_len, strlen(value));
+	assert_memory_equal(v->val.string, value, v->val_len);
+}
+
 static void test_notifications(void **state)
 {
 	struct fx *f = *state;
@@ -487,6 +535,106 @@ static void test_notifications(void **state)
 	assert_null(ibw_mib_notification(f->mib, &e));
 }
 
+/* Our own port lost and back, and an endport found at another LID. */
+static void test_notifications_local_moved(void **state)
+{
+	static const oid zero[] = { 0 }, one[] = { 1 };
+	static const u_char lguid[8] = { 0x00, 0x02, 0xc9, 0x03,
+					 0x00, 0x00, 0x00, 0x20 };
+	struct fx *f = *state;
+	struct ibw_event e;
+	netsnmp_variable_list *vars, *v;
+	const char *why = "found by its port, silent there yet";
+
+	/* Lost, found down: ibwLocalPortLost (.0.8) with the local port's
+	 * scalars, the event's state (the live query still says active)
+	 * and ibwAgentSnapshotStale true. */
+	memset(&e, 0, sizeof(e));
+	e.kind = IBW_EVT_LOCAL_PORT_LOST;
+	e.node_guid = 0x0002c90300000020ull;
+	e.port = 1;
+	e.old_value = IBW_PORT_DOWN;
+	snprintf(e.what, sizeof(e.what), "down");
+	vars = ibw_mib_notification(f->mib, &e);
+	assert_non_null(vars);
+	assert_int_equal(vars->val.objid[ROOT_LEN + 1], 8);
+	assert_int_equal(count_vars(vars), 7);
+	assert_var_str(vars, (const oid[]){ 1, 1, 2 }, 3, 0, zero, 1, "mlx5_0");
+	assert_var_int(vars, (const oid[]){ 1, 1, 3 }, 3, 0, zero, 1,
+		       ASN_UNSIGNED, 1);
+	v = find_var(vars, (const oid[]){ 1, 1, 4 }, 3, 0, zero, 1);
+	assert_non_null(v);
+	assert_int_equal(v->val_len, 8);
+	assert_memory_equal(v->val.string, lguid, 8);
+	assert_var_int(vars, (const oid[]){ 1, 1, 5 }, 3, 0, zero, 1,
+		       ASN_UNSIGNED, 2);
+	assert_var_int(vars, (const oid[]){ 1, 1, 6 }, 3, 0, zero, 1,
+		       ASN_INTEGER, 1);
+	assert_var_int(vars, (const oid[]){ 1, 1, 10 }, 3, 0, zero, 1,
+		       ASN_INTEGER, 1);
+	snmp_free_varbind(vars);
+
+	/* Lost without any PortInfo ("unreachable"): state unknown(5). */
+	e.old_value = 0;
+	snprintf(e.what, sizeof(e.what), "unreachable");
+	vars = ibw_mib_notification(f->mib, &e);
+	assert_non_null(vars);
+	assert_var_int(vars, (const oid[]){ 1, 1, 6 }, 3, 0, zero, 1,
+		       ASN_INTEGER, 5);
+	snmp_free_varbind(vars);
+
+	/* Back after 4.2 s: ibwLocalPortBack (.0.9), active(4), and
+	 * ibwNotifyLostDuration in milliseconds; no stale flag. */
+	e.kind = IBW_EVT_LOCAL_PORT_BACK;
+	e.old_value = IBW_PORT_ACTIVE;
+	e.new_value = 4200;
+	snprintf(e.what, sizeof(e.what), "active");
+	vars = ibw_mib_notification(f->mib, &e);
+	assert_non_null(vars);
+	assert_int_equal(vars->val.objid[ROOT_LEN + 1], 9);
+	assert_int_equal(count_vars(vars), 7);
+	assert_var_int(vars, (const oid[]){ 1, 1, 6 }, 3, 0, zero, 1,
+		       ASN_INTEGER, 4);
+	assert_var_int(vars, (const oid[]){ 1, 7, 10 }, 3, 0, zero, 1,
+		       ASN_UNSIGNED, 4200);
+	assert_null(find_var(vars, (const oid[]){ 1, 1, 10 }, 3, 0, zero, 1));
+	snmp_free_varbind(vars);
+	/* ... a duration beyond 32 bits saturates */
+	e.new_value = 1ull << 40;
+	vars = ibw_mib_notification(f->mib, &e);
+	assert_non_null(vars);
+	assert_var_int(vars, (const oid[]){ 1, 7, 10 }, 3, 0, zero, 1,
+		       ASN_UNSIGNED, (long)0xffffffffu);
+	snmp_free_varbind(vars);
+
+	/* Host 2 (LID 3 in the snapshot) found at LID 7: ibwEndportMoved
+	 * (.0.10) with the new LID, not the snapshot's, and the old. */
+	memset(&e, 0, sizeof(e));
+	e.kind = IBW_EVT_ENDPORT_MOVED;
+	e.node_guid = H2;
+	e.port = 1;
+	e.peer_guid = 0x0002c90300000021ull;
+	e.old_value = 3;
+	e.new_value = 7;
+	snprintf(e.what, sizeof(e.what), "%s", why);
+	vars = ibw_mib_notification(f->mib, &e);
+	assert_non_null(vars);
+	assert_int_equal(vars->val.objid[ROOT_LEN + 1], 10);
+	assert_int_equal(count_vars(vars), 6);
+	v = find_var(vars, (const oid[]){ 1, 4, 1, 3 }, 4, H2, one, 1);
+	assert_non_null(v);
+	assert_int_equal(v->val_len, 8);
+	assert_int_equal(v->val.string[7], 0x21);
+	assert_var_int(vars, (const oid[]){ 1, 4, 1, 4 }, 4, H2, one, 1,
+		       ASN_UNSIGNED, 7);
+	assert_var_str(vars, (const oid[]){ 1, 4, 1, 5 }, 4, H2, one, 1,
+		       "node0002 HCA-1");
+	assert_var_int(vars, (const oid[]){ 1, 7, 11 }, 3, 0, zero, 1,
+		       ASN_UNSIGNED, 3);
+	assert_var_str(vars, (const oid[]){ 1, 7, 12 }, 3, 0, zero, 1, why);
+	snmp_free_varbind(vars);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -498,6 +646,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_notifications, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_notifications_local_moved,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_link_table, setup,
 						teardown),
 	};
