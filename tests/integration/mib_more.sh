@@ -9,7 +9,11 @@
 #  - ibwAgentSnapshotStale: false, true while the local port is lost,
 #    false again once it is back;
 #  - while the local port is lost, pings and counter reads pause (no
-#    probe sent, no counter sweep) and resume when it is back.
+#    probe sent, no counter sweep) and resume when it is back;
+#  - snmptrapd (through snmpd's trap2sink) gets one ibwLocalPortLost and
+#    then one ibwLocalPortBack, decoded with IBWATCH-MIB loaded: the
+#    local port's scalars, the state found (down), stale, and the time
+#    lost, the event's lost_ms.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/tap.sh"
@@ -25,6 +29,9 @@ export SNMP_PERSISTENT_DIR=$PWD/snmp-persist
 export SNMPCONFPATH=$PWD/snmp-conf # no /etc/snmp for the tools
 mkdir -p "$SNMP_PERSISTENT_DIR" "$SNMPCONFPATH"
 jt() { jq -e "$@" >/dev/null; }
+MIBARGS=(-M "$here/mibs:$here/../mib" -m IBWATCH-MIB)
+
+start_snmptrapd || { echo "not ok - snmptrapd does not start"; exit 1; }
 
 # snmpd: master agent on ./agentx.sock, SNMP on a loopback port.
 SOCK=$PWD/agentx.sock
@@ -36,6 +43,7 @@ master agentx
 agentXSocket $SOCK
 agentXTimeout 5
 rocommunity public 127.0.0.1
+trap2sink 127.0.0.1:$trap_port public
 EOF
 	snmpd -f -C -c snmpd.conf -Lf snmpd.log -p snmpd.pid -I -ifTable,ipAddressTable,ipv6 \
 		"udp:127.0.0.1:$snmp_port" >snmpd.out 2>&1 &
@@ -141,6 +149,42 @@ check "... one local_port_lost event (state down) and then one local_port_back" 
 	jt '[.events[] | select(.kind == "local_port_lost" or .kind == "local_port_back")] as $e |
 		($e | length) == 2 and $e[0].kind == "local_port_lost" and $e[0].state == "down" and
 		$e[1].kind == "local_port_back" and $e[1].lost_ms >= 3000 and $e[1].seq > $e[0].seq' <lp-events.json
+# The notifications, one a line in traps.log (varbinds tab-separated):
+# decode_trap N prints the first ibwatchNotifications.N's varbinds as
+# "name = value", each name as IBWATCH-MIB spells it.
+has_trap() { grep -q "= OID: $ROOT\.0\.$1	" traps.log; }
+decode_trap() {
+	grep -m1 "= OID: $ROOT\.0\.$1	" traps.log | tr '\t' '\n' | grep ' = ' |
+		while IFS= read -r vb; do
+			printf '%s = %s\n' "$(snmptranslate "${MIBARGS[@]}" "${vb%% = *}")" "${vb#* = }"
+		done
+}
+for _ in $(seq 1 100); do has_trap 8 && has_trap 9 && break; sleep 0.1; done
+decode_trap 8 >lost.trap
+decode_trap 9 >back.trap
+sed 's/^/# lost: /' lost.trap
+sed 's/^/# back: /' back.trap
+check "the notification OIDs are IBWATCH-MIB's ibwLocalPortLost and ibwLocalPortBack" \
+	test "$(snmptranslate "${MIBARGS[@]}" "$ROOT.0.8") $(snmptranslate "${MIBARGS[@]}" "$ROOT.0.9")" = \
+	"IBWATCH-MIB::ibwLocalPortLost IBWATCH-MIB::ibwLocalPortBack"
+check "snmptrapd got one of each, lost first" \
+	awk -v l="= OID: $ROOT.0.8	" -v b="= OID: $ROOT.0.9	" \
+	'index($0, l) { nl++; if (!fl) fl = NR } index($0, b) { nb++; if (!fb) fb = NR } END { exit !(nl == 1 && nb == 1 && fl < fb) }' traps.log
+ca=$(sget "$ROOT.1.1.2.0") lid=$(sget "$ROOT.1.1.5.0") guid=$(snmpget "${A[@]}" -Ov "$ROOT.1.1.4.0")
+lost_ms=$(jq '[.events[] | select(.kind == "local_port_back")][0].lost_ms' lp-events.json)
+# has_vb FILE NAME VALUE: the decoded FILE has IBWATCH-MIB::NAME = VALUE
+has_vb() { grep -qxF "IBWATCH-MIB::$2 = $3" "$1"; }
+nvb() { grep -c "^IBWATCH-MIB::$2" "$1"; }
+check "ibwLocalPortLost: CA $ca, port 1, LID $lid, port GUID ($guid), state down(1), ibwAgentSnapshotStale true(1)" \
+	eval 'has_vb lost.trap ibwAgentLocalCa.0 "STRING: $ca" && has_vb lost.trap ibwAgentLocalPort.0 "Gauge32: 1" &&
+		has_vb lost.trap ibwAgentLocalLid.0 "Gauge32: $lid" && has_vb lost.trap ibwAgentLocalPortState.0 "INTEGER: 1" &&
+		has_vb lost.trap ibwAgentSnapshotStale.0 "INTEGER: 1" && has_vb lost.trap ibwAgentLocalPortGuid.0 "$guid" &&
+		[ "$(nvb lost.trap ibw)" = 6 ]'
+check "ibwLocalPortBack: the same port, state active(4), ibwNotifyLostDuration $lost_ms ms, the event's lost_ms" \
+	eval 'has_vb back.trap ibwAgentLocalCa.0 "STRING: $ca" && has_vb back.trap ibwAgentLocalPort.0 "Gauge32: 1" &&
+		has_vb back.trap ibwAgentLocalPortState.0 "INTEGER: 4" && has_vb back.trap ibwNotifyLostDuration.0 "Gauge32: $lost_ms" &&
+		[ "$lost_ms" -ge 3000 ] && [ "$(nvb back.trap ibw)" = 6 ] &&
+		has_vb back.trap ibwAgentLocalPortGuid.0 "$guid"'
 for _ in $(seq 1 100); do [ "$(sent)" -gt "$s1" ] && [ "$(st | jq .sweeps.counter_sweeps)" -gt "$c1" ] && break; sleep 0.1; done
 check "... pings and counter sweeps resume ($s1 -> $(sent), $c1 -> $(st | jq .sweeps.counter_sweeps))" \
 	test "$(sent)" -gt "$s1" -a "$(st | jq .sweeps.counter_sweeps)" -gt "$c1"
