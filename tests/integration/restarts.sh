@@ -10,7 +10,9 @@
 #     the SA or a directed route before the endport goes down); a
 #     second agent that discovers only once follows every port whose
 #     old LID nobody has any more by those confirmations alone (one
-#     endport_moved event each);
+#     endport_moved event each, and one ibwEndportMoved notification
+#     each through its snmpd to snmptrapd, with the same GUID and LIDs
+#     as the event, found by their IBWATCH-MIB names);
 #  2. the simulator itself killed (SIGKILL) and started again: the
 #     agent keeps running and serving, reports its local port lost, marks
 #     the data stale (JSON, /metrics, /healthz 503) while keeping the last
@@ -62,8 +64,24 @@ check "ibnetdiscover sees all 44 nodes before the change" test "$(wc -l <lids0-a
 # A second agent that discovers once only: whatever LID changes it
 # follows, it follows by confirming lost pings (the SA, else a directed
 # route to the port), never by a discovery.
+# It is a subagent of an snmpd (private AgentX socket) that sends its
+# notifications to snmptrapd, both on loopback ports.
+ROOT=.1.3.6.1.4.1.32473
+MIBARGS=(-M "$here/mibs:$here/../mib" -m IBWATCH-MIB)
+export MIBS="" MIBDIRS=""
+export SNMP_PERSISTENT_DIR=$PWD/snmp-persist SNMPCONFPATH=$PWD/snmp-conf
+mkdir -p "$SNMP_PERSISTENT_DIR" "$SNMPCONFPATH"
+start_snmptrapd || { echo "not ok - snmptrapd does not start"; exit 1; }
+SOCK=$PWD/agentx.sock
+snmp_port=$(free_port)
+printf '%s\n' "master agentx" "agentXSocket $SOCK" "agentXTimeout 5" \
+	"rocommunity public 127.0.0.1" "trap2sink 127.0.0.1:$trap_port public" >snmpd.conf
+snmpd -f -C -c snmpd.conf -Lf snmpd.log -p snmpd.pid -I -ifTable,ipAddressTable,ipv6 \
+	"udp:127.0.0.1:$snmp_port" >/dev/null 2>&1 &
+pids+=($!)
+A=(-v2c -c public -t 2 -r 1 "127.0.0.1:$snmp_port")
 agentA=$agent
-start_agent node0002 --no-snmp --no-state-file --discovery-interval 3600 \
+start_agent node0002 --agentx "$SOCK" --no-state-file --discovery-interval 3600 \
 	--counter-interval 3600 --ping-interval-ms 300 --ping-method pma \
 	--down-after 2 --up-after 2 ||
 	{ echo "not ok - the second agent does not start"; exit 1; }
@@ -73,6 +91,12 @@ for _ in $(seq 1 200); do
 	sleep 0.1
 done
 check "the second agent has all 32 endports up" jqe '.endports.up == 32' < <(curl -s -m 5 "$UB/api/v1/status")
+for _ in $(seq 1 100); do
+	[ "$(snmpget "${A[@]}" -Oqv "$ROOT.1.1.18.0" 2>/dev/null)" = 44 ] && break
+	sleep 0.2
+done
+check "... and serves IBWATCH-MIB through snmpd (ibwFabricNodes.0 44)" \
+	test "$(snmpget "${A[@]}" -Oqv "$ROOT.1.1.18.0" 2>&1)" = 44
 evB=$(curl -s -m 5 "$UB/api/v1/events" | jq .last_seq)
 
 # 1. opensm again, with LMC 1: LIDs that are not a multiple of 2 move.
@@ -170,6 +194,36 @@ check "... one endport_moved event per host port whose old LID nobody has now, w
 curl -s -m 5 "$UB/api/v1/endports" | jq -r '.[] | "\(.port_guid) \(.lid)"' | sort >lids-B.txt
 check "... pinging those at their new LIDs" \
 	test "$(join lids-B.txt orphaned.txt | awk '$2 == $4' | wc -l)" = "$(wc -l <orphaned.txt)"
+# The same moves as notifications: one ibwEndportMoved each, with the
+# port GUID, the old and the new LID, its objects found by their
+# IBWATCH-MIB names (snmptrapd logs one notification a line, varbinds
+# tab-separated, numeric).
+oid_of() { snmptranslate -On "${MIBARGS[@]}" "IBWATCH-MIB::$1"; }
+tmoved="= OID: $(oid_of ibwEndportMoved)	"
+for _ in $(seq 1 50); do
+	[ "$(grep -c -F "$tmoved" traps.log)" -ge "$(wc -l <movesB.txt)" ] && break
+	sleep 0.2
+done
+: >movesB-traps.txt
+: >movesB-why.txt
+awk -v t="$tmoved" -v g="$(oid_of ibwEndportPortGuid)." -v l="$(oid_of ibwEndportLid)." \
+	-v p="$(oid_of ibwNotifyPrevLid).0 = " -v r="$(oid_of ibwNotifyMoveReason).0 = " '
+	index($0, t) {
+		n = split($0, f, "\t"); guid = lid = prev = why = "-"
+		for (i = 1; i <= n; i++) {
+			v = f[i]; sub(/^[^=]* = [^:]*: /, "", v)
+			if (index(f[i], g) == 1) { gsub(/ /, "", v); guid = "0x" tolower(v) }
+			else if (index(f[i], l) == 1) lid = v
+			else if (index(f[i], p) == 1) prev = v
+			else if (index(f[i], r) == 1) why = v
+		}
+		print guid, prev, lid >"movesB-traps.txt"; print why >"movesB-why.txt"
+	}' traps.log
+sort -o movesB-traps.txt movesB-traps.txt
+check "snmptrapd got one ibwEndportMoved per endport_moved event, with its port GUID, old and new LID ($(wc -l <movesB-traps.txt) notifications)" \
+	cmp -s movesB.txt movesB-traps.txt || diff movesB.txt movesB-traps.txt | sed 's/^/# /'
+check "... each with ibwNotifyMoveReason 'found by ...' ($(sort -u movesB-why.txt | tr '\n' ' '))" \
+	awk '!/^"found by (the SA|a directed route|its port, silent there yet)"$/ { bad = 1 } END { exit bad || !NR }' movesB-why.txt
 downsB=$(jq '[.events[] | select(.kind == "endport_state" and .new == "down")] | length' eventsB.json)
 check "... and no endport down ($downsB down events)" test "$downsB" = 0 ||
 	jq -c '.events[] | select(.kind == "endport_state")' eventsB.json | sed 's/^/# /'
