@@ -848,7 +848,12 @@ static void test_lft_reader(void **state)
 	const struct ibw_lft_table *a, *b;
 	const struct ibw_lft_stats *st;
 	uint8_t m0[IBW_MAD_SIZE], m1[IBW_MAD_SIZE], m2[IBW_MAD_SIZE];
-	struct ibw_lft_opts o = { .window = 2, .retries = 0 };
+	/* Every failure here is a status answer: a try that timed out
+	 * while a loaded machine was slow between take and reply would be
+	 * one the test did not make. */
+	struct ibw_lft_opts o = { .window = 2,
+				  .retries = 0,
+				  .timeout_ms = 10000 };
 
 	(void)state;
 	memset(&g, 0, sizeof(g));
