@@ -269,6 +269,27 @@ static void jw_put_plain(struct ibw_jw *w, const char *s, size_t n)
 	jw_put(w, "\"", 1);
 }
 
+/* Whether @key is plain (jw_plain()), and its length: remembered by
+ * address, since a document writes the same few dozen keys over and
+ * over (ibw_jw_key() says a key must not change). */
+static int jw_plain_key(struct ibw_jw *w, const char *key, size_t *len)
+{
+	/* Fibonacci hashing (the product's top bits): literals sit a few
+	 * bytes apart. */
+	uint64_t a = (uintptr_t)key * UINT64_C(0x9e3779b97f4a7c15);
+	unsigned h = (unsigned)(a >> (64 - IBW_JW_KEY_BITS));
+
+	if (w->plain[h].key == key) {
+		*len = w->plain[h].len;
+		return 1;
+	}
+	if (!jw_plain(key, len))
+		return 0;
+	w->plain[h].key = key;
+	w->plain[h].len = *len;
+	return 1;
+}
+
 /* What goes before a member's value: the separator, the new line, its
  * key and ": ", in one piece for a plain key (all of ours). */
 static void jw_keyed_member(struct ibw_jw *w)
@@ -277,7 +298,7 @@ static void jw_keyed_member(struct ibw_jw *w)
 	size_t kn, ind = 1 + 2 * (size_t)w->depth, n;
 	char *p;
 
-	if (!jw_plain(w->key, &kn)) {
+	if (!jw_plain_key(w, w->key, &kn)) {
 		p = jw_escaped(w->key);
 		/* Ours are constants: one jansson refuses is a bug (or
 		 * memory ran out). */
@@ -569,27 +590,56 @@ void ibw_jw_guid(struct ibw_jw *w, uint64_t guid)
 
 /* "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ" of @us, into @buf (28 bytes),
  * as ibw_json_time() has it. */
+/* "YYYY-MM-DDTHH:MM:SS" of @secs (UTC) in @buf: its length. */
+static size_t time_secs_str(char *buf, size_t cap, uint64_t secs)
+{
+	time_t t = (time_t)secs;
+	struct tm tm;
+	int n;
+
+	memset(&tm, 0, sizeof(tm));
+	gmtime_r(&t, &tm);
+	n = snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d",
+		     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		     tm.tm_min, tm.tm_sec);
+	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
 static void time_str(char *buf, size_t cap, uint64_t us)
 {
-	time_t t = (time_t)(us / 1000000u);
-	struct tm tm;
+	size_t n = time_secs_str(buf, cap, us / 1000000u);
 
-	gmtime_r(&t, &tm);
-	snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ",
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		 tm.tm_min, tm.tm_sec, (unsigned)(us % 1000000u));
+	snprintf(buf + n, cap - n, ".%06uZ", (unsigned)(us % 1000000u));
 }
 
 void ibw_jw_time(struct ibw_jw *w, uint64_t us)
 {
-	char buf[80];
+	char buf[sizeof(w->tstr) + 10], *p;
+	unsigned frac = (unsigned)(us % 1000000u);
+	int i;
 
 	if (!us) {
 		ibw_jw_null(w);
 		return;
 	}
-	time_str(buf, sizeof(buf), us);
-	ibw_jw_string(w, buf);
+	/* A document's times fall in a few seconds: gmtime_r() and
+	 * snprintf() once a second, not once a time. */
+	if (w->tsec != us / 1000000u + 1) {
+		w->tlen =
+			time_secs_str(w->tstr, sizeof(w->tstr), us / 1000000u);
+		w->tsec = us / 1000000u + 1;
+	}
+	p = buf;
+	*p++ = '"';
+	memcpy(p, w->tstr, w->tlen);
+	p += w->tlen;
+	*p++ = '.';
+	for (i = 5; i >= 0; i--, frac /= 10)
+		p[i] = (char)('0' + frac % 10);
+	p += 6;
+	*p++ = 'Z';
+	*p++ = '"';
+	jw_scalar(w, buf, (size_t)(p - buf));
 }
 
 char *ibw_jw_finish(struct ibw_jw *w, size_t *len)

@@ -50,6 +50,9 @@ char *ibw_json_dumps(const json_t *j, size_t flags);
 /* --once's document nests containers 9 deep (a link end's window's
  * error map in its links): room for more. */
 #define IBW_JW_DEPTH 16
+/* Keys remembered as needing no escapes: 2^IBW_JW_KEY_BITS, room for
+ * the 130-odd of a port's element (its counters' names twice). */
+#define IBW_JW_KEY_BITS 9
 
 struct ibw_jw {
 	char *buf;
@@ -61,6 +64,16 @@ struct ibw_jw {
 	unsigned char filled[IBW_JW_DEPTH]; /* has a member */
 	unsigned char keyed; /* a key waits for its value */
 	const char *key; /* that key, written with its value */
+	/* Keys found plain, by address, and their lengths: checking each
+	 * key's bytes again was a third of a big document's time. */
+	struct {
+		const char *key;
+		size_t len;
+	} plain[1u << IBW_JW_KEY_BITS];
+	/* ibw_jw_time()'s last second (+ 1; 0: none) and its text. */
+	uint64_t tsec;
+	char tstr[48];
+	size_t tlen;
 };
 
 /* An empty writer; ibw_jw_finish() or ibw_jw_release() ends it. */
@@ -78,8 +91,10 @@ void ibw_jw_object(struct ibw_jw *w);
 /* Close the innermost open container. */
 void ibw_jw_end(struct ibw_jw *w);
 /* The next member's name, in an object. It is written with the value
- * that follows (@key must last until then), or not at all when that
- * value is left out (see ibw_jw_string()). */
+ * that follows, or not at all when that value is left out (see
+ * ibw_jw_string()). The writer remembers by address that a key needs no
+ * escapes: @key must last, unchanged, as long as the writer (ours are
+ * literals and static tables). */
 void ibw_jw_key(struct ibw_jw *w, const char *key);
 /* Write @v (stolen; NULL counts as out of memory) as the next value. */
 void ibw_jw_value(struct ibw_jw *w, json_t *v);

@@ -646,6 +646,54 @@ static void tree_value(struct ibw_jw *w, json_t *v)
 }
 
 /*
+ * Keys are remembered by address as needing no escapes: more distinct
+ * keys than the writer remembers, each used over and over among others
+ * (and one that must be escaped between them), lay out as jansson's tree.
+ */
+static void test_writer_many_keys(void **state)
+{
+	static char keys[1500][8];
+	static const char odd[] = "k\xc3\xa9\"";
+	struct ibw_jw w;
+	json_t *doc = json_object(), *o;
+	char *t, *u;
+	int i, r;
+
+	(void)state;
+	/* in strcmp() order, as the writer wants them */
+	for (i = 0; i < 1500; i++)
+		snprintf(keys[i], sizeof(keys[i]), "k%04d", i);
+	ibw_jw_init(&w);
+	ibw_jw_object(&w);
+	for (r = 0; r < 3; r++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "%c%d", r ? 'z' : 'a', r);
+		o = json_object();
+		ibw_jw_key(&w, r == 1 ? odd : name);
+		ibw_jw_object(&w);
+		for (i = 0; i < 1500; i++) {
+			ibw_jw_key(&w, keys[i]);
+			ibw_jw_int(&w, i * (r + 1));
+			json_object_set_new(o, keys[i],
+					    json_integer(i * (r + 1)));
+		}
+		ibw_jw_end(&w);
+		json_object_set_new(doc, r == 1 ? odd : name, o);
+	}
+	ibw_jw_end(&w);
+	t = ibw_jw_finish(&w, NULL);
+	u = ibw_json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
+	assert_non_null(t);
+	assert_non_null(u);
+	assert_non_null(strstr(t, "\"k\xc3\xa9\\\"\": {"));
+	assert_string_equal(t, u);
+	free(t);
+	free(u);
+	json_decref(doc);
+}
+
+/*
  * The direct scalar writers write what jansson writes for the same
  * value: reals of every form (and random bit patterns), integers at
  * their limits, strings plain, escaped, non-ASCII and not UTF-8 (left
@@ -741,6 +789,16 @@ static void test_writer_scalars(void **state)
 		tree_value(&d.b, ibw_json_guid(u64s[i]));
 		ibw_jw_time(&d.a, u64s[i] % 4102444800000000ull);
 		tree_value(&d.b, ibw_json_time(u64s[i] % 4102444800000000ull));
+	}
+	/* the second ibw_jw_time() remembers: within it, the next, one
+	 * before it and back */
+	for (i = 0; i < 8; i++) {
+		static const uint64_t dt[8] = { 0,	1, 999999,  1000000,
+						999999, 0, 2000001, 59999999 };
+		uint64_t t = 1763900000123456ull + dt[i];
+
+		ibw_jw_time(&d.a, t);
+		tree_value(&d.b, ibw_json_time(t));
 	}
 	ibw_jw_bool(&d.a, 1);
 	tree_value(&d.b, json_true());
@@ -1377,6 +1435,7 @@ int main(void)
 		cmocka_unit_test(test_metrics_body_in_pieces),
 		cmocka_unit_test(test_writer_refuses),
 		cmocka_unit_test(test_writer_scalars),
+		cmocka_unit_test(test_writer_many_keys),
 		cmocka_unit_test(test_pma_redirect_rendered),
 		cmocka_unit_test(test_exporter_series),
 		cmocka_unit_test(test_agentx_series),
