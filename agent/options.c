@@ -322,6 +322,10 @@ static const struct opt table[] = {
 	  NUM(http.idle_timeout_s), .min = 1, .max = 86400,
 	  .def = IBW_HTTP_DEFAULT_IDLE_TIMEOUT, .arg = "S",
 	  .help = "seconds a connection (keep-alive too) may sit idle" },
+	{ OPT("http-nice", T_UINT, IBW_OPT_RESTART), NUM(http.nice), .max = 19,
+	  .def = IBW_HTTP_DEFAULT_NICE, .arg = "N",
+	  .help = "nice value of the threads that serve HTTP, so that "
+		  "probing goes first under load (0: the loop's)" },
 	{ OPT("http-cache-mb", T_UINT, IBW_OPT_RESTART), NUM(http.cache_bytes),
 	  .max = 65536, .scale = 1048576, .def = IBW_HTTP_DEFAULT_CACHE_MB,
 	  .arg = "MB",

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -452,7 +454,19 @@ static void on_conn(void *cls, struct MHD_Connection *c, void **socket_ctx,
 {
 	struct ibw_http *h = cls;
 	struct hconn *hc = *socket_ctx;
+	static __thread int niced;
 
+	/* The first connection a serving thread takes: lower its priority
+	 * once (Linux keeps a nice value per thread). */
+	if (!niced && h->o.nice) {
+		niced = 1;
+		if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid),
+				(int)h->o.nice) < 0)
+			log_warn("http",
+				 "cannot lower a serving thread's "
+				 "priority: %s",
+				 strerror(errno));
+	}
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
 		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
 			c, MHD_CONNECTION_INFO_CONNECTION_FD);

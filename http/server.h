@@ -32,6 +32,9 @@
 #define IBW_HTTP_DEFAULT_HEADER_TIMEOUT 10
 /* Seconds a connection may sit with nothing sent or received. */
 #define IBW_HTTP_DEFAULT_IDLE_TIMEOUT 30
+/* The serving threads' nice value: the lowest priority (docs/reliability.md,
+ * Load). */
+#define IBW_HTTP_DEFAULT_NICE 19
 /*
  * Megabytes of whole JSON answers kept per snapshot (--http-cache-mb).
  * An answer that fits is rendered once and shared by every client of
@@ -61,6 +64,9 @@ struct ibw_http_opts {
 	/* JSON answers kept, bytes in all; 0: none (the big ones stream,
 	 * the others are rendered per request) */
 	size_t cache_bytes;
+	/* Nice value of the threads that serve, 0 to 19 (0: the loop's):
+	 * under load the probe loop goes first. */
+	unsigned nice;
 };
 
 struct ibw_http;
