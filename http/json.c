@@ -663,19 +663,25 @@ char *ibw_jw_finish(struct ibw_jw *w, size_t *len)
 
 size_t ibw_jw_take(struct ibw_jw *w, char *dst, size_t max)
 {
-	size_t n = w->len < max ? w->len : max;
+	size_t held = w->len - w->off;
+	size_t n = held < max ? held : max;
 	char *b;
 
 	if (!n)
 		return 0;
-	memcpy(dst, w->buf, n);
-	memmove(w->buf, w->buf + n, w->len - n);
-	w->len -= n;
+	/* Taken from the front without moving the rest: a 32 MB prefix
+	 * sent 32 KB at a time was moved 1,000 times, most of a first
+	 * streamed answer's time. */
+	memcpy(dst, w->buf + w->off, n);
+	w->off += n;
+	if (w->off < w->len)
+		return n;
+	w->off = 0;
+	w->len = 0;
 	/* A part that grew the buffer (the prefix of a document too big to
 	 * keep) gives it back once sent; the capacity stays non-zero, which
 	 * is how a writer at depth 0 knows its document was written. */
-	if (!w->len && w->cap > JW_STREAM_BUF &&
-	    (b = realloc(w->buf, JW_STREAM_BUF))) {
+	if (w->cap > JW_STREAM_BUF && (b = realloc(w->buf, JW_STREAM_BUF))) {
 		w->buf = b;
 		w->cap = JW_STREAM_BUF;
 	}

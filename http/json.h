@@ -57,6 +57,9 @@ char *ibw_json_dumps(const json_t *j, size_t flags);
 struct ibw_jw {
 	char *buf;
 	size_t len, cap;
+	/* Bytes at the start of @buf already taken by ibw_jw_take(): the
+	 * rest of them, up to @len, are still held. */
+	size_t off;
 	int err; /* negative errno; then nothing more is written */
 	FILE *out; /* ibw_jw_init_stream()'s file */
 	unsigned depth; /* containers open */
