@@ -543,6 +543,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	if (strstr(msg, "no longer available for sending") ||
 	    strstr(msg, "Connection reset") || strstr(msg, "Broken pipe") ||
 	    strstr(msg, "detected connection closure") ||
+	    strstr(msg, "disconnected when reading request") ||
 	    /* ... and so is a malformed or oversized request, which MHD
 	     * answers itself (4xx) and logs: a hostile client must not be
 	     * able to flood the log. */
