@@ -162,8 +162,10 @@ client() { # name period url [curl args]
 	for ((i = 0; i < MAX; i++)); do
 		going || break
 		t=$(now)
-		curl -s -m 10 -o /dev/null -w "$t %{http_code} %{time_total}\\n" "$@" "$url" \
-			>>"c-$name.txt" 2>/dev/null || echo "$t 000 10" >>"c-$name.txt"
+		# On a timeout curl still writes its -w line (code 000): one
+		# line a request either way.
+		r=$(curl -s -m 10 -o /dev/null -w "%{http_code} %{time_total}" "$@" "$url" 2>/dev/null)
+		echo "$t ${r:-000 10}" >>"c-$name.txt"
 		sleep "$period"
 	done
 }
