@@ -71,6 +71,10 @@ struct ibw_http {
 	struct ibw_engine_stats stats; /* the engine's, as of the last wait */
 	int stopping; /* hand nothing over any more */
 	struct ibw_routes_ctx ctx;
+	/* Atomics, from MHD's threads: connections refused over a limit
+	 * since the last warning, and when that was (mhd_log). */
+	unsigned refused_quiet;
+	uint64_t refused_warned_us;
 };
 
 /* A share kept only as gzip, asked for as text: inflated as it is sent. */
@@ -536,6 +540,34 @@ static uint64_t enforce_header_deadline(struct ibw_http *h, uint64_t now)
 	return next;
 }
 
+/*
+ * MHD logs "Server reached connection limit" for every connection it
+ * refuses, over the total and over the per-address limit alike: one
+ * client opening connections in a loop would flood the log. The first
+ * is a warning, then at most one a minute with the count refused in
+ * between; the others go to debug.
+ */
+static void log_refused(struct ibw_http *h, const char *msg)
+{
+	uint64_t now = ibw_now_us();
+	uint64_t last =
+		__atomic_load_n(&h->refused_warned_us, __ATOMIC_RELAXED);
+	unsigned quiet;
+
+	if ((last && now - last < 60000000) ||
+	    !__atomic_compare_exchange_n(&h->refused_warned_us, &last, now, 0,
+					 __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+		__atomic_add_fetch(&h->refused_quiet, 1, __ATOMIC_RELAXED);
+		log_debug("http", "%s", msg);
+		return;
+	}
+	quiet = __atomic_exchange_n(&h->refused_quiet, 0, __ATOMIC_RELAXED);
+	log_warn("http",
+		 "%s (%u more refused since the last such warning; at most "
+		 "one a minute is logged)",
+		 msg, quiet);
+}
+
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	char msg[512];
@@ -545,10 +577,17 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	n = strlen(msg);
 	while (n && msg[n - 1] == '\n')
 		msg[--n] = '\0';
-	/* A client that hangs up before its answer is sent is the client's
-	 * business (wrk at the end of a run, a scraper's timeout): debug. */
+	if (strstr(msg, "reached connection limit")) {
+		log_refused(cls, msg);
+		return;
+	}
+	/* A client that hangs up before its answer is sent, or before its
+	 * request is complete, is the client's business (wrk at the end of
+	 * a run, a scraper's timeout): debug. */
 	if (strstr(msg, "no longer available for sending") ||
 	    strstr(msg, "Connection reset") || strstr(msg, "Broken pipe") ||
+	    strstr(msg, "detected connection closure") ||
+	    strstr(msg, "disconnected when reading request") ||
 	    /* ... and so is a malformed or oversized request, which MHD
 	     * answers itself (4xx) and logs: a hostile client must not be
 	     * able to flood the log. */

@@ -14,7 +14,8 @@
 #    sent to the fabric are exactly those 16 probes' tries;
 #  - 200 idle or trickling connections from 127.0.0.2: a scrape from
 #    127.0.0.1 still succeeds; the per-address limit and the header
-#    deadline close all of them;
+#    deadline close all of them, and the refused ones are logged as one
+#    warning, not one each;
 #  - through all of it the agent keeps answering.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -163,6 +164,11 @@ check "a scrape from another address succeeds meanwhile ($code)" \
 	test "$code" = 200 -a -s hold.metrics
 wait $hold
 check "the server closed all 200 ($(cat hold.out))" grep -qx "closed 200" hold.out
+# libmicrohttpd logs each connection it refuses: one warning, then at
+# most one a minute, the rest at debug (184 warnings before).
+refused=$(grep -c '^ibwatchd\[warn\] http: .*reached connection limit' "agent-$P.log")
+check "the connections refused over the address's limit logged one warning ($refused)" \
+	test "$refused" = 1
 check "the agent is still running" kill -0 "$agent"
 
 finish

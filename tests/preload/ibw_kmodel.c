@@ -1616,9 +1616,19 @@ static void drop_agents(struct kfd *kf)
 
 static void kill_fd(struct kfd *kf)
 {
+	uint32_t id;
+
 	if (kf->dead)
 		return;
 	flush_fd(kf);
+	/* The kernel frees a dead file's agents. umad2sim frees an agent
+	 * only on its unregister (its close frees one of the fd's) and
+	 * has 32 a device, and the process's own unregisters fail on the
+	 * dead fd (EIO): without this, a process that reopens runs out of
+	 * agents after six or seven deaths. */
+	for (id = 0; id < NAGENT; id++)
+		if (kf->ag[id].used)
+			n_ioctl(kf->fd, IB_USER_MAD_UNREGISTER_AGENT, &id);
 	drop_agents(kf);
 	kf->dead = 1;
 }
