@@ -153,6 +153,7 @@ static struct {
 	pthread_mutex_t mu;
 	int on, rule, latency;
 	int real_portinfo; /* PortInfo's supported sets as hardware's */
+	int real_psc; /* PMAs answer PortSamplesControl, as hardware's do */
 	unsigned fc_smp, fc_sa;
 	uint64_t wire_us, hop_us, svc_us[NGROUP];
 	char state_dir[512], dead_path[600], reg_path[700], log_path[512];
@@ -180,6 +181,7 @@ static struct {
 	uint32_t dtmask, ndest;
 
 	uint64_t sent, answered, unmatched, late, timeouts, resent;
+	uint64_t psc_answered; /* PortSamplesControl Gets ibsim dropped */
 	uint64_t backlogged, backlog_hwm, refused, dr_hops, bounced, dead_lid;
 	uint64_t mkey_dropped;
 	int logged;
@@ -339,6 +341,7 @@ static void config(void)
 	km.on = !(s && !strcmp(s, "0"));
 	km.rule = (int)env_u64("IBW_KM_RULE", 1, NULL) != 0;
 	km.real_portinfo = (int)env_u64("IBW_KM_PORTINFO", 1, NULL) != 0;
+	km.real_psc = (int)env_u64("IBW_KM_PSC", 1, NULL) != 0;
 	km.fc_smp = (unsigned)env_u64("IBW_KM_FC_SMP", 128, NULL);
 	km.fc_sa = (unsigned)env_u64("IBW_KM_FC_SA", 16, NULL);
 
@@ -419,7 +422,7 @@ static void write_log(void)
 		"unmatched_dropped=%llu late_dropped=%llu timeouts=%llu "
 		"resent=%llu backlogged=%llu backlog_hwm=%llu "
 		"refused_reg=%llu dr_hops=%llu bounced=%llu "
-		"dead_lid=%llu mkey_dropped=%llu\n",
+		"dead_lid=%llu mkey_dropped=%llu psc_answered=%llu\n",
 		(int)getpid(), program_invocation_short_name,
 		(unsigned long long)km.sent, (unsigned long long)km.answered,
 		(unsigned long long)km.unmatched, (unsigned long long)km.late,
@@ -428,7 +431,8 @@ static void write_log(void)
 		(unsigned long long)km.backlog_hwm,
 		(unsigned long long)km.refused, (unsigned long long)km.dr_hops,
 		(unsigned long long)km.bounced, (unsigned long long)km.dead_lid,
-		(unsigned long long)km.mkey_dropped);
+		(unsigned long long)km.mkey_dropped,
+		(unsigned long long)km.psc_answered);
 	fd = n_open(km.log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
 		    0644);
 	if (fd < 0)
@@ -1191,6 +1195,38 @@ static void real_portinfo(struct msg *m)
 				  (pi[PI_SPEED_SUPPORTED_STATE] & 0x0f));
 }
 
+#define ATTR_PORT_SAMPLES_CONTROL 0x0010
+#define PMA_DATA 64 /* PerfMgt: 24-byte header, 40 reserved */
+
+/*
+ * A PerfMgt Get of PortSamplesControl that ibsim handed back: ibsim has
+ * no handler for the attribute, which the IBA makes mandatory for every
+ * PMA, so a real port answers it. Turned into that answer, as a PMA with
+ * no sampling under way gives it: everything zero (Tick 0, OpCode 0,
+ * SampleStatus done) but the PortSelect asked. 1 if it was.
+ */
+static int real_psc(struct msg *m)
+{
+	uint8_t *mad = m->buf + HDR;
+	ib_user_mad_t *u = (ib_user_mad_t *)(void *)m->buf;
+	unsigned attr;
+	uint8_t port_select;
+
+	if (!km.real_psc || m->len < HDR + PMA_DATA + 4 || mad[1] != CLS_PMA ||
+	    mad[3] != 0x01)
+		return 0;
+	attr = (unsigned)mad[16] << 8 | mad[17];
+	if (attr != ATTR_PORT_SAMPLES_CONTROL)
+		return 0;
+	port_select = mad[PMA_DATA + 1];
+	memset(mad + PMA_DATA, 0, m->len - HDR - PMA_DATA);
+	mad[PMA_DATA + 1] = port_select;
+	mad[3] = METHOD_RESP | 0x01;
+	mad[4] = mad[5] = 0; /* MAD status */
+	u->status = 0;
+	return 1;
+}
+
 static void classify(struct kfd *kf, struct msg *m, uint64_t now)
 {
 	ib_user_mad_t *u = (ib_user_mad_t *)(void *)m->buf;
@@ -1205,6 +1241,8 @@ static void classify(struct kfd *kf, struct msg *m, uint64_t now)
 		return;
 	}
 	cls = mad[1];
+	if (u->status && real_psc(m))
+		km.psc_answered++;
 	method = mad[3];
 	if (!u->status)
 		real_portinfo(m);
