@@ -32,9 +32,10 @@
 #define IBW_HTTP_DEFAULT_HEADER_TIMEOUT 10
 /* Seconds a connection may sit with nothing sent or received. */
 #define IBW_HTTP_DEFAULT_IDLE_TIMEOUT 30
-/* The serving threads' nice value: the lowest priority (docs/reliability.md,
- * Load). */
-#define IBW_HTTP_DEFAULT_NICE 19
+/* The serving threads' nice value: the loop's. 19 puts probing first
+ * under a scrape storm, but starves scrapes on a host whose cores other
+ * processes keep busy (docs/reliability.md, Load). */
+#define IBW_HTTP_DEFAULT_NICE 0
 /*
  * Megabytes of whole JSON answers kept per snapshot (--http-cache-mb).
  * An answer that fits is rendered once and shared by every client of

@@ -48,7 +48,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	LD_PRELOAD=$IBW_SIM_PRELOAD "$build/agent/ibwatchd" --no-state-file --no-snmp \
 		--http "127.0.0.1:$port" --discovery-interval 5 --counter-interval 5 \
 		--counter-full-speed --ping-interval-ms 10000 \
-		--http-max-per-address 64 --log-level debug >agent.out 2>agent.log &
+		--http-max-per-address 64 --http-nice 19 --log-level debug >agent.out 2>agent.log &
 	agent=$!
 	trap 'kill $agent 2>/dev/null' EXIT
 	U=http://127.0.0.1:$port
