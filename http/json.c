@@ -944,6 +944,15 @@ static int string_ok(const char *s)
 	return j != NULL;
 }
 
+/* A GUID, or null where there is none (0). */
+static void guid_or_null(struct ibw_jw *w, uint64_t guid)
+{
+	if (guid)
+		ibw_jw_guid(w, guid);
+	else
+		ibw_jw_null(w);
+}
+
 /* port_json(@v), written; with @nv (the flat list of /api/v1/ports)
  * also the node's GUID, name and type. */
 static void port_write(struct ibw_jw *w, const struct ibw_snapshot_port *v,
@@ -964,10 +973,7 @@ static void port_write(struct ibw_jw *w, const struct ibw_snapshot_port *v,
 	ibw_jw_key(w, "gone");
 	ibw_jw_bool(w, v->gone);
 	ibw_jw_key(w, "guid");
-	if (p->guid)
-		ibw_jw_guid(w, p->guid);
-	else
-		ibw_jw_null(w);
+	guid_or_null(w, p->guid);
 	if (p->have_pi) {
 		ibw_jw_key(w, "lid");
 		ibw_jw_int(w, p->pi.lid);
@@ -1699,17 +1705,11 @@ static void endport_write(struct ibw_jw *w,
 	ibw_jw_key(w, "name");
 	ibw_jw_string(w, ep->name);
 	ibw_jw_key(w, "node_guid");
-	if (ep->node_guid)
-		ibw_jw_guid(w, ep->node_guid);
-	else
-		ibw_jw_null(w);
+	guid_or_null(w, ep->node_guid);
 	ibw_jw_key(w, "port");
 	ibw_jw_int(w, ep->port);
 	ibw_jw_key(w, "port_guid");
-	if (ep->port_guid)
-		ibw_jw_guid(w, ep->port_guid);
-	else
-		ibw_jw_null(w);
+	guid_or_null(w, ep->port_guid);
 	ibw_jw_key(w, "reason");
 	ibw_jw_string(w, ep->reason);
 	ibw_jw_key(w, "received");
