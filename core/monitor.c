@@ -120,7 +120,13 @@ static void link_end(struct ibw_monitor *m, const struct ibw_fnode *n,
 	e->xmit_wait = c->v[IBW_CTR_XMIT_WAIT].total;
 	e->xmit_bytes = c->v[IBW_CTR_XMIT_DATA].total;
 	if (c->have_vl) {
+		/* A 16-bit VL wait field stuck at 65535 adds nothing from
+		 * then on: its ratio would read 0 on the busiest VL, so the
+		 * VL is left out (no ratio) until something clears it. */
 		e->vl_mask = 0xffff;
+		for (k = 0; k < 16; k++)
+			if (c->vl_raw[k] == UINT16_MAX)
+				e->vl_mask &= (uint16_t)~(1u << k);
 		memcpy(e->vl_xmit_wait, c->vl_xmit_wait,
 		       sizeof(e->vl_xmit_wait));
 	}
