@@ -48,6 +48,7 @@ struct daemon {
 	struct ibw_loop *loop;
 	struct ibw_transport *t;
 	struct ibw_engine *e;
+	int reopens; /* the engine opens a lost device again */
 	struct ibw_local_port lp;
 	struct ibw_localport_query lq;
 	int lq_done;
@@ -303,15 +304,21 @@ static void on_device_lost(struct ibw_engine *e, int err, void *arg)
 {
 	struct daemon *d = arg;
 
+	if (!d->reopens) {
+		log_err("main", "%s port %d: the umad device failed (%s)",
+			d->lp.ca_name, d->lp.portnum, strerror(-err));
+		ibw_loop_stop(d->loop);
+		return;
+	}
 	log_err("main",
 		"%s port %d: the umad device failed (%s): the HCA was reset "
-		"or its driver reloaded. Serving the last fabric, marked "
-		"stale, and opening it again with a backoff",
-		d->lp.ca_name, d->lp.portnum, strerror(-err));
+		"or its driver reloaded. %s, and opening it again with a "
+		"backoff",
+		d->lp.ca_name, d->lp.portnum, strerror(-err),
+		d->mon ? "Serving the last fabric, marked stale"
+		       : "Answering nothing meanwhile");
 	if (d->mon)
 		ibw_monitor_device_lost(d->mon);
-	else
-		ibw_loop_stop(d->loop);
 }
 
 /* The engine's reopen: the same CA and port, every agent registered
@@ -354,6 +361,15 @@ static void on_device_back(struct ibw_engine *e, void *arg)
 	/* the port's own view (LID, SM) at once, not in 10 s */
 	if (d->refresh)
 		ibw_timer_arm(d->refresh, 0);
+}
+
+/* A device that went away (HCA reset, driver reload) is opened again in
+ * place: 1 s, doubling up to @max_us (the discovery interval). */
+static void arm_reopen(struct daemon *d, uint64_t max_us)
+{
+	ibw_engine_set_reopen(d->e, reopen_device, on_device_back, d, 1000000u,
+			      max_us);
+	d->reopens = 1;
 }
 
 /* --once: a fabric we could not see past our own port is no answer. */
@@ -451,13 +467,8 @@ static void reload(struct daemon *d)
 					  n.mon.counter_interval_us,
 					  n.mon.trace_interval_us);
 		/* the reopen backoff's ceiling follows (from its next try) */
-		if (!d->o.once)
-			ibw_engine_set_reopen(
-				d->e, reopen_device, on_device_back, d,
-				1000000u,
-				n.mon.discovery_interval_us
-					? n.mon.discovery_interval_us
-					: IBW_DISCOVERY_INTERVAL_US);
+		if (d->reopens)
+			arm_reopen(d, n.mon.discovery_interval_us);
 		if (ibw_monitor_reload_names(d->mon, err, sizeof(err)) < 0)
 			log_warn("main",
 				 "SIGHUP: node-name map not reloaded: %s", err);
@@ -670,14 +681,8 @@ int main(int argc, char **argv)
 		explicit_bzero(&mkey, sizeof(mkey));
 		log_info("main", "SMPs carry the M_Key from %s", d.o.mkey_file);
 	}
-	/* A device that went away (HCA reset, driver reload) is opened
-	 * again in place: 1 s, doubling up to the discovery interval. */
 	if (!d.o.once && !d.o.ping && !d.o.trace)
-		ibw_engine_set_reopen(d.e, reopen_device, on_device_back, &d,
-				      1000000u,
-				      d.o.mon.discovery_interval_us
-					      ? d.o.mon.discovery_interval_us
-					      : IBW_DISCOVERY_INTERVAL_US);
+		arm_reopen(&d, d.o.mon.discovery_interval_us);
 	log_info("main", "attached to %s port %d (port GUID 0x%016llx)",
 		 d.lp.ca_name, d.lp.portnum,
 		 (unsigned long long)d.lp.port_guid);
