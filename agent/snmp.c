@@ -192,6 +192,19 @@ static void close_probe(struct ibw_snmp *s)
 }
 
 /* An attempt failed (@why): the next one after the backoff. */
+/* Try again after the backoff, which doubles up to its ceiling. */
+static void schedule_retry(struct ibw_snmp *s)
+{
+	uint64_t wait = s->backoff_us < s->backoff_max_us ? s->backoff_us
+							  : s->backoff_max_us;
+
+	s->backoff_us = wait * 2 < s->backoff_max_us ? wait * 2
+						     : s->backoff_max_us;
+	s->st.next_us = ibw_realtime_us() + wait;
+	set_state(s, IBW_AGENTX_WAITING);
+	ibw_timer_arm(s->retry, wait);
+}
+
 static void attempt_failed(struct ibw_snmp *s, const char *why)
 {
 	uint64_t wait = s->backoff_us;
@@ -205,11 +218,7 @@ static void attempt_failed(struct ibw_snmp *s, const char *why)
 	else
 		log_debug("snmp", "AgentX master %s: %s (attempt %llu)",
 			  s->master, why, (unsigned long long)s->st.attempts);
-	s->backoff_us = wait * 2 < s->backoff_max_us ? wait * 2
-						     : s->backoff_max_us;
-	s->st.next_us = ibw_realtime_us() + wait;
-	set_state(s, IBW_AGENTX_WAITING);
-	ibw_timer_arm(s->retry, wait);
+	schedule_retry(s);
 }
 
 /*
@@ -373,10 +382,7 @@ static int on_index(int major, int minor, void *server, void *client)
 	log_warn("snmp", "AgentX session with %s lost; reconnecting",
 		 s->master);
 	s->backoff_us = BACKOFF_FIRST_US;
-	s->st.next_us = ibw_realtime_us() + s->backoff_us;
-	set_state(s, IBW_AGENTX_WAITING);
-	ibw_timer_arm(s->retry, s->backoff_us);
-	s->backoff_us *= 2;
+	schedule_retry(s);
 	return 0;
 }
 
