@@ -1112,9 +1112,9 @@ static void ask_tick(struct ibw_counters *c, const struct job *j)
 	r.retries = c->o.retries;
 	r.cb = psc_answer;
 	r.arg = op;
+	/* not the fabric's error either: Tick stays unknown this sweep */
 	if (ibw_engine_submit(c->e, &r) < 0) {
 		free(op);
-		c->cur.errors++;
 		return;
 	}
 	nc->psc = PSC_ASKING;
@@ -1391,7 +1391,7 @@ static void set_pace(struct ibw_counters *c, unsigned left, uint64_t spread_us)
 	uint64_t ticks = spread_us / 10000u;
 
 	if (!spread_us) {
-		c->pace_batch = left;
+		/* on_pace then feeds IBW_CTR_FEED_MADS at a time */
 		c->pace_interval_us = 0;
 		return;
 	}

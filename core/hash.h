@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * FNV-1a, 64 bits: the one hash core/ uses, for short keys (the engine's
- * directed-route destinations) and the counters state file's checksum.
+ * FNV-1a, 64 bits, for byte strings: the engine's directed-route
+ * destinations, the counters' port index and the state file's checksum
+ * (integer-keyed tables elsewhere mix their key themselves).
  * Fast and well spread, but not for keys an adversary chooses, and not a
  * cryptographic check: it catches torn and corrupt files, not forged ones.
  * The state file carries its value, so the function must never change.

@@ -1350,7 +1350,6 @@ static uint64_t num(struct cur *c, uint64_t max)
 	return v;
 }
 
-/* The next token must be the word @w. */
 /* A bucket end's error counts and the time they cover, as saved. */
 static void load_errors(struct cur *c, uint32_t *err, uint32_t *ms)
 {
@@ -1361,6 +1360,7 @@ static void load_errors(struct cur *c, uint32_t *err, uint32_t *ms)
 	*ms = (uint32_t)num(c, UINT32_MAX);
 }
 
+/* The next token must be the word @w. */
 static int word(struct cur *c, const char *w)
 {
 	size_t n = strlen(w);

@@ -126,7 +126,7 @@ static void link_end(struct ibw_monitor *m, const struct ibw_fnode *n,
 		e->vl_mask = 0xffff;
 		for (k = 0; k < 16; k++)
 			if (c->vl_raw[k] == UINT16_MAX)
-				e->vl_mask &= (uint16_t)~(1u << k);
+				e->vl_mask &= (uint16_t) ~(1u << k);
 		memcpy(e->vl_xmit_wait, c->vl_xmit_wait,
 		       sizeof(e->vl_xmit_wait));
 	}

@@ -588,8 +588,6 @@ void ibw_jw_guid(struct ibw_jw *w, uint64_t guid)
 	jw_scalar(w, buf, 20);
 }
 
-/* "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ" of @us, into @buf (28 bytes),
- * as ibw_json_time() has it. */
 /* "YYYY-MM-DDTHH:MM:SS" of @secs (UTC) in @buf: its length. */
 static size_t time_secs_str(char *buf, size_t cap, uint64_t secs)
 {
@@ -605,6 +603,8 @@ static size_t time_secs_str(char *buf, size_t cap, uint64_t secs)
 	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
 
+/* "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ" of @us, into @buf (28 bytes),
+ * as ibw_json_time() has it. */
 static void time_str(char *buf, size_t cap, uint64_t us)
 {
 	size_t n = time_secs_str(buf, cap, us / 1000000u);

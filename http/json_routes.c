@@ -188,8 +188,10 @@ json_t *ibw_json_routes_broken(const struct ibw_snapshot *s, uint64_t offset,
 	unsigned n, i;
 	json_t *a = json_array();
 
-	if (limit)
-		rows = calloc(limit, sizeof(*rows));
+	if (limit && !(rows = calloc(limit, sizeof(*rows)))) {
+		json_decref(a);
+		return NULL; /* no answer rather than "none broken" */
+	}
 	n = ibw_census_pairs(s->census, IBW_CENSUS_SEL_BROKEN, offset, rows,
 			     rows ? limit : 0, &total);
 	for (i = 0; i < n; i++)

@@ -1156,7 +1156,6 @@ static uint64_t next_timer(void)
 	return km.nheap ? km.heap[0]->when : INF;
 }
 
-/* A MAD umad2sim had for this fd: hold it, queue it or drop it. */
 #define ATTR_PORTINFO 0x0015
 #define SMP_DATA 64 /* LID-routed and directed-route SMPs alike */
 /* PortInfo byte offsets (IBA 14.2.5.6: LocalPortNum is byte 28) */
@@ -1227,6 +1226,7 @@ static int real_psc(struct msg *m)
 	return 1;
 }
 
+/* A MAD umad2sim had for this fd: hold it, queue it or drop it. */
 static void classify(struct kfd *kf, struct msg *m, uint64_t now)
 {
 	ib_user_mad_t *u = (ib_user_mad_t *)(void *)m->buf;
