@@ -205,10 +205,13 @@ int ibw_endport_account(struct ibw_endport *ep, const struct ibw_ping_opts *o,
 		ep->consec_fail++;
 		ep->consec_ok = 0;
 	}
+	if (ok)
+		ep->still_active = 0;
 	if (ep->consec_fail >= down_after) {
 		nw = IBW_EP_DOWN;
 		snprintf(ep->reason, sizeof(ep->reason),
-			 "%u probes in a row unanswered", ep->consec_fail);
+			 "%u probes in a row unanswered%s", ep->consec_fail,
+			 ep->still_active ? "; port still active" : "");
 	} else if (old == IBW_EP_UNKNOWN || old == IBW_EP_DOWN) {
 		if (ep->consec_ok >= up_after) {
 			nw = loss >= deg && ep->window_n >= 10 ? IBW_EP_DEGRADED
@@ -502,14 +505,20 @@ static void on_confirm_dr(const struct ibw_mad_done *d, void *arg)
 		    confirm_dr(p, pr, ep, CF_DR_PORT) == 0)
 			return;
 	} else if (d->result == IBW_MAD_OK && pr->stage == CF_DR_PORT &&
-		   ibw_portinfo_decode(d->mad, d->len, &pi) == 0 && pi.lid &&
-		   pi.lid != pr->lid) {
-		/* The port has another LID than the one we pinged. */
-		if (pi.lid != pr->cand &&
-		    confirm_ping(p, pr, ep, pi.lid, CF_PING_DR) == 0)
+		   ibw_portinfo_decode(d->mad, d->len, &pi) == 0) {
+		if (pi.lid && pi.lid != pr->lid) {
+			/* The port has another LID than the one we pinged. */
+			if (pi.lid != pr->cand &&
+			    confirm_ping(p, pr, ep, pi.lid, CF_PING_DR) == 0)
+				return;
+			moved_silent(p, pr, ep, pi.lid);
 			return;
-		moved_silent(p, pr, ep, pi.lid);
-		return;
+		}
+		/* Active at the LID that went silent: a loss all the same
+		 * (the path to that LID or the agent behind it is broken,
+		 * say a link of the route down before the SM routes around
+		 * it), but the reason says the port itself is up. */
+		ep->still_active = pi.lid && pi.state == IBW_PORT_ACTIVE;
 	}
 	confirm_end(p, pr, ep, 0, 0);
 }
@@ -538,6 +547,7 @@ static void confirm_start(struct ibw_pinger *p, struct ibw_endport *ep,
 			  struct probe *pr)
 {
 	ep->busy = 1;
+	ep->still_active = 0;
 	pr->cand = 0;
 	if (p->sm_lid) {
 		pr->stage = CF_SA;

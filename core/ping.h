@@ -92,6 +92,10 @@ struct ibw_endport {
 	uint16_t seq;
 	/* where the last discovery found its node (directed 0: unknown) */
 	struct ibw_dest dr;
+	/* The last confirmation of a loss found its port active at the
+	 * LID that went silent: the port is up, its LID's route or its
+	 * agent is not. Cleared by an answer. */
+	uint8_t still_active;
 };
 
 /* 0 (retries -1) picks the IBW_PING_DEFAULT_ value. */

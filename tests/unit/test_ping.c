@@ -698,10 +698,45 @@ static void test_confirm_really_down(void **state)
 	assert_int_equal(mv.pings_at_new, 0);
 	assert_int_equal(cf_events(&g, IBW_EVT_ENDPORT_STATE, NULL), 1);
 	assert_int_equal(cf_events(&g, IBW_EVT_ENDPORT_MOVED, NULL), 0);
+	assert_string_equal(ep->reason, "2 probes in a row unanswered");
 	/* Down is down: no more questions for every further loss. */
 	mv.sa_asked = mv.dr_asked = 0;
 	ep = cf_round(&g, &mv);
 	assert_int_equal(mv.sa_asked + mv.dr_asked, 0);
+	cf_free(&g);
+
+	/* Its port is active at LID 5, by directed route, but nothing
+	 * routes LID 5 to it (a link of the path down before the SM routes
+	 * around it): down all the same, and the reason says the port is
+	 * up; an answer clears that. */
+	memset(&mv, 0, sizeof(mv));
+	cf_init(&g, 1);
+	mv.sa_lid = 5;
+	mv.dr_node = 0x20;
+	mv.lid = 5;
+	cf_round(&g, &mv);
+	cf_round(&g, &mv);
+	mv.unrouted = 1;
+	cf_round(&g, &mv);
+	ep = cf_round(&g, &mv);
+	assert_int_equal(mv.dr_asked, 2); /* NodeInfo, PortInfo */
+	assert_int_equal(ep->state, IBW_EP_DOWN);
+	assert_int_equal(ep->lid, 5);
+	assert_string_equal(ep->reason,
+			    "2 probes in a row unanswered; port still active");
+	{
+		struct ibw_event e;
+
+		assert_int_equal(cf_events(&g, IBW_EVT_ENDPORT_STATE, &e), 1);
+		assert_string_equal(e.what, ep->reason);
+	}
+	assert_int_equal(cf_events(&g, IBW_EVT_ENDPORT_MOVED, NULL), 0);
+	mv.unrouted = 0;
+	cf_round(&g, &mv);
+	ep = cf_round(&g, &mv);
+	assert_int_equal(ep->state, IBW_EP_UP);
+	assert_string_equal(ep->reason, "2 probes in a row answered");
+	assert_int_equal(ep->still_active, 0);
 	cf_free(&g);
 
 	/* The SA names a LID that is silent too, and the directed route
