@@ -52,6 +52,7 @@ struct daemon {
 	struct ibw_local_port lp;
 	struct ibw_localport_query lq;
 	int lq_done;
+	unsigned lq_failed; /* local port queries failed in a row */
 	struct ibw_timer *refresh;
 	struct ibw_monitor *mon;
 	struct ibw_responder *resp;
@@ -175,10 +176,24 @@ static void on_local(struct ibw_localport_query *q, void *arg)
 	struct daemon *d = arg;
 
 	d->lq_done = 1;
-	if (q->first_error != IBW_MAD_OK)
-		log_warn("local", "local port query: %s (status %d)",
+	/* One warning per run of failures: while the device is lost the
+	 * query fails on every try of the reopen's backoff. */
+	if (q->first_error != IBW_MAD_OK && !d->lq_failed++)
+		log_warn("local",
+			 "local port query: %s (status %d); further failures "
+			 "are not logged until it answers again",
 			 ibw_mad_result_str(q->first_error), q->first_status);
-	else
+	else if (q->first_error != IBW_MAD_OK)
+		log_debug("local", "local port query: %s (status %d)",
+			  ibw_mad_result_str(q->first_error), q->first_status);
+	if (q->first_error == IBW_MAD_OK && d->lq_failed) {
+		log_info("local",
+			 "local port query answered again, after %u "
+			 "failures",
+			 d->lq_failed);
+		d->lq_failed = 0;
+	}
+	if (q->first_error == IBW_MAD_OK)
 		log_debug("local", "local port lid %u state %s", q->pi.lid,
 			  ibw_port_state_str(q->pi.state));
 	if (q->have_portinfo && d->resp)
