@@ -198,8 +198,10 @@ static void on_local(struct ibw_localport_query *q, void *arg)
 			  ibw_port_state_str(q->pi.state));
 	if (q->have_portinfo && d->resp)
 		ibw_responder_set_lid(d->resp, q->pi.lid);
-	if (q->have_portinfo && d->mon)
+	if (q->have_portinfo && d->mon) {
 		ibw_monitor_set_local_lid(d->mon, q->pi.lid);
+		ibw_monitor_set_sm_lid(d->mon, q->pi.sm_lid);
+	}
 	if ((d->o.ping || d->o.trace) && !d->ping_started)
 		start_ping(d);
 	if (d->o.once && d->once_done)

@@ -226,7 +226,13 @@ struct ibw_counters {
 	struct ibw_sweep_stats cur, last;
 	unsigned unreachable_cur, unreachable_last;
 	struct ibw_counters_progress prog; /* this sweep's, or the last's */
-	uint64_t lid_moved; /* readings dropped: the LID was another node's */
+	/* LIDs in flux (counters.h): the mode, the signs so far, whether
+	 * a discovery since the last sign found the LIDs settled, and
+	 * whether the sweep under way can end the mode (it started after
+	 * that discovery; with the signs as of its start). */
+	int flux, settled, closing;
+	uint64_t signs, closing_signs;
+	struct ibw_counters_verify vs; /* lids_in_flux unused here */
 	ibw_counters_cb cb;
 	void *arg;
 };
@@ -240,6 +246,10 @@ struct job {
 	uint8_t is_sm; /* the port at lid has PortInfo:IsSM */
 	uint8_t have_cap;
 	uint16_t reserved; /* its share of ibw_counters.reserved */
+	/* Its ports whose readings are not all in yet, and the readings
+	 * held for the NodeInfo sent once they are (verify_job). */
+	uint16_t open;
+	struct port_op *held;
 };
 
 struct port_op {
@@ -258,6 +268,8 @@ struct port_op {
 	uint8_t det[2][IB_PC_DATA_SZ];
 	uint8_t got_vl; /* PortVLXmitWaitCounters */
 	struct ibw_vl_xmit_wait vl;
+	unsigned job; /* its node's in ibw_counters.jobs */
+	struct port_op *next; /* in its job's held list */
 };
 
 int ibw_counters_port_cmp(const void *a, const void *b)
@@ -775,78 +787,207 @@ static int settle(struct ibw_counters *c, uint64_t sweep,
 	return d->result != IBW_MAD_CANCELLED; /* else the engine goes */
 }
 
-static void verify_answer(const struct ibw_mad_done *d, void *arg)
+static void flux_on(struct ibw_counters *c, const char *why)
 {
-	struct port_op *op = arg;
-	struct ibw_counters *c = op->c;
-	struct ibw_nodeinfo ni;
-
-	if (!settle(c, op->sweep, d)) {
-		free(op);
+	c->signs++;
+	c->settled = 0;
+	if (c->flux) {
+		log_debug("counters", "LIDs still in flux: %s", why);
 		return;
 	}
-	if (d->result == IBW_MAD_OK &&
-	    ibw_nodeinfo_decode(d->mad, d->len, &ni) == 0 &&
-	    ni.node_guid == op->guid) {
-		fold_port(c, op);
-	} else {
-		if (d->result == IBW_MAD_OK)
-			log_info("counters",
-				 "LID %u now answers as node 0x%016" PRIx64
-				 ", not 0x%016" PRIx64 " port %u: the SM moved "
-				 "the LIDs; its reading "
-				 "is dropped until discovery follows",
-				 op->lid, ni.node_guid, op->guid, op->port);
-		c->lid_moved++;
-		port_failed(c, op);
+	c->flux = 1;
+	log_info("counters",
+		 "LIDs in flux (%s): every counter reading is checked with "
+		 "NodeInfo until a discovery finds them settled",
+		 why);
+}
+
+void ibw_counters_lids_moved(struct ibw_counters *c, const char *why)
+{
+	flux_on(c, why);
+}
+
+uint64_t ibw_counters_lid_signs(const struct ibw_counters *c)
+{
+	return c->signs;
+}
+
+void ibw_counters_lids_settled(struct ibw_counters *c, uint64_t signs)
+{
+	if (c->flux && signs == c->signs)
+		c->settled = 1;
+}
+
+/* A sweep ends (or had nothing to read): if it started after a settled
+ * discovery and no sign came meanwhile, every reading it folded was
+ * checked against LIDs that no longer move, and the mode ends. */
+static void flux_sweep_end(struct ibw_counters *c)
+{
+	if (c->closing && c->flux && c->settled &&
+	    c->signs == c->closing_signs) {
+		c->flux = 0;
+		c->settled = 0;
+		log_info("counters",
+			 "LIDs settled: counter readings are checked only "
+			 "when they go backwards again (%" PRIu64 " readings "
+			 "checked, %" PRIu64 " dropped as another node's so "
+			 "far)",
+			 c->vs.verified, c->vs.lid_moved);
 	}
-	free(op);
+	c->closing = 0;
+}
+
+struct verify_op {
+	struct ibw_counters *c;
+	uint64_t sweep;
+	unsigned job;
+};
+
+/*
+ * The NodeInfo of a job is in: its held readings are folded if the node
+ * at the LID is the node we meant, else dropped (another node there, or
+ * no answer to tell). Another node there is a sign of LIDs in flux.
+ */
+static void verify_answer(const struct ibw_mad_done *d, void *arg)
+{
+	struct verify_op *v = arg;
+	struct ibw_counters *c = v->c;
+	struct ibw_nodeinfo ni;
+	struct port_op *op;
+	struct job *j;
+	int ours = 0, other = 0;
+	unsigned n = 0;
+
+	/* Cancelled: the engine goes, and ibw_counters_free() the held
+	 * readings. */
+	if (!settle(c, v->sweep, d)) {
+		free(v);
+		return;
+	}
+	j = &c->jobs[v->job];
+	if (d->result == IBW_MAD_OK &&
+	    ibw_nodeinfo_decode(d->mad, d->len, &ni) == 0) {
+		ours = ni.node_guid == j->guid;
+		other = !ours;
+	} else if (d->result == IBW_MAD_TIMEOUT) {
+		c->cur.timeouts++;
+	} else {
+		c->cur.errors++;
+	}
+	while ((op = j->held)) {
+		j->held = op->next;
+		c->vs.verified++;
+		c->prog.verified++;
+		n++;
+		if (ours) {
+			fold_port(c, op);
+		} else {
+			if (other) {
+				c->vs.lid_moved++;
+				c->prog.lid_moved++;
+			}
+			port_failed(c, op);
+		}
+		free(op);
+	}
+	if (other) {
+		log_info("counters",
+			 "LID %u now answers as node 0x%016" PRIx64
+			 ", not 0x%016" PRIx64 ": the SM moved the LIDs; %u "
+			 "readings dropped until discovery follows",
+			 j->lid, ni.node_guid, j->guid, n);
+		flux_on(c, "another node answered at a LID");
+	}
+	free(v);
 	sweep_done_if_idle(c);
 }
 
 /*
- * A counter that went backwards is a reset by someone else, or a reading
- * of another port: between the SM moving the LIDs and our next discovery,
- * a LID of the last discovery may belong to another port. Before a reset
- * is counted, ask the node at that LID who it is (NodeInfo, one SMP);
- * only the node we meant is folded. 0 when the question is under way.
+ * All readings of job @idx are in and some are held: ask the node at its
+ * LID who it is (NodeInfo, one SMP for all its ports). Sent after the
+ * last reading, so the answer speaks for the LID as the readings found
+ * it. A question that cannot be sent drops them: a reading nobody
+ * vouched for is not folded.
  */
-static int verify_port(struct ibw_counters *c, struct port_op *op)
+static void verify_job(struct ibw_counters *c, unsigned idx)
 {
+	struct job *j = &c->jobs[idx];
+	struct verify_op *v = calloc(1, sizeof(*v));
 	struct ibw_mad_req r;
-	int rc;
+	struct port_op *op;
 
-	memset(&r, 0, sizeof(r));
-	ibw_dest_lid(&r.dest, op->lid);
-	r.mgmt_class = IBW_CLASS_SMI;
-	r.method = IBW_METHOD_GET;
-	r.attr_id = IBW_ATTR_NODE_INFO;
-	r.timeout_ms = c->o.timeout_ms;
-	r.retries = c->o.retries;
-	r.cb = verify_answer;
-	r.arg = op;
-	rc = ibw_engine_submit(c->e, &r);
-	if (rc < 0)
-		return rc;
-	c->pending++;
-	c->cur.mads++;
-	return 0;
+	if (v) {
+		v->c = c;
+		v->sweep = c->sweep_id;
+		v->job = idx;
+		memset(&r, 0, sizeof(r));
+		ibw_dest_lid(&r.dest, j->lid);
+		r.mgmt_class = IBW_CLASS_SMI;
+		r.method = IBW_METHOD_GET;
+		r.attr_id = IBW_ATTR_NODE_INFO;
+		r.timeout_ms = c->o.timeout_ms;
+		r.retries = c->o.retries;
+		r.cb = verify_answer;
+		r.arg = v;
+		if (ibw_engine_submit(c->e, &r) == 0) {
+			c->pending++;
+			c->cur.mads++;
+			c->vs.nodeinfos++;
+			return;
+		}
+		free(v);
+	}
+	c->cur.errors++;
+	while ((op = j->held)) {
+		j->held = op->next;
+		port_failed(c, op);
+		free(op);
+	}
 }
 
-/* One of a port's answers is in; the last one folds the port. */
+/* A port of job @idx is done with (its readings in, or never sent):
+ * the last one sends the job's NodeInfo if readings wait for it. */
+static void job_port_done(struct ibw_counters *c, unsigned idx)
+{
+	struct job *j = &c->jobs[idx];
+
+	if (j->open && --j->open == 0 && j->held)
+		verify_job(c, idx);
+}
+
+/*
+ * A counter that went backwards is a reset by someone else, or a reading
+ * of another node: between the SM moving the LIDs and our next
+ * discovery, a LID of the last discovery may belong to another node.
+ * Such a reading, and while the LIDs are in flux every reading, is held
+ * until the node at that LID has said who it is (verify_job); the rest
+ * are folded now.
+ */
+static void port_done(struct ibw_counters *c, struct port_op *op)
+{
+	unsigned idx = op->job;
+	struct job *j = &c->jobs[idx];
+
+	if (op->got_pc && !op->failed && (c->flux || would_reset(c, op))) {
+		op->next = j->held;
+		j->held = op;
+	} else {
+		if (op->got_pc && !op->failed)
+			fold_port(c, op);
+		else
+			port_failed(c, op);
+		free(op);
+	}
+	job_port_done(c, idx);
+}
+
+/* One of a port's answers is in; the last one settles the port. */
 static void port_settled(struct ibw_counters *c, struct port_op *op)
 {
 	c->pending--;
 	if (--op->left)
 		return;
-	if (op->got_pc && !op->failed && would_reset(c, op) &&
-	    verify_port(c, op) == 0)
-		return; /* folded once the node at that LID is known */
-	if (op->got_pc && !op->failed)
-		fold_port(c, op);
-	else
-		port_failed(c, op);
-	free(op);
+	port_done(c, op);
 	sweep_done_if_idle(c);
 }
 
@@ -976,6 +1117,7 @@ static void query_port(struct ibw_counters *c, const struct job *j,
 		po.is_switch = j->is_switch;
 		port_failed(c, &po);
 		c->cur.errors++;
+		job_port_done(c, (unsigned)(j - c->jobs));
 		return;
 	}
 	for (k = 0; k < 5; k++)
@@ -990,6 +1132,7 @@ static void query_port(struct ibw_counters *c, const struct job *j,
 	op->is_switch = j->is_switch;
 	op->want_ext = (uint8_t)want_ext;
 	op->left = (uint8_t)n;
+	op->job = (unsigned)(j - c->jobs);
 	for (k = 0; k < n; k++) {
 		memset(payload, 0, sizeof(payload));
 		/* PortSelect sits at the same place in all five. */
@@ -1014,8 +1157,8 @@ static void query_port(struct ibw_counters *c, const struct job *j,
 			    attrs[k] == IBW_ATTR_PORT_COUNTERS_EXT)
 				op->failed = 1;
 			if (--op->left == 0) {
-				port_failed(c, op);
-				free(op);
+				/* none was sent: the port fails */
+				port_done(c, op);
 				return;
 			}
 			continue;
@@ -1132,7 +1275,7 @@ int ibw_counters_tick(const struct ibw_counters *c, uint64_t guid)
 	return -1;
 }
 
-static void run_job_ports(struct ibw_counters *c, const struct job *j)
+static void run_job_ports(struct ibw_counters *c, struct job *j)
 {
 	struct node_cap *nc = cap_find(c, j->guid);
 	uint32_t mask = nc ? nc->capmask : 0;
@@ -1148,6 +1291,9 @@ static void run_job_ports(struct ibw_counters *c, const struct job *j)
 	unsigned i;
 
 	ask_tick(c, j);
+	/* every port counted before any is sent: the job's NodeInfo waits
+	 * for the last of them (job_port_done) */
+	j->open = j->nports;
 	for (i = 0; i < j->nports; i++)
 		query_port(c, j, j->port_list[i], ext, details, vl);
 }
@@ -1377,6 +1523,7 @@ static void sweep_done_if_idle(struct ibw_counters *c)
 	c->unreachable_last = c->unreachable_cur;
 	c->prog.running = 0;
 	c->prog.end_us = ibw_realtime_us();
+	flux_sweep_end(c);
 	free(c->jobs);
 	c->jobs = NULL;
 	c->njobs = 0;
@@ -1499,6 +1646,10 @@ int ibw_counters_sweep(struct ibw_counters *c, const struct ibw_fabric *f,
 			memset(j, 0, sizeof(*j));
 	}
 	c->sweep_id++;
+	/* Only a sweep of the fabric of a settled discovery can end the
+	 * LIDs' flux: one started before it read at the old LIDs. */
+	c->closing = c->flux && c->settled;
+	c->closing_signs = c->signs;
 	c->next_job = 0;
 	c->pending = 0;
 	c->reserved = 0;
@@ -1518,6 +1669,7 @@ int ibw_counters_sweep(struct ibw_counters *c, const struct ibw_fabric *f,
 		c->jobs = NULL;
 		c->last = c->cur;
 		c->prog.end_us = c->prog.start_us;
+		flux_sweep_end(c);
 		return -ENOENT;
 	}
 	c->prog.running = 1;
@@ -1563,6 +1715,15 @@ int ibw_counters_running(const struct ibw_counters *c)
 struct ibw_counters_progress ibw_counters_progress(const struct ibw_counters *c)
 {
 	return c->prog;
+}
+
+struct ibw_counters_verify
+ibw_counters_verify_stats(const struct ibw_counters *c)
+{
+	struct ibw_counters_verify v = c->vs;
+
+	v.lids_in_flux = c->flux;
+	return v;
 }
 
 struct ibw_sweep_stats ibw_counters_last_sweep(const struct ibw_counters *c)
@@ -1649,9 +1810,20 @@ struct ibw_counters *ibw_counters_new(struct ibw_engine *e,
 
 void ibw_counters_free(struct ibw_counters *c)
 {
+	unsigned i;
+
 	if (!c)
 		return;
 	ibw_timer_free(c->pace);
+	/* a sweep cut short by the engine's going holds readings still */
+	for (i = 0; c->jobs && i < c->njobs; i++) {
+		struct port_op *op;
+
+		while ((op = c->jobs[i].held)) {
+			c->jobs[i].held = op->next;
+			free(op);
+		}
+	}
 	free(c->jobs);
 	free(c->index);
 	if (c->shared)

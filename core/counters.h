@@ -148,10 +148,49 @@ struct ibw_counters_progress {
 	unsigned ports; /* ports it reads */
 	unsigned read; /* ports read so far */
 	unsigned unreachable; /* ports that did not answer so far */
+	/* readings checked with NodeInfo so far (ibw_counters_lids_moved),
+	 * and of those the ones dropped because another node answered at
+	 * the LID (counted in unreachable too) */
+	unsigned verified;
+	unsigned lid_moved;
 };
 
 struct ibw_counters_progress
 ibw_counters_progress(const struct ibw_counters *c);
+
+/*
+ * LIDs in flux. Between the SM moving LIDs and the next discovery, a LID
+ * of the last discovery may answer for another node, whose counters must
+ * not land in this port's totals. A reading below the last one is always
+ * checked (one NodeInfo to the LID must name the node meant); while the
+ * LIDs are in flux every reading is, with one NodeInfo per node and
+ * sweep, sent once all of that node's readings are in. A reading of
+ * another node is dropped (the port is stale for that sweep).
+ *
+ * ibw_counters_lids_moved() is a sign that the SM is moving LIDs (@why,
+ * for the log): the mode is on from now, and another node found at a
+ * LID is such a sign too. ibw_counters_lids_settled() says that a
+ * discovery found no LID changed against the one before; @signs is
+ * ibw_counters_lid_signs() as it was when that discovery started, so
+ * that a sign during it does not count as settled. The mode is off once
+ * a counter sweep that started after such a discovery has ended with no
+ * sign meanwhile. Outside the mode no NodeInfo is sent for a reading
+ * that did not go backwards.
+ */
+void ibw_counters_lids_moved(struct ibw_counters *c, const char *why);
+uint64_t ibw_counters_lid_signs(const struct ibw_counters *c);
+void ibw_counters_lids_settled(struct ibw_counters *c, uint64_t signs);
+
+/* Since ibw_counters_new(). */
+struct ibw_counters_verify {
+	int lids_in_flux; /* the mode above is on */
+	uint64_t nodeinfos; /* NodeInfo SMPs sent to check readings */
+	uint64_t verified; /* readings checked with them */
+	uint64_t lid_moved; /* readings dropped: another node at the LID */
+};
+
+struct ibw_counters_verify
+ibw_counters_verify_stats(const struct ibw_counters *c);
 
 struct ibw_sweep_stats ibw_counters_last_sweep(const struct ibw_counters *c);
 /* Ports that did not answer in the last sweep. */

@@ -57,6 +57,12 @@ struct ibw_monitor {
 	struct ibw_timer *progress_timer;
 	unsigned published_settled;
 	uint64_t logged_seq;
+	/* LIDs in flux (core/counters.h): events looked at for signs up to
+	 * here; the counters' signs when the discovery under way started;
+	 * our own port's LID and its SM's, as last told. */
+	uint64_t sign_seq;
+	uint64_t disc_signs;
+	uint16_t local_lid, sm_lid;
 	int state_err; /* last state-file error logged, to log it once */
 	int periodic;
 	int once_tracing;
@@ -81,6 +87,35 @@ struct ibw_monitor {
 };
 
 static const char *name_of(const struct ibw_fnode *n, void *arg);
+
+/*
+ * Signs that the SM is moving LIDs in the events since the last look: a
+ * discovery's lid_changed, and the pinger's endport_moved (it follows a
+ * port to its new LID before discovery does). Events pushed out of the
+ * ring before we looked may have been such signs too. On one, the
+ * counters check every reading until the LIDs settle. 1 if there was.
+ */
+static int watch_lids(struct ibw_monitor *m)
+{
+	struct ibw_event evs[64];
+	const char *why = NULL;
+	unsigned n, i;
+
+	while ((n = ibw_events_since(m->ev, m->sign_seq, evs, 64)) > 0) {
+		if (evs[0].seq > m->sign_seq + 1)
+			why = "events were lost unread";
+		for (i = 0; i < n; i++) {
+			if (evs[i].kind == IBW_EVT_LID_CHANGED)
+				why = "a discovery found LIDs changed";
+			else if (evs[i].kind == IBW_EVT_ENDPORT_MOVED && !why)
+				why = "an endport answered at another LID";
+			m->sign_seq = evs[i].seq;
+		}
+	}
+	if (why)
+		ibw_counters_lids_moved(m->ctrs, why);
+	return why != NULL;
+}
 
 /* One end of a cable as core/links.h takes it: PortInfo (port 0's
  * capability masks on a switch) and the counters' running totals. */
@@ -302,6 +337,7 @@ static void publish(struct ibw_monitor *m)
 	s->counters = ibw_counters_last_sweep(m->ctrs);
 	s->counter_sweep = ibw_counters_progress(m->ctrs);
 	s->counter_sweep_reason = m->ctr_reason;
+	s->counter_verify = ibw_counters_verify_stats(m->ctrs);
 	s->unreachable_ports = ibw_counters_unreachable(m->ctrs);
 	n = ibw_counters_redirects(m->ctrs, NULL, 0);
 	if (n && (s->pma_redirects = calloc(n, sizeof(*s->pma_redirects))))
@@ -552,6 +588,7 @@ static void on_pub_timer(struct ibw_timer *t, void *arg)
 {
 	struct ibw_monitor *m = arg;
 
+	watch_lids(m);
 	publish(m);
 	log_events(m);
 	ibw_timer_arm(t, m->o.ping.interval_us ? m->o.ping.interval_us
@@ -614,6 +651,8 @@ static void on_progress_timer(struct ibw_timer *t, void *arg)
 
 	if (!p.running)
 		return;
+	/* a move the pinger found checks the rest of this sweep */
+	watch_lids(m);
 	if (p.read + p.unreachable != m->published_settled) {
 		t0 = ibw_now_us();
 		publish(m);
@@ -640,6 +679,7 @@ static void start_counters(struct ibw_monitor *m, enum ibw_sweep_reason why)
 
 	if (!m->fabric)
 		return;
+	watch_lids(m);
 	if (ibw_counters_running(m->ctrs)) {
 		if (why != IBW_SWEEP_INTERVAL) {
 			/* What it read while the port was lost timed out:
@@ -764,6 +804,8 @@ void ibw_monitor_device_back(struct ibw_monitor *m, uint16_t local_lid)
 	if (!m->periodic)
 		return;
 	log_info("monitor", "the umad device is open again: discovering now");
+	/* whatever reset it may have had the SM give LIDs anew */
+	ibw_counters_lids_moved(m->ctrs, "the umad device is back");
 	/* A discovery that was failing on the closed device may still be
 	 * settling: it looks again at once when it ends. */
 	m->look_now = 1;
@@ -875,6 +917,10 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 	m->last_good_us = ibw_realtime_us();
 	m->discoveries++;
 	nev = ibw_fabric_diff(m->fabric, f, m->ev);
+	/* No LID changed against the last discovery, and no sign came since
+	 * this one started: the LIDs have settled. */
+	if (!watch_lids(m))
+		ibw_counters_lids_settled(m->ctrs, m->disc_signs);
 	log_debug("discover",
 		  "sweep: %u nodes, %" PRIu64 " MADs, %" PRIu64 " timeouts, %u "
 		  "changes, %.3f "
@@ -937,10 +983,25 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 	}
 }
 
+/* Start a discovery, with the signs of LIDs in flux so far: only one
+ * that started after the last sign can find them settled. */
+static int discover(struct ibw_monitor *m)
+{
+	uint64_t signs;
+	int rc;
+
+	watch_lids(m);
+	signs = ibw_counters_lid_signs(m->ctrs);
+	rc = ibw_discover_start(m->disc, discovery_done, m);
+	if (rc == 0)
+		m->disc_signs = signs;
+	return rc;
+}
+
 static void on_disc_timer(struct ibw_timer *t, void *arg)
 {
 	struct ibw_monitor *m = arg;
-	int rc = ibw_discover_start(m->disc, discovery_done, m);
+	int rc = discover(m);
 
 	if (rc == -EBUSY)
 		return; /* the sweep running re-arms the timer when done */
@@ -1122,7 +1183,7 @@ int ibw_monitor_once(struct ibw_monitor *m,
 	m->periodic = 0;
 	m->once_cb = cb;
 	m->once_arg = arg;
-	return ibw_discover_start(m->disc, discovery_done, m);
+	return discover(m);
 }
 
 struct ibw_snapshot *ibw_monitor_snapshot(struct ibw_monitor *m)
@@ -1147,7 +1208,19 @@ struct ibw_tracer *ibw_monitor_tracer(struct ibw_monitor *m)
 
 void ibw_monitor_set_local_lid(struct ibw_monitor *m, uint16_t lid)
 {
+	if (lid && m->local_lid && lid != m->local_lid)
+		ibw_counters_lids_moved(m->ctrs, "our own port's LID changed");
+	if (lid)
+		m->local_lid = lid;
 	ibw_tracer_set_local_lid(m->tracer, lid);
+}
+
+void ibw_monitor_set_sm_lid(struct ibw_monitor *m, uint16_t sm_lid)
+{
+	if (sm_lid && m->sm_lid && sm_lid != m->sm_lid)
+		ibw_counters_lids_moved(m->ctrs, "the master SM changed");
+	if (sm_lid)
+		m->sm_lid = sm_lid;
 }
 
 struct ibw_events *ibw_monitor_events(struct ibw_monitor *m)

@@ -88,7 +88,12 @@ void ibw_monitor_device_back(struct ibw_monitor *m, uint16_t local_lid);
 struct ibw_pinger *ibw_monitor_pinger(struct ibw_monitor *m);
 /* The tracer, for on-demand traces, with the last discovery's facts. */
 struct ibw_tracer *ibw_monitor_tracer(struct ibw_monitor *m);
+/* Our own port's LID, and its master SM's LID (PortInfo:MasterSMLID),
+ * as last read; a change of either is a sign of LIDs in flux
+ * (core/counters.h), as are the device's return, a discovery that saw
+ * LIDs change and an endport the pinger found at another LID. */
 void ibw_monitor_set_local_lid(struct ibw_monitor *m, uint16_t lid);
+void ibw_monitor_set_sm_lid(struct ibw_monitor *m, uint16_t sm_lid);
 struct ibw_events *ibw_monitor_events(struct ibw_monitor *m);
 /* Name to LID by the last discovery (a LID, a GUID or a node name, as
  * ping targets); 0 when unknown. */

@@ -134,6 +134,9 @@ struct ibw_snapshot {
 	 * are in ports), or else the last one, and why it ran. */
 	struct ibw_counters_progress counter_sweep;
 	enum ibw_sweep_reason counter_sweep_reason;
+	/* LIDs in flux (core/counters.h): the mode, and the readings
+	 * checked and dropped since start. */
+	struct ibw_counters_verify counter_verify;
 	struct ibw_endport *endports; /* ping targets and their state */
 	unsigned nendports;
 	struct ibw_watched *watched; /* watched paths, last traces */

@@ -1298,6 +1298,8 @@ static json_t *counter_sweep_json(const struct ibw_snapshot *s)
 	json_object_set_new(o, "ports_read", json_integer(p->read));
 	json_object_set_new(o, "ports_unreachable",
 			    json_integer(p->unreachable));
+	json_object_set_new(o, "ports_verified", json_integer(p->verified));
+	json_object_set_new(o, "ports_lid_moved", json_integer(p->lid_moved));
 	return o;
 }
 
@@ -1338,6 +1340,8 @@ json_t *ibw_json_status(const struct ibw_snapshot *s,
 	json_object_set_new(sw, "unreachable_ports",
 			    json_integer(s->unreachable_ports));
 	json_object_set_new(sw, "counter_sweep", counter_sweep_json(s));
+	json_object_set_new(sw, "lids_in_flux",
+			    json_boolean(s->counter_verify.lids_in_flux));
 	json_object_set_new(o, "pma_redirects", ibw_json_pma_redirects(s));
 	json_object_set_new(o, "sweeps", sw);
 	for (i = 0; i < IBW_EP_NSTATES; i++)

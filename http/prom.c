@@ -855,6 +855,25 @@ static void render_snapshot(struct buf *bp, const struct ibw_snapshot *s)
 	family(&b, "ibwatch_unreachable_ports", "gauge",
 	       "Ports whose counters did not answer in the last sweep.");
 	put(&b, "ibwatch_unreachable_ports %u\n", s->unreachable_ports);
+	family(&b, "ibwatch_lids_in_flux", "gauge",
+	       "1 while the SM moves LIDs: every counter reading is checked "
+	       "with a NodeInfo to its LID before it counts.");
+	put(&b, "ibwatch_lids_in_flux %d\n",
+	    s->counter_verify.lids_in_flux ? 1 : 0);
+	family(&b, "ibwatch_lid_checks_total", "counter",
+	       "NodeInfo SMPs sent to check which node a LID read counters "
+	       "from.");
+	put(&b, "ibwatch_lid_checks_total %" PRIu64 "\n",
+	    s->counter_verify.nodeinfos);
+	family(&b, "ibwatch_pma_readings_checked_total", "counter",
+	       "Port counter readings checked with a NodeInfo.");
+	put(&b, "ibwatch_pma_readings_checked_total %" PRIu64 "\n",
+	    s->counter_verify.verified);
+	family(&b, "ibwatch_pma_readings_lid_moved_total", "counter",
+	       "Port counter readings dropped: another node answered at the "
+	       "LID.");
+	put(&b, "ibwatch_pma_readings_lid_moved_total %" PRIu64 "\n",
+	    s->counter_verify.lid_moved);
 	if (s->npma_redirects)
 		family(&b, "ibwatch_pma_redirect_info", "gauge",
 		       "Nodes whose PMA redirects its counters elsewhere "

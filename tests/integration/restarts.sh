@@ -155,6 +155,20 @@ check "... and node0005's goes on counting at its new LID (5 -> 500)" \
 	jqe --arg g "$g5" '.[] | select(.guid == $g) | .counters.totals.symbol_errors == 500' < <(cas)
 check "no counter reset reported" \
 	jq -e '[.events[] | select(.kind == "counter_reset")] | length == 0' <(curl -s -m 5 "$U/api/v1/events?since=$ev0")
+# The LID change put the counters in "LIDs in flux": every reading was
+# checked with a NodeInfo to its LID (one per node and sweep) until a
+# discovery found the LIDs settled and the sweep after it had run.
+metric() { curl -s -m 5 "$U/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
+settled=0
+for _ in $(seq 1 300); do
+	st | jqe '.sweeps.lids_in_flux == false' && { settled=1; break; }
+	sleep 0.1
+done
+checks=$(metric ibwatch_lid_checks_total)
+checked=$(metric ibwatch_pma_readings_checked_total)
+check "the LID change had every counter reading checked ($checks NodeInfo checks for $checked readings: one per node, not per port)" \
+	test "${checks:-0}" -gt 0 -a "${checked:-0}" -gt "${checks:-0}"
+check "... until the LIDs settled (lids_in_flux false again)" test $settled = 1
 for _ in $(seq 1 100); do
 	st | jqe '.endports.up == 32' && break
 	sleep 0.1
@@ -194,6 +208,15 @@ check "... one endport_moved event per host port whose old LID nobody has now, w
 curl -s -m 5 "$UB/api/v1/endports" | jq -r '.[] | "\(.port_guid) \(.lid)"' | sort >lids-B.txt
 check "... pinging those at their new LIDs" \
 	test "$(join lids-B.txt orphaned.txt | awk '$2 == $4' | wc -l)" = "$(wc -l <orphaned.txt)"
+# Those moves (and its own port's new LID, read every 10 s) are signs
+# of LIDs in flux to its counters, and with no discovery since, nothing
+# says the LIDs have settled.
+for _ in $(seq 1 50); do
+	curl -s -m 5 "$UB/api/v1/status" | jqe '.sweeps.lids_in_flux == true' && break
+	sleep 0.1
+done
+check "... which put its counters in LIDs in flux (no discovery since to settle them)" \
+	jqe '.sweeps.lids_in_flux == true' < <(curl -s -m 5 "$UB/api/v1/status")
 # The same moves as notifications: one ibwEndportMoved each, with the
 # port GUID, the old and the new LID, its objects found by their
 # IBWATCH-MIB names (snmptrapd logs one notification a line, varbinds

@@ -84,7 +84,15 @@ struct ibw_snapshot *ibw_test_snapshot(void)
 	s->counter_sweep.ports = 5;
 	s->counter_sweep.read = 4;
 	s->counter_sweep.unreachable = 1;
+	/* ... read with the LIDs in flux: every reading checked, the one
+	 * unread another node's */
+	s->counter_sweep.verified = 5;
+	s->counter_sweep.lid_moved = 1;
 	s->counter_sweep_reason = IBW_SWEEP_INTERVAL;
+	s->counter_verify.lids_in_flux = 1;
+	s->counter_verify.nodeinfos = 4;
+	s->counter_verify.verified = 9;
+	s->counter_verify.lid_moved = 1;
 	/* counters: switch ports 1-3 and the hosts' ports, sorted */
 	s->nports = 5;
 	s->ports = calloc(5, sizeof(*s->ports));

@@ -73,6 +73,10 @@ struct fake {
 	unsigned psc_asked;
 	int psc_status;
 	int psc_silent; /* drop PortSamplesControl, as ibsim does */
+	/* NodeInfo questions by LID (up to 15), and a switch at LID 1 with
+	 * this node GUID (0: none), whose every port answers alike */
+	unsigned who_at[16];
+	uint64_t switch_guid;
 };
 
 /* where the last MAD served went */
@@ -153,8 +157,12 @@ static void serve(struct rig *r, struct fake *fk)
 			/* a reading went backwards: who is at this LID? */
 			assert_int_equal(attr, IBW_ATTR_NODE_INFO);
 			fk->who++;
+			if (to.lid < 16)
+				fk->who_at[to.lid]++;
 			mad_set_field64(m + IB_SMP_DATA_OFFS, 0, IB_NODE_GUID_F,
-					fk->lid_owner ? fk->lid_owner : 0x10);
+					fk->lid_owner ? fk->lid_owner
+					: to.lid == 1 ? fk->switch_guid
+						      : 0x10);
 			ibw_mem_make_response(m, 0);
 			ibw_mem_inject(r->t, m, IBW_MAD_SIZE, 0);
 			continue;
@@ -168,8 +176,9 @@ static void serve(struct rig *r, struct fake *fk)
 			mad_set_field(d, 0, IB_CPI_CAPMASK_F,
 				      fk->capmask ? fk->capmask : 0x1200);
 		} else if (attr == IBW_ATTR_PORT_COUNTERS) {
-			assert_int_equal(ibw_mad_get(d, IB_PC_PORT_SELECT_F),
-					 1);
+			if (!fk->switch_guid)
+				assert_int_equal(
+					ibw_mad_get(d, IB_PC_PORT_SELECT_F), 1);
 			mad_set_field(d, 0, IB_PC_ERR_SYM_F, fk->sym);
 			mad_set_field(d, 0, IB_PC_XMT_BYTES_F, fk->xmit_data);
 		} else if (attr == IBW_ATTR_PORT_COUNTERS_EXT) {
@@ -192,8 +201,9 @@ static void serve(struct rig *r, struct fake *fk)
 			int k;
 
 			fk->vl_asked++;
-			assert_int_equal(ibw_mad_get(d, IB_PC_PORT_SELECT_F),
-					 1);
+			if (!fk->switch_guid)
+				assert_int_equal(
+					ibw_mad_get(d, IB_PC_PORT_SELECT_F), 1);
 			for (k = 0; k < 16; k++)
 				mad_set_field(d, 0,
 					      IB_PC_PORT_VL_XMIT_WAIT0_F + k,
@@ -235,9 +245,9 @@ static unsigned count_events(struct rig *r, enum ibw_event_kind k)
 static void test_sweep_threshold_stale_and_state(void **state)
 {
 	struct rig r, r2;
-	struct fake fk = { 0, 0, 0, 5,	   1000, 18446744073709551606ull,
-			   0, 0, 0, { 0 }, 0,	 0,
-			   0, 0, 0, 0 };
+	struct fake fk = { .sym = 5,
+			   .xmit_data = 1000,
+			   .ext_xmit_pkts = 18446744073709551606ull };
 	const struct ibw_port_ctrs *p;
 
 	rig_init(&r);
@@ -409,9 +419,7 @@ static void test_pma_redirect_other_partition(void **state)
 static void test_moved_lid_is_not_a_reset(void **state)
 {
 	struct rig r;
-	struct fake fk = {
-		0, 0, 0, 8, 1000, 7, 0, 0, 0, { 0 }, 0, 0, 0, 0, 0, 0
-	};
+	struct fake fk = { .sym = 8, .xmit_data = 1000, .ext_xmit_pkts = 7 };
 	const struct ibw_port_ctrs *p;
 
 	rig_init(&r);
@@ -426,22 +434,238 @@ static void test_moved_lid_is_not_a_reset(void **state)
 	assert_int_equal(p->v[IBW_CTR_SYMBOL_ERRORS].resets, 0);
 	assert_true(p->stale);
 	assert_int_equal(count_events(&r, IBW_EVT_COUNTER_RESET), 0);
-	/* Our node again, counting on: no reset, the total goes on. */
+	/* Another node at a LID is a sign of LIDs in flux. */
+	assert_true(ibw_counters_verify_stats(r.c).lids_in_flux);
+	assert_true(ibw_counters_verify_stats(r.c).lid_moved == 1);
+	/* Our node again, counting on: no reset, the total goes on; read
+	 * in flux, it is checked too. */
 	fk.sym = 9;
 	fk.lid_owner = 0;
 	sweep(&r, &fk);
 	p = ibw_counters_find(r.c, 0x10, 1);
-	assert_int_equal(fk.who, 1);
+	assert_int_equal(fk.who, 2);
 	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 9);
 	assert_false(p->stale);
+	/* A discovery finds the LIDs settled; the sweep after it ends the
+	 * mode. */
+	ibw_counters_lids_settled(r.c, ibw_counters_lid_signs(r.c));
+	sweep(&r, &fk);
+	assert_int_equal(fk.who, 3);
+	assert_false(ibw_counters_verify_stats(r.c).lids_in_flux);
 	/* A real reset, confirmed by the node itself, counts. */
 	fk.sym = 2;
 	sweep(&r, &fk);
 	p = ibw_counters_find(r.c, 0x10, 1);
-	assert_int_equal(fk.who, 2);
+	assert_int_equal(fk.who, 4);
 	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 11);
 	assert_int_equal(p->v[IBW_CTR_SYMBOL_ERRORS].resets, 1);
 	assert_int_equal(count_events(&r, IBW_EVT_COUNTER_RESET), 1);
+	rig_free(&r);
+}
+
+static void run_until_done(struct rig *r, struct fake *fk);
+
+/*
+ * LIDs in flux: every reading is checked, so a reading of another node
+ * whose counters are higher is dropped too (outside the mode it lands in
+ * the port's totals, and the node's own lower reading after it is taken
+ * for a reset nobody made). Outside the mode a reading that did not go
+ * backwards costs no NodeInfo.
+ */
+static void test_lids_in_flux_higher_reading(void **state)
+{
+	struct fake fk = { 0 };
+	const struct ibw_port_ctrs *p;
+	struct ibw_counters_progress pr;
+	uint64_t warm;
+	struct rig r;
+
+	(void)state;
+	/* Outside the mode: the window this mode closes. */
+	fk.sym = 8;
+	rig_init(&r);
+	sweep(&r, &fk);
+	sweep(&r, &fk);
+	warm = ibw_counters_last_sweep(r.c).mads;
+	assert_int_equal(fk.who, 0);
+	assert_false(ibw_counters_verify_stats(r.c).lids_in_flux);
+	fk.sym = 50;
+	fk.lid_owner = 0x77;
+	sweep(&r, &fk);
+	assert_int_equal(fk.who, 0);
+	assert_true(ibw_counters_last_sweep(r.c).mads == warm);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 50);
+	rig_free(&r);
+
+	/* In the mode. */
+	memset(&fk, 0, sizeof(fk));
+	fk.sym = 8;
+	rig_init(&r);
+	sweep(&r, &fk);
+	sweep(&r, &fk);
+	assert_int_equal(fk.who, 0);
+	ibw_counters_lids_moved(r.c, "a test");
+	assert_true(ibw_counters_verify_stats(r.c).lids_in_flux);
+	fk.sym = 50;
+	fk.lid_owner = 0x77;
+	sweep(&r, &fk);
+	assert_int_equal(fk.who, 1);
+	assert_true(ibw_counters_last_sweep(r.c).mads == warm + 1);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 8);
+	assert_true(p->stale);
+	pr = ibw_counters_progress(r.c);
+	assert_int_equal(pr.verified, 1);
+	assert_int_equal(pr.lid_moved, 1);
+	assert_int_equal(pr.unreachable, 1);
+	assert_int_equal(pr.read, 0);
+	/* The node itself again, lower than the other's: no reset. */
+	fk.sym = 9;
+	fk.lid_owner = 0;
+	sweep(&r, &fk);
+	assert_int_equal(fk.who, 2);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 9);
+	assert_int_equal(p->v[IBW_CTR_SYMBOL_ERRORS].resets, 0);
+	assert_false(p->stale);
+	assert_int_equal(count_events(&r, IBW_EVT_COUNTER_RESET), 0);
+	pr = ibw_counters_progress(r.c);
+	assert_int_equal(pr.verified, 1);
+	assert_int_equal(pr.lid_moved, 0);
+	assert_int_equal(pr.read, 1);
+	assert_true(ibw_counters_verify_stats(r.c).nodeinfos == 2);
+	assert_true(ibw_counters_verify_stats(r.c).verified == 2);
+	assert_true(ibw_counters_verify_stats(r.c).lid_moved == 1);
+	rig_free(&r);
+}
+
+/* A switch at LID 1 with four ports, and the CA at LID 5. */
+static struct ibw_fabric *switch_and_ca(void)
+{
+	struct ibw_fabric *f = ibw_fabric_new();
+	struct ibw_fnode *n;
+
+	n = ibw_fabric_add_node(f, 0x20, 5);
+	n->ni.node_type = IBW_NODE_SWITCH;
+	n->ni.num_ports = 4;
+	n->lid = 1;
+	n = ibw_fabric_add_node(f, 0x10, 2);
+	n->ni.node_type = IBW_NODE_CA;
+	n->ni.num_ports = 1;
+	n->ports[1].have_pi = 1;
+	n->ports[1].pi.state = 4;
+	n->ports[1].pi.lid = 5;
+	n->lid = 5;
+	ibw_fabric_freeze(f);
+	return f;
+}
+
+/* In the mode, one NodeInfo per LID and sweep: a switch's ports share
+ * one, sent once all their readings are in. */
+static void test_lids_in_flux_one_nodeinfo_per_lid(void **state)
+{
+	struct fake fk = { 0 };
+	const struct ibw_port_ctrs *p;
+	struct ibw_counters_progress pr;
+	struct rig r;
+	unsigned k;
+
+	(void)state;
+	rig_init(&r);
+	ibw_fabric_unref(r.f);
+	r.f = switch_and_ca();
+	fk.switch_guid = 0x20;
+	fk.sym = 4;
+	sweep(&r, &fk);
+	assert_int_equal(fk.who, 0);
+	ibw_counters_lids_moved(r.c, "a test");
+	fk.sym = 6;
+	sweep(&r, &fk);
+	assert_int_equal(fk.who_at[1], 1);
+	assert_int_equal(fk.who_at[5], 1);
+	assert_int_equal(fk.who, 2);
+	pr = ibw_counters_progress(r.c);
+	assert_int_equal(pr.verified, 5);
+	assert_int_equal(pr.read, 5);
+	for (k = 1; k <= 4; k++) {
+		p = ibw_counters_find(r.c, 0x20, (uint8_t)k);
+		assert_non_null(p);
+		assert_false(p->stale);
+		assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 6);
+	}
+	/* Both LIDs another node's now: every reading dropped, still one
+	 * question each. */
+	fk.lid_owner = 0x77;
+	fk.sym = 40;
+	sweep(&r, &fk);
+	assert_int_equal(fk.who_at[1], 2);
+	assert_int_equal(fk.who_at[5], 2);
+	pr = ibw_counters_progress(r.c);
+	assert_int_equal(pr.verified, 5);
+	assert_int_equal(pr.lid_moved, 5);
+	assert_int_equal(pr.read, 0);
+	for (k = 1; k <= 4; k++) {
+		p = ibw_counters_find(r.c, 0x20, (uint8_t)k);
+		assert_true(p->stale);
+		assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 6);
+	}
+	rig_free(&r);
+}
+
+/*
+ * The mode ends after a discovery that started after the last sign and
+ * found no LID changed, once the counter sweep after it has run checked;
+ * a discovery that started before a sign, or a sign during that sweep,
+ * keeps it on.
+ */
+static void test_lids_in_flux_turns_off(void **state)
+{
+	struct fake fk = { 0 };
+	uint64_t before;
+	struct rig r;
+
+	(void)state;
+	fk.sym = 3;
+	rig_init(&r);
+	sweep(&r, &fk);
+	before = ibw_counters_lid_signs(r.c);
+	ibw_counters_lids_moved(r.c, "a test");
+	/* a discovery that started before the sign: not settled */
+	ibw_counters_lids_settled(r.c, before);
+	sweep(&r, &fk);
+	assert_int_equal(fk.who, 1);
+	assert_true(ibw_counters_verify_stats(r.c).lids_in_flux);
+
+	/* Settled, but another sign while the next sweep runs. */
+	ibw_counters_lids_settled(r.c, ibw_counters_lid_signs(r.c));
+	r.done = 0;
+	assert_int_equal(ibw_counters_sweep(r.c, r.f, 0, swept, &r), 0);
+	ibw_counters_lids_moved(r.c, "another test");
+	run_until_done(&r, &fk);
+	assert_int_equal(fk.who, 2);
+	assert_true(ibw_counters_verify_stats(r.c).lids_in_flux);
+
+	/* A sweep that started before the settled discovery ended does not
+	 * end the mode either: it read the old discovery's LIDs. */
+	r.done = 0;
+	assert_int_equal(ibw_counters_sweep(r.c, r.f, 0, swept, &r), 0);
+	ibw_counters_lids_settled(r.c, ibw_counters_lid_signs(r.c));
+	run_until_done(&r, &fk);
+	assert_int_equal(fk.who, 3);
+	assert_true(ibw_counters_verify_stats(r.c).lids_in_flux);
+
+	/* The sweep after it, checked, ends the mode ... */
+	sweep(&r, &fk);
+	assert_int_equal(fk.who, 4);
+	assert_false(ibw_counters_verify_stats(r.c).lids_in_flux);
+	/* ... and the next costs no NodeInfo. */
+	fk.sym = 5;
+	sweep(&r, &fk);
+	assert_int_equal(fk.who, 4);
+	assert_true(ibw_counters_find(r.c, 0x10, 1)
+			    ->v[IBW_CTR_SYMBOL_ERRORS]
+			    .total == 5);
 	rig_free(&r);
 }
 
@@ -467,9 +691,7 @@ static void on_back(struct ibw_engine *e, void *arg)
  * reset, confirmed by the node and counted, not a loss. */
 static void test_device_lost_mid_sweep(void **state)
 {
-	struct fake fk = {
-		0, 0, 0, 8, 1000, 7, 0, 0, 0, { 0 }, 0, 0, 0, 0, 0, 0
-	};
+	struct fake fk = { .sym = 8, .xmit_data = 1000, .ext_xmit_pkts = 7 };
 	const struct ibw_port_ctrs *p;
 	struct ibw_fnode *n;
 	uint64_t end;
@@ -568,9 +790,7 @@ static void test_state_file_corruption(void **state)
 	size_t len;
 
 	struct rig r2;
-	struct fake fk = {
-		0, 0, 0, 5, 1000, 7, 0, 0, 0, { 0 }, 0, 0, 0, 0, 0, 0
-	};
+	struct fake fk = { .sym = 5, .xmit_data = 1000, .ext_xmit_pkts = 7 };
 	const struct ibw_port_ctrs *p;
 	char *line;
 
@@ -698,9 +918,7 @@ static void test_state_file_links(void **state)
 				   "0x0000000000000200 3 1700000000000000 1 "
 				   "e 1699999990000000 1 7 0 2 0 0 0 0 0 9 11 "
 				   "e 1699999990000000 1 0 0 0 0 0 0 0 4 0 5";
-	struct fake fk = {
-		0, 0, 0, 5, 1000, 7, 0, 0, 0, { 0 }, 0, 0, 0, 0, 0, 0
-	};
+	struct fake fk = { .sym = 5, .xmit_data = 1000, .ext_xmit_pkts = 7 };
 	struct lines a = { { NULL }, 0 }, b = { { NULL }, 0 };
 	struct ibw_links *l = ibw_links_new(NULL), *m = ibw_links_new(NULL);
 	struct rig r, r2;
@@ -1154,6 +1372,9 @@ int main(void)
 			teardown_path),
 		cmocka_unit_test(test_reset_before_saturation),
 		cmocka_unit_test(test_moved_lid_is_not_a_reset),
+		cmocka_unit_test(test_lids_in_flux_higher_reading),
+		cmocka_unit_test(test_lids_in_flux_one_nodeinfo_per_lid),
+		cmocka_unit_test(test_lids_in_flux_turns_off),
 		cmocka_unit_test(test_pma_redirect_followed),
 		cmocka_unit_test(test_pma_redirect_other_partition),
 		cmocka_unit_test_setup_teardown(test_state_file_corruption,
