@@ -62,11 +62,12 @@ struct ibw_http_opts {
 	unsigned idle_timeout_s; /* 0: the default above */
 	unsigned max_request_bytes; /* 0: 16384 */
 	unsigned ondemand_per_minute; /* per client address; 0: 60 */
-	/* JSON answers kept, bytes in all; 0: none (the big ones stream,
-	 * the others are rendered per request) */
+	/* JSON answers kept, bytes in all; 0: none kept (every list
+	 * answer is streamed, the others rendered per request, and
+	 * /metrics keeps its gzip only) */
 	size_t cache_bytes;
-	/* Nice value of the threads that serve, 0 to 19 (0: the loop's):
-	 * under load the probe loop goes first. */
+	/* Nice value of the threads that serve, 0 to 19 (0: the loop's);
+	 * the higher, the more the probe loop goes first under load. */
 	unsigned nice;
 };
 
