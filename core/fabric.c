@@ -40,12 +40,19 @@ void ibw_fabric_unref(struct ibw_fabric *f)
 
 int ibw_fabric_add_refusal(struct ibw_fabric *f, uint64_t guid, uint8_t port)
 {
-	struct ibw_refusal *r;
+	struct ibw_refusal *r = f->refusals;
 
-	r = realloc(f->refusals, (f->nrefusals + 1) * sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	f->refusals = r;
+	/* Doubling: a fabric whose SM protects every switch refuses us
+	 * behind each of its ports. */
+	if (f->nrefusals == f->refusals_cap) {
+		unsigned cap = f->refusals_cap ? f->refusals_cap * 2 : 16;
+
+		r = realloc(f->refusals, cap * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		f->refusals = r;
+		f->refusals_cap = cap;
+	}
 	r[f->nrefusals].guid = guid;
 	r[f->nrefusals++].port = port;
 	return 0;

@@ -66,7 +66,7 @@ struct ibw_fabric {
 		uint64_t guid;
 		uint8_t port;
 	} * refusals;
-	unsigned nrefusals;
+	unsigned nrefusals, refusals_cap;
 };
 
 /* Note that a NodeInfo through (@guid, @port) went unanswered; only
