@@ -34,9 +34,23 @@ static const char *const status_names[] = {
 	[IBW_ROUTE_NO_TABLE] = "no table",
 };
 
+static const char *const status_keys[] = {
+	[IBW_ROUTE_OK] = "ok",
+	[IBW_ROUTE_NO_ENTRY] = "no_entry",
+	[IBW_ROUTE_PORT_DOWN] = "port_down",
+	[IBW_ROUTE_LOOP] = "loop",
+	[IBW_ROUTE_DEAD_END] = "dead_end",
+	[IBW_ROUTE_NO_TABLE] = "no_table",
+};
+
 const char *ibw_route_status_str(enum ibw_route_status s)
 {
 	return (unsigned)s < IBW_ROUTE_STATUS_MAX ? status_names[s] : "unknown";
+}
+
+const char *ibw_route_status_key(enum ibw_route_status s)
+{
+	return (unsigned)s < IBW_ROUTE_STATUS_MAX ? status_keys[s] : "unknown";
 }
 
 struct rsw {

@@ -35,7 +35,9 @@ enum ibw_route_status {
 	IBW_ROUTE_STATUS_MAX,
 };
 
+/* "no entry"; as a JSON key or label value, snake_case: "no_entry". */
 const char *ibw_route_status_str(enum ibw_route_status s);
+const char *ibw_route_status_key(enum ibw_route_status s);
 
 struct ibw_census_opts {
 	unsigned top_links; /* worst-loaded link directions kept; 0: 10 */

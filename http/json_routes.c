@@ -16,14 +16,7 @@
 /* A status as a JSON key or value: snake_case ("no entry": "no_entry"). */
 static json_t *status_json(enum ibw_route_status st)
 {
-	char b[32];
-	char *p;
-
-	snprintf(b, sizeof(b), "%s", ibw_route_status_str(st));
-	for (p = b; *p; p++)
-		if (*p == ' ')
-			*p = '_';
-	return json_string(b);
+	return json_string(ibw_route_status_key(st));
 }
 
 /* The display name of node @guid in @s, "" when the snapshot's fabric

@@ -675,7 +675,6 @@ static void route_families(struct buf *b, const struct ibw_snapshot *s)
 	const struct ibw_link_load *l;
 	const struct ibw_tier_balance *t;
 	unsigned n, i;
-	char st[32], *p;
 
 	if (!c)
 		return;
@@ -685,12 +684,8 @@ static void route_families(struct buf *b, const struct ibw_snapshot *s)
 	       "Pairs (source CA port, destination LID) of the last route "
 	       "census by status: ok is routed.");
 	for (i = 0; i < IBW_ROUTE_STATUS_MAX; i++) {
-		snprintf(st, sizeof(st), "%s",
-			 ibw_route_status_str((enum ibw_route_status)i));
-		for (p = st; *p; p++)
-			if (*p == ' ')
-				*p = '_';
-		put(b, "ibwatch_routes_pairs{status=\"%s\"} %" PRIu64 "\n", st,
+		put(b, "ibwatch_routes_pairs{status=\"%s\"} %" PRIu64 "\n",
+		    ibw_route_status_key((enum ibw_route_status)i),
 		    cs->by_status[i]);
 	}
 	family(b, "ibwatch_routes_non_minimal", "gauge",
