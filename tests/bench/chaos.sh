@@ -22,7 +22,9 @@
 #     the highest value seen for it before (a series that vanished and
 #     came back included); a decrease is a loss, 0 required (a counter
 #     reset is a counted reset, its total goes on);
-#   endports reported down whose host link was never flapped;
+#   endports reported down, each set beside the faults that explain it
+#     (its host link, or a link between its leaf and a spine, flapped
+#     shortly before), and those nothing explains, 0 required;
 #   RSS every 30 s; sanitizer reports (log_path files and the agent's
 #     log; leaks checked at exit); the agent's warnings and errors by
 #     kind; notifications received by snmptrapd, by kind; whether the
@@ -30,7 +32,8 @@
 #     unanswered three times in a row): its threads' stacks and ibsim's,
 #     by gdb, in hang-*.txt.
 # Exit status 0 when the agent ran to the end and stopped cleanly, with
-# no sanitizer report, no failed scrape, no event and no total lost.
+# no sanitizer report, no failed scrape, no event and no total lost, and
+# no endport down that nothing explains.
 # The random schedule comes from SEED (printed; the same SEED gives the
 # same faults in the same order, not the same timing). Environment:
 # DURATION (seconds, 1800), SEED, HOSTS (324), WRK (1), INFLIGHT (the
