@@ -211,7 +211,7 @@ int ibw_endport_account(struct ibw_endport *ep, const struct ibw_ping_opts *o,
 		nw = IBW_EP_DOWN;
 		snprintf(ep->reason, sizeof(ep->reason),
 			 "%u probes in a row unanswered%s", ep->consec_fail,
-			 ep->still_active ? "; port still active" : "");
+			 ep->still_active ? "; port active" : "");
 	} else if (old == IBW_EP_UNKNOWN || old == IBW_EP_DOWN) {
 		if (ep->consec_ok >= up_after) {
 			nw = loss >= deg && ep->window_n >= 10 ? IBW_EP_DEGRADED
@@ -517,7 +517,8 @@ static void on_confirm_dr(const struct ibw_mad_done *d, void *arg)
 		/* Active at the LID that went silent: a loss all the same
 		 * (the path to that LID or the agent behind it is broken,
 		 * say a link of the route down before the SM routes around
-		 * it), but the reason says the port itself is up. */
+		 * it), but the reason says the port itself is up (until
+		 * a discovery finds it not active or not at all). */
 		ep->still_active = pi.lid && pi.state == IBW_PORT_ACTIVE;
 	}
 	confirm_end(p, pr, ep, 0, 0);
@@ -813,7 +814,21 @@ static void fill(struct ibw_endport *ep, const struct ibw_fnode *n,
 	ep->dr = n->dr;
 	ep->found = 1;
 	ep->seen = 1;
+	/* A port the discovery finds not active is not "still active". */
+	if (fp->pi.state != IBW_PORT_ACTIVE)
+		ep->still_active = 0;
 	snprintf(ep->name, sizeof(ep->name), "%s", name ? name : n->desc);
+}
+
+/* After a discovery: an endport it did not find is not "still active"
+ * either. */
+static void unseen_not_active(struct ibw_pinger *p)
+{
+	unsigned i;
+
+	for (i = 0; i < p->neps; i++)
+		if (!p->eps[i].seen)
+			p->eps[i].still_active = 0;
 }
 
 /* The first endport of @n with a LID (its port or node GUID @guid, or
@@ -919,6 +934,7 @@ void ibw_pinger_update(struct ibw_pinger *p, const struct ibw_fabric *f,
 		}
 		/* A target may name another port now. */
 		gidx_rebuild(p);
+		unseen_not_active(p);
 		return;
 	}
 	for (i = 0; i < f->nnodes; i++) {
@@ -951,6 +967,7 @@ void ibw_pinger_update(struct ibw_pinger *p, const struct ibw_fabric *f,
 	}
 	/* Endports no longer discovered stay, at their last LID: their
 	 * pings tell whether they are really gone. */
+	unseen_not_active(p);
 }
 
 void ibw_pinger_start(struct ibw_pinger *p)

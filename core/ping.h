@@ -94,7 +94,8 @@ struct ibw_endport {
 	struct ibw_dest dr;
 	/* The last confirmation of a loss found its port active at the
 	 * LID that went silent: the port is up, its LID's route or its
-	 * agent is not. Cleared by an answer. */
+	 * agent is not. Cleared by an answer, and by a discovery that
+	 * finds the port not active or does not find it. */
 	uint8_t still_active;
 };
 

@@ -723,7 +723,7 @@ static void test_confirm_really_down(void **state)
 	assert_int_equal(ep->state, IBW_EP_DOWN);
 	assert_int_equal(ep->lid, 5);
 	assert_string_equal(ep->reason,
-			    "2 probes in a row unanswered; port still active");
+			    "2 probes in a row unanswered; port active");
 	{
 		struct ibw_event e;
 
