@@ -787,6 +787,16 @@ static int settle(struct ibw_counters *c, uint64_t sweep,
 	return d->result != IBW_MAD_CANCELLED; /* else the engine goes */
 }
 
+static int job_has_port(const struct job *j, unsigned port)
+{
+	unsigned i;
+
+	for (i = 0; i < j->nports; i++)
+		if (j->port_list[i] == port)
+			return 1;
+	return 0;
+}
+
 static void flux_on(struct ibw_counters *c, const char *why)
 {
 	c->signs++;
@@ -867,7 +877,10 @@ static void verify_answer(const struct ibw_mad_done *d, void *arg)
 	j = &c->jobs[v->job];
 	if (d->result == IBW_MAD_OK &&
 	    ibw_nodeinfo_decode(d->mad, d->len, &ni) == 0) {
-		ours = ni.node_guid == j->guid;
+		/* A CA's PMA answers for the port the MAD came in by: on a
+		 * CA whose ports traded LIDs, the right node is not enough. */
+		ours = ni.node_guid == j->guid &&
+		       (j->is_switch || job_has_port(j, ni.local_port));
 		other = !ours;
 	} else if (d->result == IBW_MAD_TIMEOUT) {
 		c->cur.timeouts++;
@@ -1500,6 +1513,25 @@ static void start_cpi(struct ibw_counters *c, unsigned idx)
  */
 #define IBW_CTR_FEED_MADS 1024u
 
+/* The sweep's jobs, and any readings still held for a NodeInfo (none
+ * when a sweep ends: a held reading keeps it pending). */
+static void free_jobs(struct ibw_counters *c)
+{
+	unsigned i;
+
+	for (i = 0; c->jobs && i < c->njobs; i++) {
+		struct port_op *op;
+
+		while ((op = c->jobs[i].held)) {
+			c->jobs[i].held = op->next;
+			free(op);
+		}
+	}
+	free(c->jobs);
+	c->jobs = NULL;
+	c->njobs = 0;
+}
+
 /* Every answer of a sweep ends here: the sweep is done, or, unspread,
  * room has been made for more jobs. Those start from the pace timer at
  * once, not from here, so that starting a job never runs inside the
@@ -1524,9 +1556,7 @@ static void sweep_done_if_idle(struct ibw_counters *c)
 	c->prog.running = 0;
 	c->prog.end_us = ibw_realtime_us();
 	flux_sweep_end(c);
-	free(c->jobs);
-	c->jobs = NULL;
-	c->njobs = 0;
+	free_jobs(c);
 	if (c->cb)
 		c->cb(c, c->arg);
 }
@@ -1810,21 +1840,11 @@ struct ibw_counters *ibw_counters_new(struct ibw_engine *e,
 
 void ibw_counters_free(struct ibw_counters *c)
 {
-	unsigned i;
-
 	if (!c)
 		return;
 	ibw_timer_free(c->pace);
 	/* a sweep cut short by the engine's going holds readings still */
-	for (i = 0; c->jobs && i < c->njobs; i++) {
-		struct port_op *op;
-
-		while ((op = c->jobs[i].held)) {
-			c->jobs[i].held = op->next;
-			free(op);
-		}
-	}
-	free(c->jobs);
+	free_jobs(c);
 	free(c->index);
 	if (c->shared)
 		ibw_ctr_table_unref(c->shared); /* it owns ports */

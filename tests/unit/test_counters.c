@@ -61,6 +61,9 @@ struct fake {
 	/* the node GUID a NodeInfo at the CA's LID answers with; 0: 0x10,
 	 * the CA itself (another: the LID moved to another node) */
 	uint64_t lid_owner;
+	/* the port a NodeInfo at the CA's LID says it came in by; 0: 1,
+	 * the port read (another: the CA's ports traded LIDs) */
+	unsigned owner_port;
 	unsigned who; /* NodeInfo questions seen */
 	/* PortVLXmitWaitCounters: the values answered, the questions
 	 * seen, and a MAD status to answer with instead (0: none) */
@@ -163,6 +166,11 @@ static void serve(struct rig *r, struct fake *fk)
 					fk->lid_owner ? fk->lid_owner
 					: to.lid == 1 ? fk->switch_guid
 						      : 0x10);
+			mad_set_field(m + IB_SMP_DATA_OFFS, 0,
+				      IB_NODE_LOCAL_PORT_F,
+				      to.lid == 1 && !fk->lid_owner ? 0
+				      : fk->owner_port ? fk->owner_port
+						       : 1);
 			ibw_mem_make_response(m, 0);
 			ibw_mem_inject(r->t, m, IBW_MAD_SIZE, 0);
 			continue;
@@ -537,6 +545,15 @@ static void test_lids_in_flux_higher_reading(void **state)
 	assert_true(ibw_counters_verify_stats(r.c).nodeinfos == 2);
 	assert_true(ibw_counters_verify_stats(r.c).verified == 2);
 	assert_true(ibw_counters_verify_stats(r.c).lid_moved == 1);
+	/* The CA itself, but by another of its ports (they traded LIDs):
+	 * that port's counters, dropped too. */
+	fk.sym = 70;
+	fk.owner_port = 2;
+	sweep(&r, &fk);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 9);
+	assert_true(p->stale);
+	assert_true(ibw_counters_verify_stats(r.c).lid_moved == 2);
 	rig_free(&r);
 }
 
