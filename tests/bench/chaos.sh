@@ -426,7 +426,7 @@ echo "  counter resets reported: $(jq -r 'select(.kind == "counter_reset") | .ki
 #     sweeps after a restart that can take a while): the host's port
 #     stays up but what is routed to it through that spine is lost, so
 #     it does not answer and is down, its reason saying that a directed
-#     route found the port active ("port still active") when the route
+#     route found the port active ("port active") when the route
 #     the discovery found to it does not cross that link;
 #   none of these: reported down although its port and its path stayed
 #     up (the SM restarts, the LID moves, our own flaps and device
@@ -438,22 +438,34 @@ awk '/^Hca/ { h = $3; gsub(/"/, "", h); next }
 	"$work/chaos-$HOSTS.net" | sort >leaves.txt
 jq -r '.[] | "\(.guid) \(.name)"' nodes-end.json | sort >names.txt
 jq -r --argjson t0 "$t0" 'select(.kind == "endport_state" and .new == "down") |
-	"\(.node_guid) \((.time | sub("\\.[0-9]+Z$"; "Z") | fromdateiso8601) - $t0) \(.reason | test("port still active"))"' \
+	"\(.node_guid) \((.time | sub("\\.[0-9]+Z$"; "Z") | fromdateiso8601) - $t0) \(.reason | test("port active"))"' \
 	events.jsonl | sort >downs.txt
-join downs.txt names.txt | awk '{ print $4, $2, $3 }' | sort | join - leaves.txt |
-	awk 'NR == FNR { if ($2 == "host_flap") hf[$3] = hf[$3] " " $1
-			 if ($2 == "spine_flap") { l = $3; sub(/.*\[/, "", l); sub(/\]/, "", l); sf[l] = sf[l] " " $1 }
-			 next }
-		function near(list, t, w,   n, a, i) {
-			n = split(list, a, " ")
-			for (i = 1; i <= n; i++) if (a[i] <= t + 2 && t <= a[i] + w) return 1
-			return 0
-		}
-		{ why = near(hf[$1], $2, 40) ? "host" : near(sf[$4], $2, 50) ? "path" : "none"
-		  print $1, $2, why, $3 }' faults.txt - >downs-why.txt
+# Every down is classified; one whose node the end's listing does not
+# name, or whose leaf the topology does not say, is explained by nothing.
+# A spine link of the agent's own leaf cuts hosts on every leaf.
+awk 'FILENAME == ARGV[1] { name[$1] = $2; next }
+	FILENAME == ARGV[2] { leaf[$1] = $2; next }
+	FILENAME == ARGV[3] {
+		if ($2 == "host_flap") hf[$3] = hf[$3] " " $1
+		if ($2 == "spine_flap") { l = $3; sub(/.*\[/, "", l); sub(/\]/, "", l); sf[l] = sf[l] " " $1 }
+		next
+	}
+	function near(list, t, w,   n, a, i) {
+		n = split(list, a, " ")
+		for (i = 1; i <= n; i++) if (a[i] <= t + 2 && t <= a[i] + w) return 1
+		return 0
+	}
+	{
+		h = ($1 in name) ? name[$1] : $1
+		l = (h in leaf) ? leaf[h] : -1
+		why = "none"
+		if (near(hf[h], $2, 40)) why = "host"
+		else if (l >= 0 && (near(sf[l], $2, 50) || near(sf[leaf["node0001"]], $2, 50))) why = "path"
+		print h, $2, why, $3
+	}' names.txt leaves.txt faults.txt downs.txt >downs-why.txt
 unexpl=$(awk '$3 == "none" { printf "%s%s at %s s", n++ ? ", " : "", $1, $2 }' downs-why.txt)
 echo "endport down events: $(wc -l <downs-why.txt): $(awk '{ print $3 }' downs-why.txt | sort | uniq -c | xargs)" \
-	"(host: its link flapped; path: a spine link of its leaf flapped); $(awk '$4 == "true"' downs-why.txt | wc -l) said 'port still active'"
+	"(host: its link flapped; path: a spine link of its leaf flapped); $(awk '$4 == "true"' downs-why.txt | wc -l) said 'port active'"
 echo "  down with its port and path up: ${unexpl:-none}"
 jq -r 'select(.kind == "counter_reset") | .node_guid' events.jsonl | sort >resets.txt
 echo "counter_reset events by node (a host flapped here is marked *): $(join resets.txt names.txt |
