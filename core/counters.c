@@ -502,6 +502,35 @@ static void pma_dest(struct ibw_counters *c, uint64_t guid, uint16_t lid,
 	}
 }
 
+/* One PerfMgt MAD of the sweep to the PMA of node @guid at @lid (or
+ * where it redirected us), with @payload (IB_PC_DATA_SZ bytes) or none;
+ * counted as pending once it is submitted. Negative errno when not. */
+static int pma_submit(struct ibw_counters *c, uint64_t guid, uint16_t lid,
+		      uint8_t method, uint16_t attr, uint8_t *payload,
+		      ibw_mad_cb cb, void *arg)
+{
+	struct ibw_mad_req r;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	pma_dest(c, guid, lid, &r.dest);
+	r.mgmt_class = IBW_CLASS_PERF;
+	r.method = method;
+	r.attr_id = attr;
+	r.data = payload;
+	r.data_len = payload ? IB_PC_DATA_SZ : 0;
+	r.timeout_ms = c->o.timeout_ms;
+	r.retries = c->o.retries;
+	r.cb = cb;
+	r.arg = arg;
+	rc = ibw_engine_submit(c->e, &r);
+	if (rc < 0)
+		return rc;
+	c->pending++;
+	c->cur.mads++;
+	return 0;
+}
+
 static void cap_no_details(struct ibw_counters *c, uint64_t guid)
 {
 	struct node_cap *nc = cap_find(c, guid);
@@ -595,7 +624,6 @@ static void reset_counters(struct ibw_counters *c, const struct port_op *src,
 {
 	struct port_op *op = calloc(1, sizeof(*op));
 	uint8_t payload[IB_PC_DATA_SZ];
-	struct ibw_mad_req r;
 
 	if (!op)
 		return;
@@ -605,23 +633,9 @@ static void reset_counters(struct ibw_counters *c, const struct port_op *src,
 	mad_set_field(payload, 0, IB_PC_PORT_SELECT_F, src->port);
 	mad_set_field(payload, 0, IB_PC_COUNTER_SELECT_F, mask & 0xffff);
 	mad_set_field(payload, 0, IB_PC_COUNTER_SELECT2_F, (mask >> 16) & 0xff);
-	memset(&r, 0, sizeof(r));
-	pma_dest(c, src->guid, src->lid, &r.dest);
-	r.mgmt_class = IBW_CLASS_PERF;
-	r.method = IBW_METHOD_SET;
-	r.attr_id = IBW_ATTR_PORT_COUNTERS;
-	r.data = payload;
-	r.data_len = sizeof(payload);
-	r.timeout_ms = c->o.timeout_ms;
-	r.retries = c->o.retries;
-	r.cb = reset_done;
-	r.arg = op;
-	if (ibw_engine_submit(c->e, &r) < 0) {
+	if (pma_submit(c, src->guid, src->lid, IBW_METHOD_SET,
+		       IBW_ATTR_PORT_COUNTERS, payload, reset_done, op) < 0)
 		free(op);
-		return;
-	}
-	c->pending++;
-	c->cur.mads++;
 }
 
 /*
@@ -1116,7 +1130,7 @@ static void query_port(struct ibw_counters *c, const struct job *j,
 	struct port_op *op = calloc(1, sizeof(*op));
 	uint16_t attrs[5];
 	uint8_t payload[IB_PC_DATA_SZ];
-	struct ibw_mad_req r;
+	ibw_mad_cb cb;
 	unsigned k, n = 0;
 
 	if (!op) {
@@ -1150,20 +1164,11 @@ static void query_port(struct ibw_counters *c, const struct job *j,
 		memset(payload, 0, sizeof(payload));
 		/* PortSelect sits at the same place in all five. */
 		mad_set_field(payload, 0, IB_PC_PORT_SELECT_F, port);
-		memset(&r, 0, sizeof(r));
-		pma_dest(c, j->guid, j->lid, &r.dest);
-		r.mgmt_class = IBW_CLASS_PERF;
-		r.method = IBW_METHOD_GET;
-		r.attr_id = attrs[k];
-		r.data = payload;
-		r.data_len = sizeof(payload);
-		r.timeout_ms = c->o.timeout_ms;
-		r.retries = c->o.retries;
-		r.cb = attrs[k] == IBW_ATTR_PORT_VL_XMIT_WAIT ? vl_answer
-		       : attrs[k] == 0x15 || attrs[k] == 0x16 ? detail_answer
-							      : port_answer;
-		r.arg = op;
-		if (ibw_engine_submit(c->e, &r) < 0) {
+		cb = attrs[k] == IBW_ATTR_PORT_VL_XMIT_WAIT ? vl_answer
+		     : attrs[k] == 0x15 || attrs[k] == 0x16 ? detail_answer
+							    : port_answer;
+		if (pma_submit(c, j->guid, j->lid, IBW_METHOD_GET, attrs[k],
+			       payload, cb, op) < 0) {
 			c->cur.errors++;
 			/* only the counters proper fail the port */
 			if (attrs[k] == IBW_ATTR_PORT_COUNTERS ||
@@ -1176,8 +1181,6 @@ static void query_port(struct ibw_counters *c, const struct job *j,
 			}
 			continue;
 		}
-		c->pending++;
-		c->cur.mads++;
 	}
 }
 
@@ -1231,7 +1234,6 @@ static void ask_tick(struct ibw_counters *c, const struct job *j)
 {
 	struct node_cap *nc = cap_find(c, j->guid);
 	uint8_t payload[IB_PC_DATA_SZ];
-	struct ibw_mad_req r;
 	struct psc_op *op;
 
 	if (!nc || nc->psc != PSC_UNASKED || !(nc->capmask & PM_CAP_XMIT_WAIT))
@@ -1257,25 +1259,14 @@ static void ask_tick(struct ibw_counters *c, const struct job *j)
 	/* A CA's PMA may insist on the port the MAD arrives on. */
 	mad_set_field(payload, 0, IB_PSC_PORT_SELECT_F,
 		      j->nports ? j->port_list[0] : 1);
-	memset(&r, 0, sizeof(r));
-	pma_dest(c, j->guid, j->lid, &r.dest);
-	r.mgmt_class = IBW_CLASS_PERF;
-	r.method = IBW_METHOD_GET;
-	r.attr_id = IBW_ATTR_PORT_SAMPLES_CONTROL;
-	r.data = payload;
-	r.data_len = sizeof(payload);
-	r.timeout_ms = c->o.timeout_ms;
-	r.retries = c->o.retries;
-	r.cb = psc_answer;
-	r.arg = op;
 	/* not the fabric's error either: Tick stays unknown this sweep */
-	if (ibw_engine_submit(c->e, &r) < 0) {
+	if (pma_submit(c, j->guid, j->lid, IBW_METHOD_GET,
+		       IBW_ATTR_PORT_SAMPLES_CONTROL, payload, psc_answer,
+		       op) < 0) {
 		free(op);
 		return;
 	}
 	nc->psc = PSC_ASKING;
-	c->pending++;
-	c->cur.mads++;
 }
 
 int ibw_counters_tick(const struct ibw_counters *c, uint64_t guid)
@@ -1471,7 +1462,6 @@ static void start_cpi(struct ibw_counters *c, unsigned idx)
 {
 	struct job *j = &c->jobs[idx];
 	struct cpi_op *op;
-	struct ibw_mad_req r;
 
 	op = calloc(1, sizeof(*op));
 	if (!op) {
@@ -1483,24 +1473,13 @@ static void start_cpi(struct ibw_counters *c, unsigned idx)
 	op->c = c;
 	op->sweep = c->sweep_id;
 	op->job = idx;
-	memset(&r, 0, sizeof(r));
-	pma_dest(c, j->guid, j->lid, &r.dest);
-	r.mgmt_class = IBW_CLASS_PERF;
-	r.method = IBW_METHOD_GET;
-	r.attr_id = IBW_ATTR_CLASS_PORT_INFO;
-	r.timeout_ms = c->o.timeout_ms;
-	r.retries = c->o.retries;
-	r.cb = cpi_answer;
-	r.arg = op;
-	if (ibw_engine_submit(c->e, &r) < 0) {
+	if (pma_submit(c, j->guid, j->lid, IBW_METHOD_GET,
+		       IBW_ATTR_CLASS_PORT_INFO, NULL, cpi_answer, op) < 0) {
 		free(op);
 		unreserve(c, j);
 		c->cur.errors++;
 		fail_job_ports(c, j);
-		return;
 	}
-	c->pending++;
-	c->cur.mads++;
 }
 
 /*
