@@ -104,21 +104,16 @@ agentXTimeout 5
 rocommunity public 127.0.0.1
 trap2sink 127.0.0.1:$trap_port public
 EOF
-start_snmpd() {
-	local p
-	snmpd -f -C -c snmpd.conf -Lf snmpd.log -p snmpd.pid -I -ifTable,ipAddressTable,ipv6 \
-		"udp:127.0.0.1:$snmp_port" >/dev/null 2>&1 &
-	p=$!
-	echo "$p" >>snmpd.pids
+# snmpd_up: tap.sh's start_snmpd, with the PID in snmpd.pids (the snmpd
+# loop starts each in a subshell) and its start time in snmpd.started.
+snmpd_up() {
+	local rc=0
 	date +%s >snmpd.started
-	for _ in $(seq 1 100); do
-		snmpget -v2c -c public -t 0.2 -r 0 "127.0.0.1:$snmp_port" .1.3.6.1.2.1.1.3.0 >/dev/null 2>&1 && return 0
-		kill -0 "$p" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
+	start_snmpd || rc=1
+	echo "$snmpd_pid" >>snmpd.pids
+	return $rc
 }
-start_snmpd || { echo "chaos: snmpd does not start" >&2; exit 1; }
+snmpd_up || { echo "chaos: snmpd does not start" >&2; exit 1; }
 
 # --max-inflight 8: umad2sim holds one mutex of its own across its
 # blocking write to ibsim, and its receiver thread needs that mutex to
@@ -335,7 +330,7 @@ for ((i = 0; i < MAX; i++)); do
 	stop "$(tail -n1 snmpd.pids)" || true
 	pause 2 10
 	rm -f snmpd.down
-	start_snmpd || fault snmpd_start_failed
+	snmpd_up || fault snmpd_start_failed
 done) &
 pids+=($!)
 (RANDOM=$((SEED + 6))

@@ -59,21 +59,14 @@ while True:
 }
 stop_pid() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
 
-start_snmpd() {
+# snmpd_at PORT: snmpd with its AgentX master socket on TCP PORT.
+snmpd_at() {
 	cat >snmpd.conf <<CONF
 master agentx
 agentXSocket tcp:127.0.0.1:$1
 rocommunity public 127.0.0.1
 CONF
-	snmpd -f -C -c snmpd.conf -Lf "snmpd-$1.log" -p snmpd.pid -I -ifTable,ipAddressTable,ipv6 \
-		"udp:127.0.0.1:$snmp_port" >/dev/null 2>&1 &
-	snmpd_pid=$!
-	pids+=("$snmpd_pid")
-	for _ in $(seq 1 100); do
-		snmpget -v2c -c public -t 0.2 -r 0 "127.0.0.1:$snmp_port" .1.3.6.1.2.1.1.3.0 >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	return 1
+	start_snmpd "snmpd-$1.log"
 }
 walk_ok() {
 	snmpwalk -v2c -c public -t 2 -r 1 -On "127.0.0.1:$snmp_port" "$ROOT" 2>/dev/null | grep -q "^$ROOT\."
@@ -109,7 +102,7 @@ run_case() {
 		bash -c "curl -s -m 5 '$(U /metrics)' | grep -qx 'ibwatch_agentx_connected 0'"
 	stop_pid "$mute_pid"
 	snmp_port=$(free_port)
-	check "$what: snmpd starts at that address" start_snmpd "$port"
+	check "$what: snmpd starts at that address" snmpd_at "$port"
 	check "$what: the subagent connects to it" until_status '.agentx.state == "connected" and .agentx.connects == 1 and .agentx.attempts == 0'
 	check "$what: snmpwalk sees IBWATCH-MIB" walk_ok
 	check "$what: /metrics says connected" \
@@ -131,7 +124,7 @@ run_case "$port2" full "SYN-dropping master"
 stop_pid "$snmpd_pid"
 check "restart: the subagent notices the master is gone" \
 	until_status '.agentx.state != "connected" and .agentx.last_error == "the session was lost"'
-check "restart: snmpd starts again" start_snmpd "$port2"
+check "restart: snmpd starts again" snmpd_at "$port2"
 check "restart: the subagent is back, one reconnect counted" \
 	until_status '.agentx.state == "connected" and .agentx.reconnects == 1 and .agentx.connects == 2'
 check "restart: snmpwalk sees IBWATCH-MIB again" walk_ok

@@ -146,14 +146,8 @@ SOCK=$PWD/agentx.sock
 snmp_port=$(free_port)
 printf '%s\n' "master agentx" "agentXSocket $SOCK" "agentXTimeout 5" \
 	"rocommunity public 127.0.0.1" "trap2sink 127.0.0.1:$trap_port public" >snmpd.conf
-snmpd -f -C -c snmpd.conf -Lf snmpd.log -p snmpd.pid -I -ifTable,ipAddressTable,ipv6 \
-	"udp:127.0.0.1:$snmp_port" >/dev/null 2>&1 &
-pids+=($!)
+start_snmpd || { echo "not ok - snmpd does not start"; exit 1; }
 A=(-v2c -c public -t 2 -r 1 "127.0.0.1:$snmp_port")
-for _ in $(seq 1 100); do
-	snmpget "${A[@]}" -t 0.2 -r 0 .1.3.6.1.2.1.1.3.0 >/dev/null 2>&1 && break
-	sleep 0.1
-done
 start_agent node0001 --no-state-file --no-ping --agentx "$SOCK" \
 	--discovery-interval 2 --counter-interval 1 ||
 	{ echo "not ok - the SNMP agent does not start"; exit 1; }

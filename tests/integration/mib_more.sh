@@ -45,16 +45,7 @@ agentXTimeout 5
 rocommunity public 127.0.0.1
 trap2sink 127.0.0.1:$trap_port public
 EOF
-	snmpd -f -C -c snmpd.conf -Lf snmpd.log -p snmpd.pid -I -ifTable,ipAddressTable,ipv6 \
-		"udp:127.0.0.1:$snmp_port" >snmpd.out 2>&1 &
-	snmpd_pid=$!
-	for _ in $(seq 1 100); do
-		snmpget -v2c -c public -t 0.2 -r 0 "127.0.0.1:$snmp_port" .1.3.6.1.2.1.1.3.0 >/dev/null 2>&1 &&
-			{ started=1; break; }
-		kill -0 "$snmpd_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	[ $started = 1 ] && { pids+=($snmpd_pid); break; }
+	start_snmpd && { started=1; break; }
 	stop "$snmpd_pid"
 done
 [ $started = 1 ] || { echo "not ok - snmpd does not start"; exit 1; }

@@ -76,9 +76,7 @@ SOCK=$PWD/agentx.sock
 snmp_port=$(free_port)
 printf '%s\n' "master agentx" "agentXSocket $SOCK" "agentXTimeout 5" \
 	"rocommunity public 127.0.0.1" "trap2sink 127.0.0.1:$trap_port public" >snmpd.conf
-snmpd -f -C -c snmpd.conf -Lf snmpd.log -p snmpd.pid -I -ifTable,ipAddressTable,ipv6 \
-	"udp:127.0.0.1:$snmp_port" >/dev/null 2>&1 &
-pids+=($!)
+start_snmpd || { echo "not ok - snmpd does not start"; exit 1; }
 A=(-v2c -c public -t 2 -r 1 "127.0.0.1:$snmp_port")
 agentA=$agent
 start_agent node0002 --agentx "$SOCK" --no-state-file --discovery-interval 3600 \

@@ -40,17 +40,6 @@ agentXTimeout 5
 rocommunity public 127.0.0.1
 trap2sink 127.0.0.1:$trap_port public
 EOF
-start_snmpd() {
-	snmpd -f -C -c snmpd.conf -Lf snmpd.log -p snmpd.pid -I -ifTable,ipAddressTable,ipv6 \
-		"udp:127.0.0.1:$snmp_port" >/dev/null 2>&1 &
-	snmpd_pid=$!
-	pids+=($snmpd_pid)
-	for _ in $(seq 1 100); do
-		snmpget -v2c -c public -t 0.2 -r 0 "127.0.0.1:$snmp_port" .1.3.6.1.2.1.1.3.0 >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	return 1
-}
 start_snmpd || bad "snmpd does not start"
 A=(-v2c -c public -t 2 -r 1 "127.0.0.1:$snmp_port")
 

@@ -95,18 +95,6 @@ group rails v2c sec-a
 group rails v2c sec-b
 access rails "" v2c noauth prefix all none none
 EOF
-start_snmpd() {
-	snmpd -f -C -c snmpd.conf -Lf snmpd.log -p snmpd.pid -I -ifTable,ipAddressTable,ipv6 \
-		"udp:127.0.0.1:$snmp_port" >snmpd.out 2>&1 &
-	snmpd_pid=$!
-	pids+=($snmpd_pid)
-	for _ in $(seq 1 100); do
-		snmpget -v2c -c public -t 0.2 -r 0 "127.0.0.1:$snmp_port" .1.3.6.1.2.1.1.3.0 >/dev/null 2>&1 && return 0
-		kill -0 "$snmpd_pid" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
 
 # Notify listeners: each datagram a line of OUT.
 cat >dgram.py <<'EOF'

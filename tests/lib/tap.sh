@@ -81,6 +81,22 @@ start_snmptrapd() {
 	done
 	return 1
 }
+# start_snmpd [LOG]: snmpd, the master agent, with ./snmpd.conf, on
+# loopback UDP port $snmp_port (the caller's), logging to LOG
+# (snmpd.log); sets snmpd_pid and adds it to pids. Up once it answers an
+# snmpget; 1 when it exits or stays silent for 10 s.
+start_snmpd() {
+	snmpd -f -C -c snmpd.conf -Lf "${1:-snmpd.log}" -p snmpd.pid -I -ifTable,ipAddressTable,ipv6 \
+		"udp:127.0.0.1:$snmp_port" >>snmpd.out 2>&1 &
+	snmpd_pid=$!
+	pids+=("$snmpd_pid")
+	for _ in $(seq 1 100); do
+		snmpget -v2c -c public -t 0.2 -r 0 "127.0.0.1:$snmp_port" .1.3.6.1.2.1.1.3.0 >/dev/null 2>&1 && return 0
+		kill -0 "$snmpd_pid" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
 # Processes a test starts go into pids; `trap stop_started EXIT` stops
 # exactly those when the test ends.
 pids=()
