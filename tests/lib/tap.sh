@@ -57,8 +57,28 @@ spawn() { local h=$1; shift; SIM_HOST=$h LD_PRELOAD=$IBW_SIM_PRELOAD exec "$@"; 
 at() { local h=$1; shift; SIM_HOST=$h LD_PRELOAD=$IBW_SIM_PRELOAD "$@"; }
 # sim 'COMMAND': a command on the fabric's ibsim console, reply dropped.
 sim() { "$IBW_SIMFABRIC" cmd "$IBW_SIM_DIR" "$1" >/dev/null; }
-# A random port to try on the loopback address.
-free_port() { echo $((20000 + (RANDOM % 20000))); }
+# free_port: a loopback port that nothing has bound, TCP or UDP, taken at
+# random below the kernel's ephemeral range (32768 and up), so no
+# outgoing connection of this machine can be using it or take it later
+# (a connect to a free ephemeral port on 127.0.0.1 can even connect to
+# itself). Another test may still take it between now and its use.
+free_port() {
+	python3 -c '
+import random, socket
+for _ in range(200):
+    p = random.randint(20000, 32767)
+    try:
+        for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
+            with socket.socket(socket.AF_INET, kind) as s:
+                s.bind(("127.0.0.1", p))
+    except OSError:
+        continue
+    print(p)
+    break
+else:
+    raise SystemExit("free_port: no free port in 200 tries")
+'
+}
 # snmptrapd on a free loopback port, logging every notification it gets
 # to traps.log, one a line; sets trap_port and adds its PID to pids.
 # Up once its UDP port is bound and it said so; another port is tried
@@ -92,9 +112,12 @@ start_snmpd() {
 	pids+=("$snmpd_pid")
 	for _ in $(seq 1 100); do
 		snmpget -v2c -c public -t 0.2 -r 0 "127.0.0.1:$snmp_port" .1.3.6.1.2.1.1.3.0 >/dev/null 2>&1 && return 0
-		kill -0 "$snmpd_pid" 2>/dev/null || return 1
+		kill -0 "$snmpd_pid" 2>/dev/null || break
 		sleep 0.1
 	done
+	# why not, in the test's output: snmpd's own last words
+	echo "# snmpd on udp:127.0.0.1:$snmp_port did not answer:"
+	tail -n 5 snmpd.out "${1:-snmpd.log}" 2>/dev/null | sed 's/^/#   /'
 	return 1
 }
 # Processes a test starts go into pids; `trap stop_started EXIT` stops
