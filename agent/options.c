@@ -114,6 +114,11 @@ static const struct choice reset_groups[] = {
 	{ "all", 3 },
 	{ NULL, 0 },
 };
+static const struct choice counter_checks[] = {
+	{ "always", IBW_CHECK_ALWAYS },
+	{ "in-flux", IBW_CHECK_IN_FLUX },
+	{ NULL, 0 },
+};
 static const struct choice ping_methods[] = {
 	{ "auto", IBW_PING_AUTO },
 	{ "echo", IBW_PING_ECHO },
@@ -213,6 +218,11 @@ static const struct opt table[] = {
 	{ OPT("reset-counters", T_CHOICE, IBW_OPT_RESTART), NUM(reset_counters),
 	  .choices = reset_groups, .def_text = "never", .arg = "GROUP",
 	  .help = "clear narrow counters before they saturate" },
+	{ OPT("counter-check", T_CHOICE, IBW_OPT_RESTART),
+	  NUM(mon.counters.check), .choices = counter_checks,
+	  .def = IBW_CHECK_ALWAYS, .arg = "WHEN",
+	  .help = "when a NodeInfo to its LID checks whose counters a "
+		  "reading holds (one per node and sweep)" },
 	{ OPT("detail-counters", T_FLAG, IBW_OPT_RESTART),
 	  NUM(mon.counters.details),
 	  .help = "also PortRcvErrorDetails and PortXmitDiscardDetails" },

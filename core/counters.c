@@ -820,10 +820,16 @@ static void flux_on(struct ibw_counters *c, const char *why)
 		return;
 	}
 	c->flux = 1;
-	log_info("counters",
-		 "LIDs in flux (%s): every counter reading is checked with "
-		 "NodeInfo until a discovery finds them settled",
-		 why);
+	if (c->o.check == IBW_CHECK_IN_FLUX)
+		log_info("counters",
+			 "LIDs in flux (%s): every counter reading is checked "
+			 "with NodeInfo until a discovery finds them settled",
+			 why);
+	else
+		log_info("counters",
+			 "LIDs in flux (%s), until a discovery finds them "
+			 "settled",
+			 why);
 }
 
 void ibw_counters_lids_moved(struct ibw_counters *c, const char *why)
@@ -852,10 +858,12 @@ static void flux_sweep_end(struct ibw_counters *c)
 		c->flux = 0;
 		c->settled = 0;
 		log_info("counters",
-			 "LIDs settled: counter readings are checked only "
-			 "when they go backwards again (%" PRIu64 " readings "
-			 "checked, %" PRIu64 " dropped as another node's so "
-			 "far)",
+			 "LIDs settled%s (%" PRIu64 " readings checked, "
+			 "%" PRIu64 " dropped as another node's so far)",
+			 c->o.check == IBW_CHECK_IN_FLUX
+				 ? ": counter readings are checked only when "
+				   "they go backwards again"
+				 : "",
 			 c->vs.verified, c->vs.lid_moved);
 	}
 	c->closing = 0;
@@ -983,10 +991,11 @@ static void job_port_done(struct ibw_counters *c, unsigned idx)
 }
 
 /*
- * A counter that went backwards is a reset by someone else, or a reading
- * of another node: between the SM moving the LIDs and our next
- * discovery, a LID of the last discovery may belong to another node.
- * Such a reading, and while the LIDs are in flux every reading, is held
+ * Between the SM moving the LIDs and our next discovery, a LID of the
+ * last discovery may belong to another node: with an LMC, even the old
+ * LID of a port that moved can reach the port whose base LID is next to
+ * it. Every reading (--counter-check always), or with in-flux a reading
+ * that went backwards and while the LIDs are in flux every one, is held
  * until the node at that LID has said who it is (verify_job); the rest
  * are folded now.
  */
@@ -995,7 +1004,8 @@ static void port_done(struct ibw_counters *c, struct port_op *op)
 	unsigned idx = op->job;
 	struct job *j = &c->jobs[idx];
 
-	if (op->got_pc && !op->failed && (c->flux || would_reset(c, op))) {
+	if (op->got_pc && !op->failed &&
+	    (c->o.check == IBW_CHECK_ALWAYS || c->flux || would_reset(c, op))) {
 		op->next = j->held;
 		j->held = op;
 	} else {

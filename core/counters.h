@@ -107,6 +107,19 @@ enum ibw_ctr_scope {
 	IBW_SCOPE_CAS,
 };
 
+/*
+ * Which counter readings are checked with a NodeInfo to their LID before
+ * they are folded (see "LIDs in flux" below). ALWAYS: every one, one
+ * NodeInfo per node and sweep. IN_FLUX: a reading that went backwards,
+ * and every one while the LIDs are in flux; a reading taken after the SM
+ * moved a LID to another node but before any sign of it reached us is
+ * then folded into the wrong port's totals.
+ */
+enum ibw_ctr_check {
+	IBW_CHECK_ALWAYS,
+	IBW_CHECK_IN_FLUX,
+};
+
 struct ibw_counters_opts {
 	enum ibw_ctr_scope scope;
 	const uint64_t *targets; /* if set: only these node GUIDs */
@@ -115,6 +128,7 @@ struct ibw_counters_opts {
 	int reset_data; /* reset data/packet counters before they saturate */
 	int reset_errors; /* ... error counters too (off unless asked) */
 	int details; /* also PortRcvErrorDetails, PortXmitDiscardDetails */
+	enum ibw_ctr_check check; /* which readings a NodeInfo vouches for */
 	unsigned timeout_ms; /* 0: the engine's */
 	int retries; /* -1: the engine's */
 };

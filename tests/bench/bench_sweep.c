@@ -7,6 +7,7 @@
  *
  *   bench_sweep [--rounds N] [--counter-rounds N] [--window N]
  *               [--per-dest N] [--peer-pid PID] [--links]
+ *               [--counter-check always|in-flux]
  *
  * --rounds discoveries, then --counter-rounds counter sweeps (default:
  * as many as discoveries); the first counter sweep is cold (it reads
@@ -246,6 +247,7 @@ int main(int argc, char **argv)
 		{ "per-dest", required_argument, NULL, 'p' },
 		{ "peer-pid", required_argument, NULL, 'P' },
 		{ "links", no_argument, NULL, 'L' },
+		{ "counter-check", required_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ibw_engine_config cfg = { 0, 0, 0, -1, 0, 0 };
@@ -257,6 +259,7 @@ int main(int argc, char **argv)
 	struct ibw_loop *loop;
 	struct ibw_engine *e;
 	struct ibw_links *links = NULL;
+	struct ibw_counters_opts co = { 0 };
 	char err[256];
 	int ch, with_links = 0;
 
@@ -273,6 +276,10 @@ int main(int argc, char **argv)
 			peer_pid = atoi(optarg);
 		else if (ch == 'L')
 			with_links = 1;
+		else if (ch == 'C' && !strcmp(optarg, "always"))
+			co.check = IBW_CHECK_ALWAYS;
+		else if (ch == 'C' && !strcmp(optarg, "in-flux"))
+			co.check = IBW_CHECK_IN_FLUX;
 		else
 			return 2;
 	}
@@ -285,7 +292,7 @@ int main(int argc, char **argv)
 	}
 	e = ibw_engine_new(loop, t, &cfg);
 	d = ibw_discover_new(e, NULL);
-	c = ibw_counters_new(e, NULL, NULL);
+	c = ibw_counters_new(e, NULL, &co);
 	if (with_links && !(links = ibw_links_new(NULL)))
 		return 1;
 	for (r = 0; r < rounds; r++) {

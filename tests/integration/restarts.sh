@@ -12,7 +12,11 @@
 #     old LID nobody has any more by those confirmations alone (one
 #     endport_moved event each, and one ibwEndportMoved notification
 #     each through its snmpd to snmptrapd, with the same GUID and LIDs
-#     as the event, found by their IBWATCH-MIB names);
+#     as the event, found by their IBWATCH-MIB names); a third agent
+#     that discovers once and does not ping reads counters at the old
+#     LIDs, where another host answers (LMC 1: an old odd LID reaches
+#     the host at the even one below it): every such reading is dropped
+#     and every host's total stays its own;
 #  2. the simulator itself killed (SIGKILL) and started again: the
 #     agent keeps running and serving, reports its local port lost, marks
 #     the data stale (JSON, /metrics, /healthz 503) while keeping the last
@@ -96,9 +100,26 @@ done
 check "... and serves IBWATCH-MIB through snmpd (ibwFabricNodes.0 44)" \
 	test "$(snmpget "${A[@]}" -Oqv "$ROOT.1.1.18.0" 2>&1)" = 44
 evB=$(curl -s -m 5 "$UB/api/v1/events" | jq .last_seq)
+# A third agent that discovers once and does not ping, reading counters
+# every second: after the LID change it reads at the old LIDs, and
+# nothing tells it of the move until its own port's LID changes (read
+# every 10 s). With LMC 1 an old odd LID reaches the host whose base
+# LID is the even one below it; every reading is checked by default
+# (--counter-check always), so that host's counters never land in the
+# moved host's totals.
+start_agent node0003 --no-snmp --no-state-file --no-ping --discovery-interval 3600 \
+	--counter-interval 1 ||
+	{ echo "not ok - the third agent does not start"; exit 1; }
+agentC=$agent UC=http://127.0.0.1:$P agent=$agentA
+for _ in $(seq 1 200); do
+	curl -s -m 5 "$UC/api/v1/ports?type=ca" |
+		jqe 'length == 32 and all(.[]; .counters.totals.symbol_errors > 0)' && break
+	sleep 0.1
+done
 
 # 1. opensm again, with LMC 1: LIDs that are not a multiple of 2 move.
 "$IBW_SIMFABRIC" sm-restart "$IBW_SIM_DIR" "-l 1" || bad "opensm does not come back with LMC 1"
+nC=$(curl -s -m 5 "$UC/api/v1/status" | jq '.sweeps.counter_sweeps')
 ref() { at node0001 ibnetdiscover -p 2>/dev/null | awk '$1 == "CA" { print $4, $2 }' | sort; }
 ours() { cas | jq -r '.[] | "\(.guid) \(.lid)"' | sort; }
 same=0
@@ -143,6 +164,19 @@ done
 cas >ca1.json
 check "counter totals stayed with their ports (each host's own number)" \
 	jq -e 'length == 32 and all(.[]; .counters.totals.symbol_errors == (.node_name | ltrimstr("node") | .[0:4] | tonumber))' ca1.json
+for _ in $(seq 1 300); do
+	curl -s -m 5 "$UC/api/v1/status" | jqe --argjson n "$nC" '.sweeps.counter_sweeps >= $n + 5' && break
+	sleep 0.1
+done
+curl -s -m 5 "$UC/api/v1/ports?type=ca" >caC.json
+curl -s -m 5 "$UC/metrics" | awk '$1 == "ibwatch_pma_readings_lid_moved_total" { print $2 }' >lid-moved-C.txt
+check "the agent that discovered once read at the old LIDs ($(cat lid-moved-C.txt) readings another node answered, dropped)" \
+	test "$(cat lid-moved-C.txt)" -gt 0
+check "... and every host's total is still its own number" \
+	jq -e 'length == 32 and all(.[]; .counters.totals.symbol_errors == (.node_name | ltrimstr("node") | .[0:4] | tonumber))' caC.json ||
+	jq -c '.[] | select(.counters.totals.symbol_errors != (.node_name | ltrimstr("node") | .[0:4] | tonumber)) | {node_name, lid, t: .counters.totals.symbol_errors}' caC.json | sed 's/^/# /'
+check "... with no counter reset reported" \
+	jq -e '[.events[] | select(.kind == "counter_reset")] | length == 0' <(curl -s -m 5 "$UC/api/v1/events")
 sim 'PerformanceSet "node0005"[1] PortCounters.SymbolErrorCounter=500'
 g5=$(jq -r '.[] | select(.node_name == "node0005 HCA-1") | .guid' ca1.json)
 for _ in $(seq 1 50); do

@@ -80,6 +80,8 @@ struct fake {
 	 * this node GUID (0: none), whose every port answers alike */
 	unsigned who_at[16];
 	uint64_t switch_guid;
+	/* if set: a NodeInfo names the node this fabric has at the LID */
+	const struct ibw_fabric *fab;
 };
 
 /* where the last MAD served went */
@@ -129,6 +131,15 @@ static void rig_init(struct rig *r)
 	rig_init_opts(r, NULL);
 }
 
+/* --counter-check in-flux: readings checked only when they go backwards
+ * or while the LIDs are in flux. */
+static void rig_init_in_flux(struct rig *r)
+{
+	struct ibw_counters_opts co = { .check = IBW_CHECK_IN_FLUX };
+
+	rig_init_opts(r, &co);
+}
+
 static void rig_free(struct rig *r)
 {
 	ibw_engine_free(r->e);
@@ -142,6 +153,13 @@ static void rig_free(struct rig *r)
 static void swept(struct ibw_counters *c, void *arg)
 {
 	((struct rig *)arg)->done = 1;
+}
+
+static uint64_t fab_guid(const struct ibw_fabric *f, uint16_t lid)
+{
+	const struct ibw_fnode *n = ibw_fabric_find_lid(f, lid, NULL);
+
+	return n ? n->guid : 0;
 }
 
 static void serve(struct rig *r, struct fake *fk)
@@ -164,13 +182,15 @@ static void serve(struct rig *r, struct fake *fk)
 				fk->who_at[to.lid]++;
 			mad_set_field64(m + IB_SMP_DATA_OFFS, 0, IB_NODE_GUID_F,
 					fk->lid_owner ? fk->lid_owner
+					: fk->fab ? fab_guid(fk->fab, to.lid)
 					: to.lid == 1 ? fk->switch_guid
 						      : 0x10);
-			mad_set_field(m + IB_SMP_DATA_OFFS, 0,
-				      IB_NODE_LOCAL_PORT_F,
-				      to.lid == 1 && !fk->lid_owner ? 0
-				      : fk->owner_port ? fk->owner_port
-						       : 1);
+			mad_set_field(
+				m + IB_SMP_DATA_OFFS, 0, IB_NODE_LOCAL_PORT_F,
+				to.lid == 1 && fk->switch_guid && !fk->lid_owner
+					? 0
+				: fk->owner_port ? fk->owner_port
+						 : 1);
 			ibw_mem_make_response(m, 0);
 			ibw_mem_inject(r->t, m, IBW_MAD_SIZE, 0);
 			continue;
@@ -330,7 +350,15 @@ static void serve_redirect(struct rig *r, uint16_t pkey, unsigned *at_home,
 		uint8_t *d = m + IB_PC_DATA_OFFS;
 		int status = 0;
 
-		if (to.lid == 5 && to.qpn == 1) {
+		if (m[1] == IBW_CLASS_SMI) {
+			/* the check of the readings: SMPs are not redirected */
+			assert_int_equal(to.lid, 5);
+			assert_int_equal(attr, IBW_ATTR_NODE_INFO);
+			mad_set_field64(m + IB_SMP_DATA_OFFS, 0, IB_NODE_GUID_F,
+					0x10);
+			mad_set_field(m + IB_SMP_DATA_OFFS, 0,
+				      IB_NODE_LOCAL_PORT_F, 1);
+		} else if (to.lid == 5 && to.qpn == 1) {
 			(*at_home)++;
 			assert_int_equal(attr, IBW_ATTR_CLASS_PORT_INFO);
 			mad_set_field(d, 0, IB_CPI_REDIRECT_LID_F, 9);
@@ -430,7 +458,7 @@ static void test_moved_lid_is_not_a_reset(void **state)
 	struct fake fk = { .sym = 8, .xmit_data = 1000, .ext_xmit_pkts = 7 };
 	const struct ibw_port_ctrs *p;
 
-	rig_init(&r);
+	rig_init_in_flux(&r);
 	sweep(&r, &fk);
 	/* Another node now at LID 5, its counter lower. */
 	fk.sym = 3;
@@ -491,7 +519,7 @@ static void test_lids_in_flux_higher_reading(void **state)
 	(void)state;
 	/* Outside the mode: the window this mode closes. */
 	fk.sym = 8;
-	rig_init(&r);
+	rig_init_in_flux(&r);
 	sweep(&r, &fk);
 	sweep(&r, &fk);
 	warm = ibw_counters_last_sweep(r.c).mads;
@@ -509,7 +537,7 @@ static void test_lids_in_flux_higher_reading(void **state)
 	/* In the mode. */
 	memset(&fk, 0, sizeof(fk));
 	fk.sym = 8;
-	rig_init(&r);
+	rig_init_in_flux(&r);
 	sweep(&r, &fk);
 	sweep(&r, &fk);
 	assert_int_equal(fk.who, 0);
@@ -589,7 +617,7 @@ static void test_lids_in_flux_one_nodeinfo_per_lid(void **state)
 	unsigned k;
 
 	(void)state;
-	rig_init(&r);
+	rig_init_in_flux(&r);
 	ibw_fabric_unref(r.f);
 	r.f = switch_and_ca();
 	fk.switch_guid = 0x20;
@@ -631,6 +659,92 @@ static void test_lids_in_flux_one_nodeinfo_per_lid(void **state)
 }
 
 /*
+ * --counter-check always (the default): every reading is checked, one
+ * NodeInfo per node and sweep, with no sign of LIDs in flux. A LID that
+ * reaches another node before anything told us (the SM moved it, or
+ * with an LMC the old LID of a port that moved now reaches the port
+ * whose base LID is next to it) gives that node's higher counters: they
+ * are dropped, not folded, and the node's own lower reading after them
+ * is no reset nobody made.
+ */
+static void test_always_checked(void **state)
+{
+	struct fake fk = { .sym = 8 };
+	const struct ibw_port_ctrs *p;
+	struct ibw_counters_progress pr;
+	uint64_t cold, warm;
+	struct rig r;
+	unsigned k;
+
+	(void)state;
+	rig_init(&r);
+	sweep(&r, &fk);
+	cold = ibw_counters_last_sweep(r.c).mads;
+	assert_int_equal(fk.who, 1);
+	sweep(&r, &fk);
+	warm = ibw_counters_last_sweep(r.c).mads;
+	/* PortCounters, ext, VL waits, and the NodeInfo */
+	assert_true(warm == 4);
+	assert_true(cold > warm);
+	assert_int_equal(fk.who, 2);
+	assert_false(ibw_counters_verify_stats(r.c).lids_in_flux);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_false(p->stale);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 8);
+
+	/* No sign, and another node at the LID, its counters higher. */
+	fk.sym = 50;
+	fk.lid_owner = 0x77;
+	sweep(&r, &fk);
+	assert_int_equal(fk.who, 3);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 8);
+	assert_true(p->stale);
+	pr = ibw_counters_progress(r.c);
+	assert_int_equal(pr.lid_moved, 1);
+	assert_int_equal(pr.read, 0);
+	/* that is a sign: the mode is on, for the log and the status */
+	assert_true(ibw_counters_verify_stats(r.c).lids_in_flux);
+
+	/* The node itself again, lower than the other's: no reset. */
+	fk.sym = 9;
+	fk.lid_owner = 0;
+	sweep(&r, &fk);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 9);
+	assert_int_equal(p->v[IBW_CTR_SYMBOL_ERRORS].resets, 0);
+	assert_false(p->stale);
+	assert_int_equal(count_events(&r, IBW_EVT_COUNTER_RESET), 0);
+
+	/* After the LIDs settle the readings are still checked. */
+	ibw_counters_lids_settled(r.c, ibw_counters_lid_signs(r.c));
+	sweep(&r, &fk);
+	sweep(&r, &fk);
+	assert_false(ibw_counters_verify_stats(r.c).lids_in_flux);
+	assert_int_equal(fk.who, 6);
+	rig_free(&r);
+
+	/* A switch's four ports share one question; the CA has its own. */
+	memset(&fk, 0, sizeof(fk));
+	rig_init(&r);
+	ibw_fabric_unref(r.f);
+	r.f = switch_and_ca();
+	fk.switch_guid = 0x20;
+	fk.sym = 4;
+	sweep(&r, &fk);
+	assert_int_equal(fk.who_at[1], 1);
+	assert_int_equal(fk.who_at[5], 1);
+	assert_int_equal(fk.who, 2);
+	for (k = 1; k <= 4; k++) {
+		p = ibw_counters_find(r.c, 0x20, (uint8_t)k);
+		assert_non_null(p);
+		assert_false(p->stale);
+		assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 4);
+	}
+	rig_free(&r);
+}
+
+/*
  * The mode ends after a discovery that started after the last sign and
  * found no LID changed, once the counter sweep after it has run checked;
  * a discovery that started before a sign, or a sign during that sweep,
@@ -644,7 +758,7 @@ static void test_lids_in_flux_turns_off(void **state)
 
 	(void)state;
 	fk.sym = 3;
-	rig_init(&r);
+	rig_init_in_flux(&r);
 	sweep(&r, &fk);
 	before = ibw_counters_lid_signs(r.c);
 	ibw_counters_lids_moved(r.c, "a test");
@@ -753,6 +867,7 @@ static void test_device_lost_mid_sweep(void **state)
 	n->lid = 7;
 	ibw_fabric_freeze(r.f);
 	fk.sym = 3;
+	fk.who = 0;
 	sweep(&r, &fk);
 	assert_int_equal(served_lid, 7);
 	p = ibw_counters_find(r.c, 0x10, 1);
@@ -1254,6 +1369,7 @@ static void test_progress_and_order(void **state)
 	struct rig r;
 
 	rig_init(&r);
+	fk.fab = f1;
 	p = ibw_counters_progress(r.c);
 	assert_false(p.running);
 	assert_true(p.start_us == 0);
@@ -1279,6 +1395,7 @@ static void test_progress_and_order(void **state)
 	/* Spread over 0.6 s: two new nodes below the others, read in its
 	 * first tick (after their ClassPortInfo), added at the end. */
 	r.done = 0;
+	fk.fab = f2;
 	assert_int_equal(ibw_counters_sweep(r.c, f2, 600000, swept, &r), 0);
 	end = ibw_now_us() + 5000000u;
 	while ((!ibw_counters_find(r.c, 0x0ffe, 1) ||
@@ -1300,6 +1417,7 @@ static void test_progress_and_order(void **state)
 
 	/* Nobody answers: every port unreachable, none read. */
 	fk.silent = 1;
+	fk.fab = f1;
 	r.done = 0;
 	assert_int_equal(ibw_counters_sweep(r.c, f1, 0, swept, &r), 0);
 	run_until_done(&r, &fk);
@@ -1331,6 +1449,7 @@ static void test_unspread_is_bounded(void **state)
 	 * machine a turn can take longer than 20 ms, and a try timed out
 	 * here would be a port not read, which this test is not about. */
 	rig_init_cfg(&r, NULL, 5000);
+	fk.fab = f;
 	for (i = 0; i < 2; i++) {
 		r.done = 0;
 		assert_int_equal(ibw_counters_sweep(r.c, f, 0, swept, &r), 0);
@@ -1342,8 +1461,9 @@ static void test_unspread_is_bounded(void **state)
 	/* 3,000 ClassPortInfo and PortSamplesControl (once per PMA, for
 	 * its Tick), then 18,000 counter reads: PortCounters,
 	 * PortCountersExtended and PortVLXmitWaitCounters (the fake PMA
-	 * advertises PortXmitWait) per port, twice */
-	assert_int_equal(st.submitted, 2 * 3000 + 2 * 3 * 3000);
+	 * advertises PortXmitWait) per port, twice, and the NodeInfo that
+	 * checks each node's readings, twice */
+	assert_int_equal(st.submitted, 2 * 3000 + 2 * 3 * 3000 + 2 * 3000);
 	assert_true(st.queued_hwm <= 1024 + 2);
 
 	/* A respread (a SIGHUP) once some are read only ever hurries a
@@ -1392,6 +1512,7 @@ int main(void)
 		cmocka_unit_test(test_lids_in_flux_higher_reading),
 		cmocka_unit_test(test_lids_in_flux_one_nodeinfo_per_lid),
 		cmocka_unit_test(test_lids_in_flux_turns_off),
+		cmocka_unit_test(test_always_checked),
 		cmocka_unit_test(test_pma_redirect_followed),
 		cmocka_unit_test(test_pma_redirect_other_partition),
 		cmocka_unit_test_setup_teardown(test_state_file_corruption,
