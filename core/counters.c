@@ -244,6 +244,9 @@ struct job {
 	uint8_t nports;
 	uint8_t port_list[255]; /* the ports to read */
 	uint8_t is_sm; /* the port at lid has PortInfo:IsSM */
+	/* answers none of our SMPs (M_Key): no NodeInfo can vouch for its
+	 * readings, so they are checked as with in-flux */
+	uint8_t is_protected;
 	uint8_t have_cap;
 	uint16_t reserved; /* its share of ibw_counters.reserved */
 	/* Its ports whose readings are not all in yet, and the readings
@@ -827,7 +830,7 @@ static void flux_on(struct ibw_counters *c, const char *why)
 			 why);
 	else
 		log_info("counters",
-			 "LIDs in flux (%s), until a discovery finds them "
+			 "LIDs in flux (%s) until a discovery finds them "
 			 "settled",
 			 why);
 }
@@ -1005,7 +1008,8 @@ static void port_done(struct ibw_counters *c, struct port_op *op)
 	struct job *j = &c->jobs[idx];
 
 	if (op->got_pc && !op->failed &&
-	    (c->o.check == IBW_CHECK_ALWAYS || c->flux || would_reset(c, op))) {
+	    ((c->o.check == IBW_CHECK_ALWAYS && !j->is_protected) || c->flux ||
+	     would_reset(c, op))) {
 		op->next = j->held;
 		j->held = op;
 	} else {
@@ -1633,6 +1637,7 @@ int ibw_counters_sweep(struct ibw_counters *c, const struct ibw_fabric *f,
 			continue;
 		j->guid = n->guid;
 		j->is_switch = n->ni.node_type == IBW_NODE_SWITCH;
+		j->is_protected = n->is_protected;
 		if (j->is_switch) {
 			/* All ports, down ones too: LinkDowned lives there. */
 			j->lid = n->lid;

@@ -175,11 +175,14 @@ ibw_counters_progress(const struct ibw_counters *c);
 /*
  * LIDs in flux. Between the SM moving LIDs and the next discovery, a LID
  * of the last discovery may answer for another node, whose counters must
- * not land in this port's totals. A reading below the last one is always
- * checked (one NodeInfo to the LID must name the node meant); while the
- * LIDs are in flux every reading is, with one NodeInfo per node and
- * sweep, sent once all of that node's readings are in. A reading of
- * another node is dropped (the port is stale for that sweep).
+ * not land in this port's totals. With IBW_CHECK_ALWAYS every reading is
+ * checked: one NodeInfo to the LID, sent once all of that node's
+ * readings are in, must name the node meant. With IBW_CHECK_IN_FLUX a
+ * reading below the last one is, and while the LIDs are in flux every
+ * reading. A node marked protected (it answers none of our SMPs) is
+ * checked as with IBW_CHECK_IN_FLUX whatever the option: a NodeInfo
+ * could only time out. A reading of another node, or one no NodeInfo
+ * vouched for, is dropped (the port is stale for that sweep).
  *
  * ibw_counters_lids_moved() is a sign that the SM is moving LIDs (@why,
  * for the log): the mode is on from now, and another node found at a
@@ -188,8 +191,8 @@ ibw_counters_progress(const struct ibw_counters *c);
  * ibw_counters_lid_signs() as it was when that discovery started, so
  * that a sign during it does not count as settled. The mode is off once
  * a counter sweep that started after such a discovery has ended with no
- * sign meanwhile. Outside the mode no NodeInfo is sent for a reading
- * that did not go backwards.
+ * sign meanwhile. With IBW_CHECK_IN_FLUX, outside the mode no NodeInfo
+ * is sent for a reading that did not go backwards.
  */
 void ibw_counters_lids_moved(struct ibw_counters *c, const char *why);
 uint64_t ibw_counters_lid_signs(const struct ibw_counters *c);

@@ -93,7 +93,9 @@ static const char *name_of(const struct ibw_fnode *n, void *arg);
  * discovery's lid_changed, and the pinger's endport_moved (it follows a
  * port to its new LID before discovery does). Events pushed out of the
  * ring before we looked may have been such signs too. On one, the
- * counters check every reading until the LIDs settle. 1 if there was.
+ * counters are in "LIDs in flux" until the LIDs settle (with
+ * --counter-check in-flux they check every reading then). 1 if there
+ * was.
  */
 static int watch_lids(struct ibw_monitor *m)
 {

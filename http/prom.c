@@ -851,8 +851,8 @@ static void render_snapshot(struct buf *bp, const struct ibw_snapshot *s)
 	       "Ports whose counters did not answer in the last sweep.");
 	put(&b, "ibwatch_unreachable_ports %u\n", s->unreachable_ports);
 	family(&b, "ibwatch_lids_in_flux", "gauge",
-	       "1 while the SM moves LIDs: every counter reading is checked "
-	       "with a NodeInfo to its LID before it counts.");
+	       "1 while there is a sign that the SM moves LIDs, until a "
+	       "discovery finds them settled.");
 	put(&b, "ibwatch_lids_in_flux %d\n",
 	    s->counter_verify.lids_in_flux ? 1 : 0);
 	family(&b, "ibwatch_lid_checks_total", "counter",

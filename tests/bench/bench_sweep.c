@@ -259,7 +259,8 @@ int main(int argc, char **argv)
 	struct ibw_loop *loop;
 	struct ibw_engine *e;
 	struct ibw_links *links = NULL;
-	struct ibw_counters_opts co = { 0 };
+	/* the engine's retries, as with no options */
+	struct ibw_counters_opts co = { .retries = -1 };
 	char err[256];
 	int ch, with_links = 0;
 
@@ -280,7 +281,11 @@ int main(int argc, char **argv)
 			co.check = IBW_CHECK_ALWAYS;
 		else if (ch == 'C' && !strcmp(optarg, "in-flux"))
 			co.check = IBW_CHECK_IN_FLUX;
-		else
+		else if (ch == 'C') {
+			fprintf(stderr, "bench_sweep: --counter-check: always "
+					"or in-flux\n");
+			return 2;
+		} else
 			return 2;
 	}
 	if (!crounds)

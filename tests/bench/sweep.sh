@@ -36,14 +36,14 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	d_ours=$(awk '/^discovery/ { print $4 }' ours.txt | median)
 	c_ours=$(awk '/^counters/ { print $4 }' ours.txt | median)
 	c_flux=$(awk '/^counters/ { print $4 }' ours-in-flux.txt | median)
-	cmads_flux=$(awk '/^counters/ { print $6; exit }' ours-in-flux.txt)
+	cmads_flux=$(awk '/^counters/ { m = $6 } END { print m }' ours-in-flux.txt)
 	d_ref=$(median <ibnd.txt)
 	c_ref=$(median <ibqe.txt)
 	cc_ref=$(median <ibqec.txt)
 	nodes=$(awk '/^discovery/ { print $2; exit }' ours.txt)
 	dmads=$(awk '/^discovery/ { print $6; exit }' ours.txt)
 	ports=$(awk '/^counters/ { print $2; exit }' ours.txt)
-	cmads=$(awk '/^counters/ { print $6; exit }' ours.txt)
+	cmads=$(awk '/^counters/ { m = $6 } END { print m }' ours.txt)
 	cat ours.txt
 	echo
 	printf '%-28s %10s %10s %8s\n' "median of $rounds" ibwatch reference speedup
@@ -51,7 +51,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	printf '%-28s %9ss %9ss %7.1fx   vs ibqueryerrors\n' "counters ($ports ports)" "$c_ours" "$c_ref" "$(echo "$c_ref / $c_ours" | bc -l)"
 	printf '%-28s %9ss %9ss %7.1fx   vs ibqueryerrors --counters\n' "" "$c_ours" "$cc_ref" "$(echo "$cc_ref / $c_ours" | bc -l)"
 	printf '%-28s %9ss   with --counter-check in-flux\n' "" "$c_flux"
-	echo "ibwatch MADs: discovery $dmads, counter sweep $cmads (in-flux: $cmads_flux; the first, cold sweep also reads ClassPortInfo)"
+	echo "ibwatch MADs: discovery $dmads, counter sweep $cmads (the last, warm one; in-flux: $cmads_flux)"
 	echo "ibnetdiscover found $ref_nodes nodes; ibqueryerrors checked $ref_ports ports;"
 	echo "ibqueryerrors --counters printed $ref_cports ports"
 	exit 0

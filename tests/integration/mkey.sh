@@ -113,6 +113,21 @@ check "... the hosts behind it are still discovered (through it), none gone, non
 	jq -e --arg g "$g5" --arg s "$gleaf" --argjson n "$nodes" 'length == $n and all(.[] | select(.guid != $g and .guid != $s); (.gone | not) and (.protected | not)) and ([.[] | select(.protected)] | length == 2)' nodes1b.json
 check "... node0006 linked to it as before" \
 	jq -e --arg s "$gleaf" '.[] | select(.name == "node0006 HCA-1") | .ports[0].remote.guid == $s' nodes1b.json
+# Counters are PerfMgt MADs, which carry no M_Key: they go on. A node
+# marked protected answers no NodeInfo, so none is asked to vouch for
+# its readings (docs/architecture.md, Counters).
+sim 'PerformanceSet "node0005"[1] PortCounters.SymbolErrorCounter=77'
+ports_of() { curl -s -m 5 "$U/api/v1/ports" | jq -c --arg g "$1" '[.[] | select(.node_guid == $g)]'; }
+for _ in $(seq 1 100); do
+	ports_of "$g5" | jqe 'length == 1 and .[0].counters.totals.symbol_errors == 77 and (.[0].counters.stale | not)' && break
+	sleep 0.1
+done
+check "... node0005's counters go on while it is protected (SymbolErrorCounter set to 77 read, not stale)" \
+	jqe 'length == 1 and .[0].counters.totals.symbol_errors == 77 and (.[0].counters.stale | not)' < <(ports_of "$g5")
+wait_discoveries 2
+check "... and so do its leaf switch's (every port read, none stale)" \
+	jqe '[.[] | select(.counters != null)] | length > 1 and all(.[]; .counters.stale | not)' < <(ports_of "$gleaf") ||
+	ports_of "$gleaf" | jq -c '.[] | {port, c: (.counters | if . then {stale, unreachable_sweeps} else null end)}' | sed 's/^/# /'
 curl -s -m 5 "$U/api/v1/events?since=$ev0" >events1b.json
 check "... still no node_gone, link_down or endport_state event" \
 	jq -e '[.events[] | select(.kind == "node_gone" or .kind == "link_down" or .kind == "endport_state")] | length == 0' events1b.json

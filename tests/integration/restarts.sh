@@ -187,10 +187,12 @@ check "... and node0005's goes on counting at its new LID (5 -> 500)" \
 	jqe --arg g "$g5" '.[] | select(.guid == $g) | .counters.totals.symbol_errors == 500' < <(cas)
 check "no counter reset reported" \
 	jq -e '[.events[] | select(.kind == "counter_reset")] | length == 0' <(curl -s -m 5 "$U/api/v1/events?since=$ev0")
-# The LID change put the counters in "LIDs in flux": every reading was
-# checked with a NodeInfo to its LID (one per node and sweep) until a
-# discovery found the LIDs settled and the sweep after it had run.
+# The LID change put the counters in "LIDs in flux" until a discovery
+# found the LIDs settled and the sweep after it had run; every reading
+# was checked with a NodeInfo to its LID (one per node and sweep).
 metric() { curl -s -m 5 "$U/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
+check "the LID change put the counters in LIDs in flux (the agent's log)" \
+	grep -q "LIDs in flux (" "agent-${U##*:}.log"
 settled=0
 for _ in $(seq 1 300); do
 	st | jqe '.sweeps.lids_in_flux == false' && { settled=1; break; }
@@ -283,6 +285,7 @@ downsB=$(jq '[.events[] | select(.kind == "endport_state" and .new == "down")] |
 check "... and no endport down ($downsB down events)" test "$downsB" = 0 ||
 	jq -c '.events[] | select(.kind == "endport_state")' eventsB.json | sed 's/^/# /'
 check "the second agent stops on SIGTERM with exit status 0" stopped_clean "$agentB"
+check "the third agent stops on SIGTERM with exit status 0" stopped_clean "$agentC"
 
 # 2. The simulator killed.
 "$IBW_SIMFABRIC" kill-sim "$IBW_SIM_DIR" || bad "cannot kill the simulator"

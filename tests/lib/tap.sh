@@ -58,15 +58,22 @@ at() { local h=$1; shift; SIM_HOST=$h LD_PRELOAD=$IBW_SIM_PRELOAD "$@"; }
 # sim 'COMMAND': a command on the fabric's ibsim console, reply dropped.
 sim() { "$IBW_SIMFABRIC" cmd "$IBW_SIM_DIR" "$1" >/dev/null; }
 # free_port: a loopback port that nothing has bound, TCP or UDP, taken at
-# random below the kernel's ephemeral range (32768 and up), so no
-# outgoing connection of this machine can be using it or take it later
-# (a connect to a free ephemeral port on 127.0.0.1 can even connect to
-# itself). Another test may still take it between now and its use.
+# random below the kernel's ephemeral range (ip_local_port_range: 32768
+# and up on Debian), so no outgoing connection of this machine can be
+# using it or take it later (a connect to a free ephemeral port on
+# 127.0.0.1 can even connect to itself). Another test may still take it
+# between now and its use.
 free_port() {
 	python3 -c '
 import random, socket
+try:
+    low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+except (OSError, ValueError, IndexError):
+    low = 32768
+top = low - 1 if low > 21000 else 65535
+bottom = 20000 if low > 21000 else 61000
 for _ in range(200):
-    p = random.randint(20000, 32767)
+    p = random.randint(bottom, top)
     try:
         for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
             with socket.socket(socket.AF_INET, kind) as s:
@@ -106,6 +113,8 @@ start_snmptrapd() {
 # (snmpd.log); sets snmpd_pid and adds it to pids. Up once it answers an
 # snmpget; 1 when it exits or stays silent for 10 s.
 start_snmpd() {
+	local out0
+	out0=$(stat -c %s snmpd.out 2>/dev/null || echo 0)
 	snmpd -f -C -c snmpd.conf -Lf "${1:-snmpd.log}" -p snmpd.pid -I -ifTable,ipAddressTable,ipv6 \
 		"udp:127.0.0.1:$snmp_port" >>snmpd.out 2>&1 &
 	snmpd_pid=$!
@@ -115,9 +124,11 @@ start_snmpd() {
 		kill -0 "$snmpd_pid" 2>/dev/null || break
 		sleep 0.1
 	done
-	# why not, in the test's output: snmpd's own last words
+	# why not, in the test's output: this snmpd's own last words; one
+	# that still runs silent is stopped, so that it holds no socket
+	kill "$snmpd_pid" 2>/dev/null && wait "$snmpd_pid" 2>/dev/null
 	echo "# snmpd on udp:127.0.0.1:$snmp_port did not answer:"
-	tail -n 5 snmpd.out "${1:-snmpd.log}" 2>/dev/null | sed 's/^/#   /'
+	{ tail -c +$((out0 + 1)) snmpd.out | tail -n 5; tail -n 5 "${1:-snmpd.log}"; } 2>/dev/null | sed 's/^/#   /'
 	return 1
 }
 # Processes a test starts go into pids; `trap stop_started EXIT` stops

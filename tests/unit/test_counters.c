@@ -82,6 +82,7 @@ struct fake {
 	uint64_t switch_guid;
 	/* if set: a NodeInfo names the node this fabric has at the LID */
 	const struct ibw_fabric *fab;
+	int smi_silent; /* no answer to SMPs (an M_Key we do not have) */
 };
 
 /* where the last MAD served went */
@@ -135,7 +136,8 @@ static void rig_init(struct rig *r)
  * or while the LIDs are in flux. */
 static void rig_init_in_flux(struct rig *r)
 {
-	struct ibw_counters_opts co = { .check = IBW_CHECK_IN_FLUX };
+	struct ibw_counters_opts co = { .check = IBW_CHECK_IN_FLUX,
+					.retries = -1 };
 
 	rig_init_opts(r, &co);
 }
@@ -178,6 +180,8 @@ static void serve(struct rig *r, struct fake *fk)
 			/* a reading went backwards: who is at this LID? */
 			assert_int_equal(attr, IBW_ATTR_NODE_INFO);
 			fk->who++;
+			if (fk->smi_silent)
+				continue;
 			if (to.lid < 16)
 				fk->who_at[to.lid]++;
 			mad_set_field64(m + IB_SMP_DATA_OFFS, 0, IB_NODE_GUID_F,
@@ -684,7 +688,7 @@ static void test_always_checked(void **state)
 	sweep(&r, &fk);
 	warm = ibw_counters_last_sweep(r.c).mads;
 	/* PortCounters, ext, VL waits, and the NodeInfo */
-	assert_true(warm == 4);
+	assert_int_equal(warm, 4);
 	assert_true(cold > warm);
 	assert_int_equal(fk.who, 2);
 	assert_false(ibw_counters_verify_stats(r.c).lids_in_flux);
@@ -741,6 +745,70 @@ static void test_always_checked(void **state)
 		assert_false(p->stale);
 		assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 4);
 	}
+	rig_free(&r);
+}
+
+/* The CA as the last discovery left it, marked protected or not. */
+static struct ibw_fabric *one_ca(int is_protected)
+{
+	struct ibw_fabric *f = ibw_fabric_new();
+	struct ibw_fnode *n = ibw_fabric_add_node(f, 0x10, 2);
+
+	n->ni.node_type = IBW_NODE_CA;
+	n->ni.num_ports = 1;
+	n->ports[1].have_pi = 1;
+	n->ports[1].pi.state = 4;
+	n->ports[1].pi.lid = 5;
+	n->lid = 5;
+	n->is_protected = (uint8_t)is_protected;
+	ibw_fabric_freeze(f);
+	return f;
+}
+
+/*
+ * A node that answers none of our SMPs (its SM protects it with an M_Key
+ * we do not have) still answers PerfMgt: with always, a NodeInfo could
+ * only time out, so a node discovery marked protected is checked as with
+ * in-flux and its counters go on; one not marked loses its readings.
+ */
+static void test_always_protected_node(void **state)
+{
+	struct fake fk = { .sym = 8, .smi_silent = 1 };
+	const struct ibw_port_ctrs *p;
+	struct rig r;
+
+	(void)state;
+	rig_init(&r);
+	ibw_fabric_unref(r.f);
+	r.f = one_ca(1);
+	sweep(&r, &fk);
+	fk.sym = 12;
+	sweep(&r, &fk);
+	assert_int_equal(fk.who, 0);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_false(p->stale);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 12);
+	/* Gone backwards, it is asked, and with no answer not counted. */
+	fk.sym = 2;
+	sweep(&r, &fk);
+	assert_int_equal(fk.who, 1);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_true(p->stale);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 12);
+	rig_free(&r);
+
+	/* Not marked: each reading waits for a NodeInfo that never comes. */
+	memset(&fk, 0, sizeof(fk));
+	fk.sym = 8;
+	fk.smi_silent = 1;
+	rig_init(&r);
+	ibw_fabric_unref(r.f);
+	r.f = one_ca(0);
+	sweep(&r, &fk);
+	assert_int_equal(fk.who, 1);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_non_null(p);
+	assert_true(p->stale);
 	rig_free(&r);
 }
 
@@ -1513,6 +1581,7 @@ int main(void)
 		cmocka_unit_test(test_lids_in_flux_one_nodeinfo_per_lid),
 		cmocka_unit_test(test_lids_in_flux_turns_off),
 		cmocka_unit_test(test_always_checked),
+		cmocka_unit_test(test_always_protected_node),
 		cmocka_unit_test(test_pma_redirect_followed),
 		cmocka_unit_test(test_pma_redirect_other_partition),
 		cmocka_unit_test_setup_teardown(test_state_file_corruption,
