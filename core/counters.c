@@ -823,16 +823,12 @@ static void flux_on(struct ibw_counters *c, const char *why)
 		return;
 	}
 	c->flux = 1;
-	if (c->o.check == IBW_CHECK_IN_FLUX)
-		log_info("counters",
-			 "LIDs in flux (%s): every counter reading is checked "
-			 "with NodeInfo until a discovery finds them settled",
-			 why);
-	else
-		log_info("counters",
-			 "LIDs in flux (%s) until a discovery finds them "
-			 "settled",
-			 why);
+	log_info("counters",
+		 "LIDs in flux (%s)%s until a discovery finds them settled",
+		 why,
+		 c->o.check == IBW_CHECK_IN_FLUX
+			 ? ": every counter reading is checked with NodeInfo"
+			 : "");
 }
 
 void ibw_counters_lids_moved(struct ibw_counters *c, const char *why)

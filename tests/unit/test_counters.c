@@ -98,11 +98,28 @@ struct rig {
 	int done;
 };
 
+/* The one CA, node 0x10, its port 1 active at @lid, as a discovery left
+ * it, marked protected (it answered none of our SMPs) or not. */
+static struct ibw_fabric *one_ca(uint16_t lid, int is_protected)
+{
+	struct ibw_fabric *f = ibw_fabric_new();
+	struct ibw_fnode *n = ibw_fabric_add_node(f, 0x10, 2);
+
+	n->ni.node_type = IBW_NODE_CA;
+	n->ni.num_ports = 1;
+	n->ports[1].have_pi = 1;
+	n->ports[1].pi.state = 4;
+	n->ports[1].pi.lid = lid;
+	n->lid = lid;
+	n->is_protected = (uint8_t)is_protected;
+	ibw_fabric_freeze(f);
+	return f;
+}
+
 static void rig_init_cfg(struct rig *r, const struct ibw_counters_opts *co,
 			 unsigned timeout_ms)
 {
 	struct ibw_engine_config cfg = { 64, 8, timeout_ms, 0, 0, 0 };
-	struct ibw_fnode *n;
 
 	memset(r, 0, sizeof(*r));
 	r->loop = ibw_loop_new();
@@ -110,15 +127,7 @@ static void rig_init_cfg(struct rig *r, const struct ibw_counters_opts *co,
 	r->e = ibw_engine_new(r->loop, r->t, &cfg);
 	r->ev = ibw_events_new(64);
 	r->c = ibw_counters_new(r->e, r->ev, co);
-	r->f = ibw_fabric_new();
-	n = ibw_fabric_add_node(r->f, 0x10, 2);
-	n->ni.node_type = IBW_NODE_CA;
-	n->ni.num_ports = 1;
-	n->ports[1].have_pi = 1;
-	n->ports[1].pi.state = 4;
-	n->ports[1].pi.lid = 5;
-	n->lid = 5;
-	ibw_fabric_freeze(r->f);
+	r->f = one_ca(5, 0);
 }
 
 /* A try times out after 20 ms: tests of silent PMAs end quickly. */
@@ -748,23 +757,6 @@ static void test_always_checked(void **state)
 	rig_free(&r);
 }
 
-/* The CA as the last discovery left it, marked protected or not. */
-static struct ibw_fabric *one_ca(int is_protected)
-{
-	struct ibw_fabric *f = ibw_fabric_new();
-	struct ibw_fnode *n = ibw_fabric_add_node(f, 0x10, 2);
-
-	n->ni.node_type = IBW_NODE_CA;
-	n->ni.num_ports = 1;
-	n->ports[1].have_pi = 1;
-	n->ports[1].pi.state = 4;
-	n->ports[1].pi.lid = 5;
-	n->lid = 5;
-	n->is_protected = (uint8_t)is_protected;
-	ibw_fabric_freeze(f);
-	return f;
-}
-
 /*
  * A node that answers none of our SMPs (its SM protects it with an M_Key
  * we do not have) still answers PerfMgt: with always, a NodeInfo could
@@ -780,7 +772,7 @@ static void test_always_protected_node(void **state)
 	(void)state;
 	rig_init(&r);
 	ibw_fabric_unref(r.f);
-	r.f = one_ca(1);
+	r.f = one_ca(5, 1);
 	sweep(&r, &fk);
 	fk.sym = 12;
 	sweep(&r, &fk);
@@ -803,7 +795,7 @@ static void test_always_protected_node(void **state)
 	fk.smi_silent = 1;
 	rig_init(&r);
 	ibw_fabric_unref(r.f);
-	r.f = one_ca(0);
+	r.f = one_ca(5, 0);
 	sweep(&r, &fk);
 	assert_int_equal(fk.who, 1);
 	p = ibw_counters_find(r.c, 0x10, 1);
@@ -892,7 +884,6 @@ static void test_device_lost_mid_sweep(void **state)
 {
 	struct fake fk = { .sym = 8, .xmit_data = 1000, .ext_xmit_pkts = 7 };
 	const struct ibw_port_ctrs *p;
-	struct ibw_fnode *n;
 	uint64_t end;
 	struct rig r;
 
@@ -925,15 +916,7 @@ static void test_device_lost_mid_sweep(void **state)
 
 	/* The new discovery: the CA at LID 7, its counters from zero. */
 	ibw_fabric_unref(r.f);
-	r.f = ibw_fabric_new();
-	n = ibw_fabric_add_node(r.f, 0x10, 2);
-	n->ni.node_type = IBW_NODE_CA;
-	n->ni.num_ports = 1;
-	n->ports[1].have_pi = 1;
-	n->ports[1].pi.state = 4;
-	n->ports[1].pi.lid = 7;
-	n->lid = 7;
-	ibw_fabric_freeze(r.f);
+	r.f = one_ca(7, 0);
 	fk.sym = 3;
 	fk.who = 0;
 	sweep(&r, &fk);
