@@ -225,6 +225,7 @@ struct ibw_counters {
 	uint64_t t0_mono;
 	struct ibw_sweep_stats cur, last;
 	unsigned unreachable_cur, unreachable_last;
+	uint64_t busy_last[2]; /* ibw_counters_last_busy() */
 	struct ibw_counters_progress prog; /* this sweep's, or the last's */
 	/* LIDs in flux (counters.h): the mode, the signs so far, whether
 	 * a discovery since the last sign found the LIDs settled, and
@@ -253,6 +254,8 @@ struct job {
 	 * held for the NodeInfo sent once they are (verify_job). */
 	uint16_t open;
 	struct port_op *held;
+	/* monotonic: when it started, and its last answer so far */
+	uint64_t t0, t_end;
 };
 
 struct port_op {
@@ -264,6 +267,9 @@ struct port_op {
 	uint8_t is_switch;
 	uint8_t want_ext;
 	uint8_t got_pc, got_ext, failed, left;
+	uint8_t fail; /* enum ibw_ctr_fail, when it fails */
+	uint8_t det_asked, det_fail; /* the details: asked, and how */
+	uint64_t read_us; /* CLOCK_REALTIME of its last counters answer */
 	uint32_t reset_mask; /* PerfSet: the counters asked to clear */
 	uint8_t pc[IB_PC_DATA_SZ];
 	uint8_t ext[IB_PC_DATA_SZ];
@@ -751,14 +757,19 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 	if (op->got_vl)
 		fold_vl(p, &op->vl);
 	p->prev_updated_mono = now_mono;
-	p->updated_us = ibw_realtime_us();
+	p->updated_us = op->read_us ? op->read_us : ibw_realtime_us();
 	p->stale = 0;
+	p->fail = IBW_CTR_FAIL_NONE;
+	p->detail_asked = op->det_asked;
+	p->detail_fail = op->det_fail;
 	p->unreachable = 0;
 	c->prog.read++;
 	if (reset_mask)
 		reset_counters(c, op, reset_mask);
 }
 
+/* @op's port could not be read this sweep, for @op->fail (an error
+ * when it says nothing). */
 static void port_failed(struct ibw_counters *c, const struct port_op *op)
 {
 	struct ibw_port_ctrs *p = port_get(c, op->guid, op->port);
@@ -767,6 +778,9 @@ static void port_failed(struct ibw_counters *c, const struct port_op *op)
 	if (p) {
 		p->is_switch = op->is_switch;
 		p->stale = 1;
+		p->fail = op->fail ? op->fail : IBW_CTR_FAIL_ERROR;
+		p->detail_asked = 0;
+		p->detail_fail = IBW_CTR_FAIL_NONE;
 		p->unreachable++;
 	}
 	c->unreachable_cur++;
@@ -896,6 +910,7 @@ static void verify_answer(const struct ibw_mad_done *d, void *arg)
 		return;
 	}
 	j = &c->jobs[v->job];
+	j->t_end = ibw_now_us();
 	if (d->result == IBW_MAD_OK &&
 	    ibw_nodeinfo_decode(d->mad, d->len, &ni) == 0) {
 		/* A CA's PMA answers for the port the MAD came in by: on a
@@ -919,6 +934,9 @@ static void verify_answer(const struct ibw_mad_done *d, void *arg)
 			if (other) {
 				c->vs.lid_moved++;
 				c->prog.lid_moved++;
+				op->fail = IBW_CTR_FAIL_LID_MOVED;
+			} else if (d->result == IBW_MAD_TIMEOUT) {
+				op->fail = IBW_CTR_FAIL_TIMEOUT;
 			}
 			port_failed(c, op);
 		}
@@ -1021,6 +1039,7 @@ static void port_done(struct ibw_counters *c, struct port_op *op)
 /* One of a port's answers is in; the last one settles the port. */
 static void port_settled(struct ibw_counters *c, struct port_op *op)
 {
+	c->jobs[op->job].t_end = ibw_now_us();
 	c->pending--;
 	if (--op->left)
 		return;
@@ -1056,7 +1075,11 @@ static void port_answer(const struct ibw_mad_done *d, void *arg)
 				       IB_PC_DATA_SZ);
 				op->got_det[k] = 1;
 			} else if (d->result == IBW_MAD_STATUS) {
+				/* none here: not asked again */
 				cap_no_details(c, op->guid);
+				op->det_asked = 0;
+			} else {
+				op->det_fail = IBW_CTR_FAIL_ERROR;
 			}
 			goto settled;
 		}
@@ -1070,6 +1093,7 @@ static void port_answer(const struct ibw_mad_done *d, void *arg)
 			memcpy(op->pc, d->mad + IB_PC_DATA_OFFS, IB_PC_DATA_SZ);
 			op->got_pc = 1;
 		}
+		op->read_us = ibw_realtime_us();
 	} else {
 		if (d->result == IBW_MAD_TIMEOUT)
 			c->cur.timeouts++;
@@ -1077,8 +1101,13 @@ static void port_answer(const struct ibw_mad_done *d, void *arg)
 			c->cur.errors++;
 		/* A status error on the extended counters alone (not
 		 * supported after all) still leaves PortCounters. */
-		if (!ext || d->result != IBW_MAD_STATUS)
+		if (!ext || d->result != IBW_MAD_STATUS) {
 			op->failed = 1;
+			if (op->fail != IBW_CTR_FAIL_TIMEOUT)
+				op->fail = d->result == IBW_MAD_TIMEOUT
+						   ? IBW_CTR_FAIL_TIMEOUT
+						   : IBW_CTR_FAIL_ERROR;
+		}
 	}
 settled:
 	port_settled(c, op);
@@ -1124,10 +1153,14 @@ static void detail_answer(const struct ibw_mad_done *d, void *arg)
 		port_answer(d, arg);
 		return;
 	}
-	if (d->result == IBW_MAD_TIMEOUT)
+	if (d->result == IBW_MAD_TIMEOUT) {
 		c->cur.timeouts++;
-	else
+		op->det_fail = IBW_CTR_FAIL_TIMEOUT;
+	} else {
 		c->cur.errors++;
+		if (op->det_fail != IBW_CTR_FAIL_TIMEOUT)
+			op->det_fail = IBW_CTR_FAIL_ERROR;
+	}
 	port_settled(c, op);
 }
 
@@ -1168,6 +1201,7 @@ static void query_port(struct ibw_counters *c, const struct job *j,
 	op->port = port;
 	op->is_switch = j->is_switch;
 	op->want_ext = (uint8_t)want_ext;
+	op->det_asked = (uint8_t)details;
 	op->left = (uint8_t)n;
 	op->job = (unsigned)(j - c->jobs);
 	for (k = 0; k < n; k++) {
@@ -1184,6 +1218,8 @@ static void query_port(struct ibw_counters *c, const struct job *j,
 			if (attrs[k] == IBW_ATTR_PORT_COUNTERS ||
 			    attrs[k] == IBW_ATTR_PORT_COUNTERS_EXT)
 				op->failed = 1;
+			else if (attrs[k] == 0x15 || attrs[k] == 0x16)
+				op->det_fail = IBW_CTR_FAIL_ERROR;
 			if (--op->left == 0) {
 				/* none was sent: the port fails */
 				port_done(c, op);
@@ -1318,7 +1354,9 @@ struct cpi_op {
 	unsigned job;
 };
 
-static void fail_job_ports(struct ibw_counters *c, const struct job *j)
+/* None of @j's ports can be read this sweep, for @why. */
+static void fail_job_ports(struct ibw_counters *c, const struct job *j,
+			   enum ibw_ctr_fail why)
 {
 	unsigned i;
 
@@ -1329,6 +1367,7 @@ static void fail_job_ports(struct ibw_counters *c, const struct job *j)
 		po.guid = j->guid;
 		po.port = j->port_list[i];
 		po.is_switch = j->is_switch;
+		po.fail = (uint8_t)why;
 		port_failed(c, &po);
 	}
 }
@@ -1419,6 +1458,7 @@ static void cpi_answer(const struct ibw_mad_done *d, void *arg)
 		return;
 	}
 	j = &c->jobs[op->job];
+	j->t_end = ibw_now_us();
 	unreserve(c, j);
 	if (d->result == IBW_MAD_OK) {
 		cap_set(c, j->guid,
@@ -1437,7 +1477,10 @@ static void cpi_answer(const struct ibw_mad_done *d, void *arg)
 			c->cur.timeouts++;
 		else
 			c->cur.errors++;
-		fail_job_ports(c, j);
+		fail_job_ports(c, j,
+			       d->result == IBW_MAD_TIMEOUT
+				       ? IBW_CTR_FAIL_TIMEOUT
+				       : IBW_CTR_FAIL_ERROR);
 	}
 	free(op);
 	sweep_done_if_idle(c);
@@ -1448,13 +1491,14 @@ static void start_job(struct ibw_counters *c, unsigned idx)
 	struct job *j = &c->jobs[idx];
 	struct node_cap *nc = cap_find(c, j->guid);
 
+	j->t0 = j->t_end = ibw_now_us();
 	if (nc && nc->have_mask) {
 		run_job_ports(c, j);
 		return;
 	}
 	if (nc && nc->redirect == IBW_PMA_REDIRECT_REFUSED &&
 	    nc->lid == j->lid) {
-		fail_job_ports(c, j);
+		fail_job_ports(c, j, IBW_CTR_FAIL_ERROR);
 		return;
 	}
 	/* Its ports' MADs follow the answer: PortCounters, the extended
@@ -1477,7 +1521,7 @@ static void start_cpi(struct ibw_counters *c, unsigned idx)
 	if (!op) {
 		unreserve(c, j);
 		c->cur.errors++;
-		fail_job_ports(c, j);
+		fail_job_ports(c, j, IBW_CTR_FAIL_ERROR);
 		return;
 	}
 	op->c = c;
@@ -1488,7 +1532,7 @@ static void start_cpi(struct ibw_counters *c, unsigned idx)
 		free(op);
 		unreserve(c, j);
 		c->cur.errors++;
-		fail_job_ports(c, j);
+		fail_job_ports(c, j, IBW_CTR_FAIL_ERROR);
 	}
 }
 
@@ -1521,6 +1565,41 @@ static void free_jobs(struct ibw_counters *c)
 	c->njobs = 0;
 }
 
+/*
+ * The sweep is over: each port's record gets the time its node's reads
+ * took, and each kind of node the time some read of it was under way
+ * (jobs start in their order, so the union of their spans is one pass).
+ */
+static void sweep_times(struct ibw_counters *c)
+{
+	uint64_t cover[2] = { 0, 0 };
+	unsigned i, k;
+
+	c->busy_last[0] = c->busy_last[1] = 0;
+	for (i = 0; i < c->njobs; i++) {
+		const struct job *j = &c->jobs[i];
+		uint64_t dur = j->t_end - j->t0;
+		int w = j->is_switch;
+
+		if (!j->t0)
+			continue; /* never started */
+		for (k = 0; k < j->nports; k++) {
+			struct ibw_port_ctrs *p =
+				port_find_w(c, j->guid, j->port_list[k]);
+
+			if (p)
+				p->read_dur_us = dur > UINT32_MAX
+							 ? UINT32_MAX
+							 : (uint32_t)dur;
+		}
+		if (j->t_end <= cover[w])
+			continue;
+		c->busy_last[w] +=
+			j->t_end - (j->t0 > cover[w] ? j->t0 : cover[w]);
+		cover[w] = j->t_end;
+	}
+}
+
 /* Every answer of a sweep ends here: the sweep is done, or, unspread,
  * room has been made for more jobs. Those start from the pace timer at
  * once, not from here, so that starting a job never runs inside the
@@ -1538,6 +1617,7 @@ static void sweep_done_if_idle(struct ibw_counters *c)
 	}
 	if (c->pending)
 		return;
+	sweep_times(c);
 	sort_ports(c);
 	c->cur.duration_us = ibw_now_us() - c->t0_mono;
 	c->last = c->cur;
@@ -1614,6 +1694,55 @@ static int in_scope(const struct ibw_counters *c, const struct ibw_fnode *n)
 	}
 }
 
+static void add_switch_job(struct ibw_counters *c, const struct ibw_fnode *n)
+{
+	struct job *j = &c->jobs[c->njobs];
+	unsigned p;
+
+	j->guid = n->guid;
+	j->is_switch = 1;
+	j->is_protected = n->is_protected;
+	j->lid = n->lid;
+	j->is_sm = n->nports && n->ports[0].have_pi &&
+		   (n->ports[0].pi.capmask & IBW_CAP_IS_SM);
+	/* All ports, down ones too: LinkDowned lives there. */
+	for (p = 1; p < n->nports; p++)
+		j->port_list[j->nports++] = (uint8_t)p;
+	if (j->lid && j->nports)
+		c->njobs++;
+	else
+		memset(j, 0, sizeof(*j));
+}
+
+/*
+ * A CA's PMA answers for the port a MAD came in by: each active port is
+ * read through its own LID, one job per LID (ports that share one, as
+ * some CAs' do, share its job and its NodeInfo).
+ */
+static void add_ca_jobs(struct ibw_counters *c, const struct ibw_fnode *n)
+{
+	unsigned first = c->njobs, p, k;
+
+	for (p = 1; p < n->nports; p++) {
+		const struct ibw_fport *fp = &n->ports[p];
+		struct job *j = NULL;
+
+		if (!fp->have_pi || fp->pi.state != 4 || !fp->pi.lid)
+			continue;
+		for (k = first; k < c->njobs; k++)
+			if (c->jobs[k].lid == fp->pi.lid)
+				j = &c->jobs[k];
+		if (!j) {
+			j = &c->jobs[c->njobs++];
+			j->guid = n->guid;
+			j->is_protected = n->is_protected;
+			j->lid = fp->pi.lid;
+			j->is_sm = !!(fp->pi.capmask & IBW_CAP_IS_SM);
+		}
+		j->port_list[j->nports++] = (uint8_t)p;
+	}
+}
+
 int ibw_counters_sweep(struct ibw_counters *c, const struct ibw_fabric *f,
 		       uint64_t spread_us, ibw_counters_cb cb, void *arg)
 {
@@ -1621,49 +1750,22 @@ int ibw_counters_sweep(struct ibw_counters *c, const struct ibw_fabric *f,
 
 	if (c->jobs)
 		return -EBUSY;
-	c->jobs = calloc(f->nnodes + 1, sizeof(*c->jobs));
+	/* a job per switch, per CA LID (at most one a port) */
+	for (i = 0, p = 0; i < f->nnodes; i++)
+		p += f->nodes[i].nports ? f->nodes[i].nports : 1;
+	c->jobs = calloc(p + 1, sizeof(*c->jobs));
 	if (!c->jobs)
 		return -ENOMEM;
 	c->njobs = 0;
 	for (i = 0; i < f->nnodes; i++) {
 		const struct ibw_fnode *n = &f->nodes[i];
-		struct job *j = &c->jobs[c->njobs];
 
 		if (n->gone || !in_scope(c, n))
 			continue;
-		j->guid = n->guid;
-		j->is_switch = n->ni.node_type == IBW_NODE_SWITCH;
-		j->is_protected = n->is_protected;
-		if (j->is_switch) {
-			/* All ports, down ones too: LinkDowned lives there. */
-			j->lid = n->lid;
-			j->is_sm = n->nports && n->ports[0].have_pi &&
-				   (n->ports[0].pi.capmask & IBW_CAP_IS_SM);
-			for (p = 1; p < n->nports; p++)
-				j->port_list[j->nports++] = (uint8_t)p;
-		} else {
-			/* A CA answers for the port the MAD came in by:
-			 * each active port through its own LID. */
-			for (p = 1; p < n->nports; p++) {
-				const struct ibw_fport *fp = &n->ports[p];
-
-				if (!fp->have_pi || fp->pi.state != 4 ||
-				    !fp->pi.lid)
-					continue;
-				if (!j->lid) {
-					j->lid = fp->pi.lid;
-					j->is_sm = !!(fp->pi.capmask &
-						      IBW_CAP_IS_SM);
-				}
-				if (fp->pi.lid != j->lid)
-					continue; /* multi-LID CAs: later */
-				j->port_list[j->nports++] = (uint8_t)p;
-			}
-		}
-		if (j->lid && j->nports)
-			c->njobs++;
+		if (n->ni.node_type == IBW_NODE_SWITCH)
+			add_switch_job(c, n);
 		else
-			memset(j, 0, sizeof(*j));
+			add_ca_jobs(c, n);
 	}
 	c->sweep_id++;
 	/* Only a sweep of the fabric of a settled discovery can end the
@@ -1773,6 +1875,12 @@ unsigned ibw_counters_redirects(const struct ibw_counters *c,
 		n++;
 	}
 	return n;
+}
+
+void ibw_counters_last_busy(const struct ibw_counters *c, uint64_t busy_us[2])
+{
+	busy_us[0] = c->busy_last[0];
+	busy_us[1] = c->busy_last[1];
 }
 
 unsigned ibw_counters_unreachable(const struct ibw_counters *c)

@@ -74,16 +74,33 @@ const struct ibw_ctr_desc *ibw_ctr_desc(enum ibw_ctr c);
 /* By perfquery name ("SymbolErrorCounter") or key ("symbol_errors"). */
 int ibw_ctr_lookup(const char *name);
 
+/* Why the last sweep could not read a port (or its details). */
+enum ibw_ctr_fail {
+	IBW_CTR_FAIL_NONE,
+	IBW_CTR_FAIL_TIMEOUT, /* a read went unanswered */
+	IBW_CTR_FAIL_ERROR, /* answered with an error, or not sent */
+	IBW_CTR_FAIL_LID_MOVED, /* another node answered at the LID */
+};
+
 struct ibw_port_ctrs {
 	uint64_t guid; /* node GUID */
 	uint8_t port;
 	uint8_t is_switch;
 	uint8_t have_ext; /* PortCountersExtended read */
 	uint8_t stale; /* the last sweep could not read this port */
+	uint8_t fail; /* enum ibw_ctr_fail: why, when stale */
+	/* The last sweep asked for the port's detail counters, and how
+	 * that went (enum ibw_ctr_fail); the port is not stale for it. */
+	uint8_t detail_asked, detail_fail;
 	uint16_t lid; /* where it was read */
 	uint32_t unreachable; /* sweeps in a row without an answer */
 	uint32_t resets; /* all counters' foreign resets */
-	uint64_t updated_us; /* CLOCK_REALTIME of the last good read */
+	/* How long the reads of its node (a CA's: of its LID) took in the
+	 * sweep that last tried it, from ClassPortInfo to the last answer
+	 * or NodeInfo. */
+	uint32_t read_dur_us;
+	/* CLOCK_REALTIME of the last good read: when its answer came */
+	uint64_t updated_us;
 	uint64_t discontinuity_us; /* of the last foreign reset */
 	uint64_t prev_updated_mono; /* for rates */
 	double xmit_bytes_per_s, rcv_bytes_per_s;
@@ -143,8 +160,11 @@ struct ibw_counters *ibw_counters_new(struct ibw_engine *e,
 void ibw_counters_free(struct ibw_counters *c);
 
 /*
- * Read every port of @f in scope. Sends are spread over @spread_us (0: all
- * at once). @cb runs when every answer is in. 0, -EBUSY if a sweep runs.
+ * Read every port of @f in scope: a switch's ports through its LID, each
+ * active port of a CA through its own (a CA answers for the port a MAD
+ * came in by; a dual-port CA has two LIDs). Sends are spread over
+ * @spread_us (0: all at once). @cb runs when every answer is in. 0,
+ * -EBUSY if a sweep runs.
  */
 int ibw_counters_sweep(struct ibw_counters *c, const struct ibw_fabric *f,
 		       uint64_t spread_us, ibw_counters_cb cb, void *arg);
@@ -210,6 +230,13 @@ struct ibw_counters_verify
 ibw_counters_verify_stats(const struct ibw_counters *c);
 
 struct ibw_sweep_stats ibw_counters_last_sweep(const struct ibw_counters *c);
+/*
+ * How long the last sweep spent reading the nodes of each kind ([0] CAs,
+ * [1] switches): the time some read of that kind was under way, its
+ * pauses between spread reads left out. What an unspread sweep of them
+ * alone would about take.
+ */
+void ibw_counters_last_busy(const struct ibw_counters *c, uint64_t busy_us[2]);
 /* Ports that did not answer in the last sweep. */
 unsigned ibw_counters_unreachable(const struct ibw_counters *c);
 

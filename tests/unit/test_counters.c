@@ -1551,6 +1551,109 @@ static void test_unspread_is_bounded(void **state)
 	rig_free(&r);
 }
 
+/*
+ * A dual-port CA: each active port read through its own LID, as a CA's
+ * PMA answers for the port a MAD comes in by (PortSelect must name that
+ * port), one NodeInfo per LID; the time each read took and the sweep's
+ * busy time per kind; a port whose LID stops answering is stale, for a
+ * timeout, while the other goes on.
+ */
+static void serve_dual(struct rig *r, unsigned *per_lid, int lid6_silent)
+{
+	uint8_t m[IBW_MAD_SIZE];
+	struct ibw_mad_addr to;
+
+	while (ibw_mem_next_sent(r->t, m, &to)) {
+		unsigned attr = ibw_mad_get(m, IB_MAD_ATTRID_F);
+		unsigned port = to.lid == 5 ? 1 : 2;
+		uint8_t *d = m + IB_PC_DATA_OFFS;
+
+		assert_true(to.lid == 5 || to.lid == 6);
+		per_lid[to.lid - 5]++;
+		if (to.lid == 6 && lid6_silent)
+			continue;
+		if (m[1] == IBW_CLASS_SMI) {
+			assert_int_equal(attr, IBW_ATTR_NODE_INFO);
+			mad_set_field64(m + IB_SMP_DATA_OFFS, 0, IB_NODE_GUID_F,
+					0x10);
+			mad_set_field(m + IB_SMP_DATA_OFFS, 0,
+				      IB_NODE_LOCAL_PORT_F, port);
+		} else if (attr == IBW_ATTR_CLASS_PORT_INFO) {
+			mad_set_field(d, 0, IB_CPI_CAPMASK_F, 0x0200);
+		} else {
+			assert_int_equal(ibw_mad_get(d, IB_PC_PORT_SELECT_F),
+					 port);
+			if (attr == IBW_ATTR_PORT_COUNTERS_EXT)
+				mad_set_field64(d, 0, IB_PC_EXT_XMT_BYTES_F,
+						1000 * port);
+		}
+		ibw_mem_make_response(m, 0);
+		ibw_mem_inject(r->t, m, IBW_MAD_SIZE, 0);
+	}
+}
+
+static void test_dual_port_ca(void **state)
+{
+	struct ibw_fabric *f = ibw_fabric_new();
+	struct ibw_fnode *n = ibw_fabric_add_node(f, 0x10, 3);
+	const struct ibw_port_ctrs *p1, *p2;
+	unsigned per_lid[2] = { 0, 0 }, k;
+	uint64_t busy[2], end;
+	struct rig r;
+
+	n->ni.node_type = IBW_NODE_CA;
+	n->ni.num_ports = 2;
+	for (k = 1; k <= 2; k++) {
+		n->ports[k].have_pi = 1;
+		n->ports[k].pi.state = 4;
+		n->ports[k].pi.lid = (uint16_t)(4 + k);
+	}
+	n->lid = 5;
+	ibw_fabric_freeze(f);
+	rig_init(&r);
+	for (k = 0; k < 2; k++) {
+		r.done = 0;
+		assert_int_equal(ibw_counters_sweep(r.c, f, 0, swept, &r), 0);
+		end = ibw_now_us() + 2000000u;
+		while (!r.done && ibw_now_us() < end) {
+			serve_dual(&r, per_lid, k == 1);
+			ibw_loop_run_once(r.loop, 5000);
+		}
+		assert_true(r.done);
+		assert_int_equal(ibw_counters_progress(r.c).ports, 2);
+		p1 = ibw_counters_find(r.c, 0x10, 1);
+		p2 = ibw_counters_find(r.c, 0x10, 2);
+		assert_non_null(p1);
+		assert_non_null(p2);
+		assert_false(p1->stale);
+		assert_int_equal(p1->lid, 5);
+		assert_int_equal(p1->v[IBW_CTR_XMIT_DATA].total, 4000);
+		assert_true(p1->read_dur_us > 0);
+		ibw_counters_last_busy(r.c, busy);
+		assert_true(busy[0] > 0);
+		assert_int_equal(busy[1], 0);
+		if (k == 0) {
+			/* ClassPortInfo, PortCounters, the extended ones and
+			 * the NodeInfo, at each LID */
+			assert_int_equal(per_lid[0], 4);
+			assert_int_equal(per_lid[1], 4);
+			assert_false(p2->stale);
+			assert_int_equal(p2->lid, 6);
+			assert_int_equal(p2->v[IBW_CTR_XMIT_DATA].total, 8000);
+			assert_int_equal(p2->fail, IBW_CTR_FAIL_NONE);
+		} else {
+			/* LID 6 went silent: its port alone is stale, its
+			 * totals kept, for a timeout */
+			assert_true(p2->stale);
+			assert_int_equal(p2->fail, IBW_CTR_FAIL_TIMEOUT);
+			assert_int_equal(p2->v[IBW_CTR_XMIT_DATA].total, 8000);
+			assert_int_equal(ibw_counters_unreachable(r.c), 1);
+		}
+	}
+	ibw_fabric_unref(f);
+	rig_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1579,6 +1682,7 @@ int main(void)
 		cmocka_unit_test(test_samples_control_tick),
 		cmocka_unit_test(test_shared_table),
 		cmocka_unit_test(test_unspread_is_bounded),
+		cmocka_unit_test(test_dual_port_ca),
 	};
 
 	return cmocka_run_group_tests_name("counters", tests, NULL, NULL);
