@@ -49,9 +49,13 @@ struct ibw_monitor {
 	struct ibw_timer *disc_timer, *ctr_timer;
 	uint64_t discoveries, counter_sweeps;
 	/* The counter sweep under way (or the last): why it runs, and
-	 * another to run at full speed as soon as it ends. */
+	 * another to run at full speed as soon as it ends. Sweeps start on
+	 * a fixed period: ctr_timer fires an interval after the last
+	 * start; one due while a sweep still runs (ctr_due) starts when
+	 * that one ends. */
 	enum ibw_sweep_reason ctr_reason, again_reason;
-	int ctr_again;
+	int ctr_again, ctr_due;
+	uint64_t ctr_next_us; /* monotonic: when the next is due */
 	/* While a sweep runs: publish what it read at least once a second;
 	 * ports settled (read or not) as of the last snapshot. */
 	struct ibw_timer *progress_timer;
@@ -634,11 +638,16 @@ static void counters_done(struct ibw_counters *c, void *arg)
 	}
 	log_events(m);
 	if (m->periodic) {
-		ibw_timer_arm(m->ctr_timer, m->o.counter_interval_us);
 		if (m->ctr_again) {
 			m->ctr_again = 0;
+			m->ctr_due = 0;
 			if (!m->local_lost)
 				start_counters(m, m->again_reason);
+		} else if (m->ctr_due) {
+			/* it ran past its period: the next starts now */
+			m->ctr_due = 0;
+			if (!m->local_lost)
+				start_counters(m, IBW_SWEEP_INTERVAL);
 		}
 	} else {
 		once_step(m);
@@ -669,10 +678,38 @@ static void on_progress_timer(struct ibw_timer *t, void *arg)
 }
 
 /*
+ * The next interval's sweep is due an interval after this one was: from
+ * its due time, not from when the timer ran, so that the period does not
+ * creep by the loop's latency and a port is read at the same phase every
+ * interval (a scraper at the interval, or a multiple of it, then sees one
+ * new reading each scrape). One that started late (the one before ran
+ * past its period) or for another reason starts a new schedule.
+ */
+static void schedule_next(struct ibw_monitor *m, enum ibw_sweep_reason why)
+{
+	uint64_t now = ibw_now_us(), c = m->o.counter_interval_us;
+
+	if (why == IBW_SWEEP_INTERVAL && m->ctr_next_us &&
+	    now >= m->ctr_next_us && now - m->ctr_next_us < c / 4)
+		m->ctr_next_us += c;
+	else
+		m->ctr_next_us = now + c;
+	ibw_timer_arm_at(m->ctr_timer, m->ctr_next_us);
+}
+
+/*
  * Start a counter sweep for @why. The interval's sweeps are spread over
  * its spread share so that no switch sees a burst; the first after start
  * and after the local port came back run at full speed, since readers
  * have no current counters until they end.
+ *
+ * Sweeps start an interval apart, start to start, and read the nodes in
+ * the same order at the same pace: each port is read once an interval,
+ * so its reading is never more than an interval old (plus the second a
+ * running sweep waits to publish). Timed from the end instead, a spread
+ * sweep made that 1.8 intervals, and a scraper at the interval saw one
+ * reading twice, then two at once: rates of 0, then of 1.8 times the
+ * truth.
  */
 static void start_counters(struct ibw_monitor *m, enum ibw_sweep_reason why)
 {
@@ -700,6 +737,8 @@ static void start_counters(struct ibw_monitor *m, enum ibw_sweep_reason why)
 		log_info("counters", "counter sweep at full speed (%s)",
 			 ibw_snapshot_sweep_reason_str(why));
 	rc = ibw_counters_sweep(m->ctrs, m->fabric, spread, counters_done, m);
+	if (m->periodic && (rc == 0 || rc == -ENOENT))
+		schedule_next(m, why);
 	if (rc == 0 && m->periodic && ibw_counters_running(m->ctrs)) {
 		ibw_timer_arm(m->progress_timer, PROGRESS_US);
 	} else if (rc == -ENOENT) {
@@ -719,6 +758,10 @@ static void on_ctr_timer(struct ibw_timer *t, void *arg)
 	if (m->local_lost) {
 		/* Every read would time out: keep the last ones. */
 		ibw_timer_arm(t, m->o.counter_interval_us);
+		return;
+	}
+	if (ibw_counters_running(m->ctrs)) {
+		m->ctr_due = 1; /* counters_done() starts it */
 		return;
 	}
 	start_counters(m, IBW_SWEEP_INTERVAL);
@@ -1031,6 +1074,8 @@ void ibw_monitor_set_intervals(struct ibw_monitor *m, uint64_t discovery_us,
 	m->o.trace_interval_us = trace_us ? trace_us : IBW_TRACE_INTERVAL_US;
 	shorten(m->disc_timer, m->o.discovery_interval_us);
 	shorten(m->ctr_timer, m->o.counter_interval_us);
+	if (ibw_timer_armed(m->ctr_timer))
+		m->ctr_next_us = ibw_timer_deadline(m->ctr_timer);
 	shorten(m->trace_timer, m->o.trace_interval_us);
 	/* A sweep spread over the old interval hurries up too. */
 	if (!m->o.counters_full_speed)

@@ -18,9 +18,11 @@
 #include "snapshot.h"
 #include "trace.h"
 
-/* The intervals when ibw_monitor_opts leaves them 0. */
+/* The intervals when ibw_monitor_opts leaves them 0. Counters every
+ * 10 s: a Prometheus scraping at 10, 20, 30 or 60 s (a multiple of it)
+ * then sees one new reading in each scrape (docs/api.md). */
 #define IBW_DISCOVERY_INTERVAL_US 60000000u
-#define IBW_COUNTER_INTERVAL_US 30000000u
+#define IBW_COUNTER_INTERVAL_US 10000000u
 #define IBW_TRACE_INTERVAL_US 60000000u
 /* Forwarding tables are read again this often for the route census
  * (docs/routes.md), besides after each discovery that saw a change. */
