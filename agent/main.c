@@ -742,6 +742,7 @@ int main(int argc, char **argv)
 	}
 
 	if (d.mon && !d.o.once && !d.o.no_http) {
+		d.o.http.prom.rcv_err = d.o.mon.counters.details;
 		d.http = ibw_http_new(d.loop, d.mon, d.e, &d.o.http, err,
 				      sizeof(err));
 		if (!d.http) {

@@ -119,6 +119,11 @@ static const struct choice counter_checks[] = {
 	{ "in-flux", IBW_CHECK_IN_FLUX },
 	{ NULL, 0 },
 };
+static const struct choice yes_no[] = {
+	{ "yes", 1 },
+	{ "no", 0 },
+	{ NULL, 0 },
+};
 static const struct choice ping_methods[] = {
 	{ "auto", IBW_PING_AUTO },
 	{ "echo", IBW_PING_ECHO },
@@ -341,6 +346,17 @@ static const struct opt table[] = {
 	  .arg = "MB",
 	  .help = "JSON answers kept per snapshot, in all; bigger ones are "
 		  "streamed (0: none kept)" },
+
+	{ OPT("metrics-all-ports", T_FLAG, IBW_OPT_RESTART),
+	  NUM(http.prom.all_ports),
+	  .help = "/metrics: counters of every switch port, unconnected ones "
+		  "too (infiniband_exporter has connected ports only)" },
+	{ OPT("metrics-timestamps", T_CHOICE, IBW_OPT_RESTART),
+	  NUM(http.prom.timestamps), .choices = yes_no, .def = 0,
+	  .arg = "yes|no",
+	  .help = "/metrics: port counter samples carry the time of their "
+		  "reading (for scrapes faster than counter-interval, or no "
+		  "multiple of it)" },
 
 	{ OPT("agentx", T_STRING, IBW_OPT_RESTART), STR(snmp.agentx_socket),
 	  .nonempty = "socket", .def_text = IBW_SNMP_DEFAULT_SOCKET,

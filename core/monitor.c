@@ -341,6 +341,7 @@ static void publish(struct ibw_monitor *m)
 		s->fresh_until_us = 0;
 	}
 	s->counters = ibw_counters_last_sweep(m->ctrs);
+	ibw_counters_last_busy(m->ctrs, s->counters_busy_us);
 	s->counter_sweep = ibw_counters_progress(m->ctrs);
 	s->counter_sweep_reason = m->ctr_reason;
 	s->counter_verify = ibw_counters_verify_stats(m->ctrs);

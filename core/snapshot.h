@@ -125,6 +125,9 @@ struct ibw_snapshot {
 	struct ibw_ctr_table *ports_table;
 	struct ibw_sweep_stats discovery;
 	struct ibw_sweep_stats counters;
+	/* how long the last counter sweep read CAs [0] and switches [1],
+	 * its pauses left out (ibw_counters_last_busy) */
+	uint64_t counters_busy_us[2];
 	unsigned unreachable_ports;
 	/* nodes whose PMA redirects (followed or not) */
 	struct ibw_pma_redirect *pma_redirects;

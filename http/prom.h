@@ -14,31 +14,55 @@
 #include "engine.h"
 #include "snapshot.h"
 
+/*
+ * How to render. The zero value is the default: the text format 0.0.4,
+ * the rows infiniband_exporter gives (connected ports), samples without
+ * times.
+ */
+struct ibw_prom_opts {
+	int om; /* OpenMetrics 1.0 (counter families without _total, EOF) */
+	/* counters of every switch port, connected or not */
+	int all_ports;
+	/* Port counter samples with the time of their reading (the
+	 * default is without: docs/api.md says when to choose which). */
+	int timestamps;
+	/* For node_exporter's textfile collector, as the exporter's
+	 * --exporter.runonce writes it: collectors named "...-runonce",
+	 * infiniband_exporter_last_execution, no timestamps (the
+	 * collector refuses them). */
+	int runonce;
+	/* the exporter's rcv-err collectors (--detail-counters) */
+	int rcv_err;
+	/* the live part: process_* of this process */
+	int process;
+};
+
 /* Render @s (and the engine's counters, if @st) into a new buffer the
- * caller frees; *@len gets its length. @now_us: CLOCK_REALTIME. */
+ * caller frees; *@len gets its length. @now_us: CLOCK_REALTIME. @o NULL:
+ * the defaults. */
 char *ibw_prom_render(const struct ibw_snapshot *s,
 		      const struct ibw_engine_stats *st, uint64_t now_us,
-		      size_t *len);
+		      const struct ibw_prom_opts *o, size_t *len);
 /* The two parts of it: what depends only on the snapshot (cached by the
  * server per snapshot), and what changes with every scrape (ages, the
- * engine's counters, the AgentX subagent's state if @ax; with @om, the
- * "# EOF" too). */
-char *ibw_prom_render_snapshot(const struct ibw_snapshot *s, int om,
-			       size_t *len);
+ * engine's counters, the AgentX subagent's state if @ax, process_*; with
+ * OpenMetrics, the "# EOF" too). */
+char *ibw_prom_render_snapshot(const struct ibw_snapshot *s,
+			       const struct ibw_prom_opts *o, size_t *len);
 /*
  * The snapshot's part again, handed to @sink a piece at a time as it is
  * written (pieces of about @hold bytes, so that rendering holds that
  * much, not the document). 0, or -ENOMEM (also when @sink returned
  * a negative number).
  */
-int ibw_prom_render_snapshot_to(const struct ibw_snapshot *s, int om,
-				size_t hold,
+int ibw_prom_render_snapshot_to(const struct ibw_snapshot *s,
+				const struct ibw_prom_opts *o, size_t hold,
 				int (*sink)(void *arg, const char *p, size_t n),
 				void *arg);
 char *ibw_prom_render_live(const struct ibw_snapshot *s,
 			   const struct ibw_engine_stats *st,
 			   const struct ibw_agentx_status *ax, uint64_t now_us,
-			   int om, size_t *len);
+			   const struct ibw_prom_opts *o, size_t *len);
 
 /*
  * The labels of ibwatch_build_info{version,revision}: the build's own
@@ -47,11 +71,5 @@ char *ibw_prom_render_live(const struct ibw_snapshot *s,
  * every commit. The strings must outlive every rendering.
  */
 void ibw_prom_set_build_info(const char *version, const char *revision);
-
-/* The same in OpenMetrics 1.0 (counter families named without _total,
- * "# EOF" at the end), for scrapers that ask for it. */
-char *ibw_openmetrics_render(const struct ibw_snapshot *s,
-			     const struct ibw_engine_stats *st, uint64_t now_us,
-			     size_t *len);
 
 #endif

@@ -782,6 +782,7 @@ static void serve_metrics(struct ibw_hreq *r, struct ibw_snapshot *s)
 	 * every scraper reads), and preferred at least as much as text. */
 	int om = om_named && q_om > 0 && q_om >= q_text;
 	struct ibw_cache *cache = r->ctx->metrics;
+	struct ibw_prom_opts po = r->ctx->prom;
 	struct ibw_engine_stats st;
 	struct ibw_agentx_status ax;
 	struct ibw_share *sh;
@@ -796,6 +797,7 @@ static void serve_metrics(struct ibw_hreq *r, struct ibw_snapshot *s)
 				 "application/openmetrics-text");
 		return;
 	}
+	po.om = om;
 	/* Unless all goes well, no body: the server answers 503. */
 	r->ctype = om ? "application/openmetrics-text; "
 			"version=1.0.0; charset=utf-8"
@@ -810,7 +812,7 @@ static void serve_metrics(struct ibw_hreq *r, struct ibw_snapshot *s)
 		b = ibw_body_start(s->seq, ibw_cache_max(r->ctx->json));
 		if (!b)
 			return;
-		if (ibw_prom_render_snapshot_to(s, om, 65536, ibw_body_append,
+		if (ibw_prom_render_snapshot_to(s, &po, 65536, ibw_body_append,
 						b) < 0 ||
 		    ibw_body_end(b) < 0) {
 			ibw_body_unref(b);
@@ -822,7 +824,7 @@ static void serve_metrics(struct ibw_hreq *r, struct ibw_snapshot *s)
 	ibw_body_unref(b);
 	ibw_http_engine_stats(r, &st);
 	ibw_agentx_status_get(&ax);
-	live = ibw_prom_render_live(s, &st, &ax, ibw_realtime_us(), om, &llen);
+	live = ibw_prom_render_live(s, &st, &ax, ibw_realtime_us(), &po, &llen);
 	if (!sh || !live) {
 		ibw_share_free(sh);
 		free(live);

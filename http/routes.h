@@ -18,6 +18,7 @@
 #include "cache.h"
 #include "engine.h"
 #include "monitor.h"
+#include "prom.h"
 #include "stream.h"
 
 struct MHD_Connection;
@@ -43,6 +44,7 @@ struct ibw_routes_ctx {
 	struct ibw_engine *e;
 	struct ibw_cache *json; /* whole answers, per snapshot and query */
 	struct ibw_cache *metrics; /* the snapshot's part of /metrics */
+	struct ibw_prom_opts prom; /* how it is rendered, om aside */
 };
 
 /* One request, from its headers to its answer; the server allocates it. */

@@ -823,6 +823,8 @@ struct ibw_http *ibw_http_new(struct ibw_loop *loop, struct ibw_monitor *m,
 	/* One per format: Prometheus text and OpenMetrics. Not under the
 	 * budget: every scrape of a snapshot shares it. */
 	h->ctx.metrics = ibw_cache_new(2, SIZE_MAX);
+	h->ctx.prom = o->prom;
+	h->ctx.prom.process = 1;
 	if (!h->o.nlisten) {
 		h->o.listen[0] = "127.0.0.1:9776";
 		h->o.nlisten = 1;

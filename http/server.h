@@ -17,6 +17,7 @@
 
 #include "loop.h"
 #include "monitor.h"
+#include "prom.h"
 
 #define IBW_HTTP_MAX_LISTEN 4
 #define IBW_HTTP_DEFAULT_LISTEN "127.0.0.1:9776"
@@ -69,6 +70,8 @@ struct ibw_http_opts {
 	/* Nice value of the threads that serve, 0 to 19 (0: the loop's);
 	 * the higher, the more the probe loop goes first under load. */
 	unsigned nice;
+	/* How /metrics is rendered (om is chosen per request) */
+	struct ibw_prom_opts prom;
 };
 
 struct ibw_http;

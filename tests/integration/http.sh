@@ -49,6 +49,7 @@ for _ in $(seq 1 50); do
 	sleep 0.2
 done
 pq=$(at node0001 perfquery "$l7" 1)
+pg7=$(jq -r '.[0].guid' p7.json) # its port's GUID: /metrics' name of it
 same=1
 for f in SymbolErrorCounter LinkErrorRecoveryCounter LinkDownedCounter PortRcvErrors VL15Dropped PortXmitDiscards; do
 	[ "$(jq ".[0].counters.raw.$f" p7.json)" = "$(sed -n "s/^$f:\.*//p" <<<"$pq")" ] || same=0
@@ -212,12 +213,12 @@ done
 val=""
 for _ in $(seq 1 100); do
 	val=$(curl -s "http://127.0.0.1:$pp/api/v1/query" \
-		--data-urlencode "query=infiniband_hca_port_symbol_error_total{guid=\"$n7\",port=\"1\"}" |
+		--data-urlencode "query=infiniband_hca_port_symbol_error_total{guid=\"$pg7\",port=\"1\"}" |
 		jq -r '.data.result[0].value[1] // empty')
 	[ -n "$val" ] && break
 	sleep 0.2
 done
-check "Prometheus scrapes /metrics; PromQL gives SymbolErrorCounter $val (1234, then 1300)" [ "$val" = 1300 ]
+check "Prometheus scrapes /metrics; PromQL gives SymbolErrorCounter $val (1234, then 1300) of node0007's port, by its port GUID $pg7" [ "$val" = 1300 ]
 
 # Issue 19, acceptance 1: the exporter's recording rule gives one result
 # per active switch port (648 links, 324 of them to hosts: 972 switch

@@ -149,7 +149,7 @@ static void test_metrics_document(void **state)
 	st.received = 4990;
 	st.try_timeouts = 10;
 	st.retries = 8;
-	text = ibw_prom_render(s, &st, T0 + 2000000, &len);
+	text = ibw_prom_render(s, &st, T0 + 2000000, NULL, &len);
 	assert_non_null(text);
 	assert_int_equal(strlen(text), len);
 	golden("metrics.prom", text);
@@ -163,23 +163,24 @@ static void test_agentx_series(void **state)
 {
 	struct ibw_snapshot *s = ibw_test_snapshot();
 	struct ibw_agentx_status ax = { 0 };
+	struct ibw_prom_opts om = { .om = 1 };
 	size_t len;
 	char *text;
 
-	text = ibw_prom_render_live(s, NULL, NULL, T0, 0, &len);
+	text = ibw_prom_render_live(s, NULL, NULL, T0, NULL, &len);
 	assert_null(strstr(text, "ibwatch_agentx_"));
 	free(text);
 	ax.state = IBW_AGENTX_CONNECTED;
 	ax.attempts_total = 7;
 	ax.reconnects = 2;
-	text = ibw_prom_render_live(s, NULL, &ax, T0, 0, &len);
+	text = ibw_prom_render_live(s, NULL, &ax, T0, NULL, &len);
 	assert_non_null(strstr(text, "\nibwatch_agentx_connected 1\n"));
 	assert_non_null(
 		strstr(text, "\nibwatch_agentx_connect_attempts_total 7\n"));
 	assert_non_null(strstr(text, "\nibwatch_agentx_reconnects_total 2\n"));
 	free(text);
 	ax.state = IBW_AGENTX_WAITING;
-	text = ibw_prom_render_live(s, NULL, &ax, T0, 1, &len);
+	text = ibw_prom_render_live(s, NULL, &ax, T0, &om, &len);
 	assert_non_null(strstr(text, "\nibwatch_agentx_connected 0\n"));
 	assert_non_null(
 		strstr(text, "# TYPE ibwatch_agentx_reconnects counter\n"));
@@ -199,7 +200,7 @@ static void test_metrics_structure(void **state)
 	unsigned nseen = 0, i, helps = 0, types = 0;
 	size_t len;
 
-	text = ibw_prom_render(s, NULL, T0, &len);
+	text = ibw_prom_render(s, NULL, T0, NULL, &len);
 	/* the escaped name: quote and backslash */
 	assert_non_null(strstr(text, "switch=\"leaf \\\"A\\\" \\\\ 1\""));
 	/* exact 64-bit values */
@@ -258,7 +259,7 @@ static void test_promtool_finds_nothing(void **state)
 	struct ibw_snapshot *s = ibw_test_snapshot();
 	struct ibw_engine_stats st = { 0 };
 	size_t len;
-	char *text = ibw_prom_render(s, &st, T0, &len);
+	char *text = ibw_prom_render(s, &st, T0, NULL, &len);
 
 	promtool_clean(text, len);
 	free(text);
@@ -268,8 +269,9 @@ static void test_promtool_finds_nothing(void **state)
 static void test_openmetrics(void **state)
 {
 	struct ibw_snapshot *s = ibw_test_snapshot();
+	struct ibw_prom_opts om = { .om = 1 };
 	size_t len;
-	char *text = ibw_openmetrics_render(s, NULL, T0, &len);
+	char *text = ibw_prom_render(s, NULL, T0, &om, &len);
 
 	assert_non_null(text);
 	assert_true(len > 6 && !strcmp(text + len - 6, "# EOF\n"));
@@ -304,7 +306,7 @@ static void test_pma_redirect_rendered(void **state)
 	assert_non_null(strstr(t, "\"redirect_lid\": 9"));
 	assert_non_null(strstr(t, "\"guid\": \"0x0002c90300000010\""));
 	free(t);
-	t = ibw_prom_render(s, NULL, T0, &len);
+	t = ibw_prom_render(s, NULL, T0, NULL, &len);
 	assert_non_null(strstr(t, "\nibwatch_pma_redirect_info{guid="
 				  "\"0x0002c90300000010\","
 				  "lid=\"5\",redirect_lid=\"9\",redirect_qp="
@@ -515,7 +517,7 @@ static void test_metrics_body_in_pieces(void **state)
 	static const size_t takes[] = { 7, 65536 };
 	struct ibw_snapshot *s = ibw_test_snapshot();
 	size_t wn, k, t, n;
-	char *want = ibw_prom_render_snapshot(s, 0, &wn);
+	char *want = ibw_prom_render_snapshot(s, NULL, &wn);
 	char *got;
 
 	assert_non_null(want);
@@ -527,9 +529,10 @@ static void test_metrics_body_in_pieces(void **state)
 			long r;
 
 			assert_non_null(b);
-			assert_int_equal(ibw_prom_render_snapshot_to(
-						 s, 0, 100, ibw_body_append, b),
-					 0);
+			assert_int_equal(
+				ibw_prom_render_snapshot_to(s, NULL, 100,
+							    ibw_body_append, b),
+				0);
 			assert_int_equal(ibw_body_end(b), 0);
 			assert_int_equal(b->len, wn);
 			if (keeps[k]) {
@@ -945,12 +948,13 @@ static void test_exporter_series(void **state)
 	n->ports[1].pi.capmask |= IBW_CAP_EXT_SPEEDS;
 	n->ports[1].pi.speed_ext_active = 2;
 	assert_int_equal(ibw_snapshot_seal(s), 0);
-	text = ibw_prom_render(s, NULL, T0, &len);
+	text = ibw_prom_render(s, NULL, T0, NULL, &len);
+	/* an HCA's rows are named by the port's GUID, as the exporter's */
 	assert_non_null(strstr(text, "\ninfiniband_hca_rate_bytes_per_second{"
-				     "guid=\"0x0002c90300000010\"} "
+				     "guid=\"0x0002c90300000020\"} "
 				     "12500000000\n"));
 	assert_non_null(strstr(text, "\ninfiniband_hca_raw_rate_bytes_per_"
-				     "second{guid=\"0x0002c90300000010\"} "
+				     "second{guid=\"0x0002c90300000020\"} "
 				     "12890625000\n"));
 
 	snprintf(path, sizeof(path), "%s/infiniband_exporter_series.txt",
@@ -1113,7 +1117,7 @@ static void test_json_links(void **state)
 	json_decref(j);
 
 	/* the same in /metrics, promtool-clean */
-	text = ibw_prom_render(s, &st, T0, &len);
+	text = ibw_prom_render(s, &st, T0, NULL, &len);
 	assert_non_null(strstr(text, "\nibwatch_link_health{guid="
 				     "\"0x0002c90300000001\","
 				     "port=\"2\",remote_guid="
@@ -1419,6 +1423,278 @@ static void test_rich_documents(void **state)
 	ibw_snapshot_unref(s);
 }
 
+/* @text has a line that starts with @prefix and holds @sub. */
+static int has_line_with(const char *text, const char *prefix, const char *sub)
+{
+	const char *p = text, *e;
+	size_t n = strlen(prefix), k = strlen(sub);
+
+	for (; p && *p; p = e ? e + 1 : NULL) {
+		const char *q;
+
+		e = strchr(p, '\n');
+		if (strncmp(p, prefix, n))
+			continue;
+		for (q = p; q + k <= (e ? e : p + strlen(p)); q++)
+			if (!strncmp(q, sub, k))
+				return 1;
+	}
+	return 0;
+}
+
+/* @text has a line that starts with @prefix. */
+static int has_line(const char *text, const char *prefix)
+{
+	const char *p = text;
+	size_t n = strlen(prefix);
+
+	while (p && *p) {
+		if (!strncmp(p, prefix, n))
+			return 1;
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return 0;
+}
+
+static char *render_with(const struct ibw_snapshot *s,
+			 const struct ibw_prom_opts *o)
+{
+	size_t len;
+	char *text = ibw_prom_render_snapshot(s, o, &len);
+
+	assert_non_null(text);
+	return text;
+}
+
+/*
+ * The rows infiniband_exporter gives: HCA rows by port GUID, only
+ * connected switch ports (all with metrics-all-ports), counters absent
+ * where the last sweep could not read them (collect_timeout or
+ * collect_error saying why) or the node is gone, or where this run has
+ * read nothing yet; each counter sample at the time of its reading (none
+ * without timestamps or in --textfile's file); --textfile's collector
+ * names and last_execution; the rcv-err collectors.
+ */
+static void test_exporter_rows(void **state)
+{
+	struct ibw_snapshot *s = ibw_test_snapshot();
+	struct ibw_prom_opts o = { .timestamps = 1 };
+	struct ibw_fnode *n;
+	char want[256], *text;
+
+	text = render_with(s, &o);
+	assert_false(strstr(text, "hca=\"node0001 HCA-1\",lid=\"2\"") &&
+		     strstr(text,
+			    "infiniband_hca_info{guid=\"0x0002c90300000010\""));
+	assert_true(has_line(text,
+			     "infiniband_hca_info{guid=\"0x0002c90300000020\","
+			     "hca=\"node0001 HCA-1\",lid=\"2\"} 1"));
+	assert_false(has_line(text, "infiniband_hca_port_symbol_error_total{"
+				    "guid=\"0x0002c90300000010\""));
+	assert_true(has_line(text,
+			     "infiniband_hca_port_symbol_error_total{"
+			     "guid=\"0x0002c90300000020\",port=\"1\"} 300 "));
+	snprintf(want, sizeof(want),
+		 "infiniband_switch_port_symbol_error_total{guid=\""
+		 "0x0002c90300000001\",port=\"1\"} 0 %llu\n",
+		 (unsigned long long)((T0 - 200) / 1000));
+	assert_non_null(strstr(text, want));
+	/* switch port 3: unconnected, and its read failed */
+	assert_false(has_line(text, "infiniband_switch_port_symbol_error_total{"
+				    "guid=\"0x0002c90300000001\",port=\"3\"}"));
+	assert_true(has_line(text,
+			     "infiniband_switch_collect_error{collector="
+			     "\"switch\",guid=\"0x0002c90300000001\"} 1"));
+	assert_true(has_line(text,
+			     "infiniband_switch_collect_timeout{collector="
+			     "\"switch\",guid=\"0x0002c90300000001\"} 0"));
+	assert_false(has_line(text, "infiniband_exporter_last_execution"));
+	assert_false(strstr(text, "-rcv-err"));
+	free(text);
+
+	/* port 3 read: still no row, unless every port is asked for */
+	s->ports[2].stale = 0;
+	text = render_with(s, &o);
+	assert_false(
+		strstr(text, "_total{guid=\"0x0002c90300000001\",port=\"3\"}"));
+	free(text);
+	o.all_ports = 1;
+	text = render_with(s, &o);
+	assert_true(has_line(text,
+			     "infiniband_switch_port_symbol_error_total{"
+			     "guid=\"0x0002c90300000001\",port=\"3\"} 200 "));
+	/* ... but a port has no rate or uplink without a cable */
+	assert_false(strstr(
+		text,
+		"rate_bytes_per_second{guid=\"0x0002c90300000001\",port=\"3\"}"));
+	free(text);
+	o.all_ports = 0;
+
+	/* port 1 unanswered: no samples, a timeout, counted */
+	s->ports[0].stale = 1;
+	s->ports[0].fail = IBW_CTR_FAIL_TIMEOUT;
+	text = render_with(s, &o);
+	assert_false(
+		strstr(text, "_total{guid=\"0x0002c90300000001\",port=\"1\"}"));
+	assert_true(has_line(text,
+			     "infiniband_switch_collect_timeout{collector="
+			     "\"switch\",guid=\"0x0002c90300000001\"} 1"));
+	assert_true(has_line(text,
+			     "infiniband_switch_collect_error{collector="
+			     "\"switch\",guid=\"0x0002c90300000001\"} 0"));
+	assert_true(has_line(text, "infiniband_exporter_collect_timeouts{"
+				   "collector=\"switch\"} 1"));
+	/* the rates and the uplink stay: discovery still sees the port */
+	assert_true(has_line(text,
+			     "infiniband_switch_port_rate_bytes_per_second{"
+			     "guid=\"0x0002c90300000001\",port=\"1\"}"));
+	free(text);
+	s->ports[0].stale = 0;
+	s->ports[0].fail = 0;
+
+	/* a reading from before this run (the state file's): none yet */
+	s->ports[3].updated_us = s->started_us - 1;
+	text = render_with(s, &o);
+	assert_false(strstr(text, "_total{guid=\"0x0002c90300000020\""));
+	assert_false(has_line(text, "infiniband_hca_collect_error{collector="
+				    "\"hca\",guid=\"0x0002c90300000020\"}"));
+	assert_true(has_line(
+		text, "infiniband_hca_info{guid=\"0x0002c90300000020\""));
+	free(text);
+	s->ports[3].updated_us = T0 - 200;
+
+	/* OpenMetrics: the time in seconds */
+	o.om = 1;
+	text = render_with(s, &o);
+	snprintf(want, sizeof(want),
+		 "infiniband_switch_port_symbol_error_total{guid=\""
+		 "0x0002c90300000001\",port=\"1\"} 0 %llu.%03llu\n",
+		 (unsigned long long)((T0 - 200) / 1000000),
+		 (unsigned long long)((T0 - 200) / 1000 % 1000));
+	assert_non_null(strstr(text, want));
+	free(text);
+	o.om = 0;
+	o.timestamps = 0;
+	text = render_with(s, &o);
+	assert_non_null(strstr(text, "infiniband_switch_port_symbol_error_"
+				     "total{guid=\"0x0002c90300000001\","
+				     "port=\"1\"} 0\n"));
+	free(text);
+	o.timestamps = 1;
+
+	/* --textfile: the exporter's run-once names, no timestamps */
+	o.runonce = 1;
+	o.rcv_err = 1;
+	text = render_with(s, &o);
+	assert_non_null(strstr(text, "infiniband_switch_port_symbol_error_"
+				     "total{guid=\"0x0002c90300000001\","
+				     "port=\"1\"} 0\n"));
+	snprintf(want, sizeof(want),
+		 "infiniband_exporter_last_execution{collector=\"switch-"
+		 "runonce\"} %llu\n",
+		 (unsigned long long)((T0 - 70) / 1000000));
+	assert_non_null(strstr(text, want));
+	assert_true(has_line(text,
+			     "infiniband_exporter_last_execution{collector="
+			     "\"ibnetdiscover-runonce\"} "));
+	assert_true(has_line(text,
+			     "infiniband_exporter_last_execution{collector="
+			     "\"hca-runonce\"} "));
+	assert_true(has_line(text, "infiniband_switch_collect_error{collector="
+				   "\"switch-runonce-rcv-err\",guid=\""
+				   "0x0002c90300000001\"} 0"));
+	assert_true(has_line(text, "infiniband_hca_collect_duration_seconds{"
+				   "collector=\"hca-runonce-rcv-err\",guid=\""
+				   "0x0002c90300000021\"} "));
+	assert_true(has_line(text, "infiniband_exporter_collector_duration_"
+				   "seconds{collector=\"switch-runonce\"} "
+				   "0.00038\n"));
+	free(text);
+	o.runonce = o.rcv_err = 0;
+
+	/* node0002 gone: nothing of it, nor of the switch port to it */
+	n = (struct ibw_fnode *)ibw_fabric_find(s->fabric,
+						0x0002c90300000011ull);
+	assert_non_null(n);
+	n->gone = 1;
+	assert_int_equal(ibw_snapshot_seal(s), 0);
+	text = render_with(s, &o);
+	assert_false(has_line_with(text, "infiniband_", "0x0002c90300000021"));
+	assert_false(has_line_with(text, "infiniband_",
+				   "guid=\"0x0002c90300000001\",port=\"2\"}"));
+	assert_false(has_line_with(text, "infiniband_", "port=\"2\",switch="));
+	assert_true(has_line(
+		text, "infiniband_hca_info{guid=\"0x0002c90300000020\""));
+	free(text);
+	ibw_snapshot_unref(s);
+}
+
+/* A dual-port HCA: a row of each kind per port, by its own GUID and
+ * LID. */
+static void test_exporter_dual_port(void **state)
+{
+	struct ibw_snapshot *s = ibw_test_snapshot();
+	struct ibw_fabric *f = (struct ibw_fabric *)s->fabric;
+	struct ibw_fnode *n =
+		(struct ibw_fnode *)ibw_fabric_find(f, 0x0002c90300000010ull);
+	struct ibw_port_ctrs *pc;
+	char *text;
+
+	/* its port 2 on the switch's port 3, LID 9, GUID ...30 */
+	assert_non_null(n);
+	n->ports = realloc(n->ports, 3 * sizeof(*n->ports));
+	n->ports[2] = n->ports[1];
+	n->nports = 3;
+	n->ni.num_ports = 2;
+	n->ports[2].num = 2;
+	n->ports[2].guid = 0x0002c90300000030ull;
+	n->ports[2].pi.lid = 9;
+	n->ports[2].remote_port = 3;
+	n = (struct ibw_fnode *)ibw_fabric_find(f, 0x0002c90300000001ull);
+	n->ports[3].pi.state = 4;
+	n->ports[3].pi.phys_state = 5;
+	n->ports[3].remote_guid = 0x0002c90300000010ull;
+	n->ports[3].remote_port = 2;
+	s->ports = realloc(s->ports, 6 * sizeof(*s->ports));
+	memmove(&s->ports[5], &s->ports[4], sizeof(*s->ports));
+	s->ports[4] = s->ports[3];
+	pc = &s->ports[4];
+	pc->port = 2;
+	pc->v[IBW_CTR_XMIT_DATA].total = 4242;
+	s->nports = 6;
+	assert_int_equal(ibw_snapshot_seal(s), 0);
+	text = render_with(s, NULL);
+	assert_true(has_line(text,
+			     "infiniband_hca_info{guid=\"0x0002c90300000020\","
+			     "hca=\"node0001 HCA-1\",lid=\"2\"} 1"));
+	assert_true(has_line(text,
+			     "infiniband_hca_info{guid=\"0x0002c90300000030\","
+			     "hca=\"node0001 HCA-1\",lid=\"9\"} 1"));
+	assert_true(has_line(text, "infiniband_hca_port_transmit_data_bytes_"
+				   "total{guid=\"0x0002c90300000030\",port="
+				   "\"2\"} 4242\n"));
+	assert_true(has_line(text, "infiniband_hca_rate_bytes_per_second{guid="
+				   "\"0x0002c90300000030\"} "));
+	assert_true(has_line(text,
+			     "infiniband_hca_uplink_info{guid=\""
+			     "0x0002c90300000030\",hca=\"node0001 HCA-1\","
+			     "port=\"2\",uplink=\"leaf \\\"A\\\" \\\\ 1\","
+			     "uplink_guid=\"0x0002c90300000001\","
+			     "uplink_lid=\"1\",uplink_port=\"3\","
+			     "uplink_type=\"SW\"} 1"));
+	assert_true(has_line(text, "infiniband_switch_uplink_info{guid=\""
+				   "0x0002c90300000001\",port=\"3\","));
+	assert_non_null(strstr(text, "uplink_guid=\"0x0002c90300000030\","
+				     "uplink_lid=\"9\",uplink_port=\"2\","
+				     "uplink_type=\"CA\"} 1"));
+	assert_true(has_line(text, "infiniband_hca_collect_timeout{collector="
+				   "\"hca\",guid=\"0x0002c90300000030\"} 0"));
+	free(text);
+	ibw_snapshot_unref(s);
+}
+
 int main(void)
 {
 	/* Fixed, so the fixtures do not change with every commit. */
@@ -1438,6 +1714,8 @@ int main(void)
 		cmocka_unit_test(test_writer_many_keys),
 		cmocka_unit_test(test_pma_redirect_rendered),
 		cmocka_unit_test(test_exporter_series),
+		cmocka_unit_test(test_exporter_rows),
+		cmocka_unit_test(test_exporter_dual_port),
 		cmocka_unit_test(test_agentx_series),
 		cmocka_unit_test(test_json_links),
 		cmocka_unit_test(test_rich_documents),
