@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -88,6 +89,61 @@ static void notify(const char *state)
 	if (rc < 0)
 		log_warn("main", "cannot notify the service manager (%s): %s",
 			 state, strerror(-rc));
+}
+
+/*
+ * --textfile: /metrics as infiniband_exporter --exporter.runonce writes
+ * it, for node_exporter's textfile collector, which reads FILE whole at
+ * any moment: written to a temporary name beside it (one the collector
+ * skips: not ending in .prom), flushed to disk, then renamed over it.
+ */
+static int write_textfile(struct daemon *d, const char *path)
+{
+	struct ibw_snapshot *snap = ibw_monitor_snapshot(d->mon);
+	struct ibw_prom_opts po = d->o.http.prom;
+	char tmp[4096];
+	char *text = NULL;
+	size_t len = 0, off = 0;
+	int fd, rc = 0;
+
+	po.om = 0;
+	po.process = 0;
+	po.runonce = 1;
+	po.rcv_err = d->o.mon.counters.details;
+	if (snap)
+		text = ibw_prom_render_snapshot(snap, &po, &len);
+	if (snap)
+		ibw_snapshot_unref(snap);
+	if (!text)
+		return -ENOMEM;
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp)) {
+		free(text);
+		return -ENAMETOOLONG;
+	}
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		rc = -errno;
+		free(text);
+		return rc;
+	}
+	while (off < len && !rc) {
+		ssize_t w = write(fd, text + off, len - off);
+
+		if (w < 0 && errno != EINTR)
+			rc = -errno;
+		else if (w > 0)
+			off += (size_t)w;
+	}
+	free(text);
+	if (!rc && (fchmod(fd, 0644) != 0 || fsync(fd) != 0))
+		rc = -errno;
+	if (close(fd) != 0 && !rc)
+		rc = -errno;
+	if (!rc && rename(tmp, path) != 0)
+		rc = -errno;
+	if (rc)
+		unlink(tmp);
+	return rc;
 }
 
 /* --links: /api/v1/links's document alone. */
@@ -793,12 +849,22 @@ int main(int argc, char **argv)
 	if (d.o.once) {
 		uint64_t t0 = ibw_now_us(), c0 = thread_cpu_us();
 
-		rc = (d.o.once & 2) && d.mon ? links_json(&d, stdout)
-					     : once_json(&d, stdout);
-		if (rc < 0 || putchar('\n') == EOF || fflush(stdout)) {
-			log_err("main", "--once: cannot write the document: %s",
-				strerror(rc < 0 ? -rc : errno));
-			status = 1;
+		if (d.o.textfile && d.mon) {
+			rc = write_textfile(&d, d.o.textfile);
+			if (rc < 0) {
+				say_err("cannot write %s: %s\n", d.o.textfile,
+					strerror(-rc));
+				status = 1;
+			}
+		} else {
+			rc = (d.o.once & 2) && d.mon ? links_json(&d, stdout)
+						     : once_json(&d, stdout);
+			if (rc < 0 || putchar('\n') == EOF || fflush(stdout)) {
+				log_err("main",
+					"--once: cannot write the document: %s",
+					strerror(rc < 0 ? -rc : errno));
+				status = 1;
+			}
 		}
 		log_debug("main",
 			  "--once: document written in %.3f s (%.3f s CPU)",

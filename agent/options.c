@@ -186,6 +186,11 @@ static const struct opt table[] = {
 	/* --once printing the link view alone (bit 2 of once) */
 	{ OPT("links", T_FLAG, IBW_OPT_CLI), NUM(once), .bits = 3,
 	  .help = "run one cycle, print the link view as JSON, exit" },
+	{ OPT("textfile", T_STRING, IBW_OPT_CLI), STR(textfile),
+	  .nonempty = "file name", .arg = "FILE",
+	  .help = "run one cycle, write the Prometheus metrics to FILE "
+		  "(atomically, for node_exporter's textfile collector), "
+		  "exit" },
 	{ OPT("discovery-interval", T_UINT, IBW_OPT_SIGHUP),
 	  NUM(mon.discovery_interval_us), .min = 1, .max = 86400,
 	  .scale = US_PER_S, .def = IBW_DISCOVERY_INTERVAL_US / US_PER_S,
@@ -990,6 +995,12 @@ int ibw_opts_load(int argc, char **argv, struct opts *o, char *errs,
 		opt_err("unexpected argument '%s'\n", argv[optind]);
 		return -1;
 	}
+	if (o->textfile && (o->once & 2)) {
+		opt_err("--textfile and --links do not go together\n");
+		return -1;
+	}
+	if (o->textfile)
+		o->once |= 1;
 	if (o->no_probes && o->once) {
 		opt_err("--once needs the probes; drop "
 			"--no-probes\n");

@@ -45,6 +45,7 @@ struct opts {
 	int port;
 	const char *mkey_file; /* the M_Key for SMPs is in this file */
 	int once; /* 1 --once; 3 --links: the same, printing the links */
+	const char *textfile; /* --once writing /metrics to this file */
 	int responder;
 	int no_probes;
 	const char *ping; /* on-demand: this target */
