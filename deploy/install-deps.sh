@@ -11,7 +11,8 @@ libibumad-dev libibmad-dev
 libsnmp-dev libmicrohttpd-dev libjansson-dev libcmocka-dev zlib1g-dev
 ibsim-utils libumad2sim0 opensm infiniband-diags
 snmpd snmp snmptrapd curl jq python3 bc
-prometheus monitoring-plugins-basic monitoring-plugins-standard openssl wrk
+prometheus prometheus-node-exporter monitoring-plugins-basic
+monitoring-plugins-standard openssl wrk
 smitools libinih-dev systemd groff-base
 git dpkg-dev debhelper lintian rpm
 "
