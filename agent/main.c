@@ -110,10 +110,10 @@ static int write_textfile(struct daemon *d, const char *path)
 	po.process = 0;
 	po.runonce = 1;
 	po.rcv_err = d->o.mon.counters.details;
-	if (snap)
+	if (snap) {
 		text = ibw_prom_render_snapshot(snap, &po, &len);
-	if (snap)
 		ibw_snapshot_unref(snap);
+	}
 	if (!text)
 		return -ENOMEM;
 	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp)) {

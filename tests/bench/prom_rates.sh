@@ -33,27 +33,18 @@ if [ -z "${IBW_SIM_DIR:-}" ]; then
 fi
 . "$top/tests/lib/tap.sh"
 . "$top/tests/lib/rates.sh"
+. "$top/tests/lib/peer.sh"
 trap stop_started EXIT
 
 rates_drive $((warm + span + 60)) 'spine01[1]=4e9' 'spine02[2]=2e9' 'leaf02[9]=1e9'
 start_agent node0001 --no-state-file --no-snmp --no-ping "$@" ||
 	{ echo "prom_rates.sh: the agent does not start" >&2; exit 1; }
 targets=("ibwatchd:127.0.0.1:$P")
-exporter=${IBW_EXPORTER:-$top/../shared/peers/infiniband_exporter/infiniband_exporter}
-if [ -x "$exporter" ]; then
-	for tool in ibnetdiscover perfquery; do
-		printf '#!/bin/sh\nSIM_HOST=node0001 LD_PRELOAD="$IBW_SIM_PRELOAD" exec /usr/sbin/%s "$@"\n' \
-			"$tool" >"sim-$tool"
-		chmod +x "sim-$tool"
-	done
-	X=$(free_port)
-	"$exporter" --collector.switch --collector.hca \
-		--ibnetdiscover.path="$PWD/sim-ibnetdiscover" --perfquery.path="$PWD/sim-perfquery" \
-		--web.listen-address="127.0.0.1:$X" >exporter.log 2>&1 &
-	pids+=($!)
+if [ -x "$peer_exporter" ]; then
+	start_peer_exporter --collector.switch --collector.hca
 	targets+=("infiniband_exporter:127.0.0.1:$X")
 else
-	echo "# no infiniband_exporter at $exporter: ibwatchd alone"
+	echo "# no infiniband_exporter at $peer_exporter: ibwatchd alone"
 fi
 rates_rules rules.yml 5m
 declare -A at_port

@@ -18,11 +18,11 @@
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/tap.sh"
+. "$here/lib/peer.sh"
 : "${IBWATCHD:?}"
 
-exporter=${IBW_EXPORTER:-$here/../../shared/peers/infiniband_exporter/infiniband_exporter}
-if [ ! -x "$exporter" ]; then
-	echo "# SKIP: no infiniband_exporter at $exporter (../shared/peers is absent; IBW_EXPORTER names another)"
+if [ ! -x "$peer_exporter" ]; then
+	echo "# SKIP: no infiniband_exporter at $peer_exporter (../shared/peers is absent; IBW_EXPORTER names another)"
 	exit 77
 fi
 if [ -z "${IBW_SIM_DIR:-}" ]; then
@@ -32,19 +32,9 @@ fi
 trap stop_started EXIT
 api_md=$here/../docs/api.md
 
-# The exporter runs ibnetdiscover and perfquery: wrappers put them on the
-# simulated fabric, at node0001 like ibwatchd.
-for tool in ibnetdiscover perfquery; do
-	printf '#!/bin/sh\nSIM_HOST=node0001 LD_PRELOAD="$IBW_SIM_PRELOAD" exec /usr/sbin/%s "$@"\n' \
-		"$tool" >"sim-$tool"
-	chmod +x "sim-$tool"
-done
-X=$(free_port)
-"$exporter" --collector.switch --collector.hca \
-	--collector.switch.rcv-err-details --collector.hca.rcv-err-details \
-	--ibnetdiscover.path="$PWD/sim-ibnetdiscover" --perfquery.path="$PWD/sim-perfquery" \
-	--web.listen-address="127.0.0.1:$X" >exporter.log 2>&1 &
-pids+=($!)
+# The exporter runs ibnetdiscover and perfquery at node0001, like ibwatchd.
+start_peer_exporter --collector.switch --collector.hca \
+	--collector.switch.rcv-err-details --collector.hca.rcv-err-details
 # With the reading times on its samples, to hold them between the
 # exporter's two scrapes.
 start_agent node0001 --no-state-file --no-snmp --no-ping --detail-counters \
