@@ -175,6 +175,10 @@ struct node_cap {
 };
 
 #define IBW_PSC_TRIES 3
+/* PortSamplesControl requests unanswered in a row, by any PMA, after
+ * which a sweep asks no more PMA for it: a fabric whose PMAs do not
+ * serve it (ibsim's) would otherwise send one a node to time out. */
+#define IBW_PSC_SILENT 16
 
 enum {
 	PSC_UNASKED, /* not yet, or the last try timed out */
@@ -233,6 +237,10 @@ struct ibw_counters {
 	 * that discovery; with the signs as of its start). */
 	int flux, settled, closing;
 	uint64_t signs, closing_signs;
+	/* PortSamplesControl timeouts in a row (any PMA), and whether this
+	 * sweep stopped asking for it */
+	unsigned psc_streak;
+	int psc_quiet;
 	struct ibw_counters_verify vs; /* lids_in_flux unused here */
 	ibw_counters_cb cb;
 	void *arg;
@@ -514,9 +522,9 @@ static void pma_dest(struct ibw_counters *c, uint64_t guid, uint16_t lid,
 /* One PerfMgt MAD of the sweep to the PMA of node @guid at @lid (or
  * where it redirected us), with @payload (IB_PC_DATA_SZ bytes) or none;
  * counted as pending once it is submitted. Negative errno when not. */
-static int pma_submit(struct ibw_counters *c, uint64_t guid, uint16_t lid,
-		      uint8_t method, uint16_t attr, uint8_t *payload,
-		      ibw_mad_cb cb, void *arg)
+static int pma_submit_tries(struct ibw_counters *c, uint64_t guid, uint16_t lid,
+			    uint8_t method, uint16_t attr, uint8_t *payload,
+			    int retries, ibw_mad_cb cb, void *arg)
 {
 	struct ibw_mad_req r;
 	int rc;
@@ -529,7 +537,7 @@ static int pma_submit(struct ibw_counters *c, uint64_t guid, uint16_t lid,
 	r.data = payload;
 	r.data_len = payload ? IB_PC_DATA_SZ : 0;
 	r.timeout_ms = c->o.timeout_ms;
-	r.retries = c->o.retries;
+	r.retries = retries;
 	r.cb = cb;
 	r.arg = arg;
 	rc = ibw_engine_submit(c->e, &r);
@@ -538,6 +546,15 @@ static int pma_submit(struct ibw_counters *c, uint64_t guid, uint16_t lid,
 	c->pending++;
 	c->cur.mads++;
 	return 0;
+}
+
+/* ... with the sweep's retries */
+static int pma_submit(struct ibw_counters *c, uint64_t guid, uint16_t lid,
+		      uint8_t method, uint16_t attr, uint8_t *payload,
+		      ibw_mad_cb cb, void *arg)
+{
+	return pma_submit_tries(c, guid, lid, method, attr, payload,
+				c->o.retries, cb, arg);
 }
 
 static void cap_no_details(struct ibw_counters *c, uint64_t guid)
@@ -1245,6 +1262,10 @@ static void psc_answer(const struct ibw_mad_done *d, void *arg)
 	/* An answer after its sweep still tells the tick. */
 	if (nc && nc->psc == PSC_ASKING) {
 		nc->psc = PSC_UNASKED;
+		c->psc_streak = d->result == IBW_MAD_TIMEOUT ? c->psc_streak + 1
+							     : 0;
+		if (c->psc_streak >= IBW_PSC_SILENT)
+			c->psc_quiet = 1;
 		if (d->result == IBW_MAD_OK && d->mad &&
 		    d->len >= IBW_MAD_SIZE) {
 			nc->tick = (uint8_t)ibw_mad_get(
@@ -1256,13 +1277,15 @@ static void psc_answer(const struct ibw_mad_done *d, void *arg)
 			nc->psc = PSC_NONE;
 		}
 	}
-	/* Neither the sweep's timeouts nor its errors: its counters are
-	 * read either way, and a PMA without PortSamplesControl is no
-	 * fault of the fabric's. */
+	/* A timeout is the sweep's, as every one of its MADs' is; an
+	 * error status is no error of the fabric's (a PMA without
+	 * PortSamplesControl): the counters are read either way. */
 	if (!settle(c, op->sweep, d)) {
 		free(op);
 		return;
 	}
+	if (d->result == IBW_MAD_TIMEOUT)
+		c->cur.timeouts++;
 	free(op);
 	sweep_done_if_idle(c);
 }
@@ -1272,9 +1295,12 @@ static void psc_answer(const struct ibw_mad_done *d, void *arg)
  * PortXmitWait counts in (docs/links.md). It is a property of the PMA,
  * not of a port or a sweep: asked once, where ClassPortInfo says the PMA
  * counts PortXmitWait. A status error stops the asking, and so do
- * IBW_PSC_TRIES requests (one a sweep, each with the engine's retries)
- * left unanswered, which is what ibsim does (it has no handler for the
- * attribute and drops it).
+ * IBW_PSC_TRIES requests (one a sweep, of one try) left unanswered,
+ * which is what ibsim does (it has no handler for the attribute and
+ * drops it). Sent after the node's port reads, with no retries: a PMA
+ * that does not answer it holds no read of the sweep back; and once
+ * IBW_PSC_SILENT in a row went unanswered, the sweep asks no more (the
+ * next asks again).
  */
 static void ask_tick(struct ibw_counters *c, const struct job *j)
 {
@@ -1282,7 +1308,8 @@ static void ask_tick(struct ibw_counters *c, const struct job *j)
 	uint8_t payload[IB_PC_DATA_SZ];
 	struct psc_op *op;
 
-	if (!nc || nc->psc != PSC_UNASKED || !(nc->capmask & PM_CAP_XMIT_WAIT))
+	if (!nc || nc->psc != PSC_UNASKED ||
+	    !(nc->capmask & PM_CAP_XMIT_WAIT) || c->psc_quiet)
 		return;
 	/*
 	 * Not where an SM listens: ibsim, which has no PortSamplesControl,
@@ -1306,9 +1333,9 @@ static void ask_tick(struct ibw_counters *c, const struct job *j)
 	mad_set_field(payload, 0, IB_PSC_PORT_SELECT_F,
 		      j->nports ? j->port_list[0] : 1);
 	/* not the fabric's error either: Tick stays unknown this sweep */
-	if (pma_submit(c, j->guid, j->lid, IBW_METHOD_GET,
-		       IBW_ATTR_PORT_SAMPLES_CONTROL, payload, psc_answer,
-		       op) < 0) {
+	if (pma_submit_tries(c, j->guid, j->lid, IBW_METHOD_GET,
+			     IBW_ATTR_PORT_SAMPLES_CONTROL, payload, 0,
+			     psc_answer, op) < 0) {
 		free(op);
 		return;
 	}
@@ -1340,12 +1367,12 @@ static void run_job_ports(struct ibw_counters *c, struct job *j)
 	int vl = (mask & PM_CAP_XMIT_WAIT) && !(nc && nc->no_vl);
 	unsigned i;
 
-	ask_tick(c, j);
 	/* every port counted before any is sent: the job's NodeInfo waits
 	 * for the last of them (job_port_done) */
 	j->open = j->nports;
 	for (i = 0; i < j->nports; i++)
 		query_port(c, j, j->port_list[i], ext, details, vl);
+	ask_tick(c, j);
 }
 
 struct cpi_op {
@@ -1768,6 +1795,8 @@ int ibw_counters_sweep(struct ibw_counters *c, const struct ibw_fabric *f,
 			add_ca_jobs(c, n);
 	}
 	c->sweep_id++;
+	c->psc_streak = 0;
+	c->psc_quiet = 0;
 	/* Only a sweep of the fabric of a settled discovery can end the
 	 * LIDs' flux: one started before it read at the old LIDs. */
 	c->closing = c->flux && c->settled;

@@ -42,7 +42,14 @@ struct req {
 	enum ibw_mad_result result;
 	int status;
 	struct req *prev, *next; /* in flight (by deadline) or a queue */
+	/* A try in flight is in the window (TRY_FRESH, on the fresh list
+	 * in the order sent) until it has waited wait_after(): then it is
+	 * a wait (TRY_WAIT), out of the window. */
+	uint8_t try_state;
+	struct req *fprev, *fnext;
 };
+
+enum { TRY_NONE, TRY_FRESH, TRY_WAIT };
 
 struct dest_q {
 	uint64_t key;
@@ -72,6 +79,15 @@ struct ibw_engine {
 
 	struct req *fl_head, *fl_tail; /* in flight, by deadline */
 	struct ibw_timer *deadline_timer;
+	/* The window: tries in flight that have not waited long yet, the
+	 * oldest first; the ones that have are waits, bounded only by
+	 * max_outstanding (fresh and waits together). rtt_avg_us: of the
+	 * answered tries, what "long" is measured against. */
+	unsigned fresh;
+	struct req *fresh_head, *fresh_tail;
+	unsigned max_outstanding;
+	uint64_t rtt_avg_us;
+	struct ibw_timer *age_timer;
 
 	struct dest_q *buckets[DEST_BUCKETS];
 	struct dest_q *run_head, *run_tail;
@@ -323,6 +339,78 @@ static void arm_deadline(struct ibw_engine *e)
 		ibw_timer_arm_at(e->deadline_timer, e->fl_head->deadline);
 }
 
+/*
+ * How long a try counts against the window. An answer comes in about
+ * the round trip the answered ones took (tens of microseconds to a few
+ * milliseconds); a try still unanswered after several of those most
+ * likely waits for its timeout (a destination that went silent, a kind
+ * of request nobody answers), and holding the window meanwhile would let
+ * a few silent destinations starve every other request. So it becomes a
+ * wait: it keeps its place at its destination and in its class's kernel
+ * flow control, but not in the window.
+ */
+static uint64_t wait_after(const struct ibw_engine *e)
+{
+	uint64_t us = 4 * e->rtt_avg_us + 1000;
+	uint64_t most = (uint64_t)e->cfg.timeout_ms * 500u;
+
+	if (us < e->cfg.wait_after_min_us)
+		us = e->cfg.wait_after_min_us;
+	return us < most ? us : most;
+}
+
+static void fresh_add(struct ibw_engine *e, struct req *r)
+{
+	r->try_state = TRY_FRESH;
+	r->fnext = NULL;
+	r->fprev = e->fresh_tail;
+	if (e->fresh_tail)
+		e->fresh_tail->fnext = r;
+	else
+		e->fresh_head = r;
+	e->fresh_tail = r;
+	e->fresh++;
+}
+
+static void fresh_del(struct ibw_engine *e, struct req *r)
+{
+	if (r->fprev)
+		r->fprev->fnext = r->fnext;
+	else
+		e->fresh_head = r->fnext;
+	if (r->fnext)
+		r->fnext->fprev = r->fprev;
+	else
+		e->fresh_tail = r->fprev;
+	r->fprev = r->fnext = NULL;
+	e->fresh--;
+}
+
+/* @r's try ends (answered, timed out, sent again, given up). */
+static void try_end(struct ibw_engine *e, struct req *r)
+{
+	if (r->try_state == TRY_FRESH)
+		fresh_del(e, r);
+	else if (r->try_state == TRY_WAIT)
+		e->st.waiting--;
+	r->try_state = TRY_NONE;
+}
+
+/* Tries that have waited long enough leave the window. */
+static void age(struct ibw_engine *e, uint64_t now)
+{
+	uint64_t wa = wait_after(e);
+	struct req *r;
+
+	while ((r = e->fresh_head) && now - r->sent_at >= wa) {
+		fresh_del(e, r);
+		r->try_state = TRY_WAIT;
+		e->st.waits++;
+		if (++e->st.waiting > e->st.waiting_hwm)
+			e->st.waiting_hwm = e->st.waiting;
+	}
+}
+
 static uint32_t tid_alloc(struct ibw_engine *e)
 {
 	/* In-flight tries are far fewer than slots, so this ends quickly;
@@ -364,6 +452,7 @@ static void leave_flight(struct ibw_engine *e, struct req *r,
 		s->req = NULL;
 	}
 	fl_remove(e, r);
+	try_end(e, r);
 	e->st.inflight--;
 	e->grp_inflight[g]--;
 	r->dq->inflight--;
@@ -457,6 +546,7 @@ static int send_try(struct ibw_engine *e, struct req *r, uint64_t now)
 	s->state = SLOT_INFLIGHT;
 	s->req = r;
 	fl_insert(e, r);
+	fresh_add(e, r);
 	return 0;
 }
 
@@ -469,7 +559,9 @@ static void pump(struct ibw_engine *e)
 		return;
 	e->pumping = 1;
 	now = ibw_now_us();
-	while (e->st.inflight < e->cfg.max_inflight && (q = run_pop(e))) {
+	age(e, now);
+	while (e->fresh < e->cfg.max_inflight &&
+	       e->st.inflight < e->max_outstanding && (q = run_pop(e))) {
 		struct req *r = q->head;
 		unsigned g = class_group(r->mad[1]);
 		int rc;
@@ -502,6 +594,11 @@ static void pump(struct ibw_engine *e)
 	}
 	e->pumping = 0;
 	arm_deadline(e);
+	/* Held by the window alone: look again when its oldest try turns
+	 * into a wait. */
+	if (e->run_head && e->fresh >= e->cfg.max_inflight && e->fresh_head)
+		ibw_timer_arm_at(e->age_timer,
+				 e->fresh_head->sent_at + wait_after(e));
 }
 
 /* Encode @r's MAD with the caller's payload (@q->data, which r->r no
@@ -642,6 +739,7 @@ static void retry_or_fail(struct ibw_engine *e, struct req *r,
 			s->req = NULL;
 		}
 		fl_remove(e, r);
+		try_end(e, r);
 		e->st.retries++;
 		rc = send_try(e, r, now);
 		if (rc == 0)
@@ -655,6 +753,11 @@ static void retry_or_fail(struct ibw_engine *e, struct req *r,
 	leave_flight(e, r,
 		     res == IBW_MAD_TIMEOUT ? SLOT_TIMEDOUT : SLOT_CLOSED);
 	finish(e, r, res, status);
+}
+
+static void on_age_timer(struct ibw_timer *t, void *arg)
+{
+	pump(arg);
 }
 
 static void on_deadline(struct ibw_timer *t, void *arg)
@@ -749,6 +852,13 @@ static void handle_rx(struct ibw_engine *e, const struct ibw_rx *rx,
 		/* Busy: the responder asks us to try again later; let the
 		 * try's deadline run. */
 		return;
+	}
+	/* what an answered try takes, an average over the last few */
+	if (now > r->sent_at) {
+		int64_t d =
+			(int64_t)(now - r->sent_at) - (int64_t)e->rtt_avg_us;
+
+		e->rtt_avg_us = (uint64_t)((int64_t)e->rtt_avg_us + d / 8);
 	}
 	leave_flight(e, r, SLOT_ANSWERED);
 	complete_now(e, r, status ? IBW_MAD_STATUS : IBW_MAD_OK, status, rx,
@@ -935,6 +1045,8 @@ struct ibw_engine *ibw_engine_new(struct ibw_loop *loop,
 	ibw_engine_set_window(e, e->cfg.max_inflight, e->cfg.max_per_dest);
 	if (!e->cfg.timeout_ms)
 		e->cfg.timeout_ms = IBW_ENGINE_DEFAULT_TIMEOUT_MS;
+	if (!e->cfg.wait_after_min_us)
+		e->cfg.wait_after_min_us = IBW_ENGINE_WAIT_AFTER_MIN_US;
 	e->grp_cap[0] = e->cfg.max_smp_inflight ? e->cfg.max_smp_inflight
 						: IBW_KERNEL_SMP_LIMIT;
 	e->grp_cap[1] = e->cfg.max_sa_inflight ? e->cfg.max_sa_inflight
@@ -950,13 +1062,15 @@ struct ibw_engine *ibw_engine_new(struct ibw_loop *loop,
 	e->deadline_timer = ibw_timer_new(loop, on_deadline, e);
 	e->done_timer = ibw_timer_new(loop, on_done_timer, e);
 	e->reopen_timer = ibw_timer_new(loop, on_reopen_timer, e);
+	e->age_timer = ibw_timer_new(loop, on_age_timer, e);
 	if (!e->slots || !e->deadline_timer || !e->done_timer ||
-	    !e->reopen_timer ||
+	    !e->reopen_timer || !e->age_timer ||
 	    ibw_loop_watch(loop, ibw_transport_fd(t), IBW_EV_READ, on_readable,
 			   e) < 0) {
 		ibw_timer_free(e->deadline_timer);
 		ibw_timer_free(e->done_timer);
 		ibw_timer_free(e->reopen_timer);
+		ibw_timer_free(e->age_timer);
 		free(e->slots);
 		free(e);
 		return NULL;
@@ -980,6 +1094,11 @@ void ibw_engine_set_window(struct ibw_engine *e, unsigned max_inflight,
 		e->cfg.max_inflight = IBW_ENGINE_MAX_INFLIGHT;
 	e->cfg.max_per_dest = max_per_dest ? max_per_dest
 					   : IBW_ENGINE_DEFAULT_MAX_PER_DEST;
+	/* Waits cost memory alone (the kernel holds no send for them and
+	 * caps only SMPs and SA queries, which the class limits follow):
+	 * the window and the waits together stay within the TID slots'
+	 * bound. */
+	e->max_outstanding = IBW_ENGINE_MAX_INFLIGHT;
 	if (!e->slots)
 		return;
 	/* Destinations held back by the old per-destination limit may run
@@ -1082,6 +1201,7 @@ void ibw_engine_free(struct ibw_engine *e)
 	ibw_timer_free(e->deadline_timer);
 	ibw_timer_free(e->done_timer);
 	ibw_timer_free(e->reopen_timer);
+	ibw_timer_free(e->age_timer);
 	free(e->slots);
 	free(e);
 }

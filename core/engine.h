@@ -102,6 +102,10 @@ struct ibw_mad_req {
 #define IBW_ENGINE_DEFAULT_RETRIES 2
 /* More in flight is cut to this: the TID slots must stay far from full. */
 #define IBW_ENGINE_MAX_INFLIGHT 16384
+/* A try leaves the window (it is a wait) after four times the answered
+ * tries' average round trip plus a millisecond, at least this, at most
+ * half its timeout (docs/architecture.md, "The window and the waits"). */
+#define IBW_ENGINE_WAIT_AFTER_MIN_US 2000u
 
 struct ibw_engine_config {
 	/* MADs in flight in all; 0: IBW_ENGINE_DEFAULT_MAX_INFLIGHT */
@@ -114,6 +118,9 @@ struct ibw_engine_config {
 	 * flow control holds more back unsent); 0: 128 and 16. */
 	unsigned max_smp_inflight;
 	unsigned max_sa_inflight;
+	/* A try leaves the window after at least this long; 0:
+	 * IBW_ENGINE_WAIT_AFTER_MIN_US. */
+	unsigned wait_after_min_us;
 };
 
 struct ibw_engine_stats {
@@ -138,8 +145,13 @@ struct ibw_engine_stats {
 	uint64_t cancelled;
 	/* times a request waited for a place in its class (SMP, SA) */
 	uint64_t class_held;
+	/* tries in flight in all (in the window or waits), most so far */
 	unsigned inflight;
 	unsigned inflight_hwm;
+	/* tries that outwaited the window, in all, now and most at once */
+	uint64_t waits;
+	unsigned waiting;
+	unsigned waiting_hwm;
 	unsigned queued;
 	unsigned queued_hwm;
 	int device_lost; /* the errno the device went away with, else 0 */

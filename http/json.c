@@ -26,7 +26,7 @@ json_t *ibw_json_engine_stats(const struct ibw_engine_stats *st)
 	return json_pack(
 		"{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
 		" s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
-		" s:b, s:I, s:I, s:I, s:I}",
+		" s:I, s:I, s:I, s:b, s:I, s:I, s:I, s:I}",
 		"submitted", (json_int_t)st->submitted, "sent",
 		(json_int_t)st->sent, "received", (json_int_t)st->received,
 		"ok", (json_int_t)st->ok, "timeouts", (json_int_t)st->timeouts,
@@ -42,7 +42,9 @@ json_t *ibw_json_engine_stats(const struct ibw_engine_stats *st)
 		(json_int_t)st->mismatched, "unsolicited",
 		(json_int_t)st->unsolicited, "cancelled",
 		(json_int_t)st->cancelled, "inflight", (json_int_t)st->inflight,
-		"inflight_high_water", (json_int_t)st->inflight_hwm, "queued",
+		"inflight_high_water", (json_int_t)st->inflight_hwm, "waits",
+		(json_int_t)st->waits, "waiting", (json_int_t)st->waiting,
+		"waiting_high_water", (json_int_t)st->waiting_hwm, "queued",
 		(json_int_t)st->queued, "queued_high_water",
 		(json_int_t)st->queued_hwm, "recv_errors",
 		(json_int_t)st->recv_errors, "device_lost",

@@ -55,7 +55,10 @@ int main(int argc, char **argv)
 	};
 	char windows[128] = "1,16,64,256", err[256], *tok;
 	unsigned rounds = 5, per_dest = 64, ntargets = 0, repeat = 10, i;
-	struct ibw_engine_config cfg = { 64, 64, 500, 2, 0, 0 };
+	struct ibw_engine_config cfg = { .max_inflight = 64,
+					 .max_per_dest = 64,
+					 .timeout_ms = 500,
+					 .retries = 2 };
 	struct ibw_local_port lp;
 	struct ibw_transport *t;
 	struct ibw_loop *loop;

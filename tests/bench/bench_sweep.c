@@ -250,7 +250,7 @@ int main(int argc, char **argv)
 		{ "counter-check", required_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct ibw_engine_config cfg = { 0, 0, 0, -1, 0, 0 };
+	struct ibw_engine_config cfg = { .retries = -1 };
 	unsigned rounds = 5, crounds = 0, r, i, nports = 0;
 	struct ibw_local_port lp;
 	struct ibw_transport *t;

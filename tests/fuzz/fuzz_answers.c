@@ -120,7 +120,9 @@ static void on_trace(const struct ibw_trace *t, void *arg)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct ibw_engine_config cfg = { 8, 4, 1, 0, 0, 0 };
+	struct ibw_engine_config cfg = { .max_inflight = 8,
+					 .max_per_dest = 4,
+					 .timeout_ms = 1 };
 	struct ibw_loop *loop;
 	struct ibw_transport *t;
 	struct ibw_engine *e;

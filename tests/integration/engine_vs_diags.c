@@ -149,7 +149,10 @@ static void dr_str(const struct ibw_dest *d, char *buf, size_t len)
 static int group_setup(void **state)
 {
 	char err[256];
-	struct ibw_engine_config cfg = { 64, 8, 200, 2, 0, 0 };
+	struct ibw_engine_config cfg = { .max_inflight = 64,
+					 .max_per_dest = 8,
+					 .timeout_ms = 200,
+					 .retries = 2 };
 
 	loop = ibw_loop_new();
 	if (ibw_umad_open(NULL, 0, &tr, &lp, err, sizeof(err)) < 0) {

@@ -188,7 +188,9 @@ static void discovered(struct ibw_fabric *f, void *arg)
 
 static void discover(struct rig *r)
 {
-	struct ibw_engine_config cfg = { 64, 8, 20, 0, 0, 0 };
+	struct ibw_engine_config cfg = { .max_inflight = 64,
+					 .max_per_dest = 8,
+					 .timeout_ms = 20 };
 	uint8_t m[IBW_MAD_SIZE];
 	struct ibw_mad_addr to;
 	uint64_t end;

@@ -48,8 +48,13 @@ static int fx_setup_cfg(void **state, unsigned maxif, unsigned perdest,
 			unsigned timeout_ms, int retries)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	struct ibw_engine_config cfg = { maxif,	  perdest, timeout_ms,
-					 retries, 0,	   0 };
+	/* Tries stay in the window until half their timeout: the tests of
+	 * the window do not depend on how fast this machine answers. */
+	struct ibw_engine_config cfg = { .max_inflight = maxif,
+					 .max_per_dest = perdest,
+					 .timeout_ms = timeout_ms,
+					 .retries = retries,
+					 .wait_after_min_us = 10000000 };
 
 	f->loop = ibw_loop_new();
 	f->t = ibw_mem_transport_new();
@@ -515,7 +520,10 @@ static void test_every_try_has_a_timeout(void **state)
 static void test_sa_class_limit(void **state)
 {
 	struct fx *f = *state;
-	struct ibw_engine_config cfg = { 64, 8, 1000, 0, 0, 2 };
+	struct ibw_engine_config cfg = { .max_inflight = 64,
+					 .max_per_dest = 8,
+					 .timeout_ms = 1000,
+					 .max_sa_inflight = 2 };
 	struct ibw_engine *e = ibw_engine_new(f->loop, f->t, &cfg);
 	struct outcome o[6];
 	struct ibw_mad_req r;
@@ -765,6 +773,71 @@ static void test_window_limits(void **state)
 	assert_int_equal(stats(f).queued_hwm, 16);
 }
 
+/*
+ * Tries to silent destinations leave the window once they have waited
+ * a while, so they do not hold back requests to destinations that
+ * answer; they still time out as before and are counted.
+ */
+static void test_waits_leave_window(void **state)
+{
+	struct fx *f = *state;
+	struct ibw_engine_config cfg = { .max_inflight = 4,
+					 .max_per_dest = 2,
+					 .timeout_ms = 300,
+					 .wait_after_min_us = 2000 };
+	struct outcome silent[4], live[8];
+	uint8_t m[IBW_MAD_SIZE];
+	struct ibw_mad_addr to;
+	struct ibw_engine_stats st;
+	int i, answered = 0;
+
+	ibw_engine_free(f->e);
+	f->e = ibw_engine_new(f->loop, f->t, &cfg);
+	assert_non_null(f->e);
+	memset(silent, 0, sizeof(silent));
+	memset(live, 0, sizeof(live));
+	for (i = 0; i < 4; i++)
+		submit_get(f, (uint16_t)(10 + i), IBW_ATTR_NODE_INFO,
+			   &silent[i], 0);
+	for (i = 0; i < 8; i++)
+		submit_get(f, (uint16_t)(100 + i % 4), IBW_ATTR_NODE_INFO,
+			   &live[i], 0);
+	/* The window is full of tries nobody will answer. */
+	assert_int_equal(ibw_mem_sent_count(f->t), 4);
+	for (i = 0; i < 4; i++)
+		assert_true(ibw_mem_next_sent(f->t, m, &to));
+	/* Once they have waited (2 ms here), the others go out, and their
+	 * answers come long before the silent ones time out. */
+	RUN_UNTIL(f, ibw_mem_sent_count(f->t) > 4);
+	while (answered < 8) {
+		uint64_t end = ibw_now_us() + 1000000u;
+
+		while (!ibw_mem_next_sent(f->t, m, &to) && ibw_now_us() < end)
+			ibw_loop_run_once(f->loop, 1000);
+		assert_true(to.lid >= 100);
+		answer(f, m, 0, 1);
+		answered++;
+		RUN_UNTIL(f, stats(f).ok == (uint64_t)answered);
+	}
+	for (i = 0; i < 8; i++)
+		assert_int_equal(live[i].calls, 1);
+	st = stats(f);
+	assert_int_equal(st.ok, 8);
+	assert_int_equal(st.waiting, 4);
+	assert_true(st.waits >= 4);
+	assert_int_equal(st.timeouts, 0);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(silent[i].calls, 0);
+	/* The silent ones time out on their own clock, counted. */
+	RUN_UNTIL(f, stats(f).timeouts == 4);
+	st = stats(f);
+	assert_int_equal(st.timeouts, 4);
+	assert_int_equal(st.waiting, 0);
+	assert_int_equal(st.inflight, 0);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(silent[i].d.result, IBW_MAD_TIMEOUT);
+}
+
 static void test_per_dest_limit(void **state)
 {
 	struct fx *f = *state;
@@ -963,6 +1036,8 @@ int main(void)
 			fx_teardown),
 		cmocka_unit_test_setup_teardown(test_window_limits,
 						fx_setup_window, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_waits_leave_window,
+						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_per_dest_limit,
 						fx_setup_window, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_free_cancels, fx_setup,

@@ -392,7 +392,9 @@ static struct ibw_fabric *two_cas(void)
 
 static void cf_init(struct cf_rig *g, int with_sm)
 {
-	struct ibw_engine_config cfg = { 64, 8, 10, 0, 0, 0 };
+	struct ibw_engine_config cfg = { .max_inflight = 64,
+					 .max_per_dest = 8,
+					 .timeout_ms = 10 };
 	struct ibw_ping_opts o;
 	struct ibw_fabric *f = two_cas();
 	static char *target = "0x21";
@@ -814,7 +816,9 @@ static void on_pinged(const struct ibw_ping_summary *sum, void *arg)
  */
 static void test_round_many_endports(void **state)
 {
-	struct ibw_engine_config cfg = { 64, 8, 10, 0, 0, 0 };
+	struct ibw_engine_config cfg = { .max_inflight = 64,
+					 .max_per_dest = 8,
+					 .timeout_ms = 10 };
 	struct ibw_fabric *f = ibw_fabric_new();
 	const struct ibw_endport *eps;
 	struct ibw_ping_opts o;
@@ -889,7 +893,9 @@ static void test_round_many_endports(void **state)
  */
 static void test_auto_echo_unsupported_answer(void **state)
 {
-	struct ibw_engine_config cfg = { 64, 8, 5000, 0, 0, 0 };
+	struct ibw_engine_config cfg = { .max_inflight = 64,
+					 .max_per_dest = 8,
+					 .timeout_ms = 5000 };
 	struct ibw_fabric *f = two_cas();
 	static char *target = "0x21";
 	const struct ibw_endport *ep;
