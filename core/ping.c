@@ -136,6 +136,25 @@ static int check_echo(const struct ibw_mad_done *d, enum ibw_echo_type type,
 	}
 }
 
+/*
+ * An answer that says nobody serves the request at that port: a Linux
+ * host's MAD layer answers a Get of a class no process registered with
+ * "method/attribute not supported" (0x000C; 0x0004 and 0x0008 for a bad
+ * version or method) at once, and a PMA may answer with a redirect. The
+ * port is alive; there is no responder there. Not a loss, in any mode.
+ */
+int ibw_ping_no_responder(const struct ibw_mad_done *d)
+{
+	unsigned code;
+
+	if (d->result != IBW_MAD_STATUS)
+		return 0;
+	if (d->status & IB_MAD_STS_REDIRECT)
+		return 1;
+	code = ((unsigned)d->status >> 2) & 7;
+	return code >= 1 && code <= 3;
+}
+
 static void emit_state(struct ibw_events *ev, const struct ibw_endport *ep,
 		       enum ibw_endport_state from)
 {
@@ -471,6 +490,8 @@ static void on_confirm_ping(const struct ibw_mad_done *d, void *arg)
 		return;
 	if (ok && pr->method == IBW_PING_ECHO)
 		ok = check_echo(d, IBW_ECHO_REQ, p->id, pr->seq, &rep);
+	if (ibw_ping_no_responder(d))
+		ok = 1; /* the port answered at that LID */
 	if (ok) {
 		moved(p, ep, pr->lid, pr->cand,
 		      pr->stage == CF_PING_SA ? "the SA" : "a directed route");
@@ -592,6 +613,17 @@ static void probe_done(const struct ibw_mad_done *d, void *arg)
 				 "%s", rep.host);
 		if (ok)
 			ep->echo_answered = 1;
+	}
+	if (ibw_ping_no_responder(d)) {
+		/* Alive, with nobody to echo. auto asks the PMA in the same
+		 * probe, as when its echo gets no answer, and goes on with
+		 * PMA pings until its next look for a responder. */
+		if (!pr->auto_echo)
+			ok = 1;
+		if (pr->method == IBW_PING_ECHO || pr->auto_echo) {
+			ep->echo_answered = 0;
+			ep->responder_host[0] = '\0';
+		}
 	}
 	if (!ok && pr->auto_echo) {
 		/* No responder there (or it went): this probe is a PMA
@@ -1048,6 +1080,11 @@ static void run_done(const struct ibw_mad_done *d, void *arg)
 					 sizeof(r->sum.responder_host), "%s",
 					 rep.host);
 		}
+	}
+	if (ibw_ping_no_responder(d)) {
+		ok = 1;
+		pb->no_responder = 1;
+		r->sum.no_responder++;
 	}
 	r->sum.sent++;
 	if (ok && d->result != IBW_MAD_CANCELLED) {

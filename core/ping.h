@@ -152,12 +152,14 @@ struct ibw_ping_probe {
 	uint64_t rtt_us;
 	enum ibw_ping_method method;
 	int bad_echo; /* answered, but the echo did not match */
+	int no_responder; /* the port answered that nobody serves it there */
 };
 
 struct ibw_ping_summary {
 	uint16_t lid;
 	enum ibw_ping_method method;
 	unsigned sent, received;
+	unsigned no_responder; /* of received: "not supported" answers */
 	double loss_pct;
 	uint64_t rtt_min_us, rtt_max_us;
 	double rtt_avg_us, rtt_mdev_us;
@@ -173,6 +175,10 @@ typedef void (*ibw_ping_cb)(const struct ibw_ping_summary *s, void *arg);
 /* At most 16 on-demand runs at once: -EBUSY beyond that. @type picks the
  * echo type for IBW_PING_ECHO (1 echo, 3 timestamp, 5 LID/GUID, 0 plain
  * ibping). */
+/* 1 if @d is an answer saying nobody serves the request at that port
+ * ("not supported", or a redirect): alive, without a responder. */
+int ibw_ping_no_responder(const struct ibw_mad_done *d);
+
 int ibw_ping_run(struct ibw_pinger *p, uint16_t lid,
 		 enum ibw_ping_method method, enum ibw_echo_type type,
 		 unsigned count, unsigned timeout_ms, ibw_ping_cb cb,

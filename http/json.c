@@ -1787,6 +1787,7 @@ json_t *ibw_json_ping_summary(const struct ibw_ping_summary *s)
 			    json_string(ibw_ping_method_str(s->method)));
 	json_object_set_new(o, "sent", json_integer(s->sent));
 	json_object_set_new(o, "received", json_integer(s->received));
+	json_object_set_new(o, "no_responder", json_integer(s->no_responder));
 	json_object_set_new(o, "loss_percent", json_real(s->loss_pct));
 	if (s->received) {
 		json_object_set_new(rtt, "min_ms",
@@ -1820,10 +1821,12 @@ json_t *ibw_json_ping_summary(const struct ibw_ping_summary *s)
 		json_object_set_new(po, "seq", json_integer(p->seq));
 		json_object_set_new(
 			po, "result",
-			json_string(p->bad_echo
-					    ? "bad echo"
+			json_string(p->bad_echo ? "bad echo"
+				    : p->no_responder
+					    ? "no responder"
 					    : ibw_mad_result_str(p->result)));
-		if (p->result == IBW_MAD_OK && !p->bad_echo)
+		if ((p->result == IBW_MAD_OK && !p->bad_echo) ||
+		    p->no_responder)
 			json_object_set_new(po, "rtt_ms",
 					    us_to_ms((double)p->rtt_us));
 		json_array_append_new(probes, po);

@@ -4,7 +4,8 @@
 # the real infiniband-diags on a 16-host fat tree: the matching rule,
 # the kernel's retries and timeout report, directed routes under the
 # per-hop model (ibnetdiscover), a dead LID (perfquery -t), solicited
-# flow control, a refused second echo agent (ibping -S) and device
+# flow control, a refused second echo agent (ibping -S), a host's
+# "not supported" answer to a class nobody there serves, and device
 # death. What is asserted are the model's rules, by its own counts
 # (IBW_KM_LOG) and by what the programs see; how long things take under
 # it (service times, per-hop delays, timeouts) is measured against the
@@ -115,6 +116,27 @@ for _ in $(seq 1 100); do
 done
 check "once the first has gone, a new one gets the methods" grep -q "^$s3 .* 32 " "$reg"
 stop "$s3"
+
+# (d2) A host where nobody registered the echo class: its MAD layer
+# answers ibping's Get "not supported" (status 0x000C) at once, which
+# ibping counts as a loss all the same; a host the fabric no longer
+# reaches answers nothing, and ibping's try times out.
+l7=$(lid_of node0007)
+check "ca-lids lists node0007's LID ($l7) once the subnet is up" \
+	grep -qx "$l7 node0007" "$IBW_KM_STATE_DIR/ca-lids"
+rm -f "$logf"
+IBW_KM_LOG=$logf at node0003 ibping -c 1 -t 2000 "$l7" >last.out 2>&1
+check "an echo to a host without a responder is answered 'not supported' (unsupported=$(kstat unsupported)), nothing times out" \
+	eval '[ "$(kstat unsupported)" = 1 ] && [ "$(kstat timeouts)" = 0 ]'
+"$IBW_SIMFABRIC" cmd "$IBW_SIM_DIR" 'Unlink "node0007"[1]' >/dev/null
+check "an Unlink takes its LID out of ca-lids" \
+	eval '! grep -qx "$l7 node0007" "$IBW_KM_STATE_DIR/ca-lids"'
+rm -f "$logf"
+IBW_KM_LOG=$logf at node0003 ibping -c 1 -t 200 "$l7" >last.out 2>&1
+check "... and then the echo gets no answer (unsupported=$(kstat unsupported), timeouts=$(kstat timeouts))" \
+	eval '[ "$(kstat unsupported)" = 0 ] && [ "$(kstat timeouts)" -ge 1 ]'
+"$IBW_SIMFABRIC" cmd "$IBW_SIM_DIR" 'Relink "node0007"[1]' >/dev/null
+check "a Relink puts it back" grep -qx "$l7 node0007" "$IBW_KM_STATE_DIR/ca-lids"
 
 # (e) The device dies on cue: POLLERR, EIO, ENODEV, and back for new
 # opens only.

@@ -22,7 +22,9 @@
 # every process too: the Linux kernel's MAD rules (answers only to
 # requests still waiting, its timeouts and retries, agent conflicts;
 # docs/testing.md, "The kernel and fabric model"), with its shared
-# state in DIR/kmodel (IBW_KM_STATE_DIR).
+# state in DIR/kmodel (IBW_KM_STATE_DIR): ca-lids, the CA ports the
+# fabric reaches, is written once the subnet is up and after each
+# console command that changes links.
 set -u
 
 UMAD2SIM=${IBW_UMAD2SIM:-$(dpkg -L libumad2sim0 2>/dev/null | grep '/libumad2sim.so$' | head -n1)}
@@ -159,6 +161,7 @@ start_opensm() {
 		cmd_stop "$dir"
 		return 1
 	fi
+	write_calids "$dir"
 }
 
 # sm-restart DIR [EXTRA_OPENSM_ARGS]: a new opensm run, e.g. with
@@ -191,7 +194,8 @@ cmd_restart() {
 	start_opensm "$dir" || die "opensm did not bring the subnet up again"
 }
 
-cmd_cmd() {
+# console DIR LINE: one ibsim console command; prints the reply.
+console() {
 	local dir=$1; shift
 	local line="$*" off size i
 	[ -p "$dir/console" ] || die "no fabric in $dir"
@@ -209,6 +213,43 @@ cmd_cmd() {
 		sleep 0.05
 	done
 	die "no reply from ibsim to: $line"
+}
+
+# write_calids DIR: under the kernel model, the LIDs of the CA ports the
+# fabric reaches, from ibsim's own state ("LID NODE" per line, in
+# DIR/kmodel/ca-lids). The model answers a request of a class nobody on
+# such a node registered as the host's MAD layer does, "not supported";
+# a LID missing here (unlinked, down, not yet assigned) stays silent.
+write_calids() {
+	local dir=$1
+	[ -d "$dir/kmodel" ] || return 0
+	console "$dir" Dump | awk '
+		/^[A-Za-z]+ [0-9]+ "/ { ca = ($1 == "Ca" || $1 == "Hca");
+			match($0, /"[^"]*"/)
+			name = substr($0, RSTART + 1, RLENGTH - 2)
+			gsub(/[^A-Za-z0-9.-]/, "_", name)
+			next }
+		ca && name != "" && / lid [0-9]+ lmc / && !/Down\// &&
+		    /"[^"]*"\[[0-9]+\]/ {
+			for (i = 1; i < NF; i++) {
+				if ($i == "lid") lid = $(i + 1)
+				if ($i == "lmc") lmc = $(i + 1)
+			}
+			if (lid > 0)
+				for (l = 0; l < 2 ^ lmc; l++)
+					print lid + l, name
+		}' >"$dir/kmodel/ca-lids.tmp" &&
+		mv "$dir/kmodel/ca-lids.tmp" "$dir/kmodel/ca-lids"
+}
+
+# cmd DIR LINE: a console command; one that changes links also updates
+# what the kernel model knows of the CA ports (write_calids).
+cmd_cmd() {
+	local dir=$1; shift
+	console "$dir" "$@" || return
+	case $(printf '%s' "$*" | tr 'A-Z' 'a-z') in
+	link*|unlink*|relink*|clear*|baselid*|guid*) write_calids "$dir" ;;
+	esac
 }
 
 cmd_stop() {

@@ -72,6 +72,7 @@
 #define DEAD_CHECK_US 20000 /* dead.<pid> looked for at most this often */
 #define DEADLID_CHECK_US 100000 /* IBW_KM_DEAD_FILE likewise */
 #define MKEY_CHECK_US 100000 /* IBW_KM_MKEY_FILE likewise */
+#define CALID_CHECK_US 100000 /* the state dir's ca-lids likewise */
 #define MKEY_MAX 64 /* protected nodes */
 #define SLICE_US 20000 /* longest sleep without looking around */
 #define MIXED_SLICE_MS 1 /* poll slice with other fds in the set */
@@ -149,6 +150,12 @@ static write_fn n_write;
 static poll_fn n_poll;
 static ioctl_fn n_ioctl;
 
+/* A CA port the fabric reaches: its LID and its node's name (ibsim's). */
+struct calid {
+	uint16_t lid;
+	char host[64];
+};
+
 static struct {
 	pthread_mutex_t mu;
 	int on, rule, latency;
@@ -184,7 +191,18 @@ static struct {
 	uint64_t psc_answered; /* PortSamplesControl Gets ibsim dropped */
 	uint64_t backlogged, backlog_hwm, refused, dr_hops, bounced, dead_lid;
 	uint64_t mkey_dropped;
+	uint64_t unsupported; /* answered 0x000C: no agent at that CA */
 	int logged;
+
+	/* CA ports a request of a class nobody there registered gets
+	 * "method not supported" from (the state dir's ca-lids, which the
+	 * test bed writes): by LID, with their node's name. */
+	char calid_path[600];
+	uint64_t calid_checked;
+	struct timespec calid_mtime;
+	off_t calid_size;
+	struct calid *calid;
+	size_t ncalid;
 
 	/* protected SMAs: node GUID and the M_Key they demand */
 	char mkey_path[512];
@@ -332,6 +350,22 @@ static void parse_dead_classes(const char *s)
 	}
 }
 
+/* A node's name as a file name: SIM_HOST may be a NodeDescription
+ * ("node0001 HCA-1"). */
+static void host_name(char *out, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < n && name[i]; i++)
+		out[i] = name[i];
+	out[i] = '\0';
+	for (i = 0; out[i]; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyz"
+			    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.",
+			    out[i]))
+			out[i] = '_';
+}
+
 static void config(void)
 {
 	const char *s;
@@ -378,20 +412,15 @@ static void config(void)
 	if (s && *s) {
 		char host[64];
 		const char *h = getenv("SIM_HOST");
-		size_t i;
 
 		snprintf(km.state_dir, sizeof(km.state_dir), "%s", s);
 		snprintf(km.dead_path, sizeof(km.dead_path), "%s/dead.%d", s,
 			 (int)getpid());
-		/* SIM_HOST may be a NodeDescription ("node0001 HCA-1"). */
-		snprintf(host, sizeof(host), "%s", h && *h ? h : "default");
-		for (i = 0; host[i]; i++)
-			if (!strchr("abcdefghijklmnopqrstuvwxyz"
-				    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.",
-				    host[i]))
-				host[i] = '_';
+		host_name(host, sizeof(host), h && *h ? h : "default");
 		snprintf(km.reg_path, sizeof(km.reg_path), "%s/agents.%s",
 			 km.state_dir, host);
+		snprintf(km.calid_path, sizeof(km.calid_path), "%s/ca-lids",
+			 km.state_dir);
 	}
 	s = getenv("IBW_KM_LOG");
 	if (s && *s)
@@ -422,7 +451,8 @@ static void write_log(void)
 		"unmatched_dropped=%llu late_dropped=%llu timeouts=%llu "
 		"resent=%llu backlogged=%llu backlog_hwm=%llu "
 		"refused_reg=%llu dr_hops=%llu bounced=%llu "
-		"dead_lid=%llu mkey_dropped=%llu psc_answered=%llu\n",
+		"dead_lid=%llu mkey_dropped=%llu psc_answered=%llu "
+		"unsupported=%llu\n",
 		(int)getpid(), program_invocation_short_name,
 		(unsigned long long)km.sent, (unsigned long long)km.answered,
 		(unsigned long long)km.unmatched, (unsigned long long)km.late,
@@ -432,7 +462,8 @@ static void write_log(void)
 		(unsigned long long)km.refused, (unsigned long long)km.dr_hops,
 		(unsigned long long)km.bounced, (unsigned long long)km.dead_lid,
 		(unsigned long long)km.mkey_dropped,
-		(unsigned long long)km.psc_answered);
+		(unsigned long long)km.psc_answered,
+		(unsigned long long)km.unsupported);
 	fd = n_open(km.log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
 		    0644);
 	if (fd < 0)
@@ -1226,6 +1257,161 @@ static int real_psc(struct msg *m)
 	return 1;
 }
 
+/* ---- classes a CA's MAD layer does not serve ---- */
+
+struct regline {
+	long pid;
+	unsigned agent, cls, ver, oui;
+	uint8_t mask[16];
+};
+
+static int parse_regline(const char *s, struct regline *l)
+{
+	char hex[40];
+	int i;
+
+	if (sscanf(s, "%ld %u %x %u %x %32s", &l->pid, &l->agent, &l->cls,
+		   &l->ver, &l->oui, hex) != 6 ||
+	    strlen(hex) != 32)
+		return -1;
+	for (i = 0; i < 16; i++) {
+		unsigned v;
+
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+			return -1;
+		l->mask[i] = (uint8_t)v;
+	}
+	return 0;
+}
+
+static int alive(long pid)
+{
+	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno != ESRCH);
+}
+
+/*
+ * A Linux host's MAD layer answers a Get or Set of a class no agent on
+ * that port registered with GetResp status 0x000C, method/attribute not
+ * supported, at once (drivers/infiniband/core/mad.c,
+ * generate_unmatched_resp); ibsim drops it, as if nobody were there. The
+ * kernel itself serves the SMA, the PMA (the HCA's) and CM; any other
+ * class (vendor classes: ibping's echo) only a process that registered
+ * it. The test bed writes ca-lids into the state dir ("LID NODE" per
+ * line: the CA ports the fabric reaches, tests/lib/simfabric.sh); the
+ * registry of each node's agents (agents.NODE, below) says which
+ * classes a process there registered methods of.
+ */
+
+/* Does an alive process on node @host have methods of class @cls
+ * registered (the registry of agents.HOST)? */
+static int classes_served(const char *host, unsigned cls)
+{
+	char path[700], line[256];
+	struct regline l;
+	int served = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/agents.%s", km.state_dir, host);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (!served && fgets(line, sizeof(line), f))
+		if (parse_regline(line, &l) == 0 && l.cls == cls &&
+		    alive(l.pid))
+			served = 1;
+	fclose(f);
+	return served;
+}
+
+static int calid_cmp(const void *a, const void *b)
+{
+	const struct calid *x = a, *y = b;
+
+	return (int)x->lid - (int)y->lid;
+}
+
+static void calid_check(uint64_t now)
+{
+	struct calid *v = NULL, *nv;
+	size_t n = 0, cap = 0;
+	struct stat st;
+	char line[256], name[128];
+	unsigned lid;
+	FILE *f;
+
+	if (!km.calid_path[0] ||
+	    (km.calid_checked && now - km.calid_checked < CALID_CHECK_US))
+		return;
+	km.calid_checked = now;
+	if (stat(km.calid_path, &st) < 0) {
+		free(km.calid);
+		km.calid = NULL;
+		km.ncalid = 0;
+		return;
+	}
+	if (km.calid && st.st_mtim.tv_sec == km.calid_mtime.tv_sec &&
+	    st.st_mtim.tv_nsec == km.calid_mtime.tv_nsec &&
+	    st.st_size == km.calid_size)
+		return;
+	f = fopen(km.calid_path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%u %127s", &lid, name) != 2 || !lid ||
+		    lid >= 0xc000)
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 256;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		v[n].lid = (uint16_t)lid;
+		host_name(v[n].host, sizeof(v[n].host), name);
+		n++;
+	}
+	fclose(f);
+	qsort(v, n, sizeof(*v), calid_cmp);
+	free(km.calid);
+	km.calid = v;
+	km.ncalid = n;
+	km.calid_mtime = st.st_mtim;
+	km.calid_size = st.st_size;
+}
+
+/*
+ * A request of ours ibsim handed back undelivered: when it went to a CA
+ * port the fabric reaches and is of a class nobody on that node serves,
+ * turn it into the host's answer, GetResp status 0x000C. 1 if it was.
+ */
+static int unsupported_class(struct msg *m, const struct req *r, uint64_t now)
+{
+	uint8_t *mad = m->buf + HDR;
+	ib_user_mad_t *u = (ib_user_mad_t *)(void *)m->buf;
+	struct calid key, *ca;
+	uint8_t cls = mad[1];
+
+	if (!r || cls == CLS_SMI || cls == CLS_DR || cls == CLS_PMA ||
+	    cls == 0x07 || (mad[3] != 0x01 && mad[3] != 0x02))
+		return 0;
+	calid_check(now);
+	/* Handed back, it carries our own LID: where it went is in the
+	 * request as we sent it. */
+	key.lid = req_dlid(r->buf);
+	ca = km.ncalid ? bsearch(&key, km.calid, km.ncalid, sizeof(key),
+				 calid_cmp)
+		       : NULL;
+	if (!ca || classes_served(ca->host, cls))
+		return 0;
+	mad[3] = METHOD_RESP | 0x01;
+	mad[4] = 0x00; /* MAD status 0x000C */
+	mad[5] = 0x0c;
+	u->status = 0;
+	u->addr.lid = htons(key.lid);
+	return 1;
+}
+
 /* A MAD umad2sim had for this fd: hold it, queue it or drop it. */
 static void classify(struct kfd *kf, struct msg *m, uint64_t now)
 {
@@ -1241,18 +1427,20 @@ static void classify(struct kfd *kf, struct msg *m, uint64_t now)
 		return;
 	}
 	cls = mad[1];
-	if (u->status && real_psc(m))
-		km.psc_answered++;
-	method = mad[3];
-	if (!u->status)
-		real_portinfo(m);
 	tid = (uint32_t)mad[12] << 24 | (uint32_t)mad[13] << 16 |
 	      (uint32_t)mad[14] << 8 | mad[15];
-	resp = (method & METHOD_RESP) || method == METHOD_TRAP_REPRESS;
 	/* The sending agent is in TID bits 32..47 (umad2sim put it there,
 	 * as the kernel puts its hi_tid); umad2sim's agent_id of a MAD
 	 * handed back is the class's agent instead. */
 	r = ht_find(cls, tid, (uint32_t)mad[10] << 8 | mad[11]);
+	if (u->status && real_psc(m))
+		km.psc_answered++;
+	else if (u->status && unsupported_class(m, r, now))
+		km.unsupported++;
+	method = mad[3];
+	if (!u->status)
+		real_portinfo(m);
+	resp = (method & METHOD_RESP) || method == METHOD_TRAP_REPRESS;
 
 	if (u->status) {
 		/* ibsim dropped a MAD of ours and handed it back. The
@@ -1392,31 +1580,6 @@ static void flush_fd(struct kfd *kf)
 
 /* ---- agent registrations shared by the processes of one node ---- */
 
-struct regline {
-	long pid;
-	unsigned agent, cls, ver, oui;
-	uint8_t mask[16];
-};
-
-static int parse_regline(const char *s, struct regline *l)
-{
-	char hex[40];
-	int i;
-
-	if (sscanf(s, "%ld %u %x %u %x %32s", &l->pid, &l->agent, &l->cls,
-		   &l->ver, &l->oui, hex) != 6 ||
-	    strlen(hex) != 32)
-		return -1;
-	for (i = 0; i < 16; i++) {
-		unsigned v;
-
-		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
-			return -1;
-		l->mask[i] = (uint8_t)v;
-	}
-	return 0;
-}
-
 static int is_vendor_oui_class(unsigned cls)
 {
 	return cls >= 0x30 && cls <= 0x4f;
@@ -1453,11 +1616,6 @@ static int mask_empty(const uint8_t *mask)
 		if (mask[i])
 			return 0;
 	return 1;
-}
-
-static int alive(long pid)
-{
-	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno != ESRCH);
 }
 
 /* The registry file, locked: its text (NUL-terminated) in *text. */

@@ -792,7 +792,7 @@ static unsigned loop_back(struct rig *g, unsigned max)
 
 struct pinged {
 	int done;
-	unsigned sent, received;
+	unsigned sent, received, no_responder;
 };
 
 static void on_pinged(const struct ibw_ping_summary *sum, void *arg)
@@ -802,6 +802,7 @@ static void on_pinged(const struct ibw_ping_summary *sum, void *arg)
 	pd->done = 1;
 	pd->sent = sum->sent;
 	pd->received = sum->received;
+	pd->no_responder = sum->no_responder;
 }
 
 /* The device goes away in the middle of a ping run: the run ends with
@@ -954,6 +955,106 @@ static void test_auto_echo_unsupported_answer(void **state)
 	cf_free(&g);
 }
 
+/*
+ * --ping-method echo to a host whose MAD layer has no agent for the echo
+ * class: the answer is GetResp status 0x000C at once. The endport is up
+ * (no responder), not lost, and nothing waits for a timeout. A PMA that
+ * answers with a redirect (status 0x0002) is alive too; a "busy" or an
+ * "invalid field" answer says nothing of the kind and is not counted
+ * so. On demand the same: received, with result "no responder".
+ */
+static void test_echo_unsupported_is_alive(void **state)
+{
+	struct ibw_engine_config cfg = { .max_inflight = 64,
+					 .max_per_dest = 8,
+					 .timeout_ms = 5000 };
+	static const struct {
+		int method, status, alive;
+	} cases[] = {
+		{ IBW_PING_ECHO, 0x000c, 1 }, { IBW_PING_ECHO, 0x0008, 1 },
+		{ IBW_PING_PMA, 0x0002, 1 },  { IBW_PING_ECHO, 0x001c, 0 },
+		{ IBW_PING_PMA, 0x001c, 0 },
+	};
+	static char *target = "0x21";
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ibw_fabric *f = two_cas();
+		const struct ibw_endport *ep;
+		struct ibw_engine_stats st;
+		struct ibw_ping_opts o;
+		struct pinged pd;
+		struct cf_rig g;
+		uint8_t m[IBW_MAD_SIZE];
+		struct ibw_mad_addr to;
+		unsigned n, sent = 0, others = 0;
+		uint64_t end;
+
+		memset(&g, 0, sizeof(g));
+		memset(&o, 0, sizeof(o));
+		o.method = (enum ibw_ping_method)cases[i].method;
+		o.timeout_ms = 5000;
+		o.retries = 0;
+		o.down_after = 1;
+		o.up_after = 1;
+		o.targets = &target;
+		o.ntargets = 1;
+		g.loop = ibw_loop_new();
+		g.t = ibw_mem_transport_new();
+		g.e = ibw_engine_new(g.loop, g.t, &cfg);
+		g.ev = ibw_events_new(64);
+		g.p = ibw_pinger_new(g.e, g.ev, &o);
+		ibw_pinger_update(g.p, f, NULL, NULL);
+		ibw_fabric_unref(f);
+		assert_int_equal(ibw_pinger_round(g.p, cf_round_done, &g), 0);
+		memset(&pd, 0, sizeof(pd));
+		assert_int_equal(
+			ibw_ping_run(g.p, 5,
+				     (enum ibw_ping_method)cases[i].method,
+				     IBW_ECHO_REQ, 2, 5000, on_pinged, &pd),
+			0);
+		end = ibw_now_us() + 5000000u;
+		while ((!g.round_done || !pd.done) && ibw_now_us() < end) {
+			while (ibw_mem_next_sent(g.t, m, &to)) {
+				/* A lost probe is confirmed with the SA and a
+				 * directed route: those get the same answer. */
+				if (to.lid == 5) {
+					assert_int_equal(
+						m[1],
+						cases[i].method == IBW_PING_ECHO
+							? IBW_CLASS_VENDOR_ECHO
+							: IBW_CLASS_PERF);
+					sent++;
+				} else {
+					others++;
+				}
+				ibw_mem_make_response(m, cases[i].status);
+				ibw_mem_inject(g.t, m, IBW_MAD_SIZE, 0);
+			}
+			ibw_loop_run_once(g.loop, 5000);
+		}
+		assert_true(g.round_done);
+		assert_int_equal(pd.done, 1);
+		/* one a probe, nothing more */
+		assert_int_equal(sent, 3);
+		if (cases[i].alive)
+			assert_int_equal(others, 0); /* nothing to confirm */
+		ep = ibw_pinger_endports(g.p, &n);
+		assert_int_equal(n, 1);
+		assert_int_equal(ep->state,
+				 cases[i].alive ? IBW_EP_UP : IBW_EP_DOWN);
+		assert_int_equal(ep->received, cases[i].alive ? 1 : 0);
+		assert_int_equal(ep->echo_answered, 0);
+		assert_int_equal(pd.sent, 2);
+		assert_int_equal(pd.received, cases[i].alive ? 2 : 0);
+		assert_int_equal(pd.no_responder, cases[i].alive ? 2 : 0);
+		ibw_engine_get_stats(g.e, &st);
+		assert_int_equal(st.try_timeouts, 0);
+		cf_free(&g);
+	}
+}
+
 static void test_device_lost_mid_ping(void **state)
 {
 	struct ibw_responder_stats st;
@@ -1025,6 +1126,7 @@ int main(void)
 		cmocka_unit_test(test_confirm_really_down),
 		cmocka_unit_test(test_round_many_endports),
 		cmocka_unit_test(test_auto_echo_unsupported_answer),
+		cmocka_unit_test(test_echo_unsupported_is_alive),
 		cmocka_unit_test(test_device_lost_mid_ping),
 	};
 
