@@ -241,6 +241,11 @@ struct ibw_counters {
 	 * sweep stopped asking for it */
 	unsigned psc_streak;
 	int psc_quiet;
+	/* ... in flight now, and whether any PMA ever answered it: until
+	 * one has, at most IBW_PSC_SILENT are asked at once, so a fabric
+	 * whose PMAs ignore it costs that many timeouts, not one a node */
+	unsigned psc_inflight;
+	int psc_heard;
 	struct ibw_counters_verify vs; /* lids_in_flux unused here */
 	ibw_counters_cb cb;
 	void *arg;
@@ -1259,6 +1264,9 @@ static void psc_answer(const struct ibw_mad_done *d, void *arg)
 	struct ibw_counters *c = op->c;
 	struct node_cap *nc = cap_find(c, op->guid);
 
+	c->psc_inflight--;
+	if (d->result == IBW_MAD_OK || d->result == IBW_MAD_STATUS)
+		c->psc_heard = 1;
 	/* An answer after its sweep still tells the tick. */
 	if (nc && nc->psc == PSC_ASKING) {
 		nc->psc = PSC_UNASKED;
@@ -1298,7 +1306,8 @@ static void psc_answer(const struct ibw_mad_done *d, void *arg)
  * IBW_PSC_TRIES requests (one a sweep, of one try) left unanswered,
  * which is what ibsim does (it has no handler for the attribute and
  * drops it). Sent after the node's port reads, with no retries: a PMA
- * that does not answer it holds no read of the sweep back; and once
+ * that does not answer it holds no read of the sweep back. Until some
+ * PMA has answered it, at most IBW_PSC_SILENT are asked at once; once
  * IBW_PSC_SILENT in a row went unanswered, the sweep asks no more (the
  * next asks again).
  */
@@ -1309,7 +1318,8 @@ static void ask_tick(struct ibw_counters *c, const struct job *j)
 	struct psc_op *op;
 
 	if (!nc || nc->psc != PSC_UNASKED ||
-	    !(nc->capmask & PM_CAP_XMIT_WAIT) || c->psc_quiet)
+	    !(nc->capmask & PM_CAP_XMIT_WAIT) || c->psc_quiet ||
+	    (!c->psc_heard && c->psc_inflight >= IBW_PSC_SILENT))
 		return;
 	/*
 	 * Not where an SM listens: ibsim, which has no PortSamplesControl,
@@ -1339,6 +1349,7 @@ static void ask_tick(struct ibw_counters *c, const struct job *j)
 		free(op);
 		return;
 	}
+	c->psc_inflight++;
 	nc->psc = PSC_ASKING;
 }
 
