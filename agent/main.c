@@ -370,6 +370,31 @@ static void start_ping(struct daemon *d)
 	}
 }
 
+/*
+ * The kernel's limits come from ib_core's recv_queue_size: read what the
+ * running kernel uses (the module parameter), else assume its default,
+ * and say when --max-inflight is cut to half of it (docs/operations.md).
+ */
+static void kernel_limits(struct ibw_engine_config *c)
+{
+	unsigned q = IBW_KERNEL_RECVQ_DEFAULT;
+	int rc = ibw_kernel_recvq_read(IBW_KERNEL_RECVQ_PATH, &q);
+
+	if (rc < 0) {
+		q = IBW_KERNEL_RECVQ_DEFAULT;
+		log_info("main",
+			 "cannot read %s (%s): taking ib_core's default "
+			 "recv_queue_size, %u",
+			 IBW_KERNEL_RECVQ_PATH, strerror(-rc), q);
+	}
+	c->recv_queue_size = q;
+	if (c->max_inflight > q / 2)
+		log_warn("main",
+			 "max-inflight %u is more than half of ib_core's "
+			 "recv_queue_size (%u): %u are sent at once",
+			 c->max_inflight, q, q / 2 ? q / 2 : 1);
+}
+
 /* The device went away under us (HCA reset, driver reload): the engine
  * has stopped touching it; the monitor keeps the last fabric, stale, and
  * looks again with a backoff. */
@@ -741,6 +766,7 @@ int main(int argc, char **argv)
 		status = 1;
 		goto out;
 	}
+	kernel_limits(&d.o.ecfg);
 	d.e = ibw_engine_new(d.loop, d.t, &d.o.ecfg);
 	if (!d.e) {
 		say_err("cannot start the MAD engine\n");

@@ -12,9 +12,13 @@
 
 #define RX_BATCH 4096
 /* What recent kernels send at once per agent before holding solicited
- * requests in a backlog (see docs/architecture.md). */
-#define IBW_KERNEL_SMP_LIMIT 128
-#define IBW_KERNEL_SA_LIMIT 16
+ * requests in a backlog, as fractions of recv_queue_size: a quarter for
+ * SMPs (and for any agent that only sends), a 32nd for SA agents with
+ * methods (drivers/infiniband/core/mad.c, get_sol_fc_max_outstanding;
+ * see docs/architecture.md). Our SA agent only sends, but the SA is one
+ * SM thread for the whole fabric: we keep to the lower figure. */
+#define IBW_KERNEL_SMP_FRAC 4
+#define IBW_KERNEL_SA_FRAC 32
 #define DEST_BUCKETS 1024 /* power of two */
 
 enum slot_state {
@@ -369,7 +373,8 @@ static void fresh_add(struct ibw_engine *e, struct req *r)
 	else
 		e->fresh_head = r;
 	e->fresh_tail = r;
-	e->fresh++;
+	if (++e->fresh > e->st.window_hwm)
+		e->st.window_hwm = e->fresh;
 }
 
 static void fresh_del(struct ibw_engine *e, struct req *r)
@@ -1042,15 +1047,23 @@ struct ibw_engine *ibw_engine_new(struct ibw_loop *loop,
 		e->cfg = *cfg;
 	else
 		e->cfg.retries = -1;
+	if (!e->cfg.recv_queue_size)
+		e->cfg.recv_queue_size = IBW_KERNEL_RECVQ_DEFAULT;
 	ibw_engine_set_window(e, e->cfg.max_inflight, e->cfg.max_per_dest);
 	if (!e->cfg.timeout_ms)
 		e->cfg.timeout_ms = IBW_ENGINE_DEFAULT_TIMEOUT_MS;
 	if (!e->cfg.wait_after_min_us)
 		e->cfg.wait_after_min_us = IBW_ENGINE_WAIT_AFTER_MIN_US;
-	e->grp_cap[0] = e->cfg.max_smp_inflight ? e->cfg.max_smp_inflight
-						: IBW_KERNEL_SMP_LIMIT;
-	e->grp_cap[1] = e->cfg.max_sa_inflight ? e->cfg.max_sa_inflight
-					       : IBW_KERNEL_SA_LIMIT;
+	e->grp_cap[0] = e->cfg.max_smp_inflight
+				? e->cfg.max_smp_inflight
+				: e->cfg.recv_queue_size / IBW_KERNEL_SMP_FRAC;
+	e->grp_cap[1] = e->cfg.max_sa_inflight
+				? e->cfg.max_sa_inflight
+				: e->cfg.recv_queue_size / IBW_KERNEL_SA_FRAC;
+	if (!e->grp_cap[0])
+		e->grp_cap[0] = 1;
+	if (!e->grp_cap[1])
+		e->grp_cap[1] = 1;
 	e->grp_cap[2] = ~0u;
 	if (e->cfg.retries < 0)
 		e->cfg.retries = IBW_ENGINE_DEFAULT_RETRIES;
@@ -1092,6 +1105,13 @@ void ibw_engine_set_window(struct ibw_engine *e, unsigned max_inflight,
 					   : IBW_ENGINE_DEFAULT_MAX_INFLIGHT;
 	if (e->cfg.max_inflight > IBW_ENGINE_MAX_INFLIGHT)
 		e->cfg.max_inflight = IBW_ENGINE_MAX_INFLIGHT;
+	/* Answers to a full window arrive together: half of the receive
+	 * ring leaves room for everything else that arrives meanwhile. */
+	if (e->cfg.recv_queue_size &&
+	    e->cfg.max_inflight > e->cfg.recv_queue_size / 2)
+		e->cfg.max_inflight = e->cfg.recv_queue_size / 2
+					      ? e->cfg.recv_queue_size / 2
+					      : 1;
 	e->cfg.max_per_dest = max_per_dest ? max_per_dest
 					   : IBW_ENGINE_DEFAULT_MAX_PER_DEST;
 	/* Waits cost memory alone (the kernel holds no send for them and
@@ -1107,6 +1127,27 @@ void ibw_engine_set_window(struct ibw_engine *e, unsigned max_inflight,
 		for (q = e->buckets[b]; q; q = q->hnext)
 			run_push(e, q);
 	pump(e);
+}
+
+int ibw_kernel_recvq_read(const char *path, unsigned *out)
+{
+	char buf[32], *end;
+	unsigned long v;
+	FILE *f = fopen(path, "re");
+	int ok;
+
+	if (!f)
+		return -errno;
+	ok = fgets(buf, sizeof(buf), f) != NULL;
+	fclose(f);
+	if (!ok)
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(buf, &end, 10);
+	if (errno || end == buf || (*end && *end != '\n') || !v || v > 65536)
+		return -EINVAL;
+	*out = (unsigned)v;
+	return 0;
 }
 
 void ibw_engine_set_mkey(struct ibw_engine *e, uint64_t mkey)
@@ -1144,6 +1185,10 @@ void ibw_engine_get_stats(const struct ibw_engine *e,
 			  struct ibw_engine_stats *st)
 {
 	*st = e->st;
+	st->window = e->cfg.max_inflight;
+	st->smp_limit = e->grp_cap[0];
+	st->sa_limit = e->grp_cap[1];
+	st->recv_queue_size = e->cfg.recv_queue_size;
 	st->device_lost = -e->lost;
 	st->loop_wakeups = ibw_loop_wakeups(e->loop);
 }

@@ -121,7 +121,21 @@ struct ibw_engine_config {
 	/* A try leaves the window after at least this long; 0:
 	 * IBW_ENGINE_WAIT_AFTER_MIN_US. */
 	unsigned wait_after_min_us;
+	/* ib_core's recv_queue_size (0: IBW_KERNEL_RECVQ_DEFAULT): the
+	 * kernel's per-agent limits are fractions of it (a quarter for
+	 * SMPs, a 32nd for SA requests), and the window is kept to half of
+	 * it, so answers cannot overrun the QPs' receive rings. */
+	unsigned recv_queue_size;
 };
+
+/* ib_core's default recv_queue_size, and where a running kernel says
+ * what it uses. */
+#define IBW_KERNEL_RECVQ_DEFAULT 512
+#define IBW_KERNEL_RECVQ_PATH "/sys/module/ib_core/parameters/recv_queue_size"
+
+/* Read a recv_queue_size from @path (a number, 1 to 65536). 0, or
+ * -errno (-EINVAL for a file that says something else). */
+int ibw_kernel_recvq_read(const char *path, unsigned *out);
 
 struct ibw_engine_stats {
 	uint64_t submitted;
@@ -154,6 +168,13 @@ struct ibw_engine_stats {
 	unsigned waiting_hwm;
 	unsigned queued;
 	unsigned queued_hwm;
+	/* the limits in use: the window, SMPs and SA requests in flight,
+	 * and the recv_queue_size they come from */
+	unsigned window;
+	unsigned window_hwm; /* the most tries in the window at once */
+	unsigned smp_limit;
+	unsigned sa_limit;
+	unsigned recv_queue_size;
 	int device_lost; /* the errno the device went away with, else 0 */
 	uint64_t reopens; /* times a lost device was opened again */
 	/* failed tries to reopen since the device was last lost */

@@ -9,7 +9,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -838,6 +840,65 @@ static void test_waits_leave_window(void **state)
 		assert_int_equal(silent[i].d.result, IBW_MAD_TIMEOUT);
 }
 
+/*
+ * The kernel's limits follow ib_core's recv_queue_size: a quarter of it
+ * for SMPs in flight, a 32nd for SA requests, and the window is kept to
+ * half of it. The value is read from the module parameter's file.
+ */
+static void test_recv_queue_limits(void **state)
+{
+	struct fx *f = *state;
+	struct ibw_engine_config cfg = { .max_inflight = 128,
+					 .max_per_dest = 8,
+					 .timeout_ms = 1000,
+					 .wait_after_min_us = 10000000,
+					 .recv_queue_size = 64 };
+	static struct outcome o[40];
+	char path[] = "/tmp/ibw_recvq_XXXXXX";
+	struct ibw_engine_stats st;
+	unsigned q = 0;
+	FILE *fp;
+	int fd, i;
+
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	fp = fdopen(fd, "w");
+	assert_non_null(fp);
+	fputs("1024\n", fp);
+	fclose(fp);
+	assert_int_equal(ibw_kernel_recvq_read(path, &q), 0);
+	assert_int_equal(q, 1024);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs("many\n", fp);
+	fclose(fp);
+	assert_int_equal(ibw_kernel_recvq_read(path, &q), -EINVAL);
+	unlink(path);
+	assert_int_equal(ibw_kernel_recvq_read(path, &q), -ENOENT);
+	assert_int_equal(q, 1024);
+
+	/* the default, 512: 128 SMPs, 16 SA requests, a window of 128 */
+	st = stats(f);
+	assert_int_equal(st.recv_queue_size, 512);
+	assert_int_equal(st.smp_limit, 128);
+	assert_int_equal(st.sa_limit, 16);
+
+	ibw_engine_free(f->e);
+	f->e = ibw_engine_new(f->loop, f->t, &cfg);
+	assert_non_null(f->e);
+	st = stats(f);
+	assert_int_equal(st.recv_queue_size, 64);
+	assert_int_equal(st.smp_limit, 16);
+	assert_int_equal(st.sa_limit, 2);
+	assert_int_equal(st.window, 32);
+	memset(o, 0, sizeof(o));
+	for (i = 0; i < 40; i++)
+		submit_get(f, (uint16_t)(100 + i), IBW_ATTR_NODE_INFO, &o[i],
+			   0);
+	assert_int_equal(ibw_mem_sent_count(f->t), 16);
+	assert_int_equal(stats(f).inflight, 16);
+}
+
 static void test_per_dest_limit(void **state)
 {
 	struct fx *f = *state;
@@ -1037,6 +1098,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_window_limits,
 						fx_setup_window, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_waits_leave_window,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_recv_queue_limits,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_per_dest_limit,
 						fx_setup_window, fx_teardown),
