@@ -774,6 +774,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	ibw_engine_set_lost_handler(d.e, on_device_lost, &d);
+	/* until the local port query says (sysfs may lag) */
+	ibw_engine_set_sa_sl(d.e, d.lp.sm_sl);
 	if (mkey) {
 		/* The key itself is never logged, served or exported. */
 		ibw_engine_set_mkey(d.e, mkey);

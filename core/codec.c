@@ -68,6 +68,7 @@ int ibw_portinfo_decode(const uint8_t *mad, size_t len, struct ibw_portinfo *pi)
 	pi->gid_prefix = GET64(p, IB_PORT_GID_PREFIX_F);
 	pi->lid = GET(p, IB_PORT_LID_F);
 	pi->sm_lid = GET(p, IB_PORT_SMLID_F);
+	pi->sm_sl = (uint8_t)GET(p, IB_PORT_SMSL_F);
 	pi->capmask = GET(p, IB_PORT_CAPMASK_F);
 	pi->local_port = GET(p, IB_PORT_LOCAL_PORT_F);
 	pi->lmc = GET(p, IB_PORT_LMC_F);

@@ -82,6 +82,7 @@ struct ibw_portinfo {
 	uint64_t gid_prefix;
 	uint16_t lid;
 	uint16_t sm_lid;
+	uint8_t sm_sl; /* MasterSMSL: the SL to reach the SM (and its SA) on */
 	uint32_t capmask;
 	uint8_t local_port;
 	uint8_t lmc;

@@ -110,6 +110,7 @@ struct ibw_engine {
 	void *lost_arg;
 	int lost; /* the device is gone: -errno, else 0 */
 	uint64_t smp_mkey; /* put in every SMP */
+	uint8_t sa_sl; /* SA requests go out on this SL (the SMSL) */
 	/* Reopening a lost device (ibw_engine_set_reopen): the next try
 	 * in reopen_delay_us, doubling up to reopen_max_us. */
 	ibw_reopen_fn reopen_fn;
@@ -665,7 +666,8 @@ static int build(const struct ibw_engine *e, struct req *r,
 		r->addr.lid = q->dest.lid;
 		r->addr.qpn = q->dest.qpn ? q->dest.qpn : 1;
 		r->addr.qkey = q->dest.qkey ? q->dest.qkey : IBW_QP1_QKEY;
-		r->addr.sl = q->dest.sl;
+		r->addr.sl = q->mgmt_class == IBW_CLASS_SA ? e->sa_sl
+							   : q->dest.sl;
 	}
 	return 0;
 }
@@ -1148,6 +1150,11 @@ int ibw_kernel_recvq_read(const char *path, unsigned *out)
 		return -EINVAL;
 	*out = (unsigned)v;
 	return 0;
+}
+
+void ibw_engine_set_sa_sl(struct ibw_engine *e, uint8_t sl)
+{
+	e->sa_sl = sl & 0x0f;
 }
 
 void ibw_engine_set_mkey(struct ibw_engine *e, uint64_t mkey)

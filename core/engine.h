@@ -201,6 +201,11 @@ void ibw_engine_free(struct ibw_engine *e);
  * callback always runs exactly once, never from inside this call. */
 int ibw_engine_submit(struct ibw_engine *e, const struct ibw_mad_req *req);
 
+/* The SL SA requests go out on: the local port's MasterSMSL (PortInfo
+ * SMSL, sysfs sm_sl), as libibmad resolves the SM's address. 0 until
+ * set. */
+void ibw_engine_set_sa_sl(struct ibw_engine *e, uint8_t sl);
+
 void ibw_engine_set_window(struct ibw_engine *e, unsigned max_inflight,
 			   unsigned max_per_dest);
 /* The M_Key every SMP submitted from now on carries (fabrics whose SM

@@ -18,6 +18,10 @@ static void settle(struct ibw_localport_query *q, const struct ibw_mad_done *d,
 		case IBW_ATTR_PORT_INFO:
 			rc = ibw_portinfo_decode(d->mad, d->len, &q->pi);
 			q->have_portinfo = rc == 0;
+			/* SA queries go out on the SL the port says the SM
+			 * is reached on, as libibmad's do. */
+			if (rc == 0)
+				ibw_engine_set_sa_sl(q->e, q->pi.sm_sl);
 			break;
 		case IBW_ATTR_NODE_DESC:
 			rc = ibw_nodedesc_decode(d->mad, d->len, q->desc,
@@ -54,6 +58,7 @@ int ibw_localport_query(struct ibw_engine *e, int portnum,
 	int i, rc;
 
 	memset(q, 0, sizeof(*q));
+	q->e = e;
 	q->cb = cb;
 	q->arg = arg;
 	for (i = 0; i < 3; i++) {

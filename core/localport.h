@@ -27,6 +27,7 @@ struct ibw_localport_query {
 	int first_status;
 
 	/* private */
+	struct ibw_engine *e;
 	struct ibw_localport_part parts[3];
 	unsigned pending;
 	void (*cb)(struct ibw_localport_query *q, void *arg);

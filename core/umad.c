@@ -248,6 +248,7 @@ static void fill_info(const umad_port_t *p, struct ibw_local_port *info)
 	info->lid = p->base_lid;
 	info->lmc = p->lmc;
 	info->sm_lid = p->sm_lid;
+	info->sm_sl = (uint8_t)p->sm_sl;
 	info->state = p->state;
 	info->phys_state = p->phys_state;
 	info->rate = p->rate;

@@ -20,6 +20,7 @@ struct ibw_local_port {
 	uint16_t lid;
 	uint8_t lmc;
 	uint16_t sm_lid;
+	uint8_t sm_sl; /* the SL to the SM (sysfs sm_sl) */
 	unsigned state; /* 1 down .. 4 active */
 	unsigned phys_state;
 	unsigned rate; /* Gb/s */

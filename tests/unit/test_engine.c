@@ -17,6 +17,8 @@
 
 #include "codec.h"
 #include "engine.h"
+#include "localport.h"
+#include "sa.h"
 #include "transport_mem.h"
 
 struct fx {
@@ -899,6 +901,78 @@ static void test_recv_queue_limits(void **state)
 	assert_int_equal(stats(f).inflight, 16);
 }
 
+static void on_local(struct ibw_localport_query *q, void *arg)
+{
+	(void)q;
+	*(int *)arg = 1;
+}
+
+static void on_sa(const struct ibw_sa_result *r, void *arg)
+{
+	(void)r;
+	(void)arg;
+}
+
+/*
+ * SA requests go out on the SL the local port names for its SM
+ * (PortInfo MasterSMSL), as libibmad's do: on a QoS fabric SL 0 may not
+ * reach the SM. Other classes keep SL 0.
+ */
+static void test_sa_on_smsl(void **state)
+{
+	struct fx *f = *state;
+	struct ibw_localport_query q;
+	static struct outcome o;
+	uint8_t m[IBW_MAD_SIZE];
+	struct ibw_mad_addr to;
+	struct ibw_mad_req r;
+	int done = 0;
+
+	assert_int_equal(ibw_localport_query(f->e, 1, &q, on_local, &done), 0);
+	while (ibw_mem_next_sent(f->t, m, &to)) {
+		ibw_mem_make_response(m, 0);
+		if (ibw_mad_get(m, IB_MAD_ATTRID_F) == IBW_ATTR_PORT_INFO) {
+			mad_set_field(m + IB_SMP_DATA_OFFS, 0, IB_PORT_SMLID_F,
+				      7);
+			mad_set_field(m + IB_SMP_DATA_OFFS, 0, IB_PORT_SMSL_F,
+				      5);
+		}
+		assert_int_equal(ibw_mem_inject(f->t, m, IBW_MAD_SIZE, 0), 0);
+	}
+	RUN_UNTIL(f, done);
+	assert_true(q.have_portinfo);
+	assert_int_equal(q.pi.sm_lid, 7);
+	assert_int_equal(q.pi.sm_sl, 5);
+
+	assert_int_equal(ibw_sa_query(f->e, 7, IBW_METHOD_GET, 0x0011, 0, 0,
+				      NULL, 0, on_sa, NULL),
+			 0);
+	assert_true(ibw_mem_next_sent(f->t, m, &to));
+	assert_int_equal(m[1], IBW_CLASS_SA);
+	assert_int_equal(to.lid, 7);
+	assert_int_equal(to.sl, 5);
+
+	memset(&r, 0, sizeof(r));
+	ibw_dest_lid(&r.dest, 9);
+	r.mgmt_class = IBW_CLASS_PERF;
+	r.method = IBW_METHOD_GET;
+	r.attr_id = IBW_ATTR_CLASS_PORT_INFO;
+	r.cb = on_done;
+	r.arg = &o;
+	assert_int_equal(ibw_engine_submit(f->e, &r), 0);
+	assert_true(ibw_mem_next_sent(f->t, m, &to));
+	assert_int_equal(m[1], IBW_CLASS_PERF);
+	assert_int_equal(to.sl, 0);
+
+	/* set directly (the daemon does so from sysfs at start) */
+	ibw_engine_set_sa_sl(f->e, 2);
+	assert_int_equal(ibw_sa_query(f->e, 7, IBW_METHOD_GET, 0x0011, 0, 0,
+				      NULL, 0, on_sa, NULL),
+			 0);
+	assert_true(ibw_mem_next_sent(f->t, m, &to));
+	assert_int_equal(to.sl, 2);
+}
+
 static void test_per_dest_limit(void **state)
 {
 	struct fx *f = *state;
@@ -1101,6 +1175,8 @@ int main(void)
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_recv_queue_limits,
 						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_sa_on_smsl, fx_setup,
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_per_dest_limit,
 						fx_setup_window, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_free_cancels, fx_setup,
