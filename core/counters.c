@@ -169,9 +169,11 @@ struct node_cap {
 	/* PMA ClassPortInfo redirection (IBA 13.4.8.1: status "redirect
 	 * required"): where this node's PMA is really served. */
 	uint8_t redirect; /* IBW_PMA_REDIRECT_* */
+	uint8_t refusal; /* enum ibw_redirect_refusal */
 	uint8_t rsl;
 	uint16_t lid, rlid, rpkey;
 	uint32_t rqp, rqkey;
+	uint8_t rgid[16];
 };
 
 #define IBW_PSC_TRIES 3
@@ -1420,12 +1422,42 @@ static void unreserve(struct ibw_counters *c, struct job *j)
 	j->reserved = 0;
 }
 
+const char *ibw_redirect_refusal_str(int why)
+{
+	switch (why) {
+	case IBW_REDIRECT_PARTITION:
+		return "partition";
+	case IBW_REDIRECT_QKEY:
+		return "q_key";
+	case IBW_REDIRECT_GID:
+		return "gid";
+	default:
+		return "none";
+	}
+}
+
+/* Why the redirect in @nc cannot be followed from a umad port, or
+ * IBW_REDIRECT_OK. */
+static int redirect_refusal(const struct node_cap *nc)
+{
+	if ((nc->rpkey & 0x7fff) != 0x7fff && nc->rpkey != 0)
+		return IBW_REDIRECT_PARTITION;
+	if (nc->rqkey && nc->rqkey != IBW_QP1_QKEY)
+		return IBW_REDIRECT_QKEY;
+	if (!nc->rlid)
+		return IBW_REDIRECT_GID;
+	return IBW_REDIRECT_OK;
+}
+
 /*
  * The PMA answered ClassPortInfo with "redirect required": its counters
- * are served at RedirectLID (0: the same LID), RedirectQP with
- * RedirectQ_Key. We follow within the default partition only: our MADs
- * go out on P_Key index 0, which holds the default P_Key. Returns 1 when
- * a ClassPortInfo to the new place is under way.
+ * are served at RedirectLID, RedirectQP with RedirectQ_Key. We follow
+ * what a umad port can reach: the default partition (our MADs go out on
+ * P_Key index 0), the GSI Q_Key (the kernel sends with QP1's whatever we
+ * set) and a LID (RedirectLID 0 means RedirectGID alone, as libibmad
+ * reads it). Anything else is reported, with the reason, and the node's
+ * counters stay unread. Returns 1 when a ClassPortInfo to the new place
+ * is under way.
  */
 static int follow_redirect(struct ibw_counters *c, unsigned idx,
 			   const uint8_t *mad)
@@ -1433,8 +1465,7 @@ static int follow_redirect(struct ibw_counters *c, unsigned idx,
 	const uint8_t *cpi = mad + IB_PC_DATA_OFFS;
 	struct job *j = &c->jobs[idx];
 	struct node_cap *nc;
-	uint16_t pkey;
-	int was;
+	int was, why;
 
 	if (!cap_find(c, j->guid))
 		cap_set(c, j->guid, 0);
@@ -1447,19 +1478,35 @@ static int follow_redirect(struct ibw_counters *c, unsigned idx,
 	nc->rqp = ibw_mad_get(cpi, IB_CPI_REDIRECT_QP_F) & 0xffffff;
 	nc->rqkey = ibw_mad_get(cpi, IB_CPI_REDIRECT_QKEY_F);
 	nc->rsl = (uint8_t)ibw_mad_get(cpi, IB_CPI_REDIRECT_SL_F);
-	pkey = (uint16_t)ibw_mad_get(cpi, IB_CPI_REDIRECT_PKEY_F);
-	nc->rpkey = pkey;
-	if ((pkey & 0x7fff) != 0x7fff && pkey != 0) {
-		nc->redirect = IBW_PMA_REDIRECT_REFUSED;
-		if (was != nc->redirect)
+	nc->rpkey = (uint16_t)ibw_mad_get(cpi, IB_CPI_REDIRECT_PKEY_F);
+	mad_decode_field((uint8_t *)cpi, IB_CPI_REDIRECT_GID_F, nc->rgid);
+	why = redirect_refusal(nc);
+	if (why != IBW_REDIRECT_OK) {
+		static const char *const what[] = {
+			[IBW_REDIRECT_PARTITION] = "outside the default "
+						   "partition, where our MADs "
+						   "go",
+			[IBW_REDIRECT_QKEY] =
+				"with a Q_Key other than the "
+				"GSI's, which the kernel does not "
+				"send with",
+			[IBW_REDIRECT_GID] = "to a GID alone (RedirectLID 0), "
+					     "which needs a GRH route",
+		};
+
+		if (was != IBW_PMA_REDIRECT_REFUSED || nc->refusal != why)
 			log_warn("counters",
 				 "the PMA of node 0x%016" PRIx64 " (LID %u) "
-				 "redirects to LID %u QP %u in partition "
-				 "0x%04x: not followed (only the default "
-				 "partition is); its counters stay unread",
-				 j->guid, j->lid, nc->rlid, nc->rqp, pkey);
+				 "redirects to LID %u QP %u Q_Key 0x%08x "
+				 "P_Key 0x%04x: not followed (%s); its "
+				 "counters stay unread",
+				 j->guid, j->lid, nc->rlid, nc->rqp, nc->rqkey,
+				 nc->rpkey, what[why]);
+		nc->redirect = IBW_PMA_REDIRECT_REFUSED;
+		nc->refusal = (uint8_t)why;
 		return 0;
 	}
+	nc->refusal = IBW_REDIRECT_OK;
 	if (!nc->rqp)
 		nc->rqp = 1;
 	if (!nc->rqkey)
@@ -1469,8 +1516,7 @@ static int follow_redirect(struct ibw_counters *c, unsigned idx,
 		log_info("counters",
 			 "the PMA of node 0x%016" PRIx64 " (LID %u) redirects "
 			 "to LID %u QP %u: following",
-			 j->guid, j->lid, nc->rlid ? nc->rlid : j->lid,
-			 nc->rqp);
+			 j->guid, j->lid, nc->rlid, nc->rqp);
 	start_cpi(c, idx);
 	return 1;
 }
@@ -1906,11 +1952,14 @@ unsigned ibw_counters_redirects(const struct ibw_counters *c,
 		if (out && n < max) {
 			out[n].guid = nc->guid;
 			out[n].lid = nc->lid;
-			out[n].redirect_lid = nc->rlid ? nc->rlid : nc->lid;
+			out[n].redirect_lid = nc->rlid;
 			out[n].redirect_qp = nc->rqp;
+			out[n].redirect_qkey = nc->rqkey;
 			out[n].redirect_pkey = nc->rpkey;
+			memcpy(out[n].redirect_gid, nc->rgid, 16);
 			out[n].followed = nc->redirect ==
 					  IBW_PMA_REDIRECT_FOLLOWED;
+			out[n].refusal = nc->refusal;
 		}
 		n++;
 	}

@@ -243,17 +243,37 @@ unsigned ibw_counters_unreachable(const struct ibw_counters *c);
 enum {
 	IBW_PMA_REDIRECT_NONE = 0,
 	IBW_PMA_REDIRECT_FOLLOWED,
-	IBW_PMA_REDIRECT_REFUSED, /* outside the default partition */
+	IBW_PMA_REDIRECT_REFUSED, /* see enum ibw_redirect_refusal */
 };
+
+/* Why a redirect is not followed. */
+enum ibw_redirect_refusal {
+	IBW_REDIRECT_OK = 0,
+	/* RedirectP_Key outside the default partition: our MADs go out on
+	 * P_Key index 0 */
+	IBW_REDIRECT_PARTITION,
+	/* a Q_Key other than the GSI's: the kernel sends every umad MAD
+	 * with QP1's own Q_Key, whatever the sender sets, so the QP there
+	 * would drop it */
+	IBW_REDIRECT_QKEY,
+	/* RedirectLID 0: served at RedirectGID alone, which needs a GRH
+	 * route we do not build (libibmad refuses these too) */
+	IBW_REDIRECT_GID,
+};
+
+const char *ibw_redirect_refusal_str(int why);
 
 /* A node whose PMA answered ClassPortInfo with "redirect required". */
 struct ibw_pma_redirect {
 	uint64_t guid;
 	uint16_t lid; /* where we asked */
-	uint16_t redirect_lid; /* where it sent us */
+	uint16_t redirect_lid; /* where it sent us (0: a GID alone) */
 	uint32_t redirect_qp;
+	uint32_t redirect_qkey;
 	uint16_t redirect_pkey;
+	uint8_t redirect_gid[16]; /* all zero when none was given */
 	int followed;
+	int refusal; /* enum ibw_redirect_refusal, when not followed */
 };
 
 /* The redirecting nodes: how many there are; the first @max in @out. */

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -711,14 +712,26 @@ static json_t *ibw_json_pma_redirects(const struct ibw_snapshot *s)
 
 	for (i = 0; i < s->npma_redirects; i++) {
 		const struct ibw_pma_redirect *r = &s->pma_redirects[i];
+		static const uint8_t zero[16];
+		char gid[INET6_ADDRSTRLEN] = "";
+		json_t *o;
 
-		json_array_append_new(
-			a, json_pack("{s:o, s:i, s:i, s:i, s:i, s:b}", "guid",
-				     ibw_json_guid(r->guid), "lid", r->lid,
-				     "redirect_lid", r->redirect_lid,
-				     "redirect_qp", (int)r->redirect_qp,
-				     "redirect_pkey", r->redirect_pkey,
-				     "followed", r->followed));
+		if (memcmp(r->redirect_gid, zero, 16))
+			inet_ntop(AF_INET6, r->redirect_gid, gid, sizeof(gid));
+		o = json_pack("{s:o, s:i, s:i, s:i, s:I, s:i, s:o, s:b}",
+			      "guid", ibw_json_guid(r->guid), "lid", r->lid,
+			      "redirect_lid", r->redirect_lid, "redirect_qp",
+			      (int)r->redirect_qp, "redirect_qkey",
+			      (json_int_t)r->redirect_qkey, "redirect_pkey",
+			      r->redirect_pkey, "redirect_gid",
+			      gid[0] ? json_string(gid) : json_null(),
+			      "followed", r->followed);
+		if (!r->followed)
+			json_object_set_new(
+				o, "refused",
+				json_string(
+					ibw_redirect_refusal_str(r->refusal)));
+		json_array_append_new(a, o);
 	}
 	return a;
 }

@@ -404,8 +404,8 @@ static void render_snapshot(struct ibw_pb *bp, const struct ibw_snapshot *s,
 		ibw_pb_family(
 			&b, "ibwatch_pma_redirect_info", "gauge",
 			"Nodes whose PMA redirects its counters elsewhere "
-			"(followed=\"0\": outside the default partition, "
-			"unread).");
+			"(followed=\"0\": unread, refused says why: "
+			"partition, q_key or gid).");
 	for (k = 0; k < (int)s->npma_redirects; k++) {
 		const struct ibw_pma_redirect *r = &s->pma_redirects[k];
 
@@ -413,9 +413,11 @@ static void render_snapshot(struct ibw_pb *bp, const struct ibw_snapshot *s,
 			&b,
 			"ibwatch_pma_redirect_info{guid=\"0x%016" PRIx64
 			"\",lid=\"%u\",redirect_lid=\"%u\",redirect_qp=\"%u\","
-			"followed=\"%d\"} 1\n",
+			"followed=\"%d\"%s%s%s} 1\n",
 			r->guid, r->lid, r->redirect_lid, r->redirect_qp,
-			r->followed);
+			r->followed, r->followed ? "" : ",refused=\"",
+			r->followed ? "" : ibw_redirect_refusal_str(r->refusal),
+			r->followed ? "" : "\"");
 	}
 	*bp = b;
 }

@@ -4,6 +4,7 @@
  * resets, PMA redirection, and the state file. The arithmetic of the
  * totals alone is tested in test_ctrmath.c.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -351,11 +352,22 @@ static void test_sweep_threshold_stale_and_state(void **state)
 	rig_free(&r2);
 }
 
+/* Where a redirecting PMA sends us. */
+struct redir {
+	uint16_t lid;
+	uint32_t qkey;
+	uint16_t pkey;
+	const char *gid; /* NULL: none */
+};
+
+/* the usual: LID 9, QP 0x1234 with the GSI Q_Key, default partition */
+static const struct redir to9 = { 9, 0x80010000u, 0xffff, NULL };
+
 /* A PMA that answers ClassPortInfo with "redirect required" at its LID
- * (5) and serves at LID 9, QP 0x1234, Q_Key 0x5678. Counts the MADs that
- * went to each place. */
-static void serve_redirect(struct rig *r, uint16_t pkey, unsigned *at_home,
-			   unsigned *at_redirect)
+ * (5) and serves at @rd's LID, QP 0x1234. Counts the MADs that went to
+ * each place. */
+static void serve_redirect(struct rig *r, const struct redir *rd,
+			   unsigned *at_home, unsigned *at_redirect)
 {
 	uint8_t m[IBW_MAD_SIZE];
 	struct ibw_mad_addr to;
@@ -376,15 +388,21 @@ static void serve_redirect(struct rig *r, uint16_t pkey, unsigned *at_home,
 		} else if (to.lid == 5 && to.qpn == 1) {
 			(*at_home)++;
 			assert_int_equal(attr, IBW_ATTR_CLASS_PORT_INFO);
-			mad_set_field(d, 0, IB_CPI_REDIRECT_LID_F, 9);
+			mad_set_field(d, 0, IB_CPI_REDIRECT_LID_F, rd->lid);
 			mad_set_field(d, 0, IB_CPI_REDIRECT_QP_F, 0x1234);
-			mad_set_field(d, 0, IB_CPI_REDIRECT_QKEY_F, 0x5678);
-			mad_set_field(d, 0, IB_CPI_REDIRECT_PKEY_F, pkey);
+			mad_set_field(d, 0, IB_CPI_REDIRECT_QKEY_F, rd->qkey);
+			mad_set_field(d, 0, IB_CPI_REDIRECT_PKEY_F, rd->pkey);
+			if (rd->gid) {
+				uint8_t g[16];
+
+				assert_int_equal(
+					inet_pton(AF_INET6, rd->gid, g), 1);
+				mad_encode_field(d, IB_CPI_REDIRECT_GID_F, g);
+			}
 			status = IB_MAD_STS_REDIRECT;
 		} else {
-			assert_int_equal(to.lid, 9);
+			assert_int_equal(to.lid, rd->lid);
 			assert_int_equal(to.qpn, 0x1234);
-			assert_int_equal(to.qkey, 0x5678);
 			(*at_redirect)++;
 			if (attr == IBW_ATTR_CLASS_PORT_INFO)
 				mad_set_field(d, 0, IB_CPI_CAPMASK_F, 0x1200);
@@ -396,15 +414,15 @@ static void serve_redirect(struct rig *r, uint16_t pkey, unsigned *at_home,
 	}
 }
 
-static void sweep_redirect(struct rig *r, uint16_t pkey, unsigned *home,
-			   unsigned *away)
+static void sweep_redirect(struct rig *r, const struct redir *rd,
+			   unsigned *home, unsigned *away)
 {
 	uint64_t end = ibw_now_us() + 2000000u;
 
 	r->done = 0;
 	assert_int_equal(ibw_counters_sweep(r->c, r->f, 0, swept, r), 0);
 	while (!r->done && ibw_now_us() < end) {
-		serve_redirect(r, pkey, home, away);
+		serve_redirect(r, rd, home, away);
 		ibw_loop_run_once(r->loop, 5000);
 	}
 	assert_true(r->done);
@@ -421,7 +439,7 @@ static void test_pma_redirect_followed(void **state)
 	unsigned home = 0, away = 0;
 
 	rig_init(&r);
-	sweep_redirect(&r, 0xffff, &home, &away);
+	sweep_redirect(&r, &to9, &home, &away);
 	assert_int_equal(home, 1);
 	/* ClassPortInfo, PortSamplesControl, PortCounters, ext,
 	 * PortVLXmitWaitCounters */
@@ -436,9 +454,10 @@ static void test_pma_redirect_followed(void **state)
 	assert_int_equal(rd.redirect_lid, 9);
 	assert_int_equal(rd.redirect_qp, 0x1234);
 	assert_int_equal(rd.followed, 1);
+	assert_int_equal(rd.refusal, IBW_REDIRECT_OK);
 	/* the next sweep goes straight to where it was sent */
 	home = away = 0;
-	sweep_redirect(&r, 0xffff, &home, &away);
+	sweep_redirect(&r, &to9, &home, &away);
 	assert_int_equal(home, 0);
 	assert_int_equal(away, 3); /* PortCounters, ext, VL */
 	rig_free(&r);
@@ -448,18 +467,78 @@ static void test_pma_redirect_followed(void **state)
  * port is unreachable rather than read at the wrong place. */
 static void test_pma_redirect_other_partition(void **state)
 {
+	static const struct redir other = { 9, 0x80010000u, 0x8001, NULL };
 	struct rig r;
 	struct ibw_pma_redirect rd;
 	unsigned home = 0, away = 0;
 
 	rig_init(&r);
-	sweep_redirect(&r, 0x8001, &home, &away);
+	sweep_redirect(&r, &other, &home, &away);
 	assert_int_equal(home, 1);
 	assert_int_equal(away, 0);
 	assert_int_equal(ibw_counters_unreachable(r.c), 1);
 	assert_int_equal(ibw_counters_redirects(r.c, &rd, 1), 1);
 	assert_int_equal(rd.followed, 0);
+	assert_int_equal(rd.refusal, IBW_REDIRECT_PARTITION);
 	assert_int_equal(rd.redirect_pkey, 0x8001);
+	rig_free(&r);
+}
+
+/*
+ * The kernel sends every umad MAD with QP1's own Q_Key, whatever the
+ * sender sets: a redirect to a QP with another Q_Key cannot be reached
+ * and is reported so, not "followed" into timeouts. RedirectLID 0 means
+ * RedirectGID alone: reported as a GID redirect, not taken for the same
+ * LID. A GID beside a LID is reported and the LID followed.
+ */
+static void test_pma_redirect_qkey_and_gid(void **state)
+{
+	static const struct redir foreign = { 9, 0x5678, 0xffff, NULL };
+	static const struct redir gid_only = { 0, 0x80010000u, 0xffff,
+					       "fe80::2:c903:0:99" };
+	static const struct redir gid_lid = { 9, 0x80010000u, 0xffff,
+					      "fe80::2:c903:0:99" };
+	struct ibw_pma_redirect rd;
+	unsigned home = 0, away = 0;
+	struct rig r;
+	uint8_t g[16];
+
+	assert_int_equal(inet_pton(AF_INET6, "fe80::2:c903:0:99", g), 1);
+	rig_init(&r);
+	sweep_redirect(&r, &foreign, &home, &away);
+	assert_int_equal(home, 1);
+	assert_int_equal(away, 0);
+	assert_int_equal(ibw_counters_unreachable(r.c), 1);
+	assert_int_equal(ibw_counters_redirects(r.c, &rd, 1), 1);
+	assert_int_equal(rd.followed, 0);
+	assert_int_equal(rd.refusal, IBW_REDIRECT_QKEY);
+	assert_int_equal(rd.redirect_qkey, 0x5678);
+	assert_string_equal(ibw_redirect_refusal_str(rd.refusal), "q_key");
+	rig_free(&r);
+
+	home = away = 0;
+	rig_init(&r);
+	sweep_redirect(&r, &gid_only, &home, &away);
+	assert_int_equal(home, 1);
+	assert_int_equal(away, 0);
+	assert_int_equal(ibw_counters_unreachable(r.c), 1);
+	assert_int_equal(ibw_counters_redirects(r.c, &rd, 1), 1);
+	assert_int_equal(rd.followed, 0);
+	assert_int_equal(rd.refusal, IBW_REDIRECT_GID);
+	assert_int_equal(rd.redirect_lid, 0);
+	assert_memory_equal(rd.redirect_gid, g, 16);
+	assert_string_equal(ibw_redirect_refusal_str(rd.refusal), "gid");
+	rig_free(&r);
+
+	home = away = 0;
+	rig_init(&r);
+	sweep_redirect(&r, &gid_lid, &home, &away);
+	assert_int_equal(home, 1);
+	assert_int_equal(away, 5);
+	assert_int_equal(ibw_counters_unreachable(r.c), 0);
+	assert_int_equal(ibw_counters_redirects(r.c, &rd, 1), 1);
+	assert_int_equal(rd.followed, 1);
+	assert_memory_equal(rd.redirect_gid, g, 16);
 	rig_free(&r);
 }
 
@@ -1719,6 +1798,7 @@ int main(void)
 		cmocka_unit_test(test_always_protected_node),
 		cmocka_unit_test(test_pma_redirect_followed),
 		cmocka_unit_test(test_pma_redirect_other_partition),
+		cmocka_unit_test(test_pma_redirect_qkey_and_gid),
 		cmocka_unit_test_setup_teardown(test_state_file_corruption,
 						setup_path, teardown_path),
 		cmocka_unit_test_setup_teardown(test_state_file_links,

@@ -313,6 +313,18 @@ static void test_pma_redirect_rendered(void **state)
 				  "\"4660\","
 				  "followed=\"1\"} 1\n"));
 	free(t);
+	/* one that cannot be followed says why */
+	s->pma_redirects[0].followed = 0;
+	s->pma_redirects[0].refusal = IBW_REDIRECT_QKEY;
+	s->pma_redirects[0].redirect_qkey = 0x5678;
+	t = dump(ibw_json_status(s, NULL, T0));
+	assert_non_null(strstr(t, "\"refused\": \"q_key\""));
+	assert_non_null(strstr(t, "\"redirect_qkey\": 22136"));
+	assert_non_null(strstr(t, "\"redirect_gid\": null"));
+	free(t);
+	t = ibw_prom_render(s, NULL, T0, NULL, &len);
+	assert_non_null(strstr(t, "followed=\"0\",refused=\"q_key\"} 1\n"));
+	free(t);
 	ibw_snapshot_unref(s);
 }
 
