@@ -25,6 +25,7 @@
 #include "ibw_version.h"
 #include "json.h"
 #include "json_links.h"
+#include "localdev.h"
 #include "localport.h"
 #include "monitor.h"
 #include "namemap.h"
@@ -50,6 +51,7 @@ struct daemon {
 	struct ibw_transport *t;
 	struct ibw_engine *e;
 	int reopens; /* the engine opens a lost device again */
+	char reopen_err[256]; /* the last failed reopen's reason, warned */
 	struct ibw_local_port lp;
 	struct ibw_localport_query lq;
 	int lq_done;
@@ -421,20 +423,131 @@ static void on_device_lost(struct ibw_engine *e, int err, void *arg)
 
 /* The engine's reopen: the same CA and port, every agent registered
  * again on the new file (SMI, SA, PerfMgt, the echo class). */
+/* A failed reopen is a warning, once for each new reason: the engine
+ * tries again with its backoff, up to the discovery interval. */
+static void reopen_failed(struct daemon *d, const char *err)
+{
+	if (strcmp(err, d->reopen_err)) {
+		log_warn("main",
+			 "cannot open the device again: %s; trying again "
+			 "(further failures for this reason at debug level)",
+			 err);
+		snprintf(d->reopen_err, sizeof(d->reopen_err), "%s", err);
+	} else {
+		log_debug("main", "reopen: %s", err);
+	}
+}
+
+/*
+ * The device came back (an HCA reset, a driver reload): the port is
+ * found again by its GUID, which it keeps, not by the CA name and port
+ * number, which the kernel may hand out anew (mlx5_0 can come back as
+ * mlx5_2, and another HCA may take the old name).
+ */
 static int reopen_device(struct ibw_transport **out, void *arg)
 {
 	struct daemon *d = arg;
 	struct ibw_local_port lp;
-	char err[256];
-	int rc;
+	char err[256], ca[IBW_CA_NAME_LEN];
+	int rc, port = d->lp.portnum;
 
-	rc = ibw_umad_open2(d->lp.ca_name, d->lp.portnum, d->resp != NULL, out,
-			    &lp, err, sizeof(err));
+	snprintf(ca, sizeof(ca), "%s", d->lp.ca_name);
+	if (d->lp.port_guid) {
+		rc = ibw_localdev_find(d->lp.port_guid, ca, sizeof(ca), &port);
+		if (rc < 0) {
+			snprintf(err, sizeof(err),
+				 "no local port has GUID 0x%016" PRIx64
+				 " (yet)",
+				 d->lp.port_guid);
+			reopen_failed(d, err);
+			return rc;
+		}
+		if (strcmp(ca, d->lp.ca_name) || port != d->lp.portnum)
+			log_info("main",
+				 "port GUID 0x%016" PRIx64 " is back as %s "
+				 "port %d (was %s port %d)",
+				 d->lp.port_guid, ca, port, d->lp.ca_name,
+				 d->lp.portnum);
+	}
+	rc = ibw_umad_open2(ca, port, d->resp != NULL, out, &lp, err,
+			    sizeof(err));
 	if (rc < 0) {
-		log_debug("main", "reopen: %s", err);
+		reopen_failed(d, err);
 		return rc;
 	}
+	if (d->lp.port_guid && lp.port_guid != d->lp.port_guid) {
+		/* another port between our look and the open */
+		snprintf(err, sizeof(err),
+			 "%s port %d has GUID 0x%016" PRIx64 " now, not ours",
+			 ca, port, lp.port_guid);
+		reopen_failed(d, err);
+		ibw_transport_close(*out);
+		*out = NULL;
+		return -ENODEV;
+	}
+	d->reopen_err[0] = '\0';
 	d->lp = lp;
+	return 0;
+}
+
+/* --port-guid: the CA and port that have it. 0, or -1 with @err. */
+static int choose_port(struct opts *o, char *ca, size_t calen, char *err,
+		       size_t errlen)
+{
+	int port, rc;
+
+	if (!o->port_guid)
+		return 0;
+	rc = ibw_localdev_find(o->port_guid, ca, calen, &port);
+	if (rc < 0) {
+		snprintf(err, errlen,
+			 "--port-guid 0x%016" PRIx64 ": no local port has "
+			 "it (ibstat lists them)",
+			 o->port_guid);
+		return -1;
+	}
+	if ((o->ca && strcmp(o->ca, ca)) || (o->port && o->port != port)) {
+		snprintf(err, errlen,
+			 "--port-guid 0x%016" PRIx64 " is %s port %d, not "
+			 "--ca %s --port %d",
+			 o->port_guid, ca, port, o->ca ? o->ca : ca,
+			 o->port ? o->port : port);
+		return -1;
+	}
+	o->ca = ca;
+	o->port = port;
+	return 0;
+}
+
+/*
+ * --user: after a reset the device node comes back with the mode udev
+ * gives it, and the daemon, then that user, must open it again. Refuse
+ * at start when that user could not, rather than lose the fabric at the
+ * first reset.
+ */
+static int check_user_reopen(const struct daemon *d, char *err, size_t len)
+{
+	char why[160];
+	int rc;
+
+	if (!d->o.user || d->o.once || d->o.ping || d->o.trace)
+		return 0;
+	rc = ibw_localdev_user_can_open(d->lp.ca_name, d->lp.portnum, d->o.user,
+					why, sizeof(why));
+	if (rc == 0) {
+		snprintf(err, len,
+			 "user %s: %s, so after an HCA reset ibwatchd could "
+			 "not open its device again; give the user access "
+			 "(the udev rule and group of docs/operations.md) or "
+			 "run without --user",
+			 d->o.user, why);
+		return -1;
+	}
+	if (rc < 0)
+		log_info("main",
+			 "user %s: cannot tell whether it may reopen the "
+			 "device after a reset: %s",
+			 d->o.user, why);
 	return 0;
 }
 
@@ -695,9 +808,10 @@ static int drop_privileges(const char *user, char *err, size_t len)
 int main(int argc, char **argv)
 {
 	static char errs[8192];
+	static char port_ca[IBW_CA_NAME_LEN]; /* --port-guid's CA */
 	struct daemon d;
 	sigset_t set;
-	char err[256];
+	char err[512];
 	uint64_t mkey = 0;
 	int rc, status = 0;
 
@@ -753,6 +867,11 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
+	if (choose_port(&d.o, port_ca, sizeof(port_ca), err, sizeof(err)) < 0) {
+		say_err("%s\n", err);
+		status = 1;
+		goto out;
+	}
 	rc = ibw_umad_open2(d.o.ca, d.o.port, d.o.responder, &d.t, &d.lp, err,
 			    sizeof(err));
 	if (rc < 0) {
@@ -846,7 +965,8 @@ int main(int argc, char **argv)
 		}
 	}
 
-	if (d.o.user && drop_privileges(d.o.user, err, sizeof(err)) < 0) {
+	if (check_user_reopen(&d, err, sizeof(err)) < 0 ||
+	    (d.o.user && drop_privileges(d.o.user, err, sizeof(err)) < 0)) {
 		say_err("%s\n", err);
 		status = 1;
 		goto out;

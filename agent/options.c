@@ -89,6 +89,7 @@ struct opt {
 static int parse_threshold(struct opts *o, const char *arg);
 static int parse_link_threshold(struct opts *o, const char *arg);
 static int parse_capmask(struct opts *o, const char *arg);
+static int parse_port_guid(struct opts *o, const char *arg);
 
 static const struct choice log_levels[] = {
 	{ "err", IBW_LOG_ERR },
@@ -163,6 +164,9 @@ static const struct opt table[] = {
 	{ OPT("port", T_UINT, IBW_OPT_RESTART), NUM(port), .max = 254,
 	  .def_text = "its first active port", .arg = "N",
 	  .help = "port on that CA" },
+	{ OPT("port-guid", T_CUSTOM, IBW_OPT_RESTART), FIELD(port_guid),
+	  .parse = parse_port_guid, .def_text = "by ca and port", .arg = "GUID",
+	  .help = "the local port with this port GUID, on whatever CA" },
 	{ OPT("max-inflight", T_UINT, IBW_OPT_RESTART), NUM(ecfg.max_inflight),
 	  .max = IBW_ENGINE_MAX_INFLIGHT,
 	  .def = IBW_ENGINE_DEFAULT_MAX_INFLIGHT, .arg = "N",
@@ -528,6 +532,23 @@ static int parse_capmask(struct opts *o, const char *arg)
 		return -1;
 	}
 	o->mon.ping.capmask_bits = (uint32_t)m;
+	return 0;
+}
+
+static int parse_port_guid(struct opts *o, const char *arg)
+{
+	char *end;
+	unsigned long long g;
+
+	errno = 0;
+	g = strtoull(arg, &end, 0);
+	if (errno || *end || !g || arg[0] == '-') {
+		opt_err("--port-guid: '%s' is not a non-zero 64-bit GUID "
+			"(0x0002c90300a1b2c3)\n",
+			arg);
+		return -1;
+	}
+	o->port_guid = g;
 	return 0;
 }
 

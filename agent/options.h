@@ -43,6 +43,7 @@ struct opts {
 	enum ibw_log_level log_level;
 	const char *ca;
 	int port;
+	uint64_t port_guid; /* choose the port by its GUID (0: by ca/port) */
 	const char *mkey_file; /* the M_Key for SMPs is in this file */
 	int once; /* 1 --once; 3 --links: the same, printing the links */
 	const char *textfile; /* --once writing /metrics to this file */

@@ -273,8 +273,7 @@ static int reg(struct umad_transport *u, int mclass, int version, int rmpp)
 	return 0;
 }
 
-/* The /dev/infiniband/umadN of @ca port @port, from sysfs; 0 or -1. */
-static int umad_dev_path(const char *ca, int port, char *path, size_t len)
+int ibw_umad_dev_path(const char *ca, int port, char *path, size_t len)
 {
 	char f[128], dev[IBW_CA_NAME_LEN];
 	int id;
@@ -310,7 +309,8 @@ static void explain_open(const struct ibw_local_port *info, int rc, char *err,
 {
 	char dev[64];
 
-	if (umad_dev_path(info->ca_name, info->portnum, dev, sizeof(dev)) < 0) {
+	if (ibw_umad_dev_path(info->ca_name, info->portnum, dev, sizeof(dev)) <
+	    0) {
 		snprintf(err, errlen,
 			 "cannot open %s port %d: no umad device for it in "
 			 "/sys/class/infiniband_mad (is the ib_umad module "

@@ -51,6 +51,9 @@ int ibw_umad_open2(const char *ca, int port, int serve_echo,
 		   struct ibw_transport **out, struct ibw_local_port *info,
 		   char *err, size_t errlen);
 
+/* The /dev/infiniband/umadN of @ca port @port, from sysfs; 0 or -1. */
+int ibw_umad_dev_path(const char *ca, int port, char *path, size_t len);
+
 /* A local CA and its ports, like `dladm show-ib` or `ibstat`. */
 struct ibw_local_ca {
 	char name[IBW_CA_NAME_LEN];

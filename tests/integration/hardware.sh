@@ -169,6 +169,8 @@ for _ in $(seq 1 100); do
 done
 check "... tries to reopen the device, refused while it is away" \
 	jqe '.engine.device_reopen_failures >= 2 and .engine.device_lost and .stale' < <(curl -s -m 5 "$U/api/v1/status")
+check "... a refused reopen is a warning, once for its reason ($(grep -c 'warn\] main: cannot open the device again' "agent-$P.log"))" \
+	test "$(grep -c 'warn\] main: cannot open the device again' "agent-$P.log")" = 1
 sim 'PerformanceSet "node0005"[1] PortCounters.SymbolErrorCounter=35'
 check "the agent's port's counters are reset while its device is away" \
 	at node0002 perfquery -R "$lid1" 1

@@ -202,6 +202,27 @@ if [ "$(id -u)" = 0 ]; then
 	check "--user nobody: every uid of the process is nobody's ($uid)" test "$uid" = "65534 65534 65534 65534"
 	check "... and it still sweeps the fabric ($(sweeps) counter sweeps)" test "$(sweeps)" -ge 2
 	check "... and logs the change" grep -q 'running as nobody (uid 65534' nobody.log
+	# An HCA reset: the device dies and comes back. The reopen runs as
+	# nobody. (On the simulator there is no device node whose mode could
+	# refuse it; a real node that nobody may not open is refused at the
+	# start: unit_localdev checks that decision.)
+	if [ -n "${IBW_KM_STATE_DIR:-}" ]; then
+		touch "$IBW_KM_STATE_DIR/dead.$a2"
+		for _ in $(seq 1 100); do
+			curl -s -m 5 "$U/api/v1/status" | jq -e '.engine.device_lost' >/dev/null && break
+			sleep 0.1
+		done
+		rm -f "$IBW_KM_STATE_DIR/dead.$a2"
+		s0=$(sweeps)
+		for _ in $(seq 1 200); do
+			curl -s -m 5 "$U/api/v1/status" |
+				jq -e --argjson s "$s0" '.engine.device_reopens == 1 and (.stale | not) and .sweeps.counter_sweeps > $s' >/dev/null && break
+			sleep 0.1
+		done
+		check "... and after an HCA reset, still nobody, it opens the device again and sweeps ($(curl -s -m 5 "$U/api/v1/status" | jq -c '[.engine.device_reopens, .stale]'))" \
+			bash -c 'curl -s -m 5 "$1/api/v1/status" | jq -e --argjson s "$2" ".engine.device_reopens == 1 and (.stale | not) and .sweeps.counter_sweeps > \$s" >/dev/null' _ "$U" "$s0"
+		check "... logging why it could not tell beforehand" grep -q 'user nobody: cannot tell whether it may reopen the device' nobody.log
+	fi
 	check "... and stops on SIGTERM with exit status 0" stopped_clean "$a2"
 else
 	# Not root (CI runs as root): changing user must be refused, clearly.

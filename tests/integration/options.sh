@@ -250,6 +250,19 @@ for _ in $(seq 1 50); do grep -q 'signal 15: stopping' syslog.txt && break; slee
 check "... its stop as well, and nothing on stderr" \
 	bash -c 'grep -q "^<30>.* ibwatchd\[$1\]: main: signal 15: stopping$" syslog.txt && [ ! -s syslog-agent.log ]' _ "$sa"
 
+# --port-guid: the port with that GUID (the simulator shows one port per
+# process); an unknown GUID or one that contradicts --port is refused.
+g=$(jq -r '.local_port.port_guid' mi3.json)
+once pg --no-ping --port-guid "$g"
+check "--port-guid $g picks that port (rc $rc, $(jq -c '.local_port | [.ca, .port, .port_guid]' pg.json))" \
+	jt --arg g "$g" '.local_port.port_guid == $g and .local_port.port == 1' pg.json
+once pgx --no-ping --port-guid 0x00000000deadbeef
+check "--port-guid of no local port: exit 1, saying so ($rc, $(cat pgx.log))" \
+	bash -c '[ "$1" = 1 ] && grep -qx "ibwatchd: --port-guid 0x00000000deadbeef: no local port has it (ibstat lists them)" pgx.log' _ $rc
+once pgp --no-ping --port-guid "$g" --port 2
+check "--port-guid with a --port that is not its port: exit 1 ($rc, $(cat pgp.log))" \
+	bash -c '[ "$1" = 1 ] && grep -q "is ibsim0 port 1, not --ca ibsim0 --port 2" pgp.log' _ $rc
+
 # Cannot become root again: with SECBIT_NO_SETUID_FIXUP the capabilities
 # survive setuid(nobody), so setuid(0) would work: ibwatchd must refuse
 # to run like that. (Should it run, it is stopped after 30 s.) The
