@@ -831,6 +831,11 @@ static void handle_rx(struct ibw_engine *e, const struct ibw_rx *rx,
 		return;
 	}
 	r = s->req;
+	/* The batch's clock (ibw_engine_poll reads it every 64 MADs) may
+	 * predate this try: sent from a callback of this batch and answered
+	 * at once (a host's "not supported"). */
+	if (now < r->sent_at)
+		now = ibw_now_us();
 	if (rx->status == ETIMEDOUT) {
 		/* The kernel's word that this try went unanswered (ibsim
 		 * also hands back a MAD it dropped this way, at once). It

@@ -973,6 +973,62 @@ static void test_sa_on_smsl(void **state)
 	assert_int_equal(to.sl, 2);
 }
 
+struct chain {
+	struct fx *f;
+	struct outcome second;
+	int first_done;
+};
+
+/* The first answer's callback sends a second request, which the other
+ * side answers at once: the answer is read in the same batch. */
+static void on_first(const struct ibw_mad_done *d, void *arg)
+{
+	struct chain *c = arg;
+	uint8_t m[IBW_MAD_SIZE];
+	struct ibw_mad_addr to;
+
+	(void)d;
+	c->first_done = 1;
+	usleep(2000); /* the batch's clock is older than what is sent now */
+	submit_get(c->f, 6, IBW_ATTR_NODE_INFO, &c->second, 0);
+	assert_true(ibw_mem_next_sent(c->f->t, m, &to));
+	ibw_mem_make_response(m, 0x000c);
+	assert_int_equal(ibw_mem_inject(c->f->t, m, IBW_MAD_SIZE, 0), 0);
+}
+
+/*
+ * A try sent from a callback and answered within the same batch of
+ * received MADs gets its true round trip, not the batch's older clock
+ * minus its later send time (which wrapped around to 584,942 years).
+ */
+static void test_rtt_answered_in_same_batch(void **state)
+{
+	struct fx *f = *state;
+	struct chain c;
+	struct ibw_mad_req r;
+	uint8_t m[IBW_MAD_SIZE];
+	struct ibw_mad_addr to;
+
+	memset(&c, 0, sizeof(c));
+	c.f = f;
+	memset(&r, 0, sizeof(r));
+	ibw_dest_lid(&r.dest, 5);
+	r.mgmt_class = IBW_CLASS_SMI;
+	r.method = IBW_METHOD_GET;
+	r.attr_id = IBW_ATTR_NODE_INFO;
+	r.cb = on_first;
+	r.arg = &c;
+	assert_int_equal(ibw_engine_submit(f->e, &r), 0);
+	assert_true(ibw_mem_next_sent(f->t, m, &to));
+	answer(f, m, 0, 1);
+	RUN_UNTIL(f, c.second.calls == 1);
+	assert_int_equal(c.first_done, 1);
+	assert_int_equal(c.second.calls, 1);
+	assert_int_equal(c.second.d.result, IBW_MAD_STATUS);
+	assert_int_equal(c.second.d.status, 0x000c);
+	assert_true(c.second.d.rtt_us < 1000000u);
+}
+
 static void test_per_dest_limit(void **state)
 {
 	struct fx *f = *state;
@@ -1177,6 +1233,8 @@ int main(void)
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_sa_on_smsl, fx_setup,
 						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_rtt_answered_in_same_batch,
+						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_per_dest_limit,
 						fx_setup_window, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_free_cancels, fx_setup,
