@@ -25,6 +25,7 @@
 #include "ibw_version.h"
 #include "json.h"
 #include "json_links.h"
+#include "json_summary.h"
 #include "localdev.h"
 #include "localport.h"
 #include "monitor.h"
@@ -216,6 +217,29 @@ static int once_json(struct daemon *d, FILE *f)
 	return rc;
 }
 
+/* --once's default: what one look needs (http/json_summary.c). */
+static int once_summary(struct daemon *d, FILE *f)
+{
+	struct ibw_engine_stats st;
+	const struct ibw_localport_query *q = &d->lq;
+	struct ibw_snapshot *snap = ibw_monitor_snapshot(d->mon);
+	json_t *j;
+	int rc;
+
+	ibw_engine_get_stats(d->e, &st);
+	j = ibw_json_once_summary(
+		snap, &st,
+		ibw_json_local_port(&d->lp, q->have_portinfo ? &q->pi : NULL,
+				    q->have_nodeinfo ? &q->ni : NULL,
+				    q->have_desc ? q->desc : NULL),
+		ibw_realtime_us());
+	rc = j ? json_dumpf(j, f, JSON_INDENT(2) | JSON_SORT_KEYS) : -1;
+	json_decref(j);
+	if (snap)
+		ibw_snapshot_unref(snap);
+	return rc < 0 ? -EIO : 0;
+}
+
 static void start_ping(struct daemon *d);
 
 /* This thread's CPU time: --once's document is written on it alone, and
@@ -384,10 +408,11 @@ static void kernel_limits(struct ibw_engine_config *c)
 
 	if (rc < 0) {
 		q = IBW_KERNEL_RECVQ_DEFAULT;
-		log_info("main",
-			 "cannot read %s (%s): taking ib_core's default "
-			 "recv_queue_size, %u",
-			 IBW_KERNEL_RECVQ_PATH, strerror(-rc), q);
+		/* no ib_core module at all (the simulator): debug */
+		ibw_log(rc == -ENOENT ? IBW_LOG_DEBUG : IBW_LOG_INFO, "main",
+			"cannot read %s (%s): taking ib_core's default "
+			"recv_queue_size, %u",
+			IBW_KERNEL_RECVQ_PATH, strerror(-rc), q);
 	}
 	c->recv_queue_size = q;
 	if (c->max_inflight > q / 2)
@@ -1006,7 +1031,8 @@ int main(int argc, char **argv)
 			}
 		} else {
 			rc = (d.o.once & 2) && d.mon ? links_json(&d, stdout)
-						     : once_json(&d, stdout);
+			     : d.o.full || !d.mon    ? once_json(&d, stdout)
+						     : once_summary(&d, stdout);
 			if (rc < 0 || putchar('\n') == EOF || fflush(stdout)) {
 				log_err("main",
 					"--once: cannot write the document: %s",

@@ -186,7 +186,10 @@ static const struct opt table[] = {
 	  .help = "put the M_Key in FILE (mode 0600) into every SMP" },
 
 	{ OPT("once", T_FLAG, IBW_OPT_CLI), NUM(once), .group = "Probes:",
-	  .help = "run one cycle, print a JSON snapshot, exit" },
+	  .help = "run one cycle, print its summary as JSON, exit" },
+	{ OPT("full", T_FLAG, IBW_OPT_CLI), NUM(full),
+	  .help = "with --once: print every document (nodes, ports, links, "
+		  "endports, events), not the summary" },
 	/* --once printing the link view alone (bit 2 of once) */
 	{ OPT("links", T_FLAG, IBW_OPT_CLI), NUM(once), .bits = 3,
 	  .help = "run one cycle, print the link view as JSON, exit" },
@@ -1018,6 +1021,10 @@ int ibw_opts_load(int argc, char **argv, struct opts *o, char *errs,
 	}
 	if (o->textfile && (o->once & 2)) {
 		opt_err("--textfile and --links do not go together\n");
+		return -1;
+	}
+	if (o->full && (!(o->once & 1) || (o->once & 2) || o->textfile)) {
+		opt_err("--full goes with --once alone\n");
 		return -1;
 	}
 	if (o->textfile)

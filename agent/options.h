@@ -46,6 +46,7 @@ struct opts {
 	uint64_t port_guid; /* choose the port by its GUID (0: by ca/port) */
 	const char *mkey_file; /* the M_Key for SMPs is in this file */
 	int once; /* 1 --once; 3 --links: the same, printing the links */
+	int full; /* --once prints every document, not the summary */
 	const char *textfile; /* --once writing /metrics to this file */
 	int responder;
 	int no_probes;

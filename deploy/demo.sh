@@ -86,14 +86,12 @@ say ""
 say "== ibwatchd --once on $host (abridged with jq) =="
 (cd "$demo/fabric/work" && SIM_HOST=$host LD_PRELOAD=$IBW_SIM_PRELOAD \
 	"$build/agent/ibwatchd" --once --no-state-file) >"$demo/once.json"
-jq '{local_port, sweeps: .status.sweeps,
-     nodes: (.nodes | length),
-     endports: (.endports | group_by(.state) | map({(.[0].state): length}) | add),
-     links: ([.nodes[].ports[] | select(.remote != null)] | length / 2),
-     "a port, node0002 port 1": (.nodes[] | select(.name == "node0002 HCA-1")
-        | .ports[0] | {lid, state, width, speed, remote,
-                       counters: {totals: .counters.totals | with_entries(select(.value > 0)),
-                                  stale: .counters.stale}})}' "$demo/once.json"
+jq '{local_port: (.local_port | {ca, lid, node_description, port_guid, sm_lid, state}),
+     sweeps: (.status.sweeps | {counters: (.counters | {duration_ms, mads, timeouts}),
+                               discovery: (.discovery | {duration_ms, mads, timeouts}),
+                               unreachable_ports}),
+     fabric: .status.fabric, endports: .status.endports, links: .status.links,
+     unhealthy_links, endports_not_up, more}' "$demo/once.json"
 
 # snmpd as the master agent, on a loopback port and a private AgentX
 # socket; nothing of /etc/snmp is read.

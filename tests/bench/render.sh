@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
 # The cost of the big JSON documents on the 3-level fat tree (2592 hosts,
-# 14256 ports): `ibwatchd --once` as a whole process (wall time and peak
-# RSS from /usr/bin/time -v), then a running agent's first render of
+# 14256 ports): `ibwatchd --once` (the summary) and `--once --full` (every
+# document) as whole processes (wall time, the summary's beyond discovery
+# and the counter sweep, and peak RSS from /usr/bin/time -v), then a running agent's first render of
 # /api/v1/ports, /api/v1/nodes and /api/v1/endports (time and size from
 # curl) with its RSS when idle and its peak (VmHWM) after them.
 #   tests/bench/render.sh [BUILD_DIR]
@@ -21,13 +22,27 @@ mkdir -p "$work"
 agent_bin=${IBW_BENCH_AGENT:-$build/agent/ibwatchd}
 
 if [ -n "${IBW_SIM_DIR:-}" ]; then
-	LD_PRELOAD=$IBW_SIM_PRELOAD /usr/bin/time -v -o once.time \
-		"$agent_bin" --no-state-file --no-snmp --once >once.json 2>once.log || true
-	echo "--once: $(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' once.time) wall," \
-		"$(sed -n 's/.*User time (seconds): //p' once.time) s user," \
-		"$(sed -n 's/.*System time (seconds): //p' once.time) s system," \
-		"peak RSS $(sed -n 's/.*Maximum resident set size (kbytes): //p' once.time) kB," \
-		"$(stat -c %s once.json) bytes"
+	# once NAME ARGS...: --once as a whole process; its wall time, and
+	# what of it was neither the discovery nor the counter sweep (the
+	# summary's status says how long those took).
+	once() {
+		local n=$1 t0 t1 wall
+		shift
+		t0=$(date +%s%N)
+		LD_PRELOAD=$IBW_SIM_PRELOAD /usr/bin/time -v -o "$n.time" \
+			"$agent_bin" --no-state-file --no-snmp --once "$@" >"$n.json" 2>"$n.log" || true
+		t1=$(date +%s%N)
+		wall=$(echo "scale=3; ($t1 - $t0) / 1000000000" | bc)
+		echo "--once $*: $wall s wall," \
+			"$(sed -n 's/.*User time (seconds): //p' "$n.time") s user," \
+			"$(sed -n 's/.*System time (seconds): //p' "$n.time") s system," \
+			"peak RSS $(sed -n 's/.*Maximum resident set size (kbytes): //p' "$n.time") kB," \
+			"$(stat -c %s "$n.json") bytes"
+		[ "$n" = once-summary ] || return 0
+		jq -r --arg w "$wall" '.status.sweeps | "  discovery \(.discovery.duration_ms / 1000) s, counter sweep \(.counters.duration_ms / 1000) s: beyond them \(($w | tonumber) - (.discovery.duration_ms + .counters.duration_ms) / 1000) s"' "$n.json"
+	}
+	once once-summary
+	once once-full --full
 	port=$((20000 + RANDOM % 20000))
 	LD_PRELOAD=$IBW_SIM_PRELOAD "$agent_bin" --no-state-file --no-snmp \
 		--http "127.0.0.1:$port" >agent.out 2>agent.log &

@@ -50,7 +50,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	}
 
 	part_trace() {
-		l20=$(at node0001 "$IBWATCHD" --once --no-state-file --no-ping 2>/dev/null |
+		l20=$(at node0001 "$IBWATCHD" --once --full --no-state-file --no-ping 2>/dev/null |
 			jq -r '.nodes[] | select(.name == "node0020 HCA-1") | .lid')
 		sim 'Unlink "node0020"[1]'
 		for i in 1 2 3; do

@@ -13,7 +13,7 @@ mkdir -p "$work"
 if [ -n "${IBW_SIM_DIR:-}" ]; then
 	median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 	pre() { LD_PRELOAD=$IBW_SIM_PRELOAD "$@"; }
-	pre "$build/agent/ibwatchd" --once --no-state-file --no-ping >fab.json 2>/dev/null
+	pre "$build/agent/ibwatchd" --once --full --no-state-file --no-ping >fab.json 2>/dev/null
 	slid=$(jq -r '.local_port.lid' fab.json)
 	lids=$(jq -r '[.nodes[] | select(.type == "ca") | .lid] | sort | .[range(100; 2592; 125)]' fab.json | tr -d '[],' | xargs)
 	pre "$build/tests/bench_trace" $lids >ours.txt

@@ -26,7 +26,7 @@ con 'PerformanceSet "node0010"[1] PortCounters.SymbolErrorCounter=1000'
 con 'PerformanceSet "node0010"[1] PortCounters.LinkDownedCounter=255'
 con 'PerformanceSet "node0011"[1] PortCounters.PortXmitData=4294967295'
 con 'PerformanceSet "node0012"[1] PortCountersExtended.PortXmitPkts=18446744073709551606'
-pre "$IBWATCHD" --once --no-state-file --no-ping >a.json 2>a.err
+pre "$IBWATCHD" --once --full --no-state-file --no-ping >a.json 2>a.err
 check "--once runs" [ -s a.json ]
 p10=$(port_of "node0010 HCA-1" 1 a.json)
 check "SymbolErrorCounter=1000 read exactly" [ "$(jq .counters.raw.SymbolErrorCounter <<<"$p10")" = 1000 ]
@@ -51,7 +51,7 @@ sys.exit(not (18446744073709551606 <= o <= r <= o + 4 and t == o))"
 # Detail counters, when asked for: equal to perfquery -E / -D.
 con 'PerformanceSet "node0013"[1] PortRcvErrorDetails.PortMalformedPacketErrors=42'
 con 'PerformanceSet "node0013"[1] PortXmitDiscardDetails.PortNeighborMTUDiscards=17'
-pre "$IBWATCHD" --once --no-state-file --no-ping --detail-counters >det.json 2>det.err
+pre "$IBWATCHD" --once --full --no-state-file --no-ping --detail-counters >det.json 2>det.err
 p13=$(port_of "node0013 HCA-1" 1 det.json)
 l13=$(lid_of "node0013 HCA-1" det.json)
 pqe=$(pre perfquery -E "$l13" 1)
@@ -80,7 +80,7 @@ dump_counters() { # ibqueryerrors --counters -> "nodeguid port name=value..."
 	done
 }
 dump_counters >before.txt
-pre "$IBWATCHD" --once --no-state-file --no-ping >b.json 2>b.err
+pre "$IBWATCHD" --once --full --no-state-file --no-ping >b.json 2>b.err
 dump_counters >after.txt
 # Every port of the tree: 324 host ports and 36 switches of 36 ports
 # (switch port 0, the management port, has no counters of its own and
@@ -137,7 +137,7 @@ check "that compared 8 data counters on each of the $ports ports" [ "$(awk '/^ch
 # 3. Error counters equal perfquery's, read right after.
 for n in node0010 node0011 node0012; do
 	lid=$(lid_of "$n HCA-1" b.json)
-	pre "$IBWATCHD" --once --no-state-file --no-ping >c.json 2>"c-$n.err"
+	pre "$IBWATCHD" --once --full --no-state-file --no-ping >c.json 2>"c-$n.err"
 	pq=$(pre perfquery "$lid" 1)
 	pqx=$(pre perfquery -x "$lid" 1)
 	pc=$(port_of "$n HCA-1" 1 c.json)
@@ -197,12 +197,12 @@ rc=$?
 check "the agent ran until our SIGKILL (exit status $rc, 137 expected)" [ $rc = 137 ]
 pids=()
 check "state file intact after SIGKILL" grep -q '^end ' "$state"
-pre "$IBWATCHD" --once --state-file "$state" >e.json 2>e.err
+pre "$IBWATCHD" --once --full --state-file "$state" >e.json 2>e.err
 sym_restart=$(jq '.nodes[] | select(.name == "node0010 HCA-1") | .ports[0].counters.totals.symbol_errors' e.json)
 check "after a restart the total continues from the state file ($sym_restart)" [ "$sym_restart" = "$sym_after" ]
 check "the restart said it restored totals" grep -q 'totals .*restored' e.err
 printf 'ibwatch-counters 1\np 0x1 1 0 0 0 0\n' >"$state"
-pre "$IBWATCHD" --once --state-file "$state" >f.json 2>f.err
+pre "$IBWATCHD" --once --full --state-file "$state" >f.json 2>f.err
 check "a torn state file is ignored with a warning" grep -q 'torn or corrupt' f.err
 check "and the agent runs on" jqe '.nodes | length == 360' f.json
 

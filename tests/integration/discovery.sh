@@ -24,7 +24,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 		# From the SM's host, whose first port is linked (in net the
 		# default client host, Hca2, has only its second port linked:
 		# both tools then saw one node and agreed).
-		SIM_HOST=$IBW_SIM_SM LD_PRELOAD=$IBW_SIM_PRELOAD "$IBWATCHD" --once --no-state-file \
+		SIM_HOST=$IBW_SIM_SM LD_PRELOAD=$IBW_SIM_PRELOAD "$IBWATCHD" --once --full --no-state-file \
 			>ours.json 2>"ours-$n.err" || { bad "$what: ibwatchd failed"; cat "ours-$n.err"; return 1; }
 		SIM_HOST=$IBW_SIM_SM LD_PRELOAD=$IBW_SIM_PRELOAD ibnetdiscover 2>"ref-$n.err" | canon_ibnetdiscover >ref.txt
 		canon_ibwatch ours.json >ours.txt

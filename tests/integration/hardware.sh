@@ -36,7 +36,7 @@ nref=$(grep -cE '^(Switch|Ca)[[:space:]]' ref.net)
 check "ibnetdiscover sees the fabric under the kernel rule ($nref nodes)" \
 	test "$nref" -ge 9
 
-at node0001 "$IBWATCHD" --once --no-state-file --no-ping >once.json 2>once.err
+at node0001 "$IBWATCHD" --once --full --no-state-file --no-ping >once.json 2>once.err
 rc=$?
 check "ibwatchd --once exits 0 (exit $rc)" test "$rc" = 0
 check "ibwatchd --once sees as many nodes as ibnetdiscover ($nref)" \

@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# ibwatchd --once on the simulated fabric: the JSON names the local port
-# as the reference tools see it; a bad --ca is a clear error.
+# ibwatchd --once on the simulated fabric: by default a summary (status,
+# unhealthy links, endports not up), with --full every document; the
+# JSON names the local port as the reference tools see it; a bad --ca is
+# a clear error.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/tap.sh"
@@ -15,9 +17,23 @@ fi
 jqe() { jq -e "$@" >/dev/null; }
 pre() { SIM_HOST=Hca3 LD_PRELOAD=$IBW_SIM_PRELOAD "$@"; }
 
-out=$(pre "$IBWATCHD" --once 2>err.txt); rc=$?
+# By default --once prints the summary: what one look needs.
+sum=$(pre "$IBWATCHD" --once 2>err-summary.txt); rc=$?
 check "--once exits 0" [ $rc = 0 ]
-check "--once prints JSON" jqe . <<<"$out" >/dev/null
+check "--once prints the summary: local port, status, unhealthy links, endports not up, broken routes ($(jq -c keys <<<"$sum"))" \
+	jqe 'keys == ["broken_routes", "endports_not_up", "local_port", "more", "status", "unhealthy_links"]' <<<"$sum"
+check "... its status as /api/v1/status serves it" \
+	jqe --slurpfile f "$here/fixtures/status.json" '(.status | keys) == ($f[0] | keys)' <<<"$sum"
+check "... its lists counted as the status counts them" \
+	jqe '.unhealthy_links.count == (.status.links | .degraded + .failing + .down) and
+		.endports_not_up.count == (.status.endports | .down + .degraded + .unknown) and
+		(.unhealthy_links.list | length) <= 50 and (.endports_not_up.list | length) <= 50' <<<"$sum"
+check "... no routes (--once reads no forwarding table), and how to get everything" \
+	jqe '.broken_routes == null and (.more | test("--once --full"))' <<<"$sum"
+
+out=$(pre "$IBWATCHD" --once --full 2>err.txt); rc=$?
+check "--once --full exits 0" [ $rc = 0 ]
+check "--once --full prints JSON" jqe . <<<"$out" >/dev/null
 
 ref_lid=$(pre smpquery -D portinfo 0 1 | sed -n 's/^Lid:\.*//p')
 ref_guid=$(pre ibstat -p | head -n1)
@@ -37,10 +53,12 @@ check "every option in --help is parsed, and the reverse" bash -c '
 	src=$("$IBWATCHD" --dump-options | cut -f1 | sed "s/^/--/" | sort -u)
 	[ -n "$src" ] && [ "$help" = "$src" ] || { diff <(echo "$help") <(echo "$src"); exit 1; }'
 
-out=$(pre "$IBWATCHD" --once --ca no-such-ca 2>err.txt); rc=$?
+out=$(pre "$IBWATCHD" --once --full --ca no-such-ca 2>err.txt); rc=$?
 check "bad --ca exits non-zero" [ $rc -ne 0 ]
 check "bad --ca says why" grep -q 'no InfiniBand port on CA no-such-ca' err.txt
 check "bad --ca prints no JSON" [ -z "$out" ]
+"$IBWATCHD" --full >/dev/null 2>err.txt; rc=$?
+check "--full without --once exits 2 with a message" bash -c "[ $rc = 2 ] && grep -q -- '--full goes with --once alone' err.txt"
 "$IBWATCHD" --port nine >/dev/null 2>err.txt; rc=$?
 check "bad --port exits 2 with a message" bash -c "[ $rc = 2 ] && grep -q -- \"--port: 'nine'\" err.txt"
 

@@ -109,7 +109,7 @@ curl -s -m 5 "$U/metrics" >m1.prom
 idx="$(printf '%d.%d.%d.%d.%d.%d.%d.%d' $(printf '%016x' $((node4)) | sed 's/../0x& /g')).2"
 # ibwPortTable ($ROOT.1.3), the row of (node0004, 2)
 snmpwalk "${A[@]}" -On -Oq "$ROOT.1.3" 2>/dev/null | grep "\.$idx " >mib-port2.txt
-at node0001 "$IBWATCHD" --once --no-state-file --no-ping >once.json 2>once.err
+at node0001 "$IBWATCHD" --once --full --no-state-file --no-ping >once.json 2>once.err
 at node0001 perfquery -x "$lid2" 2 >pq2x.txt 2>&1
 at node0001 perfquery "$lid2" 2 >pq2.txt 2>&1
 x1=$(( $(pq_field pq1x.txt PortXmitData) * 4 )) x2=$(( $(pq_field pq2x.txt PortXmitData) * 4 ))

@@ -28,7 +28,7 @@ jt() { jq -e "$@" >/dev/null; }
 # stderr in NAME.log; its exit status in $rc.
 once() {
 	local n=$1; shift
-	at node0001 "$IBWATCHD" --once --no-state-file "$@" >"$n.json" 2>"$n.log"
+	at node0001 "$IBWATCHD" --once --full --no-state-file "$@" >"$n.json" 2>"$n.log"
 	rc=$?
 }
 # per type: how many ports have counters, {"ca": N, "switch": N}

@@ -47,7 +47,7 @@ canon_ours() { # JSON on stdin, .path (fwd) or .reverse
 }
 
 trap stop_started EXIT
-at "${IBW_SIM_SM}" "$IBWATCHD" --once --no-state-file --no-ping >fab.json 2>fab.err
+at "${IBW_SIM_SM}" "$IBWATCHD" --once --full --no-state-file --no-ping >fab.json 2>fab.err
 hosts=$(jq -r '[.nodes[] | select(.type == "ca" and (.gone | not)) | .ports[] | select(.remote != null)] | length' fab.json)
 # "nodeid lid" for every host, and every switch's lid
 jq -r '.nodes[] | select(.type == "ca") | . as $n | .ports[] | select(.remote != null) | "\($n.description | split(" ")[0]) \(.lid)"' fab.json >hosts.txt

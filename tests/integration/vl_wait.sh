@@ -25,7 +25,7 @@ sim 'PerformanceSet "leaf01"[3] PortVLXmitWaitCounters.PortVLXmitWaitCounters15=
 sim 'PerformanceSet "node0005"[1] PortVLXmitWaitCounters.PortVLXmitWaitCounters1=77'
 sim 'PerformanceSet "node0005"[1] PortVLXmitWaitCounters.PortVLXmitWaitCounters7=9'
 
-pre "$IBWATCHD" --once --no-state-file --no-ping >a.json 2>a.err
+pre "$IBWATCHD" --once --full --no-state-file --no-ping >a.json 2>a.err
 check "--once runs" [ -s a.json ]
 
 # "name lid port v0 .. v15" for every port that has counters
