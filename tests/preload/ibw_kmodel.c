@@ -161,6 +161,7 @@ static struct {
 	int on, rule, latency;
 	int real_portinfo; /* PortInfo's supported sets as hardware's */
 	int real_psc; /* PMAs answer PortSamplesControl, as hardware's do */
+	int real_unsupported; /* hosts answer unserved classes 0x000C */
 	unsigned fc_smp, fc_sa;
 	uint64_t wire_us, hop_us, svc_us[NGROUP];
 	char state_dir[512], dead_path[600], reg_path[700], log_path[512];
@@ -376,6 +377,7 @@ static void config(void)
 	km.rule = (int)env_u64("IBW_KM_RULE", 1, NULL) != 0;
 	km.real_portinfo = (int)env_u64("IBW_KM_PORTINFO", 1, NULL) != 0;
 	km.real_psc = (int)env_u64("IBW_KM_PSC", 1, NULL) != 0;
+	km.real_unsupported = (int)env_u64("IBW_KM_UNSUPPORTED", 1, NULL) != 0;
 	km.fc_smp = (unsigned)env_u64("IBW_KM_FC_SMP", 128, NULL);
 	km.fc_sa = (unsigned)env_u64("IBW_KM_FC_SA", 16, NULL);
 
@@ -1392,8 +1394,8 @@ static int unsupported_class(struct msg *m, const struct req *r, uint64_t now)
 	struct calid key, *ca;
 	uint8_t cls = mad[1];
 
-	if (!r || cls == CLS_SMI || cls == CLS_DR || cls == CLS_PMA ||
-	    cls == 0x07 || (mad[3] != 0x01 && mad[3] != 0x02))
+	if (!km.real_unsupported || !r || cls == CLS_SMI || cls == CLS_DR ||
+	    cls == CLS_PMA || cls == 0x07 || (mad[3] != 0x01 && mad[3] != 0x02))
 		return 0;
 	calid_check(now);
 	/* Handed back, it carries our own LID: where it went is in the
