@@ -47,13 +47,17 @@ struct req {
 	int status;
 	struct req *prev, *next; /* in flight (by deadline) or a queue */
 	/* A try in flight is in the window (TRY_FRESH, on the fresh list
-	 * in the order sent) until it has waited wait_after(): then it is
-	 * a wait (TRY_WAIT), out of the window. */
+	 * in the order sent) until it has waited wait_after() and a try
+	 * sent after it was answered: then it is a wait (TRY_WAIT), out of
+	 * the window. try_seq: the try's place in the order of sending. */
 	uint8_t try_state;
 	struct req *fprev, *fnext;
+	uint64_t try_seq;
 };
 
-enum { TRY_NONE, TRY_FRESH, TRY_WAIT };
+/* TRY_BLIND: a wait no later try has overtaken yet (on the blind list,
+ * by the same links as the fresh list) */
+enum { TRY_NONE, TRY_FRESH, TRY_WAIT, TRY_BLIND };
 
 struct dest_q {
 	uint64_t key;
@@ -89,8 +93,12 @@ struct ibw_engine {
 	 * answered tries, what "long" is measured against. */
 	unsigned fresh;
 	struct req *fresh_head, *fresh_tail;
+	unsigned blind; /* blind waits, at most the window's size */
+	struct req *blind_head, *blind_tail;
 	unsigned max_outstanding;
 	uint64_t rtt_avg_us;
+	/* tries sent so far, and the latest sent of those answered */
+	uint64_t try_seq, answered_seq;
 	struct ibw_timer *age_timer;
 
 	struct dest_q *buckets[DEST_BUCKETS];
@@ -347,12 +355,15 @@ static void arm_deadline(struct ibw_engine *e)
 /*
  * How long a try counts against the window. An answer comes in about
  * the round trip the answered ones took (tens of microseconds to a few
- * milliseconds); a try still unanswered after several of those most
- * likely waits for its timeout (a destination that went silent, a kind
- * of request nobody answers), and holding the window meanwhile would let
- * a few silent destinations starve every other request. So it becomes a
- * wait: it keeps its place at its destination and in its class's kernel
- * flow control, but not in the window.
+ * milliseconds); a try still unanswered after several of those, while a
+ * try sent after it has been answered, most likely waits for its
+ * timeout (a destination that went silent, a kind of request nobody
+ * answers), and holding the window meanwhile would let a few silent
+ * destinations starve every other request. So it becomes a wait: it
+ * keeps its place at its destination and in its class's kernel flow
+ * control, but not in the window. A fabric that is only slow (answers
+ * queue, in the order sent) overtakes nothing: its tries stay in the
+ * window, which so still bounds what is in flight.
  */
 static uint64_t wait_after(const struct ibw_engine *e)
 {
@@ -364,32 +375,65 @@ static uint64_t wait_after(const struct ibw_engine *e)
 	return us < most ? us : most;
 }
 
+/* The fresh and the blind list: in the order sent, by fprev/fnext. */
+static void tlist_add(struct req **head, struct req **tail, struct req *r)
+{
+	r->fnext = NULL;
+	r->fprev = *tail;
+	if (*tail)
+		(*tail)->fnext = r;
+	else
+		*head = r;
+	*tail = r;
+}
+
+static void tlist_del(struct req **head, struct req **tail, struct req *r)
+{
+	if (r->fprev)
+		r->fprev->fnext = r->fnext;
+	else
+		*head = r->fnext;
+	if (r->fnext)
+		r->fnext->fprev = r->fprev;
+	else
+		*tail = r->fprev;
+	r->fprev = r->fnext = NULL;
+}
+
 static void fresh_add(struct ibw_engine *e, struct req *r)
 {
 	r->try_state = TRY_FRESH;
-	r->fnext = NULL;
-	r->fprev = e->fresh_tail;
-	if (e->fresh_tail)
-		e->fresh_tail->fnext = r;
-	else
-		e->fresh_head = r;
-	e->fresh_tail = r;
+	r->try_seq = ++e->try_seq;
+	tlist_add(&e->fresh_head, &e->fresh_tail, r);
 	if (++e->fresh > e->st.window_hwm)
 		e->st.window_hwm = e->fresh;
 }
 
 static void fresh_del(struct ibw_engine *e, struct req *r)
 {
-	if (r->fprev)
-		r->fprev->fnext = r->fnext;
-	else
-		e->fresh_head = r->fnext;
-	if (r->fnext)
-		r->fnext->fprev = r->fprev;
-	else
-		e->fresh_tail = r->fprev;
-	r->fprev = r->fnext = NULL;
+	tlist_del(&e->fresh_head, &e->fresh_tail, r);
 	e->fresh--;
+}
+
+static void blind_del(struct ibw_engine *e, struct req *r)
+{
+	tlist_del(&e->blind_head, &e->blind_tail, r);
+	e->blind--;
+}
+
+/* An answer to a try sent as @seq: the blind waits sent before it are
+ * overtaken now, waits like any other. */
+static void answered(struct ibw_engine *e, uint64_t seq)
+{
+	struct req *r;
+
+	if (seq <= e->answered_seq)
+		return;
+	e->answered_seq = seq;
+	while ((r = e->blind_head) && r->try_seq < seq) {
+		blind_del(e, r);
+		r->try_state = TRY_WAIT;
+	}
 }
 
 /* @r's try ends (answered, timed out, sent again, given up). */
@@ -397,20 +441,52 @@ static void try_end(struct ibw_engine *e, struct req *r)
 {
 	if (r->try_state == TRY_FRESH)
 		fresh_del(e, r);
-	else if (r->try_state == TRY_WAIT)
+	else if (r->try_state == TRY_BLIND)
+		blind_del(e, r);
+	if (r->try_state == TRY_WAIT || r->try_state == TRY_BLIND)
 		e->st.waiting--;
 	r->try_state = TRY_NONE;
 }
 
-/* Tries that have waited long enough leave the window. */
+/*
+ * When a try nobody overtook may leave the window all the same: a
+ * window full of silent tries (an echo to every host, none of which
+ * answers) has no later try that could be answered. Four times
+ * wait_after(), and at most BLIND_WINDOWS windows' worth of such blind
+ * waits at once, so that a fabric that is only slow (whose round trips
+ * the average follows) gets at most five windows in flight.
+ */
+#define BLIND_WINDOWS 4
+
+static uint64_t blind_after(const struct ibw_engine *e)
+{
+	uint64_t us = 4 * wait_after(e);
+	uint64_t most = (uint64_t)e->cfg.timeout_ms * 500u;
+
+	return us < most ? us : most;
+}
+
+/* Tries that have waited long enough, and were overtaken (or may go
+ * blind), leave the window. */
 static void age(struct ibw_engine *e, uint64_t now)
 {
-	uint64_t wa = wait_after(e);
+	uint64_t wa = wait_after(e), ba = blind_after(e);
 	struct req *r;
 
 	while ((r = e->fresh_head) && now - r->sent_at >= wa) {
-		fresh_del(e, r);
-		r->try_state = TRY_WAIT;
+		if (e->answered_seq > r->try_seq) {
+			fresh_del(e, r);
+			r->try_state = TRY_WAIT;
+		} else if (now - r->sent_at >= ba &&
+			   e->blind < BLIND_WINDOWS * e->cfg.max_inflight) {
+			fresh_del(e, r);
+			r->try_state = TRY_BLIND;
+			tlist_add(&e->blind_head, &e->blind_tail, r);
+			e->blind++;
+			e->st.blind_waits++;
+		} else {
+			break;
+		}
 		e->st.waits++;
 		if (++e->st.waiting > e->st.waiting_hwm)
 			e->st.waiting_hwm = e->st.waiting;
@@ -600,11 +676,18 @@ static void pump(struct ibw_engine *e)
 	}
 	e->pumping = 0;
 	arm_deadline(e);
-	/* Held by the window alone: look again when its oldest try turns
-	 * into a wait. */
-	if (e->run_head && e->fresh >= e->cfg.max_inflight && e->fresh_head)
-		ibw_timer_arm_at(e->age_timer,
-				 e->fresh_head->sent_at + wait_after(e));
+	/* Held by the window alone: look again when its oldest try may be
+	 * a wait, overtaken or blind. (The next answer pumps as well.) */
+	if (e->run_head && e->fresh >= e->cfg.max_inflight && e->fresh_head) {
+		uint64_t at = e->fresh_head->sent_at + wait_after(e);
+
+		if (e->answered_seq <= e->fresh_head->try_seq)
+			at = e->blind < BLIND_WINDOWS * e->cfg.max_inflight
+				     ? e->fresh_head->sent_at + blind_after(e)
+				     : 0;
+		if (at)
+			ibw_timer_arm_at(e->age_timer, at);
+	}
 }
 
 /* Encode @r's MAD with the caller's payload (@q->data, which r->r no
@@ -865,6 +948,7 @@ static void handle_rx(struct ibw_engine *e, const struct ibw_rx *rx,
 		 * try's deadline run. */
 		return;
 	}
+	answered(e, r->try_seq);
 	/* what an answered try takes, an average over the last few */
 	if (now > r->sent_at) {
 		int64_t d =

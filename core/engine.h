@@ -102,9 +102,11 @@ struct ibw_mad_req {
 #define IBW_ENGINE_DEFAULT_RETRIES 2
 /* More in flight is cut to this: the TID slots must stay far from full. */
 #define IBW_ENGINE_MAX_INFLIGHT 16384
-/* A try leaves the window (it is a wait) after four times the answered
- * tries' average round trip plus a millisecond, at least this, at most
- * half its timeout (docs/architecture.md, "The window and the waits"). */
+/* A try leaves the window (it is a wait) once a try sent after it was
+ * answered and it has waited four times the answered tries' average
+ * round trip plus a millisecond, at least this, at most half its
+ * timeout; with no later try answered, four times that, and at most a
+ * window's worth so (docs/architecture.md, "The window and the waits"). */
 #define IBW_ENGINE_WAIT_AFTER_MIN_US 2000u
 
 struct ibw_engine_config {
@@ -162,8 +164,11 @@ struct ibw_engine_stats {
 	/* tries in flight in all (in the window or waits), most so far */
 	unsigned inflight;
 	unsigned inflight_hwm;
-	/* tries that outwaited the window, in all, now and most at once */
+	/* tries that outwaited the window, in all, now and most at once;
+	 * blind_waits: of waits, those that left it with no later try
+	 * answered (docs/architecture.md, "The window and the waits") */
 	uint64_t waits;
+	uint64_t blind_waits;
 	unsigned waiting;
 	unsigned waiting_hwm;
 	unsigned queued;

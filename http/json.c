@@ -27,7 +27,8 @@ json_t *ibw_json_engine_stats(const struct ibw_engine_stats *st)
 	return json_pack(
 		"{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
 		" s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
-		" s:I, s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+		" s:I, s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
+		" s:I}",
 		"submitted", (json_int_t)st->submitted, "sent",
 		(json_int_t)st->sent, "received", (json_int_t)st->received,
 		"ok", (json_int_t)st->ok, "timeouts", (json_int_t)st->timeouts,
@@ -53,7 +54,8 @@ json_t *ibw_json_engine_stats(const struct ibw_engine_stats *st)
 		"device_reopen_failures", (json_int_t)st->reopen_tries_failed,
 		"class_held", (json_int_t)st->class_held, "loop_wakeups",
 		(json_int_t)st->loop_wakeups, "window", (json_int_t)st->window,
-		"window_high_water", (json_int_t)st->window_hwm, "smp_limit",
+		"window_high_water", (json_int_t)st->window_hwm, "blind_waits",
+		(json_int_t)st->blind_waits, "smp_limit",
 		(json_int_t)st->smp_limit, "sa_limit", (json_int_t)st->sa_limit,
 		"recv_queue_size", (json_int_t)st->recv_queue_size);
 }

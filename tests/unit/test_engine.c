@@ -843,6 +843,57 @@ static void test_waits_leave_window(void **state)
 }
 
 /*
+ * A fabric that is only slow answers in the order sent: no try is
+ * overtaken, so none is a wait but the blind ones, at most four windows'
+ * worth: what is in flight stays bounded (here 4 + 16 of 100), however
+ * long the answers take, and everything completes once they come.
+ */
+static void test_slow_fabric_stays_bounded(void **state)
+{
+	struct fx *f = *state;
+	struct ibw_engine_config cfg = { .max_inflight = 4,
+					 .max_per_dest = 2,
+					 .timeout_ms = 2000,
+					 .wait_after_min_us = 1000 };
+	static struct outcome o[100];
+	uint8_t m[IBW_MAD_SIZE];
+	struct ibw_mad_addr to;
+	struct ibw_engine_stats st;
+	uint64_t end;
+	int i, n = 0;
+
+	ibw_engine_free(f->e);
+	f->e = ibw_engine_new(f->loop, f->t, &cfg);
+	assert_non_null(f->e);
+	memset(o, 0, sizeof(o));
+	for (i = 0; i < 100; i++)
+		submit_get(f, (uint16_t)(100 + i), IBW_ATTR_NODE_INFO, &o[i],
+			   0);
+	/* nothing answered for 100 ms: only blind waits leave the window */
+	run_past(f, 100);
+	st = stats(f);
+	assert_int_equal(st.inflight, 20);
+	assert_int_equal(st.blind_waits, 16);
+	assert_int_equal(ibw_mem_sent_count(f->t), 20);
+	/* then answers, in the order sent, each a moment later */
+	end = ibw_now_us() + 10000000u;
+	while (n < 100 && ibw_now_us() < end) {
+		if (ibw_mem_next_sent(f->t, m, &to)) {
+			answer(f, m, 0, 1);
+			n++;
+		}
+		ibw_loop_run_once(f->loop, 1);
+		st = stats(f);
+		assert_true(st.inflight <= 20);
+	}
+	RUN_UNTIL(f, stats(f).ok == 100);
+	st = stats(f);
+	assert_int_equal(st.ok, 100);
+	assert_int_equal(st.timeouts, 0);
+	assert_true(st.inflight_hwm <= 20);
+}
+
+/*
  * The kernel's limits follow ib_core's recv_queue_size: a quarter of it
  * for SMPs in flight, a 32nd for SA requests, and the window is kept to
  * half of it. The value is read from the module parameter's file.
@@ -1228,6 +1279,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_window_limits,
 						fx_setup_window, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_waits_leave_window,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_slow_fabric_stays_bounded,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_recv_queue_limits,
 						fx_setup, fx_teardown),
