@@ -20,6 +20,7 @@
 
 #include <infiniband/umad.h>
 
+#include "transport_pair.h"
 #include "umad.h"
 
 enum {
@@ -371,9 +372,13 @@ int ibw_umad_open(const char *ca, int port, struct ibw_transport **out,
 	return ibw_umad_open2(ca, port, 0, out, info, err, errlen);
 }
 
-int ibw_umad_open2(const char *ca, int port, int serve_echo,
-		   struct ibw_transport **out, struct ibw_local_port *info,
-		   char *err, size_t errlen)
+enum { OPEN_SMI = 1, OPEN_GSI = 2 };
+
+/* Open @info's CA port (filled in already) and register the SMP agents
+ * (@what OPEN_SMI), the GSI ones (OPEN_GSI: PerfMgt, SA, the echo class)
+ * or both. 0 and *out, or -errno with @err. */
+static int open_port(struct ibw_local_port *info, unsigned what, int serve_echo,
+		     struct umad_transport **out, char *err, size_t errlen)
 {
 	/* Method mask: bit N for method N; Get is 1. */
 	long method_mask[16 / sizeof(long)] = { 0 };
@@ -381,37 +386,7 @@ int ibw_umad_open2(const char *ca, int port, int serve_echo,
 					     (IBW_ECHO_OUI >> 8) & 0xff,
 					     IBW_ECHO_OUI & 0xff };
 	struct umad_transport *u;
-	umad_port_t p;
 	int i, rc;
-	char dummy[1];
-
-	if (!err) {
-		err = dummy;
-		errlen = sizeof(dummy);
-	}
-	if (umad_init() < 0) {
-		snprintf(err, errlen, "cannot initialise libibumad");
-		return -ENODEV;
-	}
-	rc = umad_get_port(ca, port, &p);
-	if (rc < 0) {
-		snprintf(err, errlen, "no InfiniBand port %s%s port %d: %s",
-			 ca ? "on CA " : "(default CA)", ca ? ca : "", port,
-			 strerror(-rc));
-		return rc;
-	}
-	fill_info(&p, info);
-	umad_release_port(&p);
-	if (!is_ib_link(info->link_layer)) {
-		/* RoCE and the like: no subnet management interface, so
-		 * the SMP agents cannot be registered. */
-		snprintf(err, errlen,
-			 "%s port %d has link layer %s: it has no subnet "
-			 "management interface (QP0); ibwatchd needs an "
-			 "InfiniBand port (--ca, --port)",
-			 info->ca_name, info->portnum, info->link_layer);
-		return -EPROTONOSUPPORT;
-	}
 
 	u = calloc(1, sizeof(*u));
 	if (!u)
@@ -442,16 +417,23 @@ int ibw_umad_open2(const char *ca, int port, int serve_echo,
 	}
 	/* Agents that only send (no method mask) never conflict with
 	 * another process; libibumad reports every refusal as EPERM. */
-	if ((rc = reg(u, MC_SMI, 1, 0)) < 0 ||
-	    (rc = reg(u, MC_SMI_DR, 1, 0)) < 0) {
+	if ((what & OPEN_SMI) && ((rc = reg(u, MC_SMI, 1, 0)) < 0 ||
+				  (rc = reg(u, MC_SMI_DR, 1, 0)) < 0)) {
 		snprintf(err, errlen,
 			 "the kernel refused a subnet management (SMP) agent "
 			 "on %s port %d (%s): the port has no SMI (QP0), as on "
-			 "RoCE or an SMI-less plane, or the device is going "
+			 "RoCE or an SMI-less plane of a planarized HCA (whose "
+			 "SMI device libibumad of rdma-core 56 or later pairs "
+			 "with it; this build's %s), or the device is going "
 			 "away",
-			 info->ca_name, info->portnum, strerror(-rc));
+			 info->ca_name, info->portnum, strerror(-rc),
+			 ibw_umad_pairs_supported() ? "does"
+						    : "cannot: name the SMI "
+						      "port with --ca/--port");
 		goto fail;
 	}
+	if (!(what & OPEN_GSI))
+		goto done;
 	if ((rc = reg(u, MC_PERF, 1, 0)) < 0 ||
 	    (rc = reg(u, MC_SA, 2, 1)) < 0) {
 		snprintf(err, errlen,
@@ -483,6 +465,7 @@ int ibw_umad_open2(const char *ca, int port, int serve_echo,
 		goto fail;
 	}
 	u->agents[MC_VENDOR_ECHO] = rc;
+done:
 	u->base.reports_timeouts = 1;
 	rc = start_bridge(u);
 	if (rc < 0) {
@@ -490,11 +473,133 @@ int ibw_umad_open2(const char *ca, int port, int serve_echo,
 			 strerror(-rc));
 		goto fail;
 	}
-	*out = &u->base;
+	*out = u;
 	return 0;
 fail:
 	umad_tclose(&u->base);
 	return rc;
+}
+
+/* @ca port @port as libibumad (sysfs) sees it, into @info; refuses a
+ * port whose link layer has no SMI. 0 or -errno with @err. */
+static int port_info(const char *ca, int port, struct ibw_local_port *info,
+		     char *err, size_t errlen)
+{
+	umad_port_t p;
+	int rc;
+
+	if (umad_init() < 0) {
+		snprintf(err, errlen, "cannot initialise libibumad");
+		return -ENODEV;
+	}
+	rc = umad_get_port(ca, port, &p);
+	if (rc < 0) {
+		snprintf(err, errlen, "no InfiniBand port %s%s port %d: %s",
+			 ca ? "on CA " : "(default CA)", ca ? ca : "", port,
+			 strerror(-rc));
+		return rc;
+	}
+	fill_info(&p, info);
+	umad_release_port(&p);
+	if (!is_ib_link(info->link_layer)) {
+		/* RoCE and the like: no subnet management interface, so
+		 * the SMP agents cannot be registered. */
+		snprintf(err, errlen,
+			 "%s port %d has link layer %s: it has no subnet "
+			 "management interface (QP0); ibwatchd needs an "
+			 "InfiniBand port (--ca, --port)",
+			 info->ca_name, info->portnum, info->link_layer);
+		return -EPROTONOSUPPORT;
+	}
+	return 0;
+}
+
+int ibw_umad_pairs_supported(void)
+{
+#ifdef IBW_HAVE_SMI_GSI_PAIRS
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+int ibw_umad_open_pair(const char *smi_ca, int smi_port, const char *gsi_ca,
+		       int gsi_port, int serve_echo, struct ibw_transport **out,
+		       struct ibw_local_port *info, char *err, size_t errlen)
+{
+	struct ibw_local_port smi_info;
+	struct umad_transport *smi = NULL, *gsi = NULL;
+	char dummy[1];
+	int rc;
+
+	if (!err) {
+		err = dummy;
+		errlen = sizeof(dummy);
+	}
+	rc = port_info(gsi_ca, gsi_port, info, err, errlen);
+	if (rc == 0)
+		rc = port_info(smi_ca, smi_port, &smi_info, err, errlen);
+	if (rc == 0)
+		rc = open_port(&smi_info, OPEN_SMI, 0, &smi, err, errlen);
+	if (rc == 0)
+		rc = open_port(info, OPEN_GSI, serve_echo, &gsi, err, errlen);
+	if (rc == 0)
+		rc = ibw_transport_pair(&smi->base, &gsi->base, out);
+	if (rc < 0) {
+		if (smi)
+			umad_tclose(&smi->base);
+		if (gsi)
+			umad_tclose(&gsi->base);
+		if (!err[0] && errlen > 1)
+			snprintf(err, errlen,
+				 "cannot pair %s/%d with %s/%d: %s", smi_ca,
+				 smi_port, gsi_ca, gsi_port, strerror(-rc));
+		return rc;
+	}
+	snprintf(info->smi_ca_name, sizeof(info->smi_ca_name), "%s",
+		 smi_info.ca_name);
+	info->smi_portnum = smi_info.portnum;
+	return 0;
+}
+
+int ibw_umad_open2(const char *ca, int port, int serve_echo,
+		   struct ibw_transport **out, struct ibw_local_port *info,
+		   char *err, size_t errlen)
+{
+	struct umad_transport *u;
+	char dummy[1];
+	int rc;
+
+	if (!err) {
+		err = dummy;
+		errlen = sizeof(dummy);
+	}
+#ifdef IBW_HAVE_SMI_GSI_PAIRS
+	{
+		/* A planarized HCA: the port named may have no SMI, which
+		 * another device of the same HCA has (libibumad pairs
+		 * them, as libibmad's mad_rpc_open_port2 does). */
+		struct umad_ca_pair pair;
+
+		if (umad_init() == 0 &&
+		    umad_get_smi_gsi_pair_by_ca_name(ca, (uint8_t)port, &pair,
+						     1) == 0 &&
+		    pair.smi_name[0] && pair.gsi_name[0] &&
+		    strcmp(pair.smi_name, pair.gsi_name))
+			return ibw_umad_open_pair(
+				pair.smi_name, (int)pair.smi_preferred_port,
+				pair.gsi_name, (int)pair.gsi_preferred_port,
+				serve_echo, out, info, err, errlen);
+	}
+#endif
+	rc = port_info(ca, port, info, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = open_port(info, OPEN_SMI | OPEN_GSI, serve_echo, &u, err, errlen);
+	if (rc < 0)
+		return rc;
+	*out = &u->base;
+	return 0;
 }
 
 int ibw_umad_local_cas(struct ibw_local_ca *out, unsigned max)

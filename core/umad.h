@@ -32,6 +32,10 @@ struct ibw_local_port {
 	/* ibw_umad_open2() with serve_echo: another agent on this port
 	 * already serves the echo methods, so this one only pings. */
 	int echo_refused;
+	/* A planarized HCA's pair: SMPs go through this CA port (empty:
+	 * through the port above, as on every other HCA). */
+	char smi_ca_name[IBW_CA_NAME_LEN];
+	int smi_portnum;
 };
 
 /*
@@ -53,6 +57,21 @@ int ibw_umad_open2(const char *ca, int port, int serve_echo,
 
 /* The /dev/infiniband/umadN of @ca port @port, from sysfs; 0 or -1. */
 int ibw_umad_dev_path(const char *ca, int port, char *path, size_t len);
+
+/*
+ * As ibw_umad_open2(), with SMPs through @smi_ca port @smi_port and every
+ * other MAD through @gsi_ca port @gsi_port (which @info describes): the
+ * two devices of a planarized HCA whose port has no SMI. ibw_umad_open2()
+ * opens such a pair itself where libibumad can pair devices
+ * (ibw_umad_pairs_supported()).
+ */
+int ibw_umad_open_pair(const char *smi_ca, int smi_port, const char *gsi_ca,
+		       int gsi_port, int serve_echo, struct ibw_transport **out,
+		       struct ibw_local_port *info, char *err, size_t errlen);
+
+/* 1 when the libibumad built against pairs SMI and GSI devices
+ * (umad_get_smi_gsi_pair_by_ca_name, rdma-core 56 and later). */
+int ibw_umad_pairs_supported(void);
 
 /* A local CA and its ports, like `dladm show-ib` or `ibstat`. */
 struct ibw_local_ca {

@@ -89,6 +89,12 @@ json_t *ibw_json_local_port(const struct ibw_local_port *lp,
 	json_object_set_new(o, "capability_mask",
 			    json_integer(pi ? pi->capmask : lp->capmask));
 	json_object_set_new(o, "live", json_boolean(pi != NULL));
+	/* a planarized HCA's pair: SMPs go out through another device */
+	if (lp->smi_ca_name[0])
+		json_object_set_new(o, "smi",
+				    json_pack("{s:s, s:i}", "ca",
+					      lp->smi_ca_name, "port",
+					      lp->smi_portnum));
 	return o;
 }
 
