@@ -1071,6 +1071,8 @@ static void port_settled(struct ibw_counters *c, struct port_op *op)
 	sweep_done_if_idle(c);
 }
 
+static void ask_tick(struct ibw_counters *c, const struct job *j);
+
 static void port_answer(const struct ibw_mad_done *d, void *arg)
 {
 	struct port_op *op = arg;
@@ -1118,6 +1120,8 @@ static void port_answer(const struct ibw_mad_done *d, void *arg)
 			op->got_pc = 1;
 		}
 		op->read_us = ibw_realtime_us();
+		/* the node answers: now its Tick is worth asking */
+		ask_tick(c, &c->jobs[op->job]);
 	} else {
 		if (d->result == IBW_MAD_TIMEOUT)
 			c->cur.timeouts++;
@@ -1307,8 +1311,9 @@ static void psc_answer(const struct ibw_mad_done *d, void *arg)
  * counts PortXmitWait. A status error stops the asking, and so do
  * IBW_PSC_TRIES requests (one a sweep, of one try) left unanswered,
  * which is what ibsim does (it has no handler for the attribute and
- * drops it). Sent after the node's port reads, with no retries: a PMA
- * that does not answer it holds no read of the sweep back. Until some
+ * drops it). Sent once a port read of the node has answered, with no
+ * retries: a PMA that does not answer it holds no read of the sweep
+ * back, and a node that is gone is not asked. Until some
  * PMA has answered it, at most IBW_PSC_SILENT are asked at once; once
  * IBW_PSC_SILENT in a row went unanswered, the sweep asks no more (the
  * next asks again).
@@ -1385,7 +1390,6 @@ static void run_job_ports(struct ibw_counters *c, struct job *j)
 	j->open = j->nports;
 	for (i = 0; i < j->nports; i++)
 		query_port(c, j, j->port_list[i], ext, details, vl);
-	ask_tick(c, j);
 }
 
 struct cpi_op {
