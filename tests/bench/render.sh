@@ -7,7 +7,8 @@
 # /api/v1/ports, /api/v1/nodes and /api/v1/endports (time and size from
 # curl) with its RSS when idle and its peak (VmHWM) after them.
 #   tests/bench/render.sh [BUILD_DIR]
-# HOSTS=10368 for the 57,024-port tree (ibw-fattree's host count).
+# HOSTS=10368 for the 57,024-port tree (ibw-fattree's host count);
+# ONCE_ONLY=1 stops after the two --once runs.
 # IBW_BENCH_AGENT names another ibwatchd binary (to compare builds).
 # QUIET=0 fetches right after the first counter sweep, while the agent's
 # start-up work (the first route census) may still run.
@@ -43,6 +44,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	}
 	once once-summary
 	once once-full --full
+	[ -z "${ONCE_ONLY:-}" ] || exit 0
 	port=$((20000 + RANDOM % 20000))
 	LD_PRELOAD=$IBW_SIM_PRELOAD "$agent_bin" --no-state-file --no-snmp \
 		--http "127.0.0.1:$port" >agent.out 2>agent.log &

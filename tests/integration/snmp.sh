@@ -50,12 +50,16 @@ U() { echo "http://127.0.0.1:$P$1"; }
 
 # 1. The whole subtree. The walk, /api/v1/ports, /api/v1/endports and
 # /api/v1/status must come from one snapshot: ibwAgentSnapshotSeq before
-# and after the walk and the JSON's snapshot_seq all equal (snapshots are
-# published every 5 s here; a walk takes about a second, so retry).
+# and after the walk and the JSON's snapshot_seq all equal. A spread
+# sweep publishes what it read every second, so the sweeps here run at
+# full speed, each published once at its end, every 30 s, and the pings'
+# findings every 15 s; a walk takes one to three seconds on a loaded
+# machine, so retry.
 sim 'PerformanceSet "node0007"[1] PortCounters.SymbolErrorCounter=77'
 sim 'PerformanceSet "node0007"[1] PortCounters.PortRcvErrors=5'
-snmp_agent --discovery-interval 3600 --counter-interval 5 --ping-interval-ms 5000 \
-	--up-after 1 --ping-method pma || { echo "not ok - the agent does not start"; exit 1; }
+snmp_agent --discovery-interval 3600 --counter-interval 30 --counter-full-speed \
+	--ping-interval-ms 15000 --up-after 1 --ping-method pma ||
+	{ echo "not ok - the agent does not start"; exit 1; }
 for _ in $(seq 1 150); do
 	curl -s -m 5 "$(U /api/v1/status)" >status.json
 	jq -e '.sweeps.counter_sweeps >= 1 and .endports.up == 32' status.json >/dev/null && break
