@@ -14,6 +14,10 @@
 #include "snapshot.h"
 
 #define ECHO_PROBE_EVERY 10 /* auto: look for a responder this often */
+/* auto: looks in flight at most, until the fabric shows that its hosts
+ * answer them (with an echo or "not supported") and again after one
+ * went unanswered */
+#define ECHO_LOOKS_UNSURE 16
 #define MAX_ONDEMAND 16
 #define ECHO_PATTERN_LEN 32
 
@@ -67,6 +71,8 @@ struct ibw_pinger {
 	unsigned gidx_cap; /* a power of two, at least twice neps */
 	uint16_t id; /* echo identifier of this pinger */
 	uint16_t sm_lid; /* the SA, for confirming losses (0: unknown) */
+	unsigned looks_inflight; /* auto looks for a responder */
+	int looks_answered; /* the last look that ended was answered */
 };
 
 static void pattern(uint8_t *buf, uint16_t seq)
@@ -268,6 +274,7 @@ struct probe {
 	uint64_t port_guid; /* find the endport again by GUID */
 	enum ibw_ping_method method;
 	int auto_echo; /* an auto probe trying echo first */
+	int look; /* ... at an endport with no responder known */
 	uint16_t seq;
 	uint8_t payload[IBW_ECHO_PAYLOAD];
 	int in_round;
@@ -594,6 +601,10 @@ static void probe_done(const struct ibw_mad_done *d, void *arg)
 		free(pr);
 		return;
 	}
+	if (pr->look) {
+		p->looks_inflight--;
+		p->looks_answered = d->result != IBW_MAD_TIMEOUT;
+	}
 	ep = ep_find(p, pr->port_guid);
 	if (ep && p->paused) {
 		/* Our own port went away: what was in flight says nothing
@@ -638,6 +649,7 @@ static void probe_done(const struct ibw_mad_done *d, void *arg)
 			if (np) {
 				*np = *pr;
 				np->auto_echo = 0;
+				np->look = 0;
 				np->method = IBW_PING_PMA;
 				np->lid = ep->lid;
 				build(&r, ep->lid, IBW_PING_PMA, 0, 0, 0, NULL,
@@ -686,9 +698,25 @@ static void send_probe(struct ibw_pinger *p, struct ibw_endport *ep,
 	pr->seq = ++ep->seq;
 	pr->in_round = in_round;
 	if (m == IBW_PING_AUTO) {
-		if (ep->echo_answered || ep->sent % ECHO_PROBE_EVERY == 0) {
+		/*
+		 * A look for a responder that nobody answers waits out its
+		 * timeout; where the hosts drop the echo class (ibsim's do;
+		 * a Linux host answers "not supported" at once), a round of
+		 * looks would fill the engine's window with tries that only
+		 * time out. So until looks are seen answered, a few look at
+		 * a time, the rest ping by PMA and look at a later ping.
+		 */
+		int look = !ep->echo_answered &&
+			   ep->sent % ECHO_PROBE_EVERY == 0;
+
+		if (look && !p->looks_answered &&
+		    p->looks_inflight >= ECHO_LOOKS_UNSURE)
+			look = 0;
+		if (ep->echo_answered || look) {
 			m = IBW_PING_ECHO;
 			pr->auto_echo = 1;
+			pr->look = look;
+			p->looks_inflight += look;
 		} else {
 			m = IBW_PING_PMA;
 		}

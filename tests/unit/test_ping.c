@@ -885,6 +885,78 @@ static void test_round_many_endports(void **state)
 }
 
 /*
+ * Auto pings where no host answers the echo class at all (ibsim drops
+ * it): until a look for a responder is seen answered, at most 16 are in
+ * flight and the other endports ping by PMA. A round over 300 endports
+ * sends 16 echoes, and every endport is up by PMA.
+ */
+static void test_auto_silent_echo_held(void **state)
+{
+	struct ibw_engine_config cfg = { .max_inflight = 64,
+					 .max_per_dest = 8,
+					 .timeout_ms = 10 };
+	struct ibw_fabric *f = ibw_fabric_new();
+	const struct ibw_endport *eps;
+	struct ibw_ping_opts o;
+	struct cf_rig g;
+	uint8_t m[IBW_MAD_SIZE];
+	struct ibw_mad_addr to;
+	uint64_t end;
+	unsigned i, n, echoes = 0, pmas = 0;
+
+	(void)state;
+	for (i = 0; i < 300; i++) {
+		struct ibw_fnode *nd = ibw_fabric_add_node(f, 0x100 + 2 * i, 2);
+
+		nd->ni.node_type = IBW_NODE_CA;
+		nd->ni.num_ports = 1;
+		nd->ports[1].num = 1;
+		nd->ports[1].guid = 0x101 + 2 * i;
+		nd->ports[1].have_pi = 1;
+		nd->ports[1].pi.state = IBW_PORT_ACTIVE;
+		nd->ports[1].pi.lid = (uint16_t)(10 + i);
+	}
+	f->local_guid = 0x100;
+	ibw_fabric_freeze(f);
+	memset(&g, 0, sizeof(g));
+	memset(&o, 0, sizeof(o));
+	o.method = IBW_PING_AUTO;
+	o.timeout_ms = 10;
+	o.down_after = 1;
+	o.up_after = 1;
+	g.loop = ibw_loop_new();
+	g.t = ibw_mem_transport_new();
+	g.e = ibw_engine_new(g.loop, g.t, &cfg);
+	g.p = ibw_pinger_new(g.e, NULL, &o);
+	ibw_pinger_update(g.p, f, NULL, NULL);
+	assert_int_equal(ibw_pinger_round(g.p, cf_round_done, &g), 0);
+	end = ibw_now_us() + 10000000u;
+	while (!g.round_done && ibw_now_us() < end) {
+		while (ibw_mem_next_sent(g.t, m, &to)) {
+			if (m[1] == IBW_CLASS_VENDOR_ECHO) {
+				echoes++; /* dropped: never answered */
+				continue;
+			}
+			assert_int_equal(m[1], IBW_CLASS_PERF);
+			pmas++;
+			ibw_mem_make_response(m, 0);
+			ibw_mem_inject(g.t, m, IBW_MAD_SIZE, 0);
+		}
+		ibw_loop_run_once(g.loop, 5000);
+	}
+	assert_true(g.round_done);
+	print_message("# echoes %u, PMA pings %u\n", echoes, pmas);
+	assert_int_equal(echoes, 16);
+	assert_int_equal(pmas, 300);
+	eps = ibw_pinger_endports(g.p, &n);
+	assert_int_equal(n, 300);
+	for (i = 0; i < n; i++)
+		assert_int_equal(eps[i].state, IBW_EP_UP);
+	cf_free(&g);
+	ibw_fabric_unref(f);
+}
+
+/*
  * A Linux host where no process registered the echo class answers the
  * echo at once, from its kernel's MAD layer: GetResp with status 0x000C
  * (method/attribute not supported; mad.c's generate_unmatched_resp).
@@ -1126,6 +1198,7 @@ int main(void)
 		cmocka_unit_test(test_confirm_really_down),
 		cmocka_unit_test(test_round_many_endports),
 		cmocka_unit_test(test_auto_echo_unsupported_answer),
+		cmocka_unit_test(test_auto_silent_echo_held),
 		cmocka_unit_test(test_echo_unsupported_is_alive),
 		cmocka_unit_test(test_device_lost_mid_ping),
 	};
