@@ -79,6 +79,9 @@ struct ibw_jw {
 	size_t tlen;
 };
 
+/* Printable ASCII without '"' and '\\', what jansson writes as it is:
+ * 1, and its length in @len; else 0. */
+int ibw_jw_plain(const char *s, size_t *len);
 /* An empty writer; ibw_jw_finish() or ibw_jw_release() ends it. */
 void ibw_jw_init(struct ibw_jw *w);
 /* A writer that sends its bytes on to @f as they come (its buffer holds
@@ -143,6 +146,8 @@ json_t *ibw_json_time(uint64_t realtime_us);
 
 json_t *ibw_json_sweep(const struct ibw_sweep_stats *st);
 json_t *ibw_json_counters(const struct ibw_port_ctrs *pc);
+/* ... written (http/json_counters.c) */
+void ibw_json_write_counters(struct ibw_jw *w, const struct ibw_port_ctrs *pc);
 /*
  * Part writers: a document written a part at a time, each part ending
  * once @w holds at least @budget bytes (whole elements: one may go past
