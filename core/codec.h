@@ -23,6 +23,8 @@ enum {
 	IBW_ATTR_PORT_COUNTERS = 0x0012,
 	IBW_ATTR_PORT_COUNTERS_EXT = 0x001d,
 	IBW_ATTR_PORT_VL_XMIT_WAIT = 0x001c, /* PortVLXmitWaitCounters */
+	IBW_ATTR_PORT_EXT_SPEEDS = 0x001f, /* PortExtendedSpeedsCounters */
+	IBW_ATTR_PORT_INFO_EXT = 0x0033, /* PortInfoExtended (SMP) */
 	IBW_ATTR_MLNX_EXT_PORT_INFO = 0xff90, /* vendor SMP attribute */
 };
 
@@ -32,6 +34,7 @@ enum {
 	IBW_CAP_IS_SM = 1u << 1, /* IsSM: an SM runs at this port */
 	IBW_CAP_EXT_SPEEDS = 1u << 14, /* IsExtendedSpeedsSupported */
 	IBW_CAP_CAPMASK2 = 1u << 15, /* IsCapabilityMask2Supported */
+	IBW_CAP2_PORT_INFO_EXT = 1u << 1, /* IsPortInfoExtendedSupported */
 	IBW_CAP2_LINK_WIDTH_2X = 1u << 4, /* IsLinkWidth2xSupported */
 	IBW_CAP2_EXT_SPEEDS2 = 1u << 11, /* IsExtendedSpeeds2Supported */
 };

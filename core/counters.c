@@ -17,6 +17,7 @@
 #define PM_CAP_EXT_WIDTH (1u << 9)
 #define PM_CAP_EXT_WIDTH_NOIETF (1u << 10)
 #define PM_CAP_XMIT_WAIT (1u << 12)
+#define PM_CAP_RSFEC (1u << 14) /* IsRSFECCountersSupported */
 
 #define PC(f) IB_PC_##f##_F
 #define EXT(f) IB_PC_EXT_##f##_F
@@ -161,6 +162,7 @@ struct node_cap {
 	uint8_t have_mask; /* capmask is the PMA's answer */
 	uint8_t no_details; /* the detail attributes got a status error */
 	uint8_t no_vl; /* PortVLXmitWaitCounters got a status error */
+	uint8_t no_fec; /* PortExtendedSpeedsCounters got a status error */
 	/* PortSamplesControl, read once per PMA for its Tick (the
 	 * PortXmitWait tick): PSC_* below, and the value when read. */
 	uint8_t psc;
@@ -264,6 +266,11 @@ struct job {
 	 * readings, so they are checked as with in-flux */
 	uint8_t is_protected;
 	uint8_t have_cap;
+	/* Ports that advertise extended speeds (PortInfo:CapabilityMask,
+	 * port 0's on a switch): their PortExtendedSpeedsCounters are
+	 * read; pie: their PortInfoExtended can tell the FEC mode. */
+	uint8_t pie;
+	uint32_t esc[8];
 	uint16_t reserved; /* its share of ibw_counters.reserved */
 	/* Its ports whose readings are not all in yet, and the readings
 	 * held for the NodeInfo sent once they are (verify_job). */
@@ -292,6 +299,10 @@ struct port_op {
 	uint8_t det[2][IB_PC_DATA_SZ];
 	uint8_t got_vl; /* PortVLXmitWaitCounters */
 	struct ibw_vl_xmit_wait vl;
+	/* PortExtendedSpeedsCounters: what is still to ask (FEC_*, once
+	 * the port's counters answer), what came, how it failed */
+	uint8_t fec_todo, got_fec, fec_fail;
+	struct ibw_fec_reading fec;
 	unsigned job; /* its node's in ibw_counters.jobs */
 	struct port_op *next; /* in its job's held list */
 };
@@ -372,11 +383,21 @@ const struct ibw_port_ctrs *ibw_counters_find(const struct ibw_counters *c,
 	return NULL;
 }
 
+/* Free an array of records, with their references to FEC records. */
+static void ports_free(struct ibw_port_ctrs *p, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; p && i < n; i++)
+		ibw_fec_unref(p[i].fec);
+	free(p);
+}
+
 void ibw_ctr_table_unref(struct ibw_ctr_table *t)
 {
 	if (!t || __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL))
 		return;
-	free(t->ports);
+	ports_free(t->ports, t->n);
 	free(t);
 }
 
@@ -398,6 +419,7 @@ static int own_ports(struct ibw_counters *c)
 {
 	struct ibw_ctr_table *t = c->shared;
 	struct ibw_port_ctrs *np;
+	unsigned i;
 
 	if (!t)
 		return 0;
@@ -413,6 +435,9 @@ static int own_ports(struct ibw_counters *c)
 		return -ENOMEM;
 	if (c->nports)
 		memcpy(np, c->ports, c->nports * sizeof(*np));
+	/* the FEC records are shared by reference too */
+	for (i = 0; i < c->nports; i++)
+		ibw_fec_ref(np[i].fec);
 	c->ports = np;
 	c->shared = NULL;
 	ibw_ctr_table_unref(t);
@@ -780,6 +805,27 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 	}
 	if (op->got_vl)
 		fold_vl(p, &op->vl);
+	if (op->got_fec) {
+		const struct ibw_fec *nf = ibw_fec_fold(p->fec, &op->fec);
+
+		if (nf) {
+			ibw_fec_unref(p->fec);
+			p->fec = nf;
+		}
+	}
+	p->fec_fail = op->fec_fail;
+	/* read before, not this sweep (no longer asked): not current */
+	if (p->fec && !op->got_fec && !op->fec_fail)
+		p->fec_fail = p->fec_lost >= IBW_PSC_TRIES
+				      ? IBW_CTR_FAIL_TIMEOUT
+				      : IBW_CTR_FAIL_ERROR;
+	/* A port whose counters answer and whose FEC counters do not, in
+	 * IBW_PSC_TRIES sweeps in a row (ibsim's PMA advertises them and
+	 * drops them), is not asked for them again (fec_plan). */
+	if (op->got_fec)
+		p->fec_lost = 0;
+	else if (op->fec_fail == IBW_CTR_FAIL_TIMEOUT && p->fec_lost < 255)
+		p->fec_lost++;
 	p->prev_updated_mono = now_mono;
 	p->updated_us = op->read_us ? op->read_us : ibw_realtime_us();
 	p->stale = 0;
@@ -1072,6 +1118,7 @@ static void port_settled(struct ibw_counters *c, struct port_op *op)
 }
 
 static void ask_tick(struct ibw_counters *c, const struct job *j);
+static void ask_fec_todo(struct ibw_counters *c, struct port_op *op);
 
 static void port_answer(const struct ibw_mad_done *d, void *arg)
 {
@@ -1120,8 +1167,10 @@ static void port_answer(const struct ibw_mad_done *d, void *arg)
 			op->got_pc = 1;
 		}
 		op->read_us = ibw_realtime_us();
-		/* the node answers: now its Tick is worth asking */
+		/* the node answers: now its Tick and the port's FEC
+		 * counters are worth asking */
 		ask_tick(c, &c->jobs[op->job]);
+		ask_fec_todo(c, op);
 	} else {
 		if (d->result == IBW_MAD_TIMEOUT)
 			c->cur.timeouts++;
@@ -1192,6 +1241,163 @@ static void detail_answer(const struct ibw_mad_done *d, void *arg)
 	port_settled(c, op);
 }
 
+static void cap_no_fec(struct ibw_counters *c, uint64_t guid)
+{
+	struct node_cap *nc = cap_find(c, guid);
+
+	if (nc)
+		nc->no_fec = 1;
+}
+
+/* PortExtendedSpeedsCounters, in the layout op->fec.layout says. */
+static void fec_answer(const struct ibw_mad_done *d, void *arg)
+{
+	struct port_op *op = arg;
+	struct ibw_counters *c = op->c;
+
+	if (op->sweep != c->sweep_id || d->result == IBW_MAD_CANCELLED) {
+		port_answer(d, arg);
+		return;
+	}
+	if (d->result == IBW_MAD_OK && d->mad && d->len >= IBW_MAD_SIZE &&
+	    ibw_fec_decode(d->mad + IB_PC_DATA_OFFS, IB_PC_DATA_SZ,
+			   (enum ibw_fec_layout)op->fec.layout,
+			   &op->fec) == 0) {
+		op->got_fec = 1;
+	} else if (d->result == IBW_MAD_STATUS) {
+		/* advertised, and not served after all: not asked again */
+		cap_no_fec(c, op->guid);
+		op->fec_fail = IBW_CTR_FAIL_ERROR;
+	} else if (d->result == IBW_MAD_TIMEOUT) {
+		c->cur.timeouts++;
+		op->fec_fail = IBW_CTR_FAIL_TIMEOUT;
+	} else {
+		c->cur.errors++;
+		op->fec_fail = IBW_CTR_FAIL_ERROR;
+	}
+	port_settled(c, op);
+}
+
+/* Ask for the port's PortExtendedSpeedsCounters in @layout; one more of
+ * @op's answers to wait for. -1 if it could not be sent. */
+static int ask_fec(struct ibw_counters *c, struct port_op *op,
+		   enum ibw_fec_layout layout)
+{
+	uint8_t payload[IB_PC_DATA_SZ];
+
+	memset(payload, 0, sizeof(payload));
+	mad_set_field(payload, 0, IB_PESC_PORT_SELECT_F, op->port);
+	op->fec.layout = (uint8_t)layout;
+	/* one try: a reading lost costs that sweep's only */
+	if (pma_submit_tries(c, op->guid, op->lid, IBW_METHOD_GET,
+			     IBW_ATTR_PORT_EXT_SPEEDS, payload, 0, fec_answer,
+			     op) < 0) {
+		c->cur.errors++;
+		op->fec_fail = IBW_CTR_FAIL_ERROR;
+		return -1;
+	}
+	op->left++;
+	return 0;
+}
+
+/*
+ * PortInfoExtended of a port whose PMA can count in the RS-FEC form: its
+ * FECModeActive says which form the counters come in (perfquery -T
+ * asks the same, LID-routed). A status error (no PortInfoExtended after
+ * all) leaves the FC-FEC form, as perfquery does; no answer leaves the
+ * counters unread this sweep.
+ */
+static void pie_answer(const struct ibw_mad_done *d, void *arg)
+{
+	struct port_op *op = arg;
+	struct ibw_counters *c = op->c;
+	enum ibw_fec_layout layout = IBW_FEC_FC;
+
+	if (op->sweep != c->sweep_id || d->result == IBW_MAD_CANCELLED) {
+		port_answer(d, arg);
+		return;
+	}
+	if (d->result == IBW_MAD_OK && d->mad && d->len >= IBW_MAD_SIZE) {
+		const uint8_t *pie =
+			d->mad + ibw_mad_data_offset(IBW_CLASS_SMI);
+		uint32_t capm = ibw_mad_get(pie, IB_PORT_EXT_CAPMASK_F);
+		uint32_t mode = ibw_mad_get(pie, IB_PORT_EXT_FEC_MODE_ACTIVE_F);
+
+		/* IsFECModeSupported, then RS-FEC or RS-FEC2 active */
+		if ((capm & 1) && ibw_fec_mode_is_rs(1, mode & 0xffff))
+			layout = IBW_FEC_RS;
+	} else if (d->result == IBW_MAD_TIMEOUT) {
+		c->cur.timeouts++;
+		op->fec_fail = IBW_CTR_FAIL_TIMEOUT;
+		layout = IBW_FEC_NONE;
+	} else if (d->result != IBW_MAD_STATUS) {
+		c->cur.errors++;
+		op->fec_fail = IBW_CTR_FAIL_ERROR;
+		layout = IBW_FEC_NONE;
+	}
+	if (layout != IBW_FEC_NONE)
+		(void)ask_fec(c, op, layout);
+	port_settled(c, op);
+}
+
+static int ask_pie(struct ibw_counters *c, struct port_op *op)
+{
+	struct ibw_mad_req r;
+
+	memset(&r, 0, sizeof(r));
+	ibw_dest_lid(&r.dest, op->lid);
+	r.mgmt_class = IBW_CLASS_SMI;
+	r.method = IBW_METHOD_GET;
+	r.attr_id = IBW_ATTR_PORT_INFO_EXT;
+	r.attr_mod = op->port;
+	r.timeout_ms = c->o.timeout_ms;
+	r.retries = c->o.retries;
+	r.cb = pie_answer;
+	r.arg = op;
+	if (ibw_engine_submit(c->e, &r) < 0) {
+		c->cur.errors++;
+		op->fec_fail = IBW_CTR_FAIL_ERROR;
+		return -1;
+	}
+	c->pending++;
+	c->cur.mads++;
+	op->left++;
+	return 0;
+}
+
+/* What of a port's FEC counters a sweep reads: nothing, the FC-FEC form
+ * straight away, or PortInfoExtended first (FEC_ASK_MODE). */
+enum { FEC_NO, FEC_FC, FEC_ASK_MODE };
+
+static int fec_plan(const struct ibw_counters *c, const struct job *j,
+		    uint8_t port)
+{
+	const struct node_cap *nc = cap_find((struct ibw_counters *)c, j->guid);
+	const struct ibw_port_ctrs *pr;
+
+	/* Not where an SM listens, for ibsim's sake: see ask_tick(). */
+	if (!(j->esc[port / 32] >> (port % 32) & 1) || !nc || nc->no_fec ||
+	    !nc->have_mask || j->is_sm)
+		return FEC_NO;
+	pr = ibw_counters_find(c, j->guid, port);
+	if (pr && pr->fec_lost >= IBW_PSC_TRIES)
+		return FEC_NO;
+	return (nc->capmask & PM_CAP_RSFEC) && j->pie ? FEC_ASK_MODE : FEC_FC;
+}
+
+/* Once the port's counters answered: its FEC counters, if it has
+ * some to ask (a port that is gone costs no more timeouts). */
+static void ask_fec_todo(struct ibw_counters *c, struct port_op *op)
+{
+	int todo = op->fec_todo;
+
+	op->fec_todo = FEC_NO;
+	if (todo == FEC_FC)
+		(void)ask_fec(c, op, IBW_FEC_FC);
+	else if (todo == FEC_ASK_MODE)
+		(void)ask_pie(c, op);
+}
+
 static void query_port(struct ibw_counters *c, const struct job *j,
 		       uint8_t port, int want_ext, int details, int want_vl)
 {
@@ -1232,6 +1438,7 @@ static void query_port(struct ibw_counters *c, const struct job *j,
 	op->det_asked = (uint8_t)details;
 	op->left = (uint8_t)n;
 	op->job = (unsigned)(j - c->jobs);
+	op->fec_todo = (uint8_t)fec_plan(c, j, port);
 	for (k = 0; k < n; k++) {
 		memset(payload, 0, sizeof(payload));
 		/* PortSelect sits at the same place in all five. */
@@ -1782,6 +1989,23 @@ static int in_scope(const struct ibw_counters *c, const struct ibw_fnode *n)
 	}
 }
 
+/* PortInfoExtended, by the capability masks of @pi (port 0's on a
+ * switch), as perfquery checks them before asking. */
+static uint8_t fec_pie(const struct ibw_portinfo *pi)
+{
+	return (pi->capmask & IBW_CAP_CAPMASK2) &&
+	       (pi->capmask2 & IBW_CAP2_PORT_INFO_EXT);
+}
+
+/* PortExtendedSpeedsCounters are read for a port with its link up whose
+ * capability mask (@mask: port 0's on a switch) says IsExtendedSpeeds
+ * Supported: the IBA has ports that support FDR or faster keep them. */
+static int fec_port(const struct ibw_portinfo *mask, const struct ibw_fport *fp)
+{
+	return (mask->capmask & IBW_CAP_EXT_SPEEDS) && fp->have_pi &&
+	       fp->pi.state >= 2;
+}
+
 static void add_switch_job(struct ibw_counters *c, const struct ibw_fnode *n)
 {
 	struct job *j = &c->jobs[c->njobs];
@@ -1796,6 +2020,15 @@ static void add_switch_job(struct ibw_counters *c, const struct ibw_fnode *n)
 	/* All ports, down ones too: LinkDowned lives there. */
 	for (p = 1; p < n->nports; p++)
 		j->port_list[j->nports++] = (uint8_t)p;
+	/* port 0's capability mask speaks for every port of a switch */
+	if (n->nports && n->ports[0].have_pi) {
+		const struct ibw_portinfo *pi0 = &n->ports[0].pi;
+
+		j->pie = fec_pie(pi0);
+		for (p = 1; p < n->nports; p++)
+			if (fec_port(pi0, &n->ports[p]))
+				j->esc[p / 32] |= 1u << (p % 32);
+	}
 	if (j->lid && j->nports)
 		c->njobs++;
 	else
@@ -1828,6 +2061,12 @@ static void add_ca_jobs(struct ibw_counters *c, const struct ibw_fnode *n)
 			j->is_sm = !!(fp->pi.capmask & IBW_CAP_IS_SM);
 		}
 		j->port_list[j->nports++] = (uint8_t)p;
+		/* a CA port's own mask; PortInfoExtended only where all the
+		 * ports sharing the LID have it */
+		if (fec_port(&fp->pi, fp))
+			j->esc[p / 32] |= 1u << (p % 32);
+		j->pie = (uint8_t)(j->nports == 1 ? fec_pie(&fp->pi)
+						  : j->pie && fec_pie(&fp->pi));
 	}
 }
 
@@ -2040,7 +2279,7 @@ void ibw_counters_free(struct ibw_counters *c)
 	if (c->shared)
 		ibw_ctr_table_unref(c->shared); /* it owns ports */
 	else
-		free(c->ports);
+		ports_free(c->ports, c->nports);
 	free(c->caps);
 	free(c);
 }
@@ -2063,7 +2302,7 @@ int ibw_counters_load(struct ibw_counters *c, const char *path,
 	if (c->shared)
 		ibw_ctr_table_unref(c->shared); /* it owns ports */
 	else
-		free(c->ports);
+		ports_free(c->ports, c->nports);
 	c->shared = NULL;
 	c->ports = ports;
 	c->nports = n;

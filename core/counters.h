@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "ctr_math.h"
+#include "fec.h"
 #include "engine.h"
 #include "events.h"
 #include "fabric.h"
@@ -116,6 +117,14 @@ struct ibw_port_ctrs {
 	uint8_t have_vl;
 	uint16_t vl_raw[16];
 	uint64_t vl_xmit_wait[16];
+	/* PortExtendedSpeedsCounters (core/fec.h), read where the port
+	 * advertises extended speeds: immutable, shared with snapshots by
+	 * reference; NULL: never read. fec_fail: enum ibw_ctr_fail of the
+	 * last sweep's read of them (the port is not stale for it); 0
+	 * also where they were not asked. */
+	const struct ibw_fec *fec;
+	uint8_t fec_fail;
+	uint8_t fec_lost; /* sweeps in a row they went unanswered */
 };
 
 enum ibw_ctr_scope {

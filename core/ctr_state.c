@@ -12,9 +12,11 @@
 #include "hash.h"
 #include "links.h"
 
-/* Version 2 added the link lines and their count on the end line;
- * version 1 files still load (with no links). */
-#define STATE_MAGIC "ibwatch-counters 2"
+/* Version 2 added the link lines and their count on the end line,
+ * version 3 a port's FEC counters on an "f" line after its "p" line;
+ * version 1 and 2 files still load (with no links, no FEC totals). */
+#define STATE_MAGIC "ibwatch-counters 3"
+#define STATE_MAGIC_V2 "ibwatch-counters 2"
 #define STATE_MAGIC_V1 "ibwatch-counters 1"
 
 struct save_ctx {
@@ -35,6 +37,72 @@ static int save_link(const char *line, void *arg)
 		return -EIO;
 	c->n++;
 	return 0;
+}
+
+/* "f LAYOUT RESETS HAVE FIELD:RAW:TOTAL..." for the fields read. */
+static size_t fec_line(char *line, size_t cap, const struct ibw_fec *fec)
+{
+	size_t len;
+	unsigned k;
+
+	len = (size_t)snprintf(line, cap, "f %u %u %" PRIx64, fec->layout,
+			       fec->resets, fec->have);
+	for (k = 0; k < IBW_FEC_NFIELDS && len < cap; k++)
+		if (fec->have >> k & 1)
+			len += (size_t)snprintf(line + len, cap - len,
+						" %u:%u:%" PRIu64, k,
+						fec->raw[k], fec->total[k]);
+	if (len < cap)
+		len += (size_t)snprintf(line + len, cap - len, "\n");
+	return len < cap ? len : cap - 1;
+}
+
+/* An "f" line of a version 3 file into a new record; NULL if bad. */
+static struct ibw_fec *parse_fec_line(const char *line)
+{
+	struct ibw_fec *fec = calloc(1, sizeof(*fec));
+	const char *s = line + 2;
+	char *end;
+	unsigned long long have;
+
+	if (!fec)
+		return NULL;
+	fec->refs = 1;
+	fec->layout = (uint8_t)strtoul(s, &end, 10);
+	if (end == s ||
+	    (fec->layout != IBW_FEC_FC && fec->layout != IBW_FEC_RS))
+		goto bad;
+	s = end;
+	fec->resets = (uint32_t)strtoul(s, &end, 10);
+	if (end == s)
+		goto bad;
+	s = end;
+	have = strtoull(s, &end, 16);
+	if (end == s || have >> IBW_FEC_NFIELDS)
+		goto bad;
+	s = end;
+	while (*s == ' ') {
+		unsigned long k = strtoul(s, &end, 10);
+
+		if (end == s || *end != ':' || k >= IBW_FEC_NFIELDS ||
+		    !(have >> k & 1))
+			goto bad;
+		fec->raw[k] = (uint32_t)strtoul(end + 1, &end, 10);
+		if (*end != ':')
+			goto bad;
+		s = end + 1;
+		fec->total[k] = strtoull(s, &end, 10);
+		if (end == s)
+			goto bad;
+		fec->have |= 1ull << k;
+		s = end;
+	}
+	if ((*s != '\n' && *s) || fec->have != have)
+		goto bad;
+	return fec;
+bad:
+	free(fec);
+	return NULL;
 }
 
 int ibw_ctr_state_save(const char *path, const struct ibw_port_ctrs *ports,
@@ -85,6 +153,11 @@ int ibw_ctr_state_save(const char *path, const struct ibw_port_ctrs *ports,
 		len += (size_t)snprintf(line + len, sizeof(line) - len, "\n");
 		h = ibw_fnv1a64(h, line, len);
 		fputs(line, f);
+		if (p->fec) {
+			len = fec_line(line, sizeof(line), p->fec);
+			h = ibw_fnv1a64(h, line, len);
+			fputs(line, f);
+		}
 	}
 	lc.f = f;
 	lc.h = h;
@@ -216,6 +289,8 @@ int ibw_ctr_state_load(const char *path, struct ibw_port_ctrs **out,
 		if (first) {
 			first = 0;
 			if (!strcmp(line, STATE_MAGIC "\n"))
+				version = 3;
+			else if (!strcmp(line, STATE_MAGIC_V2 "\n"))
 				version = 2;
 			else if (!strcmp(line, STATE_MAGIC_V1 "\n"))
 				version = 1;
@@ -228,7 +303,17 @@ int ibw_ctr_state_load(const char *path, struct ibw_port_ctrs **out,
 			ok = end_ok(line, version, nports, ll.n, h);
 			break;
 		}
-		if (version == 2 && !strncmp(line, "l ", 2)) {
+		if (version >= 3 && !strncmp(line, "f ", 2)) {
+			/* the FEC counters of the port just read */
+			if (!nports || ports[nports - 1].fec)
+				break;
+			h = ibw_fnv1a64(h, line, (size_t)n);
+			ports[nports - 1].fec = parse_fec_line(line);
+			if (!ports[nports - 1].fec)
+				break;
+			continue;
+		}
+		if (version >= 2 && !strncmp(line, "l ", 2)) {
 			h = ibw_fnv1a64(h, line, (size_t)n);
 			if (keep_link_line(&ll, line + 2) < 0)
 				break;
@@ -254,6 +339,8 @@ int ibw_ctr_state_load(const char *path, struct ibw_port_ctrs **out,
 	free(line);
 	fclose(f);
 	if (!ok) {
+		for (i = 0; i < nports; i++)
+			ibw_fec_unref(ports[i].fec);
 		free(ports);
 		drop_link_lines(&ll);
 		return -EBADMSG;

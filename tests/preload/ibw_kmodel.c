@@ -56,6 +56,8 @@
 #undef ib_user_mad
 #include <infiniband/umad.h>
 
+#include "km_fec.h"
+
 /* umad_size() is sizeof(struct ib_user_mad); taking the size here keeps
  * libibumad out of the preload. */
 #define HDR ((size_t)sizeof(ib_user_mad_t))
@@ -190,6 +192,7 @@ static struct {
 
 	uint64_t sent, answered, unmatched, late, timeouts, resent;
 	uint64_t psc_answered; /* PortSamplesControl Gets ibsim dropped */
+	uint64_t fec_answered; /* FEC ports' Gets ibsim dropped (km_fec.c) */
 	uint64_t backlogged, backlog_hwm, refused, dr_hops, bounced, dead_lid;
 	uint64_t mkey_dropped;
 	uint64_t unsupported; /* answered 0x000C: no agent at that CA */
@@ -423,6 +426,7 @@ static void config(void)
 			 km.state_dir, host);
 		snprintf(km.calid_path, sizeof(km.calid_path), "%s/ca-lids",
 			 km.state_dir);
+		kmf_init(km.state_dir);
 	}
 	s = getenv("IBW_KM_LOG");
 	if (s && *s)
@@ -454,7 +458,7 @@ static void write_log(void)
 		"resent=%llu backlogged=%llu backlog_hwm=%llu "
 		"refused_reg=%llu dr_hops=%llu bounced=%llu "
 		"dead_lid=%llu mkey_dropped=%llu psc_answered=%llu "
-		"unsupported=%llu\n",
+		"unsupported=%llu fec_answered=%llu\n",
 		(int)getpid(), program_invocation_short_name,
 		(unsigned long long)km.sent, (unsigned long long)km.answered,
 		(unsigned long long)km.unmatched, (unsigned long long)km.late,
@@ -465,7 +469,8 @@ static void write_log(void)
 		(unsigned long long)km.bounced, (unsigned long long)km.dead_lid,
 		(unsigned long long)km.mkey_dropped,
 		(unsigned long long)km.psc_answered,
-		(unsigned long long)km.unsupported);
+		(unsigned long long)km.unsupported,
+		(unsigned long long)km.fec_answered);
 	fd = n_open(km.log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
 		    0644);
 	if (fd < 0)
@@ -1230,6 +1235,42 @@ static void real_portinfo(struct msg *m)
 #define ATTR_PORT_SAMPLES_CONTROL 0x0010
 #define PMA_DATA 64 /* PerfMgt: 24-byte header, 40 reserved */
 
+/* An answer from ibsim through the FEC ports of km_fec.c: a PortInfo's
+ * capability bits, a PMA ClassPortInfo's IsRSFECCountersSupported. */
+static void real_fec(struct msg *m)
+{
+	uint8_t *mad = m->buf + HDR;
+	const ib_user_mad_t *u = (const void *)m->buf;
+	unsigned attr;
+
+	if (m->len < HDR + SMP_DATA + 64 || mad[3] != (METHOD_RESP | 0x01))
+		return;
+	attr = (unsigned)mad[16] << 8 | mad[17];
+	if ((mad[1] == CLS_SMI || mad[1] == CLS_DR) && attr == ATTR_PORTINFO)
+		kmf_portinfo(mad + SMP_DATA,
+			     (uint32_t)mad[20] << 24 | (uint32_t)mad[21] << 16 |
+				     (uint32_t)mad[22] << 8 | mad[23]);
+	else if (mad[1] == CLS_PMA && attr == 0x0001)
+		kmf_pma_cpi(mad + PMA_DATA, ntohs(u->addr.lid));
+}
+
+/* A Get of a FEC port's PortExtendedSpeedsCounters or PortInfoExtended
+ * that ibsim handed back: its answer (km_fec.c). 1 if it was. */
+static int fec_answer(struct msg *m, const struct req *r)
+{
+	ib_user_mad_t *u = (ib_user_mad_t *)(void *)m->buf;
+	uint16_t dlid;
+
+	if (!r)
+		return 0;
+	dlid = req_dlid(r->buf);
+	if (!kmf_answer(m->buf + HDR, (unsigned)(m->len - HDR), dlid))
+		return 0;
+	u->status = 0;
+	u->addr.lid = htons(dlid);
+	return 1;
+}
+
 /*
  * A PerfMgt Get of PortSamplesControl that ibsim handed back: ibsim has
  * no handler for the attribute, which the IBA makes mandatory for every
@@ -1437,11 +1478,15 @@ static void classify(struct kfd *kf, struct msg *m, uint64_t now)
 	r = ht_find(cls, tid, (uint32_t)mad[10] << 8 | mad[11]);
 	if (u->status && real_psc(m))
 		km.psc_answered++;
+	else if (u->status && fec_answer(m, r))
+		km.fec_answered++;
 	else if (u->status && unsupported_class(m, r, now))
 		km.unsupported++;
 	method = mad[3];
-	if (!u->status)
+	if (!u->status) {
 		real_portinfo(m);
+		real_fec(m);
+	}
 	resp = (method & METHOD_RESP) || method == METHOD_TRAP_REPRESS;
 
 	if (u->status) {

@@ -1138,7 +1138,7 @@ static void test_state_file_from_before(void **state)
 	assert_true(ngot > 0 && ngot < sizeof(got));
 	want[nwant] = got[ngot] = '\0';
 	assert_true(!strncmp(want, "ibwatch-counters 1\np ", 21));
-	assert_true(!strncmp(got, "ibwatch-counters 2\np ", 21));
+	assert_true(!strncmp(got, "ibwatch-counters 3\np ", 21));
 	/* the port lines, up to the end line */
 	assert_non_null(strstr(want, "\nend 1 "));
 	assert_non_null(strstr(got, "\nend 1 0 "));

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/mad.h>
+
+#include "fec.h"
+
+/* libibmad's field of @f in @layout, or -1 where the layout has none. */
+static int mad_field(enum ibw_fec_field f, enum ibw_fec_layout layout)
+{
+	int rs = layout == IBW_FEC_RS;
+
+	if (f == IBW_FEC_SYNC_HDR)
+		return rs ? IB_PESC_RSFEC_SYNC_HDR_ERR_CTR_F
+			  : IB_PESC_SYNC_HDR_ERR_CTR_F;
+	if (f == IBW_FEC_UNK_BLOCK)
+		return rs ? IB_PESC_RSFEC_UNK_BLOCK_CTR_F
+			  : IB_PESC_UNK_BLOCK_CTR_F;
+	if (!rs && f >= IBW_FEC_ERR_DET0 && f < IBW_FEC_CORR_BLK0)
+		return IB_PESC_ERR_DET_CTR_LANE0_F + (f - IBW_FEC_ERR_DET0);
+	if (!rs && f >= IBW_FEC_CORR_BLK0 && f < IBW_FEC_UNCORR_BLK0)
+		return IB_PESC_FEC_CORR_BLOCK_CTR_LANE0_F +
+		       (f - IBW_FEC_CORR_BLK0);
+	if (!rs && f >= IBW_FEC_UNCORR_BLK0 && f < IBW_FEC_CORR_SYM0)
+		return IB_PESC_FEC_UNCORR_BLOCK_CTR_LANE0_F +
+		       (f - IBW_FEC_UNCORR_BLK0);
+	if (rs && f >= IBW_FEC_CORR_SYM0 && f < IBW_FEC_PORT_CORR_BLK)
+		return IB_PESC_RSFEC_FEC_CORR_SYMBOL_CTR_LANE0_F +
+		       (f - IBW_FEC_CORR_SYM0);
+	if (rs && f == IBW_FEC_PORT_CORR_BLK)
+		return IB_PESC_PORT_FEC_CORR_BLOCK_CTR_F;
+	if (rs && f == IBW_FEC_PORT_UNCORR_BLK)
+		return IB_PESC_PORT_FEC_UNCORR_BLOCK_CTR_F;
+	if (rs && f == IBW_FEC_PORT_CORR_SYM)
+		return IB_PESC_PORT_FEC_CORR_SYMBOL_CTR_F;
+	return -1;
+}
+
+const char *ibw_fec_field_name(enum ibw_fec_field f)
+{
+	int m = mad_field(f, IBW_FEC_FC);
+
+	if (m < 0)
+		m = mad_field(f, IBW_FEC_RS);
+	return m < 0 ? "?" : mad_field_name((enum MAD_FIELDS)m);
+}
+
+const char *ibw_fec_layout_name(enum ibw_fec_layout l)
+{
+	return l == IBW_FEC_FC ? "fc" : l == IBW_FEC_RS ? "rs" : "none";
+}
+
+unsigned ibw_fec_field_bits(enum ibw_fec_field f)
+{
+	return f < IBW_FEC_CORR_BLK0 ? 16 : 32;
+}
+
+int ibw_fec_decode(const uint8_t *data, size_t len, enum ibw_fec_layout layout,
+		   struct ibw_fec_reading *r)
+{
+	unsigned f;
+
+	/* the last field ends at bit 1216 (PortFECCorrectedSymbolCtr) */
+	if (len < 152 || (layout != IBW_FEC_FC && layout != IBW_FEC_RS))
+		return -1;
+	memset(r, 0, sizeof(*r));
+	r->layout = (uint8_t)layout;
+	for (f = 0; f < IBW_FEC_NFIELDS; f++) {
+		int m = mad_field((enum ibw_fec_field)f, layout);
+
+		if (m < 0)
+			continue;
+		r->v[f] = mad_get_field((void *)data, 0, (enum MAD_FIELDS)m);
+		r->have |= 1ull << f;
+	}
+	return 0;
+}
+
+struct ibw_fec *ibw_fec_fold(const struct ibw_fec *old,
+			     const struct ibw_fec_reading *r)
+{
+	struct ibw_fec *n;
+	unsigned f;
+	int reset = 0;
+	int changed = !old || old->layout != r->layout ||
+		      (old->have & r->have) != r->have;
+
+	for (f = 0; !changed && f < IBW_FEC_NFIELDS; f++)
+		if ((r->have >> f & 1) &&
+		    (old->raw[f] != r->v[f] || old->last_delta[f]))
+			changed = 1;
+	if (!changed)
+		return ibw_fec_ref(old);
+	n = malloc(sizeof(*n));
+	if (!n)
+		return NULL;
+	if (old)
+		*n = *old;
+	else
+		memset(n, 0, sizeof(*n));
+	n->refs = 1;
+	n->layout = r->layout;
+	for (f = 0; f < IBW_FEC_NFIELDS; f++) {
+		uint64_t d;
+
+		n->last_delta[f] = 0;
+		if (!(r->have >> f & 1))
+			continue;
+		if (!(n->have >> f & 1)) {
+			/* first reading: what it shows is all we know */
+			n->total[f] = r->v[f];
+			d = 0;
+		} else if (r->v[f] >= n->raw[f]) {
+			d = r->v[f] - n->raw[f];
+		} else {
+			/* went down: cleared since, by someone */
+			d = r->v[f];
+			reset = 1;
+		}
+		n->total[f] += d;
+		n->last_delta[f] = d;
+		n->raw[f] = r->v[f];
+		n->have |= 1ull << f;
+	}
+	n->resets += (uint32_t)reset; /* one clearing, however many fields */
+	return n;
+}
+
+struct ibw_fec *ibw_fec_ref(const struct ibw_fec *f)
+{
+	struct ibw_fec *w = (struct ibw_fec *)f;
+
+	if (w)
+		__atomic_add_fetch(&w->refs, 1, __ATOMIC_RELAXED);
+	return w;
+}
+
+void ibw_fec_unref(const struct ibw_fec *f)
+{
+	struct ibw_fec *w = (struct ibw_fec *)f;
+
+	if (w && __atomic_sub_fetch(&w->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		free(w);
+}
+
+int ibw_fec_mode_is_rs(int pma_rs, unsigned mode)
+{
+	/* perfquery -T: RS-FEC (2) or RS-FEC2 (4); not low-latency RS (3) */
+	return pma_rs && (mode == 2 || mode == 4);
+}

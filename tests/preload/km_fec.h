@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The kernel and fabric model's FEC ports (docs/testing.md): ibsim's PMA
+ * answers none of PortExtendedSpeedsCounters and its SMA no
+ * PortInfoExtended, and no port of it advertises extended speeds. Ports
+ * listed in $IBW_KM_STATE_DIR/fec do, as an HDR or NDR port would:
+ *
+ *   LID PORT MODE [FIELD=VALUE ...]
+ *
+ * LID: the port's (a CA's) or its switch's; PORT: the port number; MODE:
+ * fc (Fire Code FEC active, the FC-FEC form of the counters), rs (RS-FEC,
+ * FECModeActive 2) or rs2 (4), both in the RS-FEC form; FIELD: a
+ * PortExtendedSpeedsCounters field by libibmad's name
+ * (FECCorrectableBlockCtrLane0, PortFECCorrectedSymbolCtr, ...), which
+ * is perfquery -T's. The file is read again when it changes, so a test
+ * sets and changes values while daemons run; fields not given are 0.
+ *
+ * Their PortInfo says IsExtendedSpeedsSupported, CapabilityMask2 and
+ * IsPortInfoExtendedSupported (a switch: port 0's); the PMA of a node
+ * with an rs or rs2 port says IsRSFECCountersSupported in ClassPortInfo;
+ * PortInfoExtended says IsFECModeSupported and the mode; and
+ * PortExtendedSpeedsCounters answer with the values, encoded with
+ * libibmad's field table.
+ *
+ * ibsim's PortInfo says IsExtendedSpeedsSupported for every port, as an
+ * FDR or later port's does, and such a port serves the counters: every
+ * unlisted port answers them all zero in the FC-FEC form (PortInfo
+ * Extended: no FEC active), unless IBW_KM_PESC=0 drops them as ibsim
+ * does.
+ */
+#ifndef IBW_KM_FEC_H
+#define IBW_KM_FEC_H
+
+#include <stdint.h>
+
+/* The state directory the file is in ("" or NULL: none). */
+void kmf_init(const char *state_dir);
+
+/* A PortInfo answer's payload @pi (SMP data), for attribute modifier
+ * @attr_mod: the capability bits of a listed port set. */
+void kmf_portinfo(uint8_t *pi, uint32_t attr_mod);
+
+/* A PerfMgt ClassPortInfo answer's payload @cpi from @lid. */
+void kmf_pma_cpi(uint8_t *cpi, uint16_t lid);
+
+/* A request ibsim handed back undelivered (@mad: the whole MAD, @len
+ * bytes) that went to @dlid: a Get of PortExtendedSpeedsCounters or of
+ * PortInfoExtended for a listed port is turned into its answer. 1 if it
+ * was. */
+int kmf_answer(uint8_t *mad, unsigned len, uint16_t dlid);
+
+#endif
