@@ -11,6 +11,103 @@
 
 #include "json.h"
 
+/* The FEC counters' names (libibmad's, perfquery -T's) in strcmp()
+ * order, as JSON_SORT_KEYS puts them; sorted once. */
+static int fec_order[IBW_FEC_NFIELDS];
+static pthread_once_t fec_order_once = PTHREAD_ONCE_INIT;
+
+static void fec_order_init(void)
+{
+	int i, j, t;
+
+	for (i = 0; i < IBW_FEC_NFIELDS; i++)
+		fec_order[i] = i;
+	for (i = 1; i < IBW_FEC_NFIELDS; i++)
+		for (j = i;
+		     j > 0 && strcmp(ibw_fec_field_name(fec_order[j]),
+				     ibw_fec_field_name(fec_order[j - 1])) < 0;
+		     j--) {
+			t = fec_order[j];
+			fec_order[j] = fec_order[j - 1];
+			fec_order[j - 1] = t;
+		}
+}
+
+static const char *fec_fail_name(unsigned fail)
+{
+	return fail == IBW_CTR_FAIL_NONE      ? NULL
+	       : fail == IBW_CTR_FAIL_TIMEOUT ? "timeout"
+					      : "error";
+}
+
+/* "fec": the layout last read, each field's total and last reading by
+ * its libibmad name, the resets seen, and why the last sweep could not
+ * read them (null: it did). */
+static json_t *fec_json(const struct ibw_port_ctrs *pc)
+{
+	const struct ibw_fec *f = pc->fec;
+	json_t *o = json_object(), *tot = json_object(), *raw = json_object();
+	const char *why = fec_fail_name(pc->fec_fail);
+	int i;
+
+	for (i = 0; i < IBW_FEC_NFIELDS; i++) {
+		if (!(f->have >> i & 1))
+			continue;
+		json_object_set_new(tot, ibw_fec_field_name(i),
+				    ibw_json_u64(f->total[i]));
+		json_object_set_new(raw, ibw_fec_field_name(i),
+				    ibw_json_u64(f->raw[i]));
+	}
+	json_object_set_new(o, "layout",
+			    json_string(ibw_fec_layout_name(
+				    (enum ibw_fec_layout)f->layout)));
+	json_object_set_new(o, "totals", tot);
+	json_object_set_new(o, "raw", raw);
+	json_object_set_new(o, "resets", json_integer(f->resets));
+	json_object_set_new(o, "error", why ? json_string(why) : json_null());
+	return o;
+}
+
+static void fec_write(struct ibw_jw *w, const struct ibw_port_ctrs *pc)
+{
+	const struct ibw_fec *f = pc->fec;
+	const char *why = fec_fail_name(pc->fec_fail);
+	int i, k;
+
+	pthread_once(&fec_order_once, fec_order_init);
+	ibw_jw_object(w);
+	ibw_jw_key(w, "error");
+	if (why)
+		ibw_jw_string(w, why);
+	else
+		ibw_jw_null(w);
+	ibw_jw_key(w, "layout");
+	ibw_jw_string(w, ibw_fec_layout_name((enum ibw_fec_layout)f->layout));
+	ibw_jw_key(w, "raw");
+	ibw_jw_object(w);
+	for (k = 0; k < IBW_FEC_NFIELDS; k++) {
+		i = fec_order[k];
+		if (f->have >> i & 1) {
+			ibw_jw_key(w, ibw_fec_field_name(i));
+			ibw_jw_u64(w, f->raw[i]);
+		}
+	}
+	ibw_jw_end(w);
+	ibw_jw_key(w, "resets");
+	ibw_jw_int(w, f->resets);
+	ibw_jw_key(w, "totals");
+	ibw_jw_object(w);
+	for (k = 0; k < IBW_FEC_NFIELDS; k++) {
+		i = fec_order[k];
+		if (f->have >> i & 1) {
+			ibw_jw_key(w, ibw_fec_field_name(i));
+			ibw_jw_u64(w, f->total[i]);
+		}
+	}
+	ibw_jw_end(w);
+	ibw_jw_end(w);
+}
+
 json_t *ibw_json_counters(const struct ibw_port_ctrs *pc)
 {
 	json_t *o = json_object(), *tot = json_object(), *raw = json_object();
@@ -52,6 +149,8 @@ json_t *ibw_json_counters(const struct ibw_port_ctrs *pc)
 	json_object_set_new(o, "totals", tot);
 	json_object_set_new(o, "raw", raw);
 	json_object_set_new(o, "extended", json_boolean(pc->have_ext));
+	if (pc->fec)
+		json_object_set_new(o, "fec", fec_json(pc));
 	json_object_set_new(o, "saturated", sat);
 	json_object_set_new(o, "over_threshold", over);
 	json_object_set_new(o, "rates", rates);
@@ -149,6 +248,10 @@ void ibw_json_write_counters(struct ibw_jw *w, const struct ibw_port_ctrs *pc)
 	ibw_jw_u64(w, pc->error_increments);
 	ibw_jw_key(w, "extended");
 	ibw_jw_bool(w, pc->have_ext);
+	if (pc->fec) {
+		ibw_jw_key(w, "fec");
+		fec_write(w, pc);
+	}
 	ibw_jw_key(w, "over_threshold");
 	ctr_flags_write(w, pc, 1);
 	/* json_pack() fails on a real that is not finite: no "rates". */

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The FEC counters (PortExtendedSpeedsCounters, core/fec.h) as
+ * Prometheus series, for the ports the last counter sweep read them of:
+ * a port whose reading failed has no samples (absent, not frozen).
+ * Port-wide totals in both layouts, and one series per active lane of
+ * what the lane corrected (FC-FEC: blocks, RS-FEC: symbols); docs/api.md
+ * says what they cost.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "prom_fec.h"
+
+/* Lanes of the widest active width (PortInfo:LinkWidthActive). */
+static unsigned lanes_of(unsigned width_active)
+{
+	return width_active & 8	   ? 12
+	       : width_active & 4  ? 8
+	       : width_active & 2  ? 4
+	       : width_active & 16 ? 2
+	       : width_active & 1  ? 1
+				   : 0;
+}
+
+/* @f's total summed over the lanes from @first, or the port-wide field
+ * @port where the layout has one (RS-FEC). */
+static uint64_t sum_lanes(const struct ibw_fec *f, int first, int port)
+{
+	uint64_t t = 0;
+	int k;
+
+	if (port >= 0 && (f->have >> port & 1))
+		return f->total[port];
+	for (k = 0; k < IBW_FEC_LANES; k++)
+		if (f->have >> (first + k) & 1)
+			t += f->total[first + k];
+	return t;
+}
+
+enum {
+	FAM_CORR_BLK,
+	FAM_UNCORR_BLK,
+	FAM_CORR_SYM,
+	FAM_SYNC,
+	FAM_UNK,
+	FAM_LANE,
+	NFAM
+};
+
+static const struct {
+	const char *name, *help;
+} fams[NFAM] = {
+	{ "fec_corrected_blocks_total",
+	  "Blocks FEC corrected (PortExtendedSpeedsCounters: FC-FEC "
+	  "FECCorrectableBlockCtr summed over lanes, RS-FEC "
+	  "PortFECCorrectableBlockCtr), a 64-bit total." },
+	{ "fec_uncorrectable_blocks_total",
+	  "Blocks FEC could not correct (FC-FEC FECUncorrectableBlockCtr "
+	  "summed over lanes, RS-FEC PortFECUncorrectableBlockCtr)." },
+	{ "fec_corrected_symbols_total",
+	  "Symbols RS-FEC corrected (PortFECCorrectedSymbolCtr); RS-FEC "
+	  "ports only." },
+	{ "fec_sync_header_errors_total",
+	  "SyncHeaderErrorCounter of PortExtendedSpeedsCounters." },
+	{ "fec_unknown_blocks_total",
+	  "UnknownBlockCounter of PortExtendedSpeedsCounters." },
+	{ "fec_lane_corrected_total",
+	  "What FEC corrected on one active lane: blocks (FC-FEC, "
+	  "layout=\"fc\") or symbols (RS-FEC, layout=\"rs\")." },
+};
+
+static int fec_read(const struct ibw_snapshot *s,
+		    const struct ibw_snapshot_port *pv, int is_switch)
+{
+	const struct ibw_port_ctrs *pc = pv->ctrs;
+
+	return pv->node->is_switch == is_switch && pc && pc->fec &&
+	       !pc->stale && pc->fec_fail == IBW_CTR_FAIL_NONE &&
+	       pc->updated_us >= s->started_us && !pv->node->n->gone &&
+	       !pv->gone;
+}
+
+void ibw_prom_fec(struct ibw_pb *b, const struct ibw_snapshot *s)
+{
+	const struct ibw_snapshot_port *pv;
+	int is_switch, fam;
+	char name[96];
+
+	for (is_switch = 1; is_switch >= 0; is_switch--) {
+		for (fam = 0; fam < NFAM; fam++) {
+			int any = 0;
+
+			snprintf(name, sizeof(name), "ibwatch_%s_port_%s",
+				 ibw_pb_kind(is_switch), fams[fam].name);
+			ibw_snapshot_foreach_port(s, pv) {
+				const struct ibw_fec *f;
+				uint64_t guid = pv->node->n->guid;
+				unsigned port = pv->p->num, k, n;
+				int rs;
+
+				if (!fec_read(s, pv, is_switch))
+					continue;
+				f = pv->ctrs->fec;
+				rs = f->layout == IBW_FEC_RS;
+				if (fam == FAM_CORR_SYM && !rs)
+					continue;
+				if (!any++)
+					ibw_pb_family(b, name, "counter",
+						      fams[fam].help);
+				switch (fam) {
+				case FAM_LANE:
+					n = pv->p->have_pi
+						    ? lanes_of(
+							      pv->p->pi.width_active)
+						    : 0;
+					for (k = 0; k < n; k++)
+						ibw_pb_put(
+							b,
+							"%s{guid=\"0x%016" PRIx64
+							"\",port=\"%u\","
+							"lane=\"%u\",layout="
+							"\"%s\"} %" PRIu64 "\n",
+							name, guid, port, k,
+							rs ? "rs" : "fc",
+							f->total[(rs ? IBW_FEC_CORR_SYM0
+								     : IBW_FEC_CORR_BLK0) +
+								 k]);
+					continue;
+				case FAM_CORR_BLK:
+					ibw_pb_put(
+						b,
+						"%s{guid=\"0x%016" PRIx64
+						"\",port=\"%u\"} %" PRIu64 "\n",
+						name, guid, port,
+						sum_lanes(
+							f, IBW_FEC_CORR_BLK0,
+							rs ? IBW_FEC_PORT_CORR_BLK
+							   : -1));
+					continue;
+				case FAM_UNCORR_BLK:
+					ibw_pb_put(
+						b,
+						"%s{guid=\"0x%016" PRIx64
+						"\",port=\"%u\"} %" PRIu64 "\n",
+						name, guid, port,
+						sum_lanes(
+							f, IBW_FEC_UNCORR_BLK0,
+							rs ? IBW_FEC_PORT_UNCORR_BLK
+							   : -1));
+					continue;
+				}
+				ibw_pb_put(
+					b,
+					"%s{guid=\"0x%016" PRIx64
+					"\",port=\"%u\"} %" PRIu64 "\n",
+					name, guid, port,
+					f->total[fam == FAM_CORR_SYM
+							 ? IBW_FEC_PORT_CORR_SYM
+						 : fam == FAM_SYNC
+							 ? IBW_FEC_SYNC_HDR
+							 : IBW_FEC_UNK_BLOCK]);
+			}
+		}
+	}
+}
