@@ -50,10 +50,14 @@ void ibw_snapshot_unref(struct ibw_snapshot *s)
 	ibw_fabric_unref(s->fabric);
 	ibw_link_view_unref(s->links);
 	ibw_census_unref(s->census);
-	if (s->ports_table)
+	if (s->ports_table) {
 		ibw_ctr_table_unref(s->ports_table);
-	else
+	} else if (s->ports) {
+		/* records of its own (a test's): their FEC records too */
+		for (i = 0; i < s->nports; i++)
+			ibw_fec_unref(s->ports[i].fec);
 		free(s->ports);
+	}
 	free(s->endports);
 	free(s->watched);
 	free(s->pma_redirects);

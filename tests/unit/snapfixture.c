@@ -122,6 +122,26 @@ struct ibw_snapshot *ibw_test_snapshot(void)
 	s->ports[1].error_increments = 7;
 	s->ports[2].stale = 1;
 	s->ports[2].unreachable = 2;
+	/* node0001's port: FEC counters read in the RS-FEC form */
+	{
+		struct ibw_fec *fec = calloc(1, sizeof(*fec));
+		int c;
+
+		fec->refs = 1;
+		fec->layout = IBW_FEC_RS;
+		for (c = IBW_FEC_SYNC_HDR; c < IBW_FEC_ERR_DET0; c++)
+			fec->have |= 1ull << c;
+		for (c = IBW_FEC_CORR_SYM0; c < IBW_FEC_NFIELDS; c++)
+			fec->have |= 1ull << c;
+		fec->raw[IBW_FEC_CORR_SYM0] = 12345;
+		fec->total[IBW_FEC_CORR_SYM0] = 112345;
+		fec->raw[IBW_FEC_PORT_CORR_SYM] = 12354;
+		fec->total[IBW_FEC_PORT_CORR_SYM] = 112354;
+		fec->raw[IBW_FEC_PORT_UNCORR_BLK] = 1;
+		fec->total[IBW_FEC_PORT_UNCORR_BLK] = 3;
+		fec->resets = 1;
+		s->ports[3].fec = fec;
+	}
 	/* a 64-bit total past INT64_MAX, exactly */
 	s->ports[4].v[IBW_CTR_XMIT_PKTS].total = 18446744073709551606ull;
 	s->ports[4].v[IBW_CTR_XMIT_PKTS].raw = 18446744073709551606ull;
