@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The counter sweep's insides, shared by its two halves: counters.c runs
+ * sweeps (the port records and their index, what each PMA can do, its
+ * ClassPortInfo and redirection, jobs and their pacing, the API), and
+ * ctr_read.c reads ports (the requests of one port, their answers, the
+ * NodeInfo that vouches for them, folding them into the records,
+ * PortSamplesControl's Tick and the FEC counters). Not an API: only
+ * those two include it.
+ */
+#ifndef IBW_COUNTERS_INT_H
+#define IBW_COUNTERS_INT_H
+
+#include "counters.h"
+
+/* PerfMgt ClassPortInfo CapabilityMask bits. */
+#define PM_CAP_ALL_PORT_SELECT (1u << 8)
+#define PM_CAP_EXT_WIDTH (1u << 9)
+#define PM_CAP_EXT_WIDTH_NOIETF (1u << 10)
+#define PM_CAP_XMIT_WAIT (1u << 12)
+#define PM_CAP_RSFEC (1u << 14) /* IsRSFECCountersSupported */
+
+struct node_cap {
+	uint64_t guid;
+	uint32_t capmask;
+	uint8_t have_mask; /* capmask is the PMA's answer */
+	uint8_t no_details; /* the detail attributes got a status error */
+	uint8_t no_vl; /* PortVLXmitWaitCounters got a status error */
+	uint8_t no_fec; /* PortExtendedSpeedsCounters got a status error */
+	/* PortSamplesControl, read once per PMA for its Tick (the
+	 * PortXmitWait tick): PSC_* below, and the value when read. */
+	uint8_t psc;
+	uint8_t tick;
+	uint8_t psc_lost; /* PortSamplesControl requests unanswered */
+	/* PMA ClassPortInfo redirection (IBA 13.4.8.1: status "redirect
+	 * required"): where this node's PMA is really served. */
+	uint8_t redirect; /* IBW_PMA_REDIRECT_* */
+	uint8_t refusal; /* enum ibw_redirect_refusal */
+	uint8_t rsl;
+	uint16_t lid, rlid, rpkey;
+	uint32_t rqp, rqkey;
+	uint8_t rgid[16];
+};
+
+#define IBW_PSC_TRIES 3
+/* PortSamplesControl requests unanswered in a row, by any PMA, after
+ * which a sweep asks no more PMA for it: a fabric whose PMAs do not
+ * serve it (ibsim's) would otherwise send one a node to time out. */
+#define IBW_PSC_SILENT 16
+
+enum {
+	PSC_UNASKED, /* not yet, or the last try timed out */
+	PSC_ASKING,
+	PSC_READ, /* tick holds PortSamplesControl:Tick */
+	PSC_NONE, /* a status error: the PMA does not serve it */
+};
+
+struct job; /* one node of a sweep */
+
+struct ibw_ctr_table {
+	unsigned refs; /* atomic: snapshots drop theirs on any thread */
+	struct ibw_port_ctrs *ports;
+	unsigned n;
+};
+
+struct ibw_counters {
+	struct ibw_engine *e;
+	struct ibw_events *ev;
+	struct ibw_counters_opts o;
+
+	struct ibw_port_ctrs *ports;
+	unsigned nports, cap;
+	int unsorted;
+	/* The table ports was last handed out as (our reference held),
+	 * until a write makes the records ours again (own_ports). */
+	struct ibw_ctr_table *shared;
+	/* (guid, port) to index + 1 in ports, open addressing (0: empty):
+	 * a sweep looks a port up per answer, and a first sweep adds every
+	 * port unsorted. NULL if it could not be allocated (then a scan). */
+	uint32_t *index;
+	unsigned index_mask;
+
+	struct node_cap *caps;
+	unsigned ncaps, capcap;
+
+	/* the sweep in progress */
+	struct job *jobs;
+	unsigned njobs, next_job;
+	unsigned pending;
+	/* MADs the started jobs still waiting for their ClassPortInfo will
+	 * send: an unspread sweep counts them as pending already. */
+	unsigned reserved;
+	uint64_t sweep_id;
+	struct ibw_timer *pace;
+	uint64_t pace_interval_us;
+	unsigned pace_batch;
+	uint64_t t0_mono;
+	struct ibw_sweep_stats cur, last;
+	unsigned unreachable_cur, unreachable_last;
+	uint64_t busy_last[2]; /* ibw_counters_last_busy() */
+	struct ibw_counters_progress prog; /* this sweep's, or the last's */
+	/* LIDs in flux (counters.h): the mode, the signs so far, whether
+	 * a discovery since the last sign found the LIDs settled, and
+	 * whether the sweep under way can end the mode (it started after
+	 * that discovery; with the signs as of its start). */
+	int flux, settled, closing;
+	uint64_t signs, closing_signs;
+	/* PortSamplesControl timeouts in a row (any PMA), and whether this
+	 * sweep stopped asking for it */
+	unsigned psc_streak;
+	int psc_quiet;
+	/* ... in flight now, and whether any PMA ever answered it: until
+	 * one has, at most IBW_PSC_SILENT are asked at once, so a fabric
+	 * whose PMAs ignore it costs that many timeouts, not one a node */
+	unsigned psc_inflight;
+	int psc_heard;
+	struct ibw_counters_verify vs; /* lids_in_flux unused here */
+	ibw_counters_cb cb;
+	void *arg;
+};
+
+struct job {
+	uint64_t guid;
+	uint16_t lid;
+	uint8_t is_switch;
+	uint8_t nports;
+	uint8_t port_list[255]; /* the ports to read */
+	uint8_t is_sm; /* the port at lid has PortInfo:IsSM */
+	/* answers none of our SMPs (M_Key): no NodeInfo can vouch for its
+	 * readings, so they are checked as with in-flux */
+	uint8_t is_protected;
+	uint8_t have_cap;
+	/* Ports that advertise extended speeds (PortInfo:CapabilityMask,
+	 * port 0's on a switch): their PortExtendedSpeedsCounters are
+	 * read; pie: their PortInfoExtended can tell the FEC mode. */
+	uint8_t pie;
+	uint32_t esc[8];
+	uint16_t reserved; /* its share of ibw_counters.reserved */
+	/* Its ports whose readings are not all in yet, and the readings
+	 * held for the NodeInfo sent once they are (verify_job). */
+	uint16_t open;
+	struct port_op *held;
+	/* monotonic: when it started, and its last answer so far */
+	uint64_t t0, t_end;
+};
+
+struct port_op {
+	struct ibw_counters *c;
+	uint64_t sweep;
+	uint64_t guid;
+	uint16_t lid;
+	uint8_t port;
+	uint8_t is_switch;
+	uint8_t want_ext;
+	uint8_t got_pc, got_ext, failed, left;
+	uint8_t fail; /* enum ibw_ctr_fail, when it fails */
+	uint8_t det_asked, det_fail; /* the details: asked, and how */
+	uint64_t read_us; /* CLOCK_REALTIME of its last counters answer */
+	uint32_t reset_mask; /* PerfSet: the counters asked to clear */
+	uint8_t pc[IB_PC_DATA_SZ];
+	uint8_t ext[IB_PC_DATA_SZ];
+	uint8_t got_det[2]; /* PortRcvErrorDetails, PortXmitDiscardDetails */
+	uint8_t det[2][IB_PC_DATA_SZ];
+	uint8_t got_vl; /* PortVLXmitWaitCounters */
+	struct ibw_vl_xmit_wait vl;
+	/* PortExtendedSpeedsCounters: what is still to ask (FEC_*, once
+	 * the port's counters answer), what came, how it failed */
+	uint8_t fec_todo, got_fec, fec_fail;
+	struct ibw_fec_reading fec;
+	unsigned job; /* its node's in ibw_counters.jobs */
+	struct port_op *next; /* in its job's held list */
+};
+
+/* counters.c */
+struct node_cap *ibw_ctr_cap_find(struct ibw_counters *c, uint64_t guid);
+unsigned ibw_ctr_cap_index(const struct ibw_counters *c, uint64_t guid);
+struct ibw_port_ctrs *ibw_ctr_port_find_w(struct ibw_counters *c, uint64_t guid,
+					  uint8_t port);
+struct ibw_port_ctrs *ibw_ctr_port_get(struct ibw_counters *c, uint64_t guid,
+				       uint8_t port);
+int ibw_ctr_pma_submit_tries(struct ibw_counters *c, uint64_t guid,
+			     uint16_t lid, uint8_t method, uint16_t attr,
+			     uint8_t *payload, int retries, ibw_mad_cb cb,
+			     void *arg);
+int ibw_ctr_pma_submit(struct ibw_counters *c, uint64_t guid, uint16_t lid,
+		       uint8_t method, uint16_t attr, uint8_t *payload,
+		       ibw_mad_cb cb, void *arg);
+int ibw_ctr_settle(struct ibw_counters *c, uint64_t sweep,
+		   const struct ibw_mad_done *d);
+void ibw_ctr_sweep_done_if_idle(struct ibw_counters *c);
+
+/* ctr_read.c */
+void ibw_ctr_run_job_ports(struct ibw_counters *c, struct job *j);
+void ibw_ctr_port_failed(struct ibw_counters *c, const struct port_op *op);
+void ibw_ctr_job_port_done(struct ibw_counters *c, unsigned idx);
+/* The LIDs-in-flux bookkeeping at the end of a sweep. */
+void ibw_ctr_flux_sweep_end(struct ibw_counters *c);
+
+#endif
