@@ -45,7 +45,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 		sort -n | head -n "$ndead" | awk '{ print $2 }' | sort -n >dead-lids.txt
 
 	# once NAME [ENV...] -- [ARGS...]: ROUNDS runs; one line per run:
-	# sweep_ms sweep_timeouts engine_timeouts waits wall_s
+	# sweep_ms sweep_timeouts engine_timeouts waits wall_s sweep_mads
 	once() {
 		local name=$1 i t0 t1 envs=()
 		shift
@@ -60,7 +60,8 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 			t1=$(date +%s%N)
 			jq -r --arg w "$(echo "scale=3; ($t1 - $t0) / 1000000000" | bc)" \
 				'[.status.sweeps.counters.duration_ms, .status.sweeps.counters.timeouts,
-				  .status.engine.timeouts, .status.engine.waits, $w] | @tsv' \
+				  .status.engine.timeouts, .status.engine.waits, $w,
+				  .status.sweeps.counters.mads] | @tsv' \
 				"once-$name.json" >>"once-$name.txt"
 		done
 	}
@@ -85,15 +86,15 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 			t1=$(date +%s%N)
 			ref=$(echo "scale=3; ($t1 - $t0) / 1000000000" | bc)
 		fi
-		printf '%-14s %10s %9s %9s %8s %8s %9s\n' run "sweep ms" "x alone" \
-			"sweep to" "eng. to" waits "--once s"
-		printf '%-14s %10.1f %9s %9s %8s %8s %9s\n' "isolated" \
-			"$(echo "$iso * 1000" | bc -l)" "$(printf '%.2f' "$(echo "$iso * 1000 / $base" | bc -l)")" - - - -
+		printf '%-14s %10s %9s %9s %8s %8s %9s %8s\n' run "sweep ms" "x alone" \
+			"sweep to" "eng. to" waits "--once s" "MADs"
+		printf '%-14s %10.1f %9s %9s %8s %8s %9s %8s\n' "isolated" \
+			"$(echo "$iso * 1000" | bc -l)" "$(printf '%.2f' "$(echo "$iso * 1000 / $base" | bc -l)")" - - - - -
 		for k in alone pings psc0 echo0; do
-			printf '%-14s %10.1f %9.2f %9s %8s %8s %9s\n' "$k" \
+			printf '%-14s %10.1f %9.2f %9s %8s %8s %9s %8s\n' "$k" \
 				"$(med "$name-$k" 1)" "$(echo "$(med "$name-$k" 1) / $base" | bc -l)" \
 				"$(med "$name-$k" 2)" "$(med "$name-$k" 3)" "$(med "$name-$k" 4)" \
-				"$(med "$name-$k" 5)"
+				"$(med "$name-$k" 5)" "$(med "$name-$k" 6)"
 		done
 		if [ "$ref" != - ]; then
 			printf 'ibqueryerrors --counters (one run, whole command): %s s; against the sweep with pings: %.1fx\n' \
