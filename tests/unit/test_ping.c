@@ -815,23 +815,14 @@ static void on_pinged(const struct ibw_ping_summary *sum, void *arg)
  * (the index grows several times on the way), so every endport gets
  * its own outcome: those at odd LIDs answer, the others do not.
  */
-static void test_round_many_endports(void **state)
+/* A fabric of @n single-port CAs (LIDs from 10), frozen; node GUIDs
+ * that differ in the low bits, as one vendor's do. */
+static struct ibw_fabric *many_cas(unsigned n)
 {
-	struct ibw_engine_config cfg = { .max_inflight = 64,
-					 .max_per_dest = 8,
-					 .timeout_ms = 10 };
 	struct ibw_fabric *f = ibw_fabric_new();
-	const struct ibw_endport *eps;
-	struct ibw_ping_opts o;
-	struct cf_rig g;
-	uint8_t m[IBW_MAD_SIZE];
-	struct ibw_mad_addr to;
-	uint64_t end;
-	unsigned i, n, answered = 0;
+	unsigned i;
 
-	(void)state;
-	for (i = 0; i < 300; i++) {
-		/* GUIDs that differ in the low bits, as one vendor's do */
+	for (i = 0; i < n; i++) {
 		struct ibw_fnode *nd = ibw_fabric_add_node(f, 0x100 + 2 * i, 2);
 
 		nd->ni.node_type = IBW_NODE_CA;
@@ -844,6 +835,25 @@ static void test_round_many_endports(void **state)
 	}
 	f->local_guid = 0x100;
 	ibw_fabric_freeze(f);
+	return f;
+}
+
+static void test_round_many_endports(void **state)
+{
+	struct ibw_engine_config cfg = { .max_inflight = 64,
+					 .max_per_dest = 8,
+					 .timeout_ms = 10 };
+	struct ibw_fabric *f;
+	const struct ibw_endport *eps;
+	struct ibw_ping_opts o;
+	struct cf_rig g;
+	uint8_t m[IBW_MAD_SIZE];
+	struct ibw_mad_addr to;
+	uint64_t end;
+	unsigned i, n, answered = 0;
+
+	(void)state;
+	f = many_cas(300);
 	memset(&g, 0, sizeof(g));
 	memset(&o, 0, sizeof(o));
 	o.method = IBW_PING_PMA;
@@ -895,7 +905,7 @@ static void test_auto_silent_echo_held(void **state)
 	struct ibw_engine_config cfg = { .max_inflight = 64,
 					 .max_per_dest = 8,
 					 .timeout_ms = 10 };
-	struct ibw_fabric *f = ibw_fabric_new();
+	struct ibw_fabric *f;
 	const struct ibw_endport *eps;
 	struct ibw_ping_opts o;
 	struct cf_rig g;
@@ -905,19 +915,7 @@ static void test_auto_silent_echo_held(void **state)
 	unsigned i, n, echoes = 0, pmas = 0;
 
 	(void)state;
-	for (i = 0; i < 300; i++) {
-		struct ibw_fnode *nd = ibw_fabric_add_node(f, 0x100 + 2 * i, 2);
-
-		nd->ni.node_type = IBW_NODE_CA;
-		nd->ni.num_ports = 1;
-		nd->ports[1].num = 1;
-		nd->ports[1].guid = 0x101 + 2 * i;
-		nd->ports[1].have_pi = 1;
-		nd->ports[1].pi.state = IBW_PORT_ACTIVE;
-		nd->ports[1].pi.lid = (uint16_t)(10 + i);
-	}
-	f->local_guid = 0x100;
-	ibw_fabric_freeze(f);
+	f = many_cas(300);
 	memset(&g, 0, sizeof(g));
 	memset(&o, 0, sizeof(o));
 	o.method = IBW_PING_AUTO;
