@@ -729,6 +729,7 @@ static void send_probe(struct ibw_pinger *p, struct ibw_endport *ep,
 	r.cb = probe_done;
 	r.arg = pr;
 	if (ibw_engine_submit(p->e, &r) < 0) {
+		p->looks_inflight -= pr->look;
 		free(pr);
 		ibw_endport_account(ep, &p->o, 0, 0, p->ev);
 		return;
