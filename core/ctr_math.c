@@ -6,6 +6,25 @@ uint64_t ibw_ctr_max(unsigned bits)
 	return bits >= 64 ? 0 : (1ull << bits) - 1;
 }
 
+uint64_t ibw_ctr_fold32(uint32_t *raw, uint64_t *total, uint32_t v, int first,
+			int *reset)
+{
+	uint64_t d;
+
+	if (first) {
+		*total = v;
+		d = 0;
+	} else if (v >= *raw) {
+		d = v - *raw;
+	} else {
+		d = v;
+		*reset = 1;
+	}
+	*total += d;
+	*raw = v;
+	return d;
+}
+
 int ibw_ctr_saturated(uint64_t raw, uint64_t max)
 {
 	return max && raw >= max;

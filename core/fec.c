@@ -4,6 +4,7 @@
 
 #include <infiniband/mad.h>
 
+#include "ctr_math.h"
 #include "fec.h"
 
 /* libibmad's field of @f in @layout, or -1 where the layout has none. */
@@ -102,25 +103,12 @@ struct ibw_fec *ibw_fec_fold(const struct ibw_fec *old,
 	n->refs = 1;
 	n->layout = r->layout;
 	for (f = 0; f < IBW_FEC_NFIELDS; f++) {
-		uint64_t d;
-
 		n->last_delta[f] = 0;
 		if (!(r->have >> f & 1))
 			continue;
-		if (!(n->have >> f & 1)) {
-			/* first reading: what it shows is all we know */
-			n->total[f] = r->v[f];
-			d = 0;
-		} else if (r->v[f] >= n->raw[f]) {
-			d = r->v[f] - n->raw[f];
-		} else {
-			/* went down: cleared since, by someone */
-			d = r->v[f];
-			reset = 1;
-		}
-		n->total[f] += d;
-		n->last_delta[f] = d;
-		n->raw[f] = r->v[f];
+		n->last_delta[f] = ibw_ctr_fold32(&n->raw[f], &n->total[f],
+						  r->v[f], !(n->have >> f & 1),
+						  &reset);
 		n->have |= 1ull << f;
 	}
 	n->resets += (uint32_t)reset; /* one clearing, however many fields */
