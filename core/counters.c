@@ -93,8 +93,10 @@ static void ports_free(struct ibw_port_ctrs *p, unsigned n)
 {
 	unsigned i;
 
-	for (i = 0; p && i < n; i++)
+	for (i = 0; p && i < n; i++) {
 		ibw_fec_unref(p[i].fec);
+		ibw_cong_unref(p[i].cong);
+	}
 	free(p);
 }
 
@@ -141,8 +143,10 @@ static int own_ports(struct ibw_counters *c)
 	if (c->nports)
 		memcpy(np, c->ports, c->nports * sizeof(*np));
 	/* the FEC records are shared by reference too */
-	for (i = 0; i < c->nports; i++)
+	for (i = 0; i < c->nports; i++) {
 		ibw_fec_ref(np[i].fec);
+		ibw_cong_ref(np[i].cong);
+	}
 	c->ports = np;
 	c->shared = NULL;
 	ibw_ctr_table_unref(t);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "ctr_math.h"
+#include "cong.h"
 #include "fec.h"
 #include "engine.h"
 #include "events.h"
@@ -125,6 +126,10 @@ struct ibw_port_ctrs {
 	const struct ibw_fec *fec;
 	uint8_t fec_fail;
 	uint8_t fec_lost; /* sweeps in a row they went unanswered */
+	/* The congestion counters (core/cong.h), where the PMA's
+	 * OptionMask has them: as fec; NULL: never read. */
+	const struct ibw_cong *cong;
+	uint8_t cong_fail;
 };
 
 enum ibw_ctr_scope {

@@ -27,6 +27,11 @@ struct node_cap {
 	uint8_t no_details; /* the detail attributes got a status error */
 	uint8_t no_vl; /* PortVLXmitWaitCounters got a status error */
 	uint8_t no_fec; /* PortExtendedSpeedsCounters got a status error */
+	/* PortSamplesControl:OptionMask as read with the Tick: which
+	 * optional counters the PMA has (the congestion ones: cong.h);
+	 * an attribute that got a status error is taken out */
+	uint8_t have_optmask;
+	uint64_t optmask;
 	/* PortSamplesControl, read once per PMA for its Tick (the
 	 * PortXmitWait tick): PSC_* below, and the value when read. */
 	uint8_t psc;
@@ -167,6 +172,9 @@ struct port_op {
 	 * the port's counters answer), what came, how it failed */
 	uint8_t fec_todo, got_fec, fec_fail;
 	struct ibw_fec_reading fec;
+	/* the congestion counters: to ask (1), as the FEC ones */
+	uint8_t cong_todo, cong_fail;
+	struct ibw_cong_reading cong;
 	unsigned job; /* its node's in ibw_counters.jobs */
 	struct port_op *next; /* in its job's held list */
 };

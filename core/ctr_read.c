@@ -378,6 +378,17 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 		}
 	}
 	p->fec_fail = op->fec_fail;
+	if (op->cong.have) {
+		const struct ibw_cong *ng = ibw_cong_fold(p->cong, &op->cong);
+
+		if (ng) {
+			ibw_cong_unref(p->cong);
+			p->cong = ng;
+		}
+	}
+	p->cong_fail = op->cong_fail;
+	if (p->cong && !op->cong.have && !op->cong_fail)
+		p->cong_fail = IBW_CTR_FAIL_ERROR; /* not read this sweep */
 	/* read before, not this sweep (no longer asked): not current */
 	if (p->fec && !op->got_fec && !op->fec_fail)
 		p->fec_fail = p->fec_lost >= IBW_PSC_TRIES
@@ -952,9 +963,82 @@ static int fec_plan(const struct ibw_counters *c, const struct job *j,
 
 /* Once the port's counters answered: its FEC counters, if it has
  * some to ask (a port that is gone costs no more timeouts). */
+/*
+ * A congestion counter: which one, a timeout cannot tell (its MAD is
+ * not there), and it does not need to: it fails the port's congestion
+ * counters for this sweep. A status error takes the attribute out of
+ * what the PMA is asked for.
+ */
+static void cong_answer(const struct ibw_mad_done *d, void *arg)
+{
+	struct port_op *op = arg;
+	struct ibw_counters *c = op->c;
+	unsigned id, a;
+
+	if (op->sweep != c->sweep_id || d->result == IBW_MAD_CANCELLED) {
+		port_answer(d, arg);
+		return;
+	}
+	if (d->mad && d->len >= IBW_MAD_SIZE) {
+		id = ibw_mad_get(d->mad, IB_MAD_ATTRID_F);
+		for (a = 0; a < IBW_CONG_NATTR; a++)
+			if (ibw_cong_attr_id((enum ibw_cong_attr)a) == id)
+				break;
+		if (a < IBW_CONG_NATTR && d->result == IBW_MAD_OK)
+			(void)ibw_cong_decode(d->mad + IB_PC_DATA_OFFS,
+					      IB_PC_DATA_SZ,
+					      (enum ibw_cong_attr)a, &op->cong);
+		else if (a < IBW_CONG_NATTR && d->result == IBW_MAD_STATUS) {
+			struct node_cap *nc = ibw_ctr_cap_find(c, op->guid);
+
+			if (nc)
+				nc->optmask &= ~ibw_cong_option_bits(
+					(enum ibw_cong_attr)a);
+		}
+	} else if (d->result == IBW_MAD_TIMEOUT) {
+		c->cur.timeouts++;
+		op->cong_fail = IBW_CTR_FAIL_TIMEOUT;
+	} else {
+		c->cur.errors++;
+		if (op->cong_fail != IBW_CTR_FAIL_TIMEOUT)
+			op->cong_fail = IBW_CTR_FAIL_ERROR;
+	}
+	port_settled(c, op);
+}
+
+/* The congestion counters the port's PMA has, once its counters
+ * answered: one request each, one try. */
+static void ask_cong(struct ibw_counters *c, struct port_op *op)
+{
+	struct node_cap *nc = ibw_ctr_cap_find(c, op->guid);
+	uint8_t payload[IB_PC_DATA_SZ];
+	unsigned a;
+
+	if (!op->cong_todo || !nc || !nc->have_optmask)
+		return;
+	op->cong_todo = 0;
+	for (a = 0; a < IBW_CONG_NATTR; a++) {
+		if (!ibw_cong_advertised(nc->optmask, (enum ibw_cong_attr)a))
+			continue;
+		memset(payload, 0, sizeof(payload));
+		mad_set_field(payload, 0, IB_PC_PORT_SELECT_F, op->port);
+		if (ibw_ctr_pma_submit_tries(
+			    c, op->guid, op->lid, IBW_METHOD_GET,
+			    (uint16_t)ibw_cong_attr_id((enum ibw_cong_attr)a),
+			    payload, 0, cong_answer, op) < 0) {
+			c->cur.errors++;
+			op->cong_fail = IBW_CTR_FAIL_ERROR;
+			continue;
+		}
+		op->left++;
+	}
+}
+
 static void ask_fec_todo(struct ibw_counters *c, struct port_op *op)
 {
 	int todo = op->fec_todo;
+
+	ask_cong(c, op);
 
 	op->fec_todo = FEC_NO;
 	if (todo == FEC_FC)
@@ -1004,6 +1088,8 @@ static void query_port(struct ibw_counters *c, const struct job *j,
 	op->left = (uint8_t)n;
 	op->job = (unsigned)(j - c->jobs);
 	op->fec_todo = (uint8_t)fec_plan(c, j, port);
+	/* not where an SM listens, as for the Tick (ask_tick) */
+	op->cong_todo = !j->is_sm;
 	for (k = 0; k < n; k++) {
 		memset(payload, 0, sizeof(payload));
 		/* PortSelect sits at the same place in all five. */
@@ -1056,6 +1142,10 @@ static void psc_answer(const struct ibw_mad_done *d, void *arg)
 		    d->len >= IBW_MAD_SIZE) {
 			nc->tick = (uint8_t)ibw_mad_get(
 				d->mad + IB_PC_DATA_OFFS, IB_PSC_TICK_F);
+			/* and which optional counters it has */
+			nc->optmask = ibw_mad_get64(d->mad + IB_PC_DATA_OFFS,
+						    IB_PSC_OPTION_MASK_F);
+			nc->have_optmask = 1;
 			nc->psc = PSC_READ;
 		} else if (d->result == IBW_MAD_STATUS ||
 			   (d->result == IBW_MAD_TIMEOUT &&

@@ -13,7 +13,8 @@
 #include "links.h"
 
 /* Version 2 added the link lines and their count on the end line,
- * version 3 a port's FEC counters on an "f" line after its "p" line;
+ * version 3 a port's FEC counters on an "f" line after its "p" line and
+ * its congestion counters on a "g" line after that;
  * version 1 and 2 files still load (with no links, no FEC totals). */
 #define STATE_MAGIC "ibwatch-counters 3"
 #define STATE_MAGIC_V2 "ibwatch-counters 2"
@@ -55,6 +56,72 @@ static size_t fec_line(char *line, size_t cap, const struct ibw_fec *fec)
 	if (len < cap)
 		len += (size_t)snprintf(line + len, cap - len, "\n");
 	return len < cap ? len : cap - 1;
+}
+
+/* "g HAVE RESETS FIELD:RAW:TOTAL..." for the congestion counters read
+ * (HAVE: a bit per enum ibw_cong_attr). */
+static size_t cong_line(char *line, size_t cap, const struct ibw_cong *g)
+{
+	size_t len;
+	unsigned k;
+
+	len = (size_t)snprintf(line, cap, "g %u %u", g->have, g->resets);
+	for (k = 0; k < IBW_CONG_NFIELDS && len < cap; k++)
+		if (g->have >> ibw_cong_attr_of(k) & 1)
+			len += (size_t)snprintf(line + len, cap - len,
+						" %u:%u:%" PRIu64, k, g->raw[k],
+						g->total[k]);
+	if (len < cap)
+		len += (size_t)snprintf(line + len, cap - len, "\n");
+	return len < cap ? len : cap - 1;
+}
+
+/* A "g" line into a new record; NULL if bad. */
+static struct ibw_cong *parse_cong_line(const char *line)
+{
+	struct ibw_cong *g = calloc(1, sizeof(*g));
+	const char *s = line + 2;
+	char *end;
+	unsigned long have;
+	unsigned n = 0, want = 0, a;
+
+	if (!g)
+		return NULL;
+	g->refs = 1;
+	have = strtoul(s, &end, 10);
+	if (end == s || have >> IBW_CONG_NATTR)
+		goto bad;
+	g->have = (uint8_t)have;
+	s = end;
+	g->resets = (uint32_t)strtoul(s, &end, 10);
+	if (end == s)
+		goto bad;
+	s = end;
+	for (a = 0; a < IBW_CONG_NATTR; a++)
+		if (have >> a & 1)
+			want += ibw_cong_count((enum ibw_cong_attr)a);
+	while (*s == ' ') {
+		unsigned long k = strtoul(s, &end, 10);
+
+		if (end == s || *end != ':' || k >= IBW_CONG_NFIELDS ||
+		    !(have >> ibw_cong_attr_of((unsigned)k) & 1))
+			goto bad;
+		g->raw[k] = (uint32_t)strtoul(end + 1, &end, 10);
+		if (*end != ':')
+			goto bad;
+		s = end + 1;
+		g->total[k] = strtoull(s, &end, 10);
+		if (end == s)
+			goto bad;
+		s = end;
+		n++;
+	}
+	if ((*s != '\n' && *s) || n != want)
+		goto bad;
+	return g;
+bad:
+	free(g);
+	return NULL;
 }
 
 /* An "f" line of a version 3 file into a new record; NULL if bad. */
@@ -155,6 +222,11 @@ int ibw_ctr_state_save(const char *path, const struct ibw_port_ctrs *ports,
 		fputs(line, f);
 		if (p->fec) {
 			len = fec_line(line, sizeof(line), p->fec);
+			h = ibw_fnv1a64(h, line, len);
+			fputs(line, f);
+		}
+		if (p->cong) {
+			len = cong_line(line, sizeof(line), p->cong);
 			h = ibw_fnv1a64(h, line, len);
 			fputs(line, f);
 		}
@@ -313,6 +385,16 @@ int ibw_ctr_state_load(const char *path, struct ibw_port_ctrs **out,
 				break;
 			continue;
 		}
+		if (version >= 3 && !strncmp(line, "g ", 2)) {
+			/* the congestion counters of the port just read */
+			if (!nports || ports[nports - 1].cong)
+				break;
+			h = ibw_fnv1a64(h, line, (size_t)n);
+			ports[nports - 1].cong = parse_cong_line(line);
+			if (!ports[nports - 1].cong)
+				break;
+			continue;
+		}
 		if (version >= 2 && !strncmp(line, "l ", 2)) {
 			h = ibw_fnv1a64(h, line, (size_t)n);
 			if (keep_link_line(&ll, line + 2) < 0)
@@ -339,8 +421,10 @@ int ibw_ctr_state_load(const char *path, struct ibw_port_ctrs **out,
 	free(line);
 	fclose(f);
 	if (!ok) {
-		for (i = 0; i < nports; i++)
+		for (i = 0; i < nports; i++) {
 			ibw_fec_unref(ports[i].fec);
+			ibw_cong_unref(ports[i].cong);
+		}
 		free(ports);
 		drop_link_lines(&ll);
 		return -EBADMSG;

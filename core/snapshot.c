@@ -54,8 +54,10 @@ void ibw_snapshot_unref(struct ibw_snapshot *s)
 		ibw_ctr_table_unref(s->ports_table);
 	} else if (s->ports) {
 		/* records of its own (a test's): their FEC records too */
-		for (i = 0; i < s->nports; i++)
+		for (i = 0; i < s->nports; i++) {
 			ibw_fec_unref(s->ports[i].fec);
+			ibw_cong_unref(s->ports[i].cong);
+		}
 		free(s->ports);
 	}
 	free(s->endports);

@@ -1476,9 +1476,11 @@ static void classify(struct kfd *kf, struct msg *m, uint64_t now)
 	 * as the kernel puts its hi_tid); umad2sim's agent_id of a MAD
 	 * handed back is the class's agent instead. */
 	r = ht_find(cls, tid, (uint32_t)mad[10] << 8 | mad[11]);
-	if (u->status && real_psc(m))
+	if (u->status && real_psc(m)) {
 		km.psc_answered++;
-	else if (u->status && fec_answer(m, r))
+		if (r)
+			kmf_psc(m->buf + HDR, req_dlid(r->buf));
+	} else if (u->status && fec_answer(m, r))
 		km.fec_answered++;
 	else if (u->status && unsupported_class(m, r, now))
 		km.unsupported++;

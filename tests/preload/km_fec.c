@@ -18,28 +18,46 @@
 #define ATTR_CPI 0x0001
 #define ATTR_PESC 0x001f
 #define ATTR_PIE 0x0033
+#define ATTR_CONG0 0x0030 /* SwPortVLCongestion .. PortVLXmitTimeCong */
 
 struct kmf_port {
 	uint16_t lid;
 	uint8_t port;
-	uint8_t mode; /* FECModeActive: 1 Fire Code, 2 RS-FEC, 4 RS-FEC2 */
+	uint8_t mode; /* FECModeActive: 1 Fire Code, 2 RS-FEC, 4 RS-FEC2;
+			 0 in the congestion list */
 	int nset;
 	struct {
 		int field; /* enum MAD_FIELDS */
 		uint32_t value;
-	} set[64];
+	} set[72];
+};
+
+/* One of the two files: its path, what it held when last read. */
+struct kmf_list {
+	char path[600];
+	struct timespec mtime;
+	off_t size;
+	struct kmf_port *v;
+	unsigned n;
 };
 
 static struct {
 	pthread_mutex_t lock;
-	char path[600];
-	struct timespec mtime;
-	off_t size;
 	long long checked_ns;
-	struct kmf_port *v;
-	unsigned n;
+	struct kmf_list fec, cong;
 	int others; /* unlisted ports answer too (IBW_KM_PESC) */
 } kmf = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* The congestion attributes (0x30..0x35): libibmad's first and last
+ * field of each. */
+static const int cong_fields[6][2] = {
+	{ IB_PC_SW_PORT_VL_CONGESTION0_F, IB_PC_SW_PORT_VL_CONGESTION_LAST_F },
+	{ IB_PC_RCV_CON_CTRL_PKT_RCV_FECN_F, IB_PC_RCV_CON_CTRL_LAST_F },
+	{ IB_PC_SL_RCV_FECN0_F, IB_PC_SL_RCV_FECN_LAST_F },
+	{ IB_PC_SL_RCV_BECN0_F, IB_PC_SL_RCV_BECN_LAST_F },
+	{ IB_PC_XMIT_CON_CTRL_TIME_CONG_F, IB_PC_XMIT_CON_CTRL_LAST_F },
+	{ IB_PC_VL_XMIT_TIME_CONG0_F, IB_PC_VL_XMIT_TIME_CONG_LAST_F },
+};
 
 static long long now_ns(void)
 {
@@ -53,8 +71,12 @@ void kmf_init(const char *state_dir)
 {
 	const char *s = getenv("IBW_KM_PESC");
 
-	if (state_dir && *state_dir)
-		snprintf(kmf.path, sizeof(kmf.path), "%s/fec", state_dir);
+	if (state_dir && *state_dir) {
+		snprintf(kmf.fec.path, sizeof(kmf.fec.path), "%s/fec",
+			 state_dir);
+		snprintf(kmf.cong.path, sizeof(kmf.cong.path), "%s/cong",
+			 state_dir);
+	}
 	kmf.others = !s || !*s || strcmp(s, "0") != 0;
 }
 
@@ -72,19 +94,37 @@ static int field_by_name(const char *name, int rs)
 	return -1;
 }
 
-static int parse_line(char *line, struct kmf_port *p)
+/* ... among the congestion attributes' fields */
+static int cong_field_by_name(const char *name)
+{
+	int a, f;
+
+	for (a = 0; a < 6; a++)
+		for (f = cong_fields[a][0]; f < cong_fields[a][1]; f++)
+			if (!strcmp(mad_field_name((enum MAD_FIELDS)f), name))
+				return f;
+	return -1;
+}
+
+/* "LID PORT MODE FIELD=VALUE..." of the fec file (@cong 0), "LID PORT
+ * FIELD=VALUE..." of the cong file (@cong 1). */
+static int parse_line(char *line, struct kmf_port *p, int cong)
 {
 	char mode[8], *tok, *save = NULL;
 	unsigned lid, port;
 	int used;
 
 	memset(p, 0, sizeof(*p));
-	if (sscanf(line, "%u %u %7s %n", &lid, &port, mode, &used) != 3 ||
-	    !lid || lid >= 0xc000 || port > 254)
+	if (cong ? sscanf(line, "%u %u %n", &lid, &port, &used) != 2
+		 : sscanf(line, "%u %u %7s %n", &lid, &port, mode, &used) != 3)
+		return -1;
+	if (!lid || lid >= 0xc000 || port > 254)
 		return -1;
 	p->lid = (uint16_t)lid;
 	p->port = (uint8_t)port;
-	if (!strcmp(mode, "fc"))
+	if (cong)
+		p->mode = 0;
+	else if (!strcmp(mode, "fc"))
 		p->mode = 1;
 	else if (!strcmp(mode, "rs"))
 		p->mode = 2;
@@ -97,10 +137,11 @@ static int parse_line(char *line, struct kmf_port *p)
 		char *eq = strchr(tok, '=');
 		int f;
 
-		if (!eq || p->nset == 64)
+		if (!eq || p->nset == 72)
 			return -1;
 		*eq = 0;
-		f = field_by_name(tok, p->mode != 1);
+		f = cong ? cong_field_by_name(tok)
+			 : field_by_name(tok, p->mode != 1);
 		if (f < 0)
 			return -1;
 		p->set[p->nset].field = f;
@@ -110,30 +151,27 @@ static int parse_line(char *line, struct kmf_port *p)
 	return 0;
 }
 
-/* Under kmf.lock: the file read again if it changed. */
-static void check(void)
+/* Under kmf.lock: @l's file read again if it changed. */
+static void reload(struct kmf_list *l, int cong)
 {
-	long long now = now_ns();
 	struct kmf_port *v;
 	struct stat st;
 	char line[4096];
 	unsigned n = 0;
 	FILE *f;
 
-	if (!kmf.path[0] ||
-	    (kmf.checked_ns && now - kmf.checked_ns < KMF_CHECK_NS))
+	if (!l->path[0])
 		return;
-	kmf.checked_ns = now;
-	if (stat(kmf.path, &st) < 0) {
-		free(kmf.v);
-		kmf.v = NULL;
-		kmf.n = 0;
+	if (stat(l->path, &st) < 0) {
+		free(l->v);
+		l->v = NULL;
+		l->n = 0;
 		return;
 	}
-	if (kmf.v && st.st_mtim.tv_sec == kmf.mtime.tv_sec &&
-	    st.st_mtim.tv_nsec == kmf.mtime.tv_nsec && st.st_size == kmf.size)
+	if (l->v && st.st_mtim.tv_sec == l->mtime.tv_sec &&
+	    st.st_mtim.tv_nsec == l->mtime.tv_nsec && st.st_size == l->size)
 		return;
-	f = fopen(kmf.path, "re");
+	f = fopen(l->path, "re");
 	if (!f)
 		return;
 	v = calloc(KMF_MAX, sizeof(*v));
@@ -142,32 +180,45 @@ static void check(void)
 		return;
 	}
 	while (n < KMF_MAX && fgets(line, sizeof(line), f))
-		if (line[0] != '#' && parse_line(line, &v[n]) == 0)
+		if (line[0] != '#' && parse_line(line, &v[n], cong) == 0)
 			n++;
 	fclose(f);
-	free(kmf.v);
-	kmf.v = v;
-	kmf.n = n;
-	kmf.mtime = st.st_mtim;
-	kmf.size = st.st_size;
+	free(l->v);
+	l->v = v;
+	l->n = n;
+	l->mtime = st.st_mtim;
+	l->size = st.st_size;
 }
 
-static const struct kmf_port *find(uint16_t lid, unsigned port)
+/* Under kmf.lock: both files, at most every KMF_CHECK_NS. */
+static void check(void)
+{
+	long long now = now_ns();
+
+	if (kmf.checked_ns && now - kmf.checked_ns < KMF_CHECK_NS)
+		return;
+	kmf.checked_ns = now;
+	reload(&kmf.fec, 0);
+	reload(&kmf.cong, 1);
+}
+
+static const struct kmf_port *find(const struct kmf_list *l, uint16_t lid,
+				   unsigned port)
 {
 	unsigned i;
 
-	for (i = 0; i < kmf.n; i++)
-		if (kmf.v[i].lid == lid && kmf.v[i].port == port)
-			return &kmf.v[i];
+	for (i = 0; i < l->n; i++)
+		if (l->v[i].lid == lid && l->v[i].port == port)
+			return &l->v[i];
 	return NULL;
 }
 
-static int any_lid(uint16_t lid, int rs_only)
+static int any_lid(const struct kmf_list *l, uint16_t lid, int rs_only)
 {
 	unsigned i;
 
-	for (i = 0; i < kmf.n; i++)
-		if (kmf.v[i].lid == lid && (!rs_only || kmf.v[i].mode != 1))
+	for (i = 0; i < l->n; i++)
+		if (l->v[i].lid == lid && (!rs_only || l->v[i].mode != 1))
 			return 1;
 	return 0;
 }
@@ -182,7 +233,7 @@ void kmf_portinfo(uint8_t *pi, uint32_t attr_mod)
 	check();
 	/* a CA port's own LID; a switch's port 0 carries the LID and the
 	 * capabilities of every port */
-	if (lid && any_lid(lid, 0)) {
+	if (lid && any_lid(&kmf.fec, lid, 0)) {
 		mad_set_field(pi, 0, IB_PORT_CAPMASK_F,
 			      mad_get_field(pi, 0, IB_PORT_CAPMASK_F) |
 				      (1u << 14) | (1u << 15));
@@ -197,7 +248,7 @@ void kmf_pma_cpi(uint8_t *cpi, uint16_t lid)
 {
 	pthread_mutex_lock(&kmf.lock);
 	check();
-	if (any_lid(lid, 1)) {
+	if (any_lid(&kmf.fec, lid, 1)) {
 		/* CapabilityMask, 16 bits big-endian at byte 2: bit 14 */
 		cpi[2] |= 0x40;
 	}
@@ -214,10 +265,33 @@ int kmf_answer(uint8_t *mad, unsigned len, uint16_t dlid)
 		return 0;
 	attr = (unsigned)mad[16] << 8 | mad[17];
 	if (!((mad[1] == 0x04 && attr == ATTR_PESC) ||
+	      (mad[1] == 0x04 && attr >= ATTR_CONG0 && attr < ATTR_CONG0 + 6) ||
 	      (mad[1] == 0x01 && attr == ATTR_PIE)))
 		return 0;
 	pthread_mutex_lock(&kmf.lock);
 	check();
+	if (attr >= ATTR_CONG0 && attr < ATTR_CONG0 + 6 && mad[1] == 0x04) {
+		/* a node listed in the cong file has them on every port */
+		port = mad_get_field(mad + PMA_DATA, 0, IB_PC_PORT_SELECT_F);
+		p = find(&kmf.cong, dlid, port);
+		if (p || any_lid(&kmf.cong, dlid, 0)) {
+			int lo = cong_fields[attr - ATTR_CONG0][0];
+			int hi = cong_fields[attr - ATTR_CONG0][1];
+
+			memset(mad + PMA_DATA, 0, len - PMA_DATA);
+			mad_set_field(mad + PMA_DATA, 0, IB_PC_PORT_SELECT_F,
+				      port);
+			for (i = 0; p && i < (unsigned)p->nset; i++)
+				if (p->set[i].field >= lo &&
+				    p->set[i].field < hi)
+					mad_set_field(
+						mad + PMA_DATA, 0,
+						(enum MAD_FIELDS)p->set[i].field,
+						p->set[i].value);
+			done = 1;
+		}
+		goto out;
+	}
 	/*
 	 * ibsim's PortInfo says IsExtendedSpeedsSupported for every port,
 	 * and a port of a real HCA or switch that says so serves its
@@ -227,7 +301,7 @@ int kmf_answer(uint8_t *mad, unsigned len, uint16_t dlid)
 	 */
 	if (attr == ATTR_PIE) {
 		port = mad_get_field(mad, 0, IB_MAD_ATTRMOD_F) & 0xff;
-		p = find(dlid, port);
+		p = find(&kmf.fec, dlid, port);
 		if (p || kmf.others) {
 			memset(mad + SMP_DATA, 0, len - SMP_DATA);
 			mad_set_field(mad + SMP_DATA, 0, IB_PORT_EXT_CAPMASK_F,
@@ -239,7 +313,7 @@ int kmf_answer(uint8_t *mad, unsigned len, uint16_t dlid)
 		}
 	} else {
 		port = mad_get_field(mad + PMA_DATA, 0, IB_PESC_PORT_SELECT_F);
-		p = find(dlid, port);
+		p = find(&kmf.fec, dlid, port);
 		if (p || kmf.others) {
 			memset(mad + PMA_DATA, 0, len - PMA_DATA);
 			mad_set_field(mad + PMA_DATA, 0, IB_PESC_PORT_SELECT_F,
@@ -251,10 +325,26 @@ int kmf_answer(uint8_t *mad, unsigned len, uint16_t dlid)
 			done = 1;
 		}
 	}
+out:
 	pthread_mutex_unlock(&kmf.lock);
 	if (done) {
 		mad[3] = 0x81; /* GetResp */
 		mad[4] = mad[5] = 0; /* status */
 	}
 	return done;
+}
+
+void kmf_psc(uint8_t *mad, uint16_t dlid)
+{
+	uint64_t m;
+
+	pthread_mutex_lock(&kmf.lock);
+	check();
+	if (any_lid(&kmf.cong, dlid, 0)) {
+		/* OptionMask bits 48..54: all six congestion attributes */
+		m = mad_get_field64(mad + PMA_DATA, 0, IB_PSC_OPTION_MASK_F);
+		mad_set_field64(mad + PMA_DATA, 0, IB_PSC_OPTION_MASK_F,
+				m | 0x7full << 48);
+	}
+	pthread_mutex_unlock(&kmf.lock);
 }

@@ -45,8 +45,17 @@ void kmf_pma_cpi(uint8_t *cpi, uint16_t lid);
 
 /* A request ibsim handed back undelivered (@mad: the whole MAD, @len
  * bytes) that went to @dlid: a Get of PortExtendedSpeedsCounters or of
- * PortInfoExtended for a listed port is turned into its answer. 1 if it
- * was. */
+ * PortInfoExtended for a listed port, or of a congestion counter of a
+ * node listed in the cong file (kmf_psc), is turned into its answer. 1
+ * if it was. */
 int kmf_answer(uint8_t *mad, unsigned len, uint16_t dlid);
+
+/* The model's PortSamplesControl answer @mad (the whole MAD) from @dlid:
+ * a node listed in $IBW_KM_STATE_DIR/cong ("LID PORT FIELD=VALUE ...",
+ * libibmad's names of the congestion counters' fields) says in its
+ * OptionMask that it has all six congestion attributes (0x30..0x35), and
+ * answers their Gets for every port, with the values given (0 else).
+ * Other nodes say none, and their Gets are dropped, as by ibsim. */
+void kmf_psc(uint8_t *mad, uint16_t dlid);
 
 #endif

@@ -3,8 +3,10 @@
  * PortExtendedSpeedsCounters (core/fec.c): both layouts decoded where
  * libibmad's field table puts them and named as perfquery -T names them,
  * totals across a reset and a change of layout, records shared by
- * reference, the layout choice perfquery makes; and the state file's
- * "f" lines (core/ctr_state.c) back to the same totals.
+ * reference, the layout choice perfquery makes; the congestion
+ * counters (core/cong.c) likewise, and which OptionMask bits advertise
+ * them; and the state file's "f" and "g" lines (core/ctr_state.c) back
+ * to the same totals.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +20,7 @@
 #include <cmocka.h>
 #include <infiniband/mad.h>
 
+#include "cong.h"
 #include "counters.h"
 #include "ctr_state.h"
 #include "fec.h"
@@ -220,6 +223,91 @@ static void test_state_file(void **state)
 	unlink(path);
 }
 
+static void test_congestion(void **state)
+{
+	uint8_t d[IB_PC_DATA_SZ];
+	struct ibw_cong_reading r;
+	struct ibw_cong *a, *b;
+	unsigned x = ibw_cong_first(IBW_CONG_XMIT_CC);
+	unsigned vl = ibw_cong_first(IBW_CONG_VL_XMIT_TC);
+
+	(void)state;
+	assert_int_equal(ibw_cong_attr_id(IBW_CONG_SW_VL), 0x30);
+	assert_int_equal(ibw_cong_attr_id(IBW_CONG_VL_XMIT_TC), 0x35);
+	assert_int_equal(ibw_cong_count(IBW_CONG_VL_XMIT_TC), 15);
+	assert_string_equal(ibw_cong_field_name(x), "PortXmitTimeCong");
+	assert_string_equal(ibw_cong_field_name(vl + 14),
+			    "PortVLXmitTimeCong14");
+	assert_string_equal(
+		ibw_cong_field_name(ibw_cong_first(IBW_CONG_RCV_CC) + 1),
+		"PortPktRcvBECN");
+	assert_int_equal(ibw_cong_attr_of(x), IBW_CONG_XMIT_CC);
+	/* OptionMask bits 48..54, PortRcvConCtrl by either of its two */
+	assert_true(ibw_cong_advertised(1ull << 48, IBW_CONG_SW_VL));
+	assert_true(ibw_cong_advertised(1ull << 50, IBW_CONG_RCV_CC));
+	assert_true(ibw_cong_advertised(1ull << 53, IBW_CONG_XMIT_CC));
+	assert_false(ibw_cong_advertised(1ull << 53, IBW_CONG_VL_XMIT_TC));
+	assert_false(ibw_cong_advertised(0xffffffffffffull, IBW_CONG_SW_VL));
+
+	memset(&r, 0, sizeof(r));
+	memset(d, 0, sizeof(d));
+	mad_set_field(d, 0, IB_PC_XMIT_CON_CTRL_TIME_CONG_F, 1000);
+	assert_int_equal(ibw_cong_decode(d, sizeof(d), IBW_CONG_XMIT_CC, &r),
+			 0);
+	memset(d, 0, sizeof(d));
+	mad_set_field(d, 0, IB_PC_VL_XMIT_TIME_CONG0_F + 14, 77);
+	assert_int_equal(ibw_cong_decode(d, sizeof(d), IBW_CONG_VL_XMIT_TC, &r),
+			 0);
+	assert_int_equal(r.v[x], 1000);
+	assert_int_equal(r.v[vl + 14], 77);
+	a = ibw_cong_fold(NULL, &r);
+	assert_true(a->total[x] == 1000);
+	assert_int_equal(a->have,
+			 1u << IBW_CONG_XMIT_CC | 1u << IBW_CONG_VL_XMIT_TC);
+	/* cleared, then 30 */
+	r.v[x] = 30;
+	b = ibw_cong_fold(a, &r);
+	assert_true(b->total[x] == 1030);
+	assert_int_equal(b->resets, 1);
+	assert_true(b->total[vl + 14] == 77);
+	ibw_cong_unref(a);
+	ibw_cong_unref(b);
+}
+
+static void test_congestion_state_file(void **state)
+{
+	char path[] = "/tmp/ibw-cong-XXXXXX";
+	struct ibw_cong_reading r;
+	struct ibw_port_ctrs p, *back;
+	unsigned n, cap, k;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	memset(&p, 0, sizeof(p));
+	memset(&r, 0, sizeof(r));
+	p.guid = 0x30;
+	p.port = 2;
+	r.have = 1u << IBW_CONG_SL_FECN | 1u << IBW_CONG_RCV_CC;
+	for (k = 0; k < IBW_CONG_NFIELDS; k++)
+		r.v[k] = 1000 + k;
+	p.cong = ibw_cong_fold(NULL, &r);
+	assert_int_equal(ibw_ctr_state_save(path, &p, 1, NULL), 0);
+	assert_int_equal(ibw_ctr_state_load(path, &back, &n, &cap, NULL, NULL),
+			 0);
+	assert_int_equal(n, 1);
+	assert_non_null(back[0].cong);
+	assert_int_equal(back[0].cong->have, p.cong->have);
+	for (k = 0; k < IBW_CONG_NFIELDS; k++)
+		assert_true(back[0].cong->total[k] == p.cong->total[k]);
+	ibw_cong_unref(back[0].cong);
+	free(back);
+	ibw_cong_unref(p.cong);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -228,6 +316,8 @@ int main(void)
 		cmocka_unit_test(test_totals_across_reset_and_layout),
 		cmocka_unit_test(test_layout_choice),
 		cmocka_unit_test(test_state_file),
+		cmocka_unit_test(test_congestion),
+		cmocka_unit_test(test_congestion_state_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
