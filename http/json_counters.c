@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * A port's counters in JSON (the "counters" member of /api/v1/ports):
- * totals, raw readings, flags, rates, and the FEC counters where read;
+ * totals, raw readings, flags, rates, and the FEC and congestion
+ * counters where read;
  * as a jansson tree and written element by element, the same bytes.
  */
 #include <math.h>
@@ -11,100 +12,160 @@
 
 #include "json.h"
 
-/* The FEC counters' names (libibmad's, perfquery -T's) in strcmp()
- * order, as JSON_SORT_KEYS puts them; sorted once. */
-static int fec_order[IBW_FEC_NFIELDS];
-static pthread_once_t fec_order_once = PTHREAD_ONCE_INIT;
+/*
+ * A block of counters read from one attribute family, by libibmad's
+ * (perfquery's) field names: the FEC counters ("fec") and the
+ * congestion counters ("congestion"). Both are written the same way:
+ * the layout where there is one, each field's total and last reading,
+ * the readings in which a field went backwards, and why the last sweep
+ * could not read them (null: it did).
+ */
+struct block {
+	const char *layout; /* NULL: none */
+	unsigned n;
+	const int *order; /* the fields in strcmp() order of their names */
+	const char *(*name)(unsigned i);
+	uint8_t have[IBW_CONG_NFIELDS]; /* field i read (n entries) */
+	const uint32_t *raw;
+	const uint64_t *total;
+	uint32_t resets;
+	unsigned fail;
+};
 
-static void fec_order_init(void)
+/* @n names' order as JSON_SORT_KEYS puts them: insertion sort, once. */
+static void name_order(int *order, unsigned n, const char *(*name)(unsigned))
 {
-	int i, j, t;
+	unsigned i, j;
+	int t;
 
-	for (i = 0; i < IBW_FEC_NFIELDS; i++)
-		fec_order[i] = i;
-	for (i = 1; i < IBW_FEC_NFIELDS; i++)
-		for (j = i;
-		     j > 0 && strcmp(ibw_fec_field_name(fec_order[j]),
-				     ibw_fec_field_name(fec_order[j - 1])) < 0;
+	for (i = 0; i < n; i++)
+		order[i] = (int)i;
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && strcmp(name((unsigned)order[j]),
+					    name((unsigned)order[j - 1])) < 0;
 		     j--) {
-			t = fec_order[j];
-			fec_order[j] = fec_order[j - 1];
-			fec_order[j - 1] = t;
+			t = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = t;
 		}
 }
 
-static const char *fec_fail_name(unsigned fail)
+static const char *fec_name(unsigned i)
+{
+	return ibw_fec_field_name((enum ibw_fec_field)i);
+}
+
+static int fec_order[IBW_FEC_NFIELDS], cong_order[IBW_CONG_NFIELDS];
+static pthread_once_t order_once = PTHREAD_ONCE_INIT;
+
+static void orders_init(void)
+{
+	name_order(fec_order, IBW_FEC_NFIELDS, fec_name);
+	name_order(cong_order, IBW_CONG_NFIELDS, ibw_cong_field_name);
+}
+
+static void fec_block(struct block *b, const struct ibw_port_ctrs *pc)
+{
+	const struct ibw_fec *f = pc->fec;
+	unsigned i;
+
+	pthread_once(&order_once, orders_init);
+	b->layout = ibw_fec_layout_name((enum ibw_fec_layout)f->layout);
+	b->n = IBW_FEC_NFIELDS;
+	b->order = fec_order;
+	b->name = fec_name;
+	for (i = 0; i < b->n; i++)
+		b->have[i] = (uint8_t)(f->have >> i & 1);
+	b->raw = f->raw;
+	b->total = f->total;
+	b->resets = f->resets;
+	b->fail = pc->fec_fail;
+}
+
+static void cong_block(struct block *b, const struct ibw_port_ctrs *pc)
+{
+	const struct ibw_cong *g = pc->cong;
+	unsigned i;
+
+	pthread_once(&order_once, orders_init);
+	b->layout = NULL;
+	b->n = IBW_CONG_NFIELDS;
+	b->order = cong_order;
+	b->name = ibw_cong_field_name;
+	for (i = 0; i < b->n; i++)
+		b->have[i] = (uint8_t)(g->have >> ibw_cong_attr_of(i) & 1);
+	b->raw = g->raw;
+	b->total = g->total;
+	b->resets = g->resets;
+	b->fail = pc->cong_fail;
+}
+
+static const char *fail_name(unsigned fail)
 {
 	return fail == IBW_CTR_FAIL_NONE      ? NULL
 	       : fail == IBW_CTR_FAIL_TIMEOUT ? "timeout"
 					      : "error";
 }
 
-/* "fec": the layout last read, each field's total and last reading by
- * its libibmad name, the resets seen, and why the last sweep could not
- * read them (null: it did). */
-static json_t *fec_json(const struct ibw_port_ctrs *pc)
+static json_t *block_json(const struct block *b)
 {
-	const struct ibw_fec *f = pc->fec;
 	json_t *o = json_object(), *tot = json_object(), *raw = json_object();
-	const char *why = fec_fail_name(pc->fec_fail);
-	int i;
+	const char *why = fail_name(b->fail);
+	unsigned i;
 
-	for (i = 0; i < IBW_FEC_NFIELDS; i++) {
-		if (!(f->have >> i & 1))
+	for (i = 0; i < b->n; i++) {
+		if (!b->have[i])
 			continue;
-		json_object_set_new(tot, ibw_fec_field_name(i),
-				    ibw_json_u64(f->total[i]));
-		json_object_set_new(raw, ibw_fec_field_name(i),
-				    ibw_json_u64(f->raw[i]));
+		json_object_set_new(tot, b->name(i), ibw_json_u64(b->total[i]));
+		json_object_set_new(raw, b->name(i), ibw_json_u64(b->raw[i]));
 	}
-	json_object_set_new(o, "layout",
-			    json_string(ibw_fec_layout_name(
-				    (enum ibw_fec_layout)f->layout)));
+	if (b->layout)
+		json_object_set_new(o, "layout", json_string(b->layout));
 	json_object_set_new(o, "totals", tot);
 	json_object_set_new(o, "raw", raw);
-	json_object_set_new(o, "resets", json_integer(f->resets));
+	json_object_set_new(o, "resets", json_integer(b->resets));
 	json_object_set_new(o, "error", why ? json_string(why) : json_null());
 	return o;
 }
 
-static void fec_write(struct ibw_jw *w, const struct ibw_port_ctrs *pc)
+/* One of a block's objects of fields, @total or raw readings. */
+static void block_fields_write(struct ibw_jw *w, const struct block *b,
+			       int total)
 {
-	const struct ibw_fec *f = pc->fec;
-	const char *why = fec_fail_name(pc->fec_fail);
-	int i, k;
+	unsigned k;
 
-	pthread_once(&fec_order_once, fec_order_init);
+	ibw_jw_object(w);
+	for (k = 0; k < b->n; k++) {
+		unsigned i = (unsigned)b->order[k];
+
+		if (!b->have[i])
+			continue;
+		ibw_jw_key(w, b->name(i));
+		ibw_jw_u64(w, total ? b->total[i] : b->raw[i]);
+	}
+	ibw_jw_end(w);
+}
+
+static void block_write(struct ibw_jw *w, const struct block *b)
+{
+	const char *why = fail_name(b->fail);
+
 	ibw_jw_object(w);
 	ibw_jw_key(w, "error");
 	if (why)
 		ibw_jw_string(w, why);
 	else
 		ibw_jw_null(w);
-	ibw_jw_key(w, "layout");
-	ibw_jw_string(w, ibw_fec_layout_name((enum ibw_fec_layout)f->layout));
+	if (b->layout) {
+		ibw_jw_key(w, "layout");
+		ibw_jw_string(w, b->layout);
+	}
 	ibw_jw_key(w, "raw");
-	ibw_jw_object(w);
-	for (k = 0; k < IBW_FEC_NFIELDS; k++) {
-		i = fec_order[k];
-		if (f->have >> i & 1) {
-			ibw_jw_key(w, ibw_fec_field_name(i));
-			ibw_jw_u64(w, f->raw[i]);
-		}
-	}
-	ibw_jw_end(w);
+	block_fields_write(w, b, 0);
 	ibw_jw_key(w, "resets");
-	ibw_jw_int(w, f->resets);
+	ibw_jw_int(w, b->resets);
 	ibw_jw_key(w, "totals");
-	ibw_jw_object(w);
-	for (k = 0; k < IBW_FEC_NFIELDS; k++) {
-		i = fec_order[k];
-		if (f->have >> i & 1) {
-			ibw_jw_key(w, ibw_fec_field_name(i));
-			ibw_jw_u64(w, f->total[i]);
-		}
-	}
-	ibw_jw_end(w);
+	block_fields_write(w, b, 1);
 	ibw_jw_end(w);
 }
 
@@ -149,8 +210,18 @@ json_t *ibw_json_counters(const struct ibw_port_ctrs *pc)
 	json_object_set_new(o, "totals", tot);
 	json_object_set_new(o, "raw", raw);
 	json_object_set_new(o, "extended", json_boolean(pc->have_ext));
-	if (pc->fec)
-		json_object_set_new(o, "fec", fec_json(pc));
+	if (pc->fec) {
+		struct block b;
+
+		fec_block(&b, pc);
+		json_object_set_new(o, "fec", block_json(&b));
+	}
+	if (pc->cong) {
+		struct block b;
+
+		cong_block(&b, pc);
+		json_object_set_new(o, "congestion", block_json(&b));
+	}
 	json_object_set_new(o, "saturated", sat);
 	json_object_set_new(o, "over_threshold", over);
 	json_object_set_new(o, "rates", rates);
@@ -242,6 +313,13 @@ void ibw_json_write_counters(struct ibw_jw *w, const struct ibw_port_ctrs *pc)
 
 	pthread_once(&ctr_order_once, ctr_order_init);
 	ibw_jw_object(w);
+	if (pc->cong) {
+		struct block b;
+
+		cong_block(&b, pc);
+		ibw_jw_key(w, "congestion");
+		block_write(w, &b);
+	}
 	ibw_jw_key(w, "discontinuity_time");
 	ibw_jw_time(w, pc->discontinuity_us);
 	ibw_jw_key(w, "error_increments");
@@ -249,8 +327,11 @@ void ibw_json_write_counters(struct ibw_jw *w, const struct ibw_port_ctrs *pc)
 	ibw_jw_key(w, "extended");
 	ibw_jw_bool(w, pc->have_ext);
 	if (pc->fec) {
+		struct block b;
+
+		fec_block(&b, pc);
 		ibw_jw_key(w, "fec");
-		fec_write(w, pc);
+		block_write(w, &b);
 	}
 	ibw_jw_key(w, "over_threshold");
 	ctr_flags_write(w, pc, 1);

@@ -14,6 +14,7 @@
 #include "prom.h"
 #include "prom_buf.h"
 #include "prom_exporter.h"
+#include "prom_cong.h"
 #include "prom_fec.h"
 
 static const char *build_version = IBW_VERSION;
@@ -359,6 +360,7 @@ static void render_snapshot(struct ibw_pb *bp, const struct ibw_snapshot *s,
 	route_families(&b, s);
 	endport_families(&b, s);
 	ibw_prom_fec(&b, s);
+	ibw_prom_cong(&b, s);
 	ibw_pb_family(&b, "ibwatch_sweep_duration_seconds", "gauge",
 		      "Duration of the last sweep of each probe.");
 	for (k = 0; k < 2; k++)
