@@ -20,6 +20,8 @@
  * the readings in which a field went backwards, and why the last sweep
  * could not read them (null: it did).
  */
+_Static_assert(IBW_CONG_NFIELDS >= IBW_FEC_NFIELDS, "a block's fields");
+
 struct block {
 	const char *layout; /* NULL: none */
 	unsigned n;

@@ -43,21 +43,12 @@ agent_up() { # start an agent that sweeps every second; U its address
 		--counter-full-speed
 	U=http://127.0.0.1:$P
 }
-sweeps() { curl -s -m 5 "$U/api/v1/status" | jq -r '.sweeps.counter_sweeps // 0'; }
-wait_sweeps() { # $1 more counter sweeps than now, 30 s at most
-	local want=$(($(sweeps) + $1)) i
-	for ((i = 0; i < 300; i++)); do
-		[ "$(sweeps)" -ge "$want" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 # 1. Without the file: nobody advertises them, nobody is asked.
 rm -f "$congf"
 agent_up --no-state-file
 check "an agent without congestion counters listens" [ -n "${P:-}" ]
-wait_sweeps 3
+wait_counter_sweeps 3
 mads0=$(curl -s -m 5 "$U/api/v1/status" | jq '.sweeps.counters.mads')
 check "no port has congestion counters" \
 	eval '[ "$(curl -s -m 5 "$U/api/v1/ports" | jq "[.[] | select(.counters.congestion != null)] | length")" = 0 ]'
@@ -66,7 +57,7 @@ check "the agent stops cleanly" stopped_clean "$agent"
 # 2. The two nodes advertise them.
 cong_file 1234
 agent_up --state-file "$PWD/cong.state"
-wait_sweeps 3
+wait_counter_sweeps 3
 st=$(curl -s -m 5 "$U/api/v1/status")
 mads1=$(jq '.sweeps.counters.mads' <<<"$st")
 check "the sweep asks exactly six more per port of the two nodes (1 + $nsw ports): $mads0 -> $mads1" \
@@ -109,10 +100,10 @@ check "node0003: the values set" \
 c3() { curl -s -m 5 "$U/api/v1/ports" |
 	jq -c --argjson l "$l3" '.[] | select(.lid == $l and .port == 1) | .counters.congestion'; }
 cong_file 1500
-wait_sweeps 2
+wait_counter_sweeps 2
 check "266 more: total 1500" eval '[ "$(c3 | jq .totals.PortXmitTimeCong)" = 1500 ]'
 cong_file 20
-wait_sweeps 2
+wait_counter_sweeps 2
 c=$(c3)
 check "cleared, then 20: total 1520, raw 20, one reset" \
 	jq -e '.totals.PortXmitTimeCong == 1520 and .raw.PortXmitTimeCong == 20 and .resets == 1' <<<"$c"
@@ -126,7 +117,7 @@ check "promtool check metrics takes it" \
 	eval "grep -v '^ibwatch_build_info' m.txt | promtool check metrics >promtool.out 2>&1 || ! grep -qi 'error' promtool.out"
 check "the agent stops cleanly" stopped_clean "$agent"
 agent_up --state-file "$PWD/cong.state"
-wait_sweeps 3
+wait_counter_sweeps 3
 check "after a restart node0003's PortXmitTimeCong is still 1520" \
 	eval '[ "$(c3 | jq .totals.PortXmitTimeCong)" = 1520 ]'
 check "the agent stops cleanly again" stopped_clean "$agent"

@@ -80,28 +80,19 @@ start_agent node0001 --state-file "$PWD/fec.state" --no-ping --no-snmp \
 	--counter-interval 1 --counter-full-speed
 check "the agent listens" [ -n "${P:-}" ]
 U=http://127.0.0.1:$P
-sweeps() { curl -s -m 5 "$U/api/v1/status" | jq -r '.sweeps.counter_sweeps // 0'; }
-wait_sweeps() { # $1 more counter sweeps than now, 30 s at most
-	local want=$(($(sweeps) + $1)) i
-	for ((i = 0; i < 300; i++)); do
-		[ "$(sweeps)" -ge "$want" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 fec3() { # node0003 port 1's "fec" object
 	curl -s -m 5 "$U/api/v1/ports" |
 		jq -c --argjson l "$l3" '.[] | select(.lid == $l and .port == 1) | .counters.fec'
 }
-check "two counter sweeps" wait_sweeps 2
+check "two counter sweeps" wait_counter_sweeps 2
 check "node0003 lane 0: total 1000, as read" \
 	eval '[ "$(fec3 | jq .totals.FECCorrectableBlockCtrLane0)" = 1000 ]'
 fec_file 1500
-wait_sweeps 2
+wait_counter_sweeps 2
 check "500 more: total 1500" \
 	eval '[ "$(fec3 | jq .totals.FECCorrectableBlockCtrLane0)" = 1500 ]'
 fec_file 20 # cleared, and 20 since
-wait_sweeps 2
+wait_counter_sweeps 2
 f=$(fec3)
 check "cleared, then 20 more: total 1520, raw 20, one reset ($f)" \
 	jq -e '.totals.FECCorrectableBlockCtrLane0 == 1520 and
@@ -128,7 +119,7 @@ check "the agent stops cleanly" stopped_clean "$agent"
 start_agent node0001 --state-file "$PWD/fec.state" --no-ping --no-snmp \
 	--counter-interval 1 --counter-full-speed
 U=http://127.0.0.1:$P
-wait_sweeps 2
+wait_counter_sweeps 2
 check "after a restart node0003 lane 0 is still 1520" \
 	eval '[ "$(fec3 | jq .totals.FECCorrectableBlockCtrLane0)" = 1520 ]'
 check "the agent stops cleanly again" stopped_clean "$agent"
@@ -140,7 +131,7 @@ start_agent node0001 --no-state-file --no-ping --no-snmp \
 	--counter-interval 1 --counter-full-speed
 unset IBW_KM_PESC
 U=http://127.0.0.1:$P
-wait_sweeps 5
+wait_counter_sweeps 5
 st=$(curl -s -m 5 "$U/api/v1/status")
 check "IBW_KM_PESC=0: after three sweeps no more timeouts ($(jq -c .sweeps.counters <<<"$st"))" \
 	jq -e '.sweeps.counters.timeouts == 0' <<<"$st"

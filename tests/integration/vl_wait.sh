@@ -68,22 +68,13 @@ check "totals equal the first reading" \
 start_agent node0001 --no-state-file --no-ping --no-snmp --counter-interval 1
 check "the agent listens" [ -n "${P:-}" ]
 U=http://127.0.0.1:$P
-sweeps() { curl -s -m 5 "$U/api/v1/status" | jq -r '.sweeps.counter_sweeps // 0'; }
-wait_sweeps() { # $1 more counter sweeps than now, 30 s at most
-	local want=$(($(sweeps) + $1)) i
-	for ((i = 0; i < 300; i++)); do
-		[ "$(sweeps)" -ge "$want" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-check "two counter sweeps" wait_sweeps 2
+check "two counter sweeps" wait_counter_sweeps 2
 sim 'PerformanceSet "leaf01"[3] PortVLXmitWaitCounters.PortVLXmitWaitCounters0=51234'
 # The ratio is the last sweep's: look after each sweep, five at most
 # (the one under way may have read leaf01 before the change).
 gl=$(jq -r '.nodes[] | select(.name == "leaf01") | .guid' a.json)
 for _ in 1 2 3 4 5; do
-	wait_sweeps 1 || break
+	wait_counter_sweeps 1 || break
 	curl -s -m 5 "$U/api/v1/links/$gl/3" >l3.json
 	jq -e '.ends[] | select(.name == "leaf01") | .vl_xmit_wait_ratio."0" > 0' l3.json >/dev/null 2>&1 && break
 done

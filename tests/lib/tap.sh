@@ -167,6 +167,18 @@ on_fattree() {
 	exec "$tap_lib/with-fabric.sh" "$name" "$work/$name-$hosts.net" \
 		--sm "$(printf 'node%04d' "$hosts")" "$@" -- "$0"
 }
+# counter_sweeps: the agent at $U's counter sweeps so far (0 if it does
+# not answer); wait_counter_sweeps N: until it has done N more, 30 s at
+# most (false then).
+counter_sweeps() { curl -s -m 5 "$U/api/v1/status" | jq -r '.sweeps.counter_sweeps // 0'; }
+wait_counter_sweeps() {
+	local want=$(($(counter_sweeps) + $1)) i
+	for ((i = 0; i < 300; i++)); do
+		[ "$(counter_sweeps)" -ge "$want" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 # wakeups_over N: while the agent at $U publishes N more snapshots,
 # asked for its status every 0.3 s (100 times at most), how often its
 # loop woke (engine.loop_wakeups); prints "WAKEUPS SNAPSHOTS REQUESTS
