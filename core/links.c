@@ -7,105 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "links.h"
-
-/*
- * Windows are rings of buckets: 12 of 5 minutes for the hour, 24 of an
- * hour for the day. A reading's increments go whole into the bucket of the
- * time it was taken; a window is the buckets of the last 12 (24) bucket
- * periods up to the view's time, so it spans 55 to 60 minutes (23 to 24
- * hours) and its rates divide by the time its readings cover.
- */
-#define HOUR_SLOTS 12
-#define HOUR_SLOT_US (300ull * 1000000)
-#define DAY_SLOTS 24
-#define DAY_SLOT_US (3600ull * 1000000)
-#define FORGET_US (24ull * 3600 * 1000000)
-#define NERR IBW_LERR_MAX
-
-struct hb_end {
-	uint32_t err[NERR];
-	uint32_t ms; /* time the readings cover */
-	uint64_t wait_ns; /* PortXmitWait turned into time */
-	uint64_t xmit; /* bytes sent */
-	uint64_t cap; /* bytes the effective rate allows in that time */
-	uint64_t bits; /* bits on the wire at the signalling rate */
-};
-
-/*
- * Buckets keep what every link has: time, wait, bytes and bits. Error
- * counts, which most links never have, are kept apart (struct lerrs),
- * allocated the first time a link counts one: a bucket of 2 ends x 8
- * counters would otherwise be 64 of its bytes, zero on almost every link.
- * Period numbers fit 32 bits (5-minute periods since 1970: 40,000 years).
- */
-struct hbucket {
-	uint32_t idx; /* period number + 1; 0: empty */
-	uint32_t ms[2]; /* time the readings cover, by end */
-	uint64_t wait_ns[2]; /* PortXmitWait turned into time */
-	uint64_t xmit[2]; /* bytes sent */
-	uint64_t cap[2]; /* bytes the effective rate allows in that time */
-	uint64_t bits[2]; /* bits on the wire at the signalling rate */
-};
-
-struct dbucket {
-	uint32_t idx;
-	uint32_t ms[2];
-};
-
-/* The error counts of the buckets of the same index, by end. */
-struct lerrs {
-	uint32_t h[HOUR_SLOTS][2][NERR];
-	uint32_t d[DAY_SLOTS][2][NERR];
-};
-
-struct sample {
-	uint64_t us;
-	struct hb_end v;
-	uint16_t vl_mask;
-	float vl_ratio[16];
-};
-
-/* What a view reads comes first, then the bases only updates use. */
-struct end_state {
-	uint64_t guid;
-	uint8_t port, node_type;
-	uint16_t lid;
-	char name[65];
-	uint8_t state, phys;
-	struct ibw_port_speeds sp;
-	uint32_t saturated;
-	int16_t tick; /* as the last reading gave it */
-	uint8_t have_prev, have_last;
-	uint16_t prev_vl_mask;
-	struct sample last;
-	uint64_t prev_us, prev_err[NERR], prev_wait, prev_xmit;
-	uint64_t prev_vl[16];
-};
-
-/* A view reads the first VIEW_BYTES: the ends, then the sums. */
-struct lstate {
-	struct end_state e[2];
-	uint64_t seen_us;
-	uint8_t up; /* both ends LinkUp and Active at the last update */
-	struct lerrs *errs; /* NULL: no error counted in any bucket */
-	/* The windows' sums for the period hp (dp), kept current as
-	 * samples come, so that a view in that period does not read the
-	 * buckets. 0: not computed. The day's uses err and ms only. */
-	uint64_t hp, dp;
-	struct hb_end hsum[2], dsum[2];
-	struct hbucket h[HOUR_SLOTS];
-	struct dbucket d[DAY_SLOTS];
-};
-
-#define VIEW_BYTES offsetof(struct lstate, h)
-
-struct ibw_links {
-	struct ibw_link_thresholds t;
-	uint64_t round_us;
-	struct lstate **tab; /* open addressing, linear probing */
-	size_t cap, n;
-};
+#include "links_int.h"
 
 static const struct {
 	const char *name, *key;
@@ -347,8 +249,8 @@ static void lstate_free(struct lstate *s)
 }
 
 /* The link between (ga, pa) and (gb, pb), ordered, made if need be. */
-static struct lstate *get_link(struct ibw_links *l, uint64_t ga, uint8_t pa,
-			       uint64_t gb, uint8_t pb)
+struct lstate *ibw_links_get(struct ibw_links *l, uint64_t ga, uint8_t pa,
+			     uint64_t gb, uint8_t pb)
 {
 	struct lstate **slot, *s;
 
@@ -443,7 +345,7 @@ static int in_window(uint64_t idx, uint64_t cur, uint64_t slots)
 	return idx && idx <= cur && idx + slots > cur;
 }
 
-static int any_error(const uint32_t *err)
+int ibw_links_any_error(const uint32_t *err)
 {
 	int e;
 
@@ -695,7 +597,7 @@ static int take_reading(struct lstate *s, int i,
 			1.0, (double)(x->vl_xmit_wait[k] - e->prev_vl[k]) *
 				     tick / dt);
 	}
-	if (!s->errs && any_error(smp.v.err)) {
+	if (!s->errs && ibw_links_any_error(smp.v.err)) {
 		s->errs = calloc(1, sizeof(*s->errs));
 		if (!s->errs)
 			return -ENOMEM;
@@ -749,7 +651,7 @@ int ibw_links_update(struct ibw_links *l, const struct ibw_link_end_in *a,
 		a = b;
 		b = tmp;
 	}
-	s = get_link(l, a->guid, a->port, b->guid, b->port);
+	s = ibw_links_get(l, a->guid, a->port, b->guid, b->port);
 	if (!s)
 		return -ENOMEM;
 	set_identity(&s->e[0], a);
@@ -1237,238 +1139,4 @@ unsigned ibw_link_view_changes(
 			cb(&c, arg);
 	}
 	return n;
-}
-
-/* ---- the state file's lines ---- */
-
-/*
- * link GUID_A PORT_A GUID_B PORT_B SEEN_US UP
- *   e PREV_US HAVE_PREV ERR*8 WAIT XMIT        (end A, then end B)
- *   h IDX (ERR*8 MS WAIT_NS XMIT CAP BITS)*2   (each hour bucket in use)
- *   d IDX (ERR*8 MS)*2                         (each day bucket in use)
- */
-int ibw_links_save(const struct ibw_links *l,
-		   int (*emit)(const char *line, void *arg), void *arg)
-{
-	char *buf = NULL;
-	size_t len = 0, i;
-	int j, e, k, rc = 0;
-	FILE *f;
-
-	for (i = 0; i < l->cap && !rc; i++) {
-		const struct lstate *s = l->tab[i];
-
-		if (!s)
-			continue;
-		f = open_memstream(&buf, &len);
-		if (!f)
-			return -ENOMEM;
-		fprintf(f,
-			"link 0x%016" PRIx64 " %u 0x%016" PRIx64 " %u %" PRIu64
-			" %u",
-			s->e[0].guid, s->e[0].port, s->e[1].guid, s->e[1].port,
-			s->seen_us, s->up);
-		for (j = 0; j < 2; j++) {
-			const struct end_state *x = &s->e[j];
-
-			fprintf(f, " e %" PRIu64 " %u", x->prev_us,
-				x->have_prev);
-			for (e = 0; e < NERR; e++)
-				fprintf(f, " %" PRIu64, x->prev_err[e]);
-			fprintf(f, " %" PRIu64 " %" PRIu64, x->prev_wait,
-				x->prev_xmit);
-		}
-		for (k = 0; k < HOUR_SLOTS; k++) {
-			const struct hbucket *b = &s->h[k];
-
-			if (!b->idx)
-				continue;
-			fprintf(f, " h %u", b->idx);
-			for (j = 0; j < 2; j++) {
-				for (e = 0; e < NERR; e++)
-					fprintf(f, " %u",
-						s->errs ? s->errs->h[k][j][e]
-							: 0);
-				fprintf(f,
-					" %u %" PRIu64 " %" PRIu64 " %" PRIu64
-					" %" PRIu64,
-					b->ms[j], b->wait_ns[j], b->xmit[j],
-					b->cap[j], b->bits[j]);
-			}
-		}
-		for (k = 0; k < DAY_SLOTS; k++) {
-			const struct dbucket *b = &s->d[k];
-
-			if (!b->idx)
-				continue;
-			fprintf(f, " d %u", b->idx);
-			for (j = 0; j < 2; j++) {
-				for (e = 0; e < NERR; e++)
-					fprintf(f, " %u",
-						s->errs ? s->errs->d[k][j][e]
-							: 0);
-				fprintf(f, " %u", b->ms[j]);
-			}
-		}
-		if (fclose(f) != 0) {
-			free(buf);
-			return -ENOMEM;
-		}
-		rc = emit(buf, arg);
-		free(buf);
-		buf = NULL;
-	}
-	return rc < 0 ? rc : 0;
-}
-
-/* A cursor over one line's space-separated numbers. */
-struct cur {
-	const char *p;
-	int bad;
-};
-
-static uint64_t num(struct cur *c, uint64_t max)
-{
-	unsigned long long v;
-	char *end;
-
-	if (c->bad)
-		return 0;
-	while (*c->p == ' ')
-		c->p++;
-	if (*c->p < '0' || *c->p > '9') {
-		c->bad = 1;
-		return 0;
-	}
-	errno = 0;
-	v = strtoull(c->p, &end, 0);
-	if (errno || v > max || (*end && *end != ' ')) {
-		c->bad = 1;
-		return 0;
-	}
-	c->p = end;
-	return v;
-}
-
-/* A bucket end's error counts and the time they cover, as saved. */
-static void load_errors(struct cur *c, uint32_t *err, uint32_t *ms)
-{
-	int e;
-
-	for (e = 0; e < NERR; e++)
-		err[e] = (uint32_t)num(c, UINT32_MAX);
-	*ms = (uint32_t)num(c, UINT32_MAX);
-}
-
-/* The next token must be the word @w. */
-static int word(struct cur *c, const char *w)
-{
-	size_t n = strlen(w);
-
-	while (*c->p == ' ')
-		c->p++;
-	if (strncmp(c->p, w, n) || (c->p[n] && c->p[n] != ' '))
-		return 0;
-	c->p += n;
-	return 1;
-}
-
-int ibw_links_load_line(struct ibw_links *l, const char *line)
-{
-	struct lstate tmp, *s;
-	struct lerrs terr;
-	struct cur c = { line, 0 };
-	int j, e, k, have_err = 0;
-
-	memset(&tmp, 0, sizeof(tmp));
-	memset(&terr, 0, sizeof(terr));
-	if (!word(&c, "link"))
-		return -EINVAL;
-	tmp.e[0].guid = num(&c, UINT64_MAX);
-	tmp.e[0].port = (uint8_t)num(&c, 255);
-	tmp.e[1].guid = num(&c, UINT64_MAX);
-	tmp.e[1].port = (uint8_t)num(&c, 255);
-	tmp.seen_us = num(&c, UINT64_MAX);
-	tmp.up = (uint8_t)num(&c, 1);
-	for (j = 0; j < 2; j++) {
-		struct end_state *x = &tmp.e[j];
-
-		if (!word(&c, "e"))
-			return -EINVAL;
-		x->prev_us = num(&c, UINT64_MAX);
-		x->have_prev = (uint8_t)num(&c, 1);
-		for (e = 0; e < NERR; e++)
-			x->prev_err[e] = num(&c, UINT64_MAX);
-		x->prev_wait = num(&c, UINT64_MAX);
-		x->prev_xmit = num(&c, UINT64_MAX);
-	}
-	while (!c.bad && word(&c, "h")) {
-		uint64_t idx = num(&c, UINT32_MAX);
-		unsigned slot = (unsigned)(idx % HOUR_SLOTS);
-		struct hbucket *b = &tmp.h[slot];
-
-		if (!idx || b->idx)
-			return -EINVAL;
-		b->idx = (uint32_t)idx;
-		for (j = 0; j < 2; j++) {
-			load_errors(&c, terr.h[slot][j], &b->ms[j]);
-			b->wait_ns[j] = num(&c, UINT64_MAX);
-			b->xmit[j] = num(&c, UINT64_MAX);
-			b->cap[j] = num(&c, UINT64_MAX);
-			b->bits[j] = num(&c, UINT64_MAX);
-			have_err |= any_error(terr.h[slot][j]);
-		}
-	}
-	while (!c.bad && word(&c, "d")) {
-		uint64_t idx = num(&c, UINT32_MAX);
-		unsigned slot = (unsigned)(idx % DAY_SLOTS);
-		struct dbucket *b = &tmp.d[slot];
-
-		if (!idx || b->idx)
-			return -EINVAL;
-		b->idx = (uint32_t)idx;
-		for (j = 0; j < 2; j++) {
-			load_errors(&c, terr.d[slot][j], &b->ms[j]);
-			have_err |= any_error(terr.d[slot][j]);
-		}
-	}
-	while (*c.p == ' ')
-		c.p++;
-	if (c.bad || *c.p)
-		return -EINVAL;
-	if (tmp.e[1].guid < tmp.e[0].guid ||
-	    (tmp.e[1].guid == tmp.e[0].guid && tmp.e[1].port <= tmp.e[0].port))
-		return -EINVAL;
-	s = get_link(l, tmp.e[0].guid, tmp.e[0].port, tmp.e[1].guid,
-		     tmp.e[1].port);
-	if (!s)
-		return -ENOMEM;
-	if (have_err && !s->errs) {
-		s->errs = malloc(sizeof(*s->errs));
-		if (!s->errs)
-			return -ENOMEM;
-	}
-	if (s->errs)
-		*s->errs = terr;
-	/* Windows and bases only: what the port is comes with the next
-	 * round. Keep what an earlier update already said of it. */
-	s->seen_us = tmp.seen_us;
-	s->up = tmp.up;
-	for (j = 0; j < 2; j++) {
-		struct end_state *x = &s->e[j];
-
-		x->have_prev = tmp.e[j].have_prev;
-		x->prev_us = tmp.e[j].prev_us;
-		memcpy(x->prev_err, tmp.e[j].prev_err, sizeof(x->prev_err));
-		x->prev_wait = tmp.e[j].prev_wait;
-		x->prev_xmit = tmp.e[j].prev_xmit;
-		x->prev_vl_mask = 0;
-		x->have_last = 0;
-	}
-	for (k = 0; k < HOUR_SLOTS; k++)
-		s->h[k] = tmp.h[k];
-	for (k = 0; k < DAY_SLOTS; k++)
-		s->d[k] = tmp.d[k];
-	s->hp = s->dp = 0;
-	return 0;
 }

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The link windows as the state file's lines (docs/links.md): saved and
+ * read back so that a restarted agent keeps its hour and day.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "links_int.h"
+
+/* ---- the state file's lines ---- */
+
+/*
+ * link GUID_A PORT_A GUID_B PORT_B SEEN_US UP
+ *   e PREV_US HAVE_PREV ERR*8 WAIT XMIT        (end A, then end B)
+ *   h IDX (ERR*8 MS WAIT_NS XMIT CAP BITS)*2   (each hour bucket in use)
+ *   d IDX (ERR*8 MS)*2                         (each day bucket in use)
+ */
+int ibw_links_save(const struct ibw_links *l,
+		   int (*emit)(const char *line, void *arg), void *arg)
+{
+	char *buf = NULL;
+	size_t len = 0, i;
+	int j, e, k, rc = 0;
+	FILE *f;
+
+	for (i = 0; i < l->cap && !rc; i++) {
+		const struct lstate *s = l->tab[i];
+
+		if (!s)
+			continue;
+		f = open_memstream(&buf, &len);
+		if (!f)
+			return -ENOMEM;
+		fprintf(f,
+			"link 0x%016" PRIx64 " %u 0x%016" PRIx64 " %u %" PRIu64
+			" %u",
+			s->e[0].guid, s->e[0].port, s->e[1].guid, s->e[1].port,
+			s->seen_us, s->up);
+		for (j = 0; j < 2; j++) {
+			const struct end_state *x = &s->e[j];
+
+			fprintf(f, " e %" PRIu64 " %u", x->prev_us,
+				x->have_prev);
+			for (e = 0; e < NERR; e++)
+				fprintf(f, " %" PRIu64, x->prev_err[e]);
+			fprintf(f, " %" PRIu64 " %" PRIu64, x->prev_wait,
+				x->prev_xmit);
+		}
+		for (k = 0; k < HOUR_SLOTS; k++) {
+			const struct hbucket *b = &s->h[k];
+
+			if (!b->idx)
+				continue;
+			fprintf(f, " h %u", b->idx);
+			for (j = 0; j < 2; j++) {
+				for (e = 0; e < NERR; e++)
+					fprintf(f, " %u",
+						s->errs ? s->errs->h[k][j][e]
+							: 0);
+				fprintf(f,
+					" %u %" PRIu64 " %" PRIu64 " %" PRIu64
+					" %" PRIu64,
+					b->ms[j], b->wait_ns[j], b->xmit[j],
+					b->cap[j], b->bits[j]);
+			}
+		}
+		for (k = 0; k < DAY_SLOTS; k++) {
+			const struct dbucket *b = &s->d[k];
+
+			if (!b->idx)
+				continue;
+			fprintf(f, " d %u", b->idx);
+			for (j = 0; j < 2; j++) {
+				for (e = 0; e < NERR; e++)
+					fprintf(f, " %u",
+						s->errs ? s->errs->d[k][j][e]
+							: 0);
+				fprintf(f, " %u", b->ms[j]);
+			}
+		}
+		if (fclose(f) != 0) {
+			free(buf);
+			return -ENOMEM;
+		}
+		rc = emit(buf, arg);
+		free(buf);
+		buf = NULL;
+	}
+	return rc < 0 ? rc : 0;
+}
+
+/* A cursor over one line's space-separated numbers. */
+struct cur {
+	const char *p;
+	int bad;
+};
+
+static uint64_t num(struct cur *c, uint64_t max)
+{
+	unsigned long long v;
+	char *end;
+
+	if (c->bad)
+		return 0;
+	while (*c->p == ' ')
+		c->p++;
+	if (*c->p < '0' || *c->p > '9') {
+		c->bad = 1;
+		return 0;
+	}
+	errno = 0;
+	v = strtoull(c->p, &end, 0);
+	if (errno || v > max || (*end && *end != ' ')) {
+		c->bad = 1;
+		return 0;
+	}
+	c->p = end;
+	return v;
+}
+
+/* A bucket end's error counts and the time they cover, as saved. */
+static void load_errors(struct cur *c, uint32_t *err, uint32_t *ms)
+{
+	int e;
+
+	for (e = 0; e < NERR; e++)
+		err[e] = (uint32_t)num(c, UINT32_MAX);
+	*ms = (uint32_t)num(c, UINT32_MAX);
+}
+
+/* The next token must be the word @w. */
+static int word(struct cur *c, const char *w)
+{
+	size_t n = strlen(w);
+
+	while (*c->p == ' ')
+		c->p++;
+	if (strncmp(c->p, w, n) || (c->p[n] && c->p[n] != ' '))
+		return 0;
+	c->p += n;
+	return 1;
+}
+
+int ibw_links_load_line(struct ibw_links *l, const char *line)
+{
+	struct lstate tmp, *s;
+	struct lerrs terr;
+	struct cur c = { line, 0 };
+	int j, e, k, have_err = 0;
+
+	memset(&tmp, 0, sizeof(tmp));
+	memset(&terr, 0, sizeof(terr));
+	if (!word(&c, "link"))
+		return -EINVAL;
+	tmp.e[0].guid = num(&c, UINT64_MAX);
+	tmp.e[0].port = (uint8_t)num(&c, 255);
+	tmp.e[1].guid = num(&c, UINT64_MAX);
+	tmp.e[1].port = (uint8_t)num(&c, 255);
+	tmp.seen_us = num(&c, UINT64_MAX);
+	tmp.up = (uint8_t)num(&c, 1);
+	for (j = 0; j < 2; j++) {
+		struct end_state *x = &tmp.e[j];
+
+		if (!word(&c, "e"))
+			return -EINVAL;
+		x->prev_us = num(&c, UINT64_MAX);
+		x->have_prev = (uint8_t)num(&c, 1);
+		for (e = 0; e < NERR; e++)
+			x->prev_err[e] = num(&c, UINT64_MAX);
+		x->prev_wait = num(&c, UINT64_MAX);
+		x->prev_xmit = num(&c, UINT64_MAX);
+	}
+	while (!c.bad && word(&c, "h")) {
+		uint64_t idx = num(&c, UINT32_MAX);
+		unsigned slot = (unsigned)(idx % HOUR_SLOTS);
+		struct hbucket *b = &tmp.h[slot];
+
+		if (!idx || b->idx)
+			return -EINVAL;
+		b->idx = (uint32_t)idx;
+		for (j = 0; j < 2; j++) {
+			load_errors(&c, terr.h[slot][j], &b->ms[j]);
+			b->wait_ns[j] = num(&c, UINT64_MAX);
+			b->xmit[j] = num(&c, UINT64_MAX);
+			b->cap[j] = num(&c, UINT64_MAX);
+			b->bits[j] = num(&c, UINT64_MAX);
+			have_err |= ibw_links_any_error(terr.h[slot][j]);
+		}
+	}
+	while (!c.bad && word(&c, "d")) {
+		uint64_t idx = num(&c, UINT32_MAX);
+		unsigned slot = (unsigned)(idx % DAY_SLOTS);
+		struct dbucket *b = &tmp.d[slot];
+
+		if (!idx || b->idx)
+			return -EINVAL;
+		b->idx = (uint32_t)idx;
+		for (j = 0; j < 2; j++) {
+			load_errors(&c, terr.d[slot][j], &b->ms[j]);
+			have_err |= ibw_links_any_error(terr.d[slot][j]);
+		}
+	}
+	while (*c.p == ' ')
+		c.p++;
+	if (c.bad || *c.p)
+		return -EINVAL;
+	if (tmp.e[1].guid < tmp.e[0].guid ||
+	    (tmp.e[1].guid == tmp.e[0].guid && tmp.e[1].port <= tmp.e[0].port))
+		return -EINVAL;
+	s = ibw_links_get(l, tmp.e[0].guid, tmp.e[0].port, tmp.e[1].guid,
+			  tmp.e[1].port);
+	if (!s)
+		return -ENOMEM;
+	if (have_err && !s->errs) {
+		s->errs = malloc(sizeof(*s->errs));
+		if (!s->errs)
+			return -ENOMEM;
+	}
+	if (s->errs)
+		*s->errs = terr;
+	/* Windows and bases only: what the port is comes with the next
+	 * round. Keep what an earlier update already said of it. */
+	s->seen_us = tmp.seen_us;
+	s->up = tmp.up;
+	for (j = 0; j < 2; j++) {
+		struct end_state *x = &s->e[j];
+
+		x->have_prev = tmp.e[j].have_prev;
+		x->prev_us = tmp.e[j].prev_us;
+		memcpy(x->prev_err, tmp.e[j].prev_err, sizeof(x->prev_err));
+		x->prev_wait = tmp.e[j].prev_wait;
+		x->prev_xmit = tmp.e[j].prev_xmit;
+		x->prev_vl_mask = 0;
+		x->have_last = 0;
+	}
+	for (k = 0; k < HOUR_SLOTS; k++)
+		s->h[k] = tmp.h[k];
+	for (k = 0; k < DAY_SLOTS; k++)
+		s->d[k] = tmp.d[k];
+	s->hp = s->dp = 0;
+	return 0;
+}
