@@ -68,6 +68,10 @@ const char *ibw_link_reason_str(enum ibw_link_reason r)
 		return errs[r - IBW_LR_ERR].key;
 	if (r == IBW_LR_CONGESTION)
 		return "congestion";
+	if (r == IBW_LR_RAW_BER)
+		return "raw_ber";
+	if (r == IBW_LR_EFFECTIVE_BER)
+		return "effective_ber";
 	return "unknown";
 }
 
@@ -118,6 +122,7 @@ void ibw_link_thresholds_default(struct ibw_link_thresholds *t)
 	t->ber_failing = 1e-10;
 	t->xmit_wait_degraded = 0;
 	t->basis = IBW_BASIS_SUPPORTED;
+	ibw_fec_thresholds_default(&t->fec);
 }
 
 static int parse_u32(const char *s, uint32_t *v)
@@ -169,6 +174,16 @@ int ibw_link_thresholds_set(struct ibw_link_thresholds *t, const char *name,
 		return parse_ratio(value, &t->ber_failing);
 	if (!strcmp(name, "xmit_wait_degraded"))
 		return parse_ratio(value, &t->xmit_wait_degraded);
+	if (!strcmp(name, "raw_ber_degraded"))
+		return parse_ratio(value, &t->fec.raw_ber_degraded);
+	if (!strcmp(name, "raw_ber_failing"))
+		return parse_ratio(value, &t->fec.raw_ber_failing);
+	if (!strcmp(name, "effective_ber_12m"))
+		return parse_ratio(value, &t->fec.effective_ber_12m);
+	if (!strcmp(name, "effective_ber_125m"))
+		return parse_ratio(value, &t->fec.effective_ber_125m);
+	if (!strcmp(name, "bad_lane_factor"))
+		return parse_ratio(value, &t->fec.bad_lane_factor);
 	for (e = 0; e < NERR; e++) {
 		kl = strlen(errs[e].key);
 		if (strncmp(name, errs[e].key, kl))
@@ -245,6 +260,7 @@ static void lstate_free(struct lstate *s)
 	if (!s)
 		return;
 	free(s->errs);
+	ibw_lfec_free(s->fec);
 	free(s);
 }
 
@@ -488,7 +504,7 @@ void ibw_links_begin(struct ibw_links *l, uint64_t now_us)
 		l->tab = old; /* keep them rather than lose the rest */
 		return;
 	}
-	l->n = 0;
+	l->n = l->nfec = 0;
 	for (i = 0; i < l->cap; i++) {
 		struct lstate *s = old[i];
 
@@ -501,6 +517,7 @@ void ibw_links_begin(struct ibw_links *l, uint64_t now_us)
 		*find_slot(l, s->e[0].guid, s->e[0].port, s->e[1].guid,
 			   s->e[1].port) = s;
 		l->n++;
+		l->nfec += s->fec != NULL;
 	}
 	free(old);
 }
@@ -557,7 +574,8 @@ static int take_reading(struct lstate *s, int i,
 		 * base, and no increments from it. */
 		e->have_last = 0;
 		rebase(e, x);
-		return 0;
+		return ibw_lfec_take(&s->fec, i, x->fec, x->ctr_us, 0,
+				     ibw_width_lanes(e->sp.width_active), 0);
 	}
 	/* The buckets this reading lands in, apart from the rest of the
 	 * state: start fetching them before the arithmetic. */
@@ -587,7 +605,14 @@ static int take_reading(struct lstate *s, int i,
 					(enum ibw_speed)e->sp.speed_active);
 		smp.v.bits = (uint64_t)llround(dt * sig);
 		smp.v.cap = (uint64_t)llround(dt * dat / 8);
+	} else {
+		sig = 0;
 	}
+	if (ibw_lfec_take(&s->fec, i, x->fec, x->ctr_us, sig,
+			  ibw_width_lanes(e->sp.width_active),
+			  x->err[IBW_LERR_SYMBOL] -
+				  e->prev_err[IBW_LERR_SYMBOL]) < 0)
+		return -ENOMEM;
 	for (k = 0; k < 16; k++) {
 		if (!(x->vl_mask & e->prev_vl_mask & (1u << k)) ||
 		    x->vl_xmit_wait[k] < e->prev_vl[k] || dt <= 0)
@@ -641,7 +666,7 @@ int ibw_links_update(struct ibw_links *l, const struct ibw_link_end_in *a,
 {
 	const struct ibw_link_end_in *tmp;
 	struct lstate *s;
-	int up, rc;
+	int up, rc, had_fec;
 
 	if (!a || !b || !a->pi || !b->pi ||
 	    (a->guid == b->guid && a->port == b->port))
@@ -657,9 +682,11 @@ int ibw_links_update(struct ibw_links *l, const struct ibw_link_end_in *a,
 	set_identity(&s->e[0], a);
 	set_identity(&s->e[1], b);
 	up = port_up(a->pi) && port_up(b->pi);
+	had_fec = s->fec != NULL;
 	rc = take_reading(s, 0, a, s->up, up);
 	if (take_reading(s, 1, b, s->up, up) < 0)
 		rc = -ENOMEM;
+	l->nfec += !had_fec && s->fec;
 	s->up = (uint8_t)up;
 	s->seen_us = l->round_us;
 	return rc;
@@ -714,8 +741,28 @@ static int ber_over(const struct ibw_link_end *e, double thr)
 	return (double)w->bits >= 1.0 / thr && w->ber > thr;
 }
 
+/* The FEC's judgement of end @i (its windows in @fx): its reasons, and the
+ * link's worse raw and effective BER. */
+static void judge_fec(struct ibw_link *k, int i, struct ibw_link_fec *fx,
+		      const struct ibw_link_thresholds *t)
+{
+	const struct ibw_link_fec_win *w = &fx->win[IBW_FWIN_12M];
+
+	ibw_link_fec_judge(fx, k->data_bps, &t->fec);
+	if (fx->raw_state != IBW_HEALTH_OK)
+		flag(k, i, IBW_LR_RAW_BER, (enum ibw_link_health)fx->raw_state);
+	if (fx->effective_state != IBW_HEALTH_OK)
+		flag(k, i, IBW_LR_EFFECTIVE_BER,
+		     (enum ibw_link_health)fx->effective_state);
+	if (w->raw_ber > k->raw_ber)
+		k->raw_ber = w->raw_ber;
+	if (w->effective_ber > k->effective_ber)
+		k->effective_ber = w->effective_ber;
+}
+
+/* @fx: the ends' FEC windows, NULL for an end without. */
 static void judge(struct ibw_link *k, const struct ibw_link_thresholds *t,
-		  int missing)
+		  int missing, struct ibw_link_fec *const fx[2])
 {
 	const struct ibw_port_speeds *a = &k->end[0].sp, *b = &k->end[1].sp;
 	unsigned wa, wb, sa, sb, lanes;
@@ -773,7 +820,7 @@ static void judge(struct ibw_link *k, const struct ibw_link_thresholds *t,
 			flag(k, -1, IBW_LR_SPEED, IBW_HEALTH_DEGRADED);
 	}
 
-	k->ber = k->xmit_wait_ratio = -1;
+	k->ber = k->xmit_wait_ratio = k->raw_ber = k->effective_ber = -1;
 	for (i = 0; i < 2; i++) {
 		const struct ibw_link_end *x = &k->end[i];
 		const struct ibw_link_win *h = &x->win[IBW_LWIN_HOUR];
@@ -789,7 +836,11 @@ static void judge(struct ibw_link *k, const struct ibw_link_thresholds *t,
 			if (t->per_hour[e] && h->errors[e] > t->per_hour[e])
 				flag(k, i, r, IBW_HEALTH_FAILING);
 		}
-		if (ber_over(x, t->ber_failing))
+		/* Where the port has FEC counters, its symbol errors count
+		 * in the effective BER instead (docs/links.md). */
+		if (fx[i])
+			judge_fec(k, i, fx[i], t);
+		else if (ber_over(x, t->ber_failing))
 			flag(k, i, IBW_LR_BER, IBW_HEALTH_FAILING);
 		else if (ber_over(x, t->ber_degraded))
 			flag(k, i, IBW_LR_BER, IBW_HEALTH_DEGRADED);
@@ -803,9 +854,13 @@ static void judge(struct ibw_link *k, const struct ibw_link_thresholds *t,
 	}
 }
 
-static void fill(struct ibw_link *k, const struct lstate *s, uint64_t now_us,
-		 const struct ibw_link_thresholds *t, uint64_t round_us)
+/* @fxs: room for both ends' FEC windows, used when the link has them;
+ * returns how many entries it used (0 or 2). */
+static size_t fill(struct ibw_link *k, const struct lstate *s, uint64_t now_us,
+		   const struct ibw_link_thresholds *t, uint64_t round_us,
+		   struct ibw_link_fec *fxs)
 {
+	struct ibw_link_fec *fx[2] = { NULL, NULL };
 	uint64_t hp = now_us / HOUR_SLOT_US + 1, dp = now_us / DAY_SLOT_US + 1;
 	struct hb_end sum;
 	int i, v;
@@ -849,7 +904,13 @@ static void fill(struct ibw_link *k, const struct lstate *s, uint64_t now_us,
 		}
 	}
 	k->seen_us = s->seen_us;
-	judge(k, t, s->seen_us != round_us);
+	for (i = 0; s->fec && fxs && i < 2; i++)
+		if (ibw_lfec_view(s->fec, i, now_us, &fxs[i])) {
+			fx[i] = &fxs[i];
+			k->end[i].fec = fx[i];
+		}
+	judge(k, t, s->seen_us != round_us, fx);
+	return s->fec && fxs ? 2 : 0;
 }
 
 static uint64_t day_errors(const struct ibw_link *k)
@@ -1004,7 +1065,7 @@ struct ibw_link_view *ibw_links_view(const struct ibw_links *l, uint64_t now_us)
 {
 	struct ibw_link_view *v = calloc(1, sizeof(*v));
 	struct rank_key *rk = NULL;
-	size_t i, n = 0, next;
+	size_t i, n = 0, next, nf = 0;
 
 	if (!v)
 		return NULL;
@@ -1014,6 +1075,13 @@ struct ibw_link_view *ibw_links_view(const struct ibw_links *l, uint64_t now_us)
 	if (!v->by_end) {
 		ibw_link_view_free(v);
 		return NULL;
+	}
+	if (l->nfec) {
+		v->fec = malloc(2 * l->nfec * sizeof(*v->fec));
+		if (!v->fec) {
+			ibw_link_view_free(v);
+			return NULL;
+		}
 	}
 	if (l->n) {
 		v->links = malloc(l->n * sizeof(*v->links));
@@ -1038,7 +1106,8 @@ struct ibw_link_view *ibw_links_view(const struct ibw_links *l, uint64_t now_us)
 				;
 		if (next < l->cap)
 			prefetch_state(l->tab[next]);
-		fill(&v->links[n], l->tab[i], now_us, &l->t, l->round_us);
+		nf += fill(&v->links[n], l->tab[i], now_us, &l->t, l->round_us,
+			   nf < 2 * l->nfec ? v->fec + nf : NULL);
 		rk[n].health = k->health;
 		rk[n].ber = k->ber;
 		rk[n].wait = k->xmit_wait_ratio;
@@ -1075,6 +1144,7 @@ void ibw_link_view_unref(struct ibw_link_view *v)
 		return;
 	free(v->links);
 	free(v->by_end);
+	free(v->fec);
 	free(v);
 }
 

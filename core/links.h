@@ -16,6 +16,7 @@
 
 #include "codec.h"
 #include "ibrate.h"
+#include "link_fec.h"
 
 /* The error counters a link is judged by. */
 enum ibw_link_err {
@@ -58,6 +59,8 @@ enum ibw_link_reason {
 	IBW_LR_BER, /* estimated bit error rate over its threshold */
 	IBW_LR_ERR, /* + enum ibw_link_err: that counter over threshold */
 	IBW_LR_CONGESTION = IBW_LR_ERR + IBW_LERR_MAX, /* xmit wait */
+	IBW_LR_RAW_BER, /* pre-FEC BER (corrected) over its threshold */
+	IBW_LR_EFFECTIVE_BER, /* post-FEC errors over their threshold */
 	IBW_LR_MAX,
 };
 
@@ -88,13 +91,16 @@ struct ibw_link_thresholds {
 	double ber_failing;
 	double xmit_wait_degraded; /* share of time, 1 h window; 0: off */
 	enum ibw_link_basis basis;
+	struct ibw_fec_thresholds fec; /* ends with FEC counters */
 };
 
 void ibw_link_thresholds_default(struct ibw_link_thresholds *t);
 /*
  * Set one threshold by name, for the config file: "basis" (supported or
- * enabled), "ber_degraded", "ber_failing", "xmit_wait_degraded", and
- * KEY_per_day, KEY_per_hour with KEY a counter's key. 0, -ENOENT for an
+ * enabled), "ber_degraded", "ber_failing", "xmit_wait_degraded",
+ * "raw_ber_degraded", "raw_ber_failing", "effective_ber_12m",
+ * "effective_ber_125m", "bad_lane_factor", and KEY_per_day, KEY_per_hour
+ * with KEY a counter's key. 0, -ENOENT for an
  * unknown name, -EINVAL for a bad value (@t unchanged).
  */
 int ibw_link_thresholds_set(struct ibw_link_thresholds *t, const char *name,
@@ -127,6 +133,9 @@ struct ibw_link_end_in {
 	int tick_per_port;
 	uint16_t vl_mask; /* VLs whose PortVLXmitWait total is given */
 	uint64_t vl_xmit_wait[16];
+	/* PortExtendedSpeedsCounters' totals read with these counters,
+	 * NULL: none (the port has no FEC counters). Not kept. */
+	const struct ibw_fec *fec;
 };
 
 enum ibw_link_window {
@@ -176,6 +185,9 @@ struct ibw_link_end {
 	struct ibw_link_win win[IBW_LWIN_MAX];
 	uint16_t vl_mask; /* VLs with a ratio in the last sweep */
 	float vl_xmit_wait_ratio[16];
+	/* The FEC windows and their judgement (the view's), NULL when the
+	 * port has had no FEC reading: then only the estimate above. */
+	const struct ibw_link_fec *fec;
 };
 
 struct ibw_link {
@@ -187,6 +199,9 @@ struct ibw_link {
 	uint32_t reasons; /* IBW_LR_BIT()s */
 	double ber; /* the worse direction, 1 h window; -1: unknown */
 	double xmit_wait_ratio; /* the worse direction, last sweep; -1 */
+	/* From the FEC counters, the worse direction, 12 minutes; -1:
+	 * unknown (no end has them, or no bits yet). */
+	double raw_ber, effective_ber;
 	uint64_t seen_us; /* last round that had it */
 };
 
@@ -197,6 +212,7 @@ struct ibw_link_view {
 	struct ibw_link *links; /* worst first (docs/links.md, ranking) */
 	unsigned count[IBW_HEALTH_MAX];
 	size_t *by_end; /* private: links.c's index of the ends */
+	struct ibw_link_fec *fec; /* private: what the ends' fec point at */
 };
 
 struct ibw_links;

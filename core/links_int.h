@@ -91,6 +91,7 @@ struct lstate {
 	uint64_t seen_us;
 	uint8_t up; /* both ends LinkUp and Active at the last update */
 	struct lerrs *errs; /* NULL: no error counted in any bucket */
+	struct ibw_lfec *fec; /* NULL: no end has had a FEC reading */
 	/* The windows' sums for the period hp (dp), kept current as
 	 * samples come, so that a view in that period does not read the
 	 * buckets. 0: not computed. The day's uses err and ms only. */
@@ -107,6 +108,7 @@ struct ibw_links {
 	uint64_t round_us;
 	struct lstate **tab; /* open addressing, linear probing */
 	size_t cap, n;
+	size_t nfec; /* links with FEC state */
 };
 
 /* The link with these ends, made if new; NULL on ENOMEM. */

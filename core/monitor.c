@@ -160,6 +160,7 @@ static void link_end(struct ibw_monitor *m, const struct ibw_fnode *n,
 	}
 	e->xmit_wait = c->v[IBW_CTR_XMIT_WAIT].total;
 	e->xmit_bytes = c->v[IBW_CTR_XMIT_DATA].total;
+	e->fec = c->fec;
 	if (c->have_vl) {
 		/* A 16-bit VL wait field stuck at 65535 adds nothing from
 		 * then on: its ratio would read 0 on the busiest VL, so the
@@ -179,6 +180,7 @@ static void on_link_change(const struct ibw_link_change *c, void *arg)
 	const struct ibw_link *k = c->link;
 	struct ibw_event e;
 	char now[200], was[200];
+	int n, i;
 
 	memset(&e, 0, sizeof(e));
 	e.kind = IBW_EVT_LINK_HEALTH_CHANGED;
@@ -192,9 +194,16 @@ static void on_link_change(const struct ibw_link_change *c, void *arg)
 	e.old_reasons = c->from_reasons;
 	ibw_link_reasons_fmt(k->reasons, now, sizeof(now));
 	ibw_link_reasons_fmt(c->from_reasons, was, sizeof(was));
-	snprintf(e.detail, sizeof(e.detail), "%s (%s) -> %s (%s)",
-		 ibw_link_health_str(c->from), was,
-		 ibw_link_health_str(k->health), now);
+	n = snprintf(e.detail, sizeof(e.detail), "%s (%s) -> %s (%s)",
+		     ibw_link_health_str(c->from), was,
+		     ibw_link_health_str(k->health), now);
+	/* The lane the raw BER is on, where one carries it. */
+	for (i = 0; i < 2 && n > 0 && (size_t)n < sizeof(e.detail); i++)
+		if (k->end[i].fec && k->end[i].fec->bad_lane >= 0)
+			n += snprintf(e.detail + n, sizeof(e.detail) - (size_t)n,
+				      ", lane %d at %s port %u",
+				      k->end[i].fec->bad_lane,
+				      k->end[i].name, k->end[i].port);
 	ibw_events_add(m->ev, &e);
 }
 

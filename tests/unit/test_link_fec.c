@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Link health from the FEC counters (core/link_fec, through core/links):
+ * raw BER from corrected symbols at a set rate, per lane and per link,
+ * over the four windows; the raw-BER threshold crossed and not before;
+ * the bad lane named; uncorrectable blocks and symbol errors as the
+ * effective BER, judged as UFM's PDR plugin counts; thresholds by name.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "codec.h"
+#include "fec.h"
+#include "links.h"
+
+#define SEC 1000000ull
+#define T0 (1699999200ull * SEC)
+
+struct side {
+	struct ibw_portinfo pi;
+	struct ibw_link_end_in in;
+	struct ibw_fec fec;
+};
+
+/* A 4x (or @width) SDR port, LinkUp and Active, with counters. */
+static void mk(struct side *s, uint64_t guid, uint8_t port, int sw,
+	       unsigned width)
+{
+	memset(s, 0, sizeof(*s));
+	s->pi.state = IBW_PORT_ACTIVE;
+	s->pi.phys_state = IBW_PHYS_LINKUP;
+	s->pi.width_active = (uint8_t)width;
+	s->pi.width_enabled = s->pi.width_supported = (uint8_t)width;
+	s->pi.speed_active = s->pi.speed_enabled = s->pi.speed_supported = 1;
+	s->in.guid = guid;
+	s->in.port = port;
+	s->in.node_type = sw ? IBW_NODE_SWITCH : IBW_NODE_CA;
+	s->in.name = sw ? "sw" : "hca";
+	s->in.pi = &s->pi;
+	s->in.have_ctrs = 1;
+	s->in.tick = -1;
+}
+
+static void with_fec(struct side *s, enum ibw_fec_layout layout)
+{
+	s->fec.layout = (uint8_t)layout;
+	s->fec.have = ~0ull;
+	s->in.fec = &s->fec;
+}
+
+static void round_at(struct ibw_links *l, uint64_t t, struct side *a,
+		     struct side *b)
+{
+	ibw_links_begin(l, t);
+	a->in.ctr_us = b->in.ctr_us = t;
+	assert_int_equal(ibw_links_update(l, &a->in, &b->in), 0);
+}
+
+static const struct ibw_link_end *end_of(const struct ibw_link *k,
+					 uint64_t guid)
+{
+	return k->end[0].guid == guid ? &k->end[0] : &k->end[1];
+}
+
+static int has(const struct ibw_link *k, enum ibw_link_reason r)
+{
+	return (k->reasons & IBW_LR_BIT(r)) != 0;
+}
+
+/*
+ * Lane 2 of the HCA's receiver corrects @rate symbols a second (RS-FEC),
+ * read every 10 s for 20 minutes on a 4x SDR link (10 Gb/s signalling):
+ * the raw BER is rate / 1e10, lane 2's rate / 2.5e9.
+ */
+static struct ibw_link_view *steady(struct ibw_links *l, double rate,
+				    uint64_t *end_t)
+{
+	struct side sw, hca;
+	uint64_t t = T0;
+	int i;
+
+	mk(&sw, 0x20, 3, 1, IBW_WIDTH_4X);
+	mk(&hca, 0x10, 1, 0, IBW_WIDTH_4X);
+	with_fec(&sw, IBW_FEC_RS);
+	with_fec(&hca, IBW_FEC_RS);
+	for (i = 0; i <= 120; i++, t += 10 * SEC) {
+		uint64_t c = (uint64_t)llround(rate * 10 * i);
+
+		hca.fec.total[IBW_FEC_CORR_SYM0 + 2] = c;
+		hca.fec.total[IBW_FEC_PORT_CORR_SYM] = c;
+		/* a little on the other lanes, far below lane 2 */
+		hca.fec.total[IBW_FEC_CORR_SYM0 + 0] = (uint64_t)i;
+		hca.fec.total[IBW_FEC_PORT_CORR_SYM] += (uint64_t)i;
+		round_at(l, t, &sw, &hca);
+	}
+	*end_t = t - 10 * SEC;
+	return ibw_links_view(l, *end_t);
+}
+
+static void test_raw_ber_steady_rate(void **state)
+{
+	struct ibw_link_thresholds th;
+	struct ibw_links *l;
+	struct ibw_link_view *v;
+	const struct ibw_link_end *h, *s;
+	const struct ibw_link_fec_win *w;
+	uint64_t t;
+	double want;
+
+	(void)state;
+	/* 1.1e-6 against the default raw_ber_degraded of 1e-6 */
+	ibw_link_thresholds_default(&th);
+	assert_true(fabs(th.fec.raw_ber_degraded - 1e-6) < 1e-18);
+	l = ibw_links_new(&th);
+	v = steady(l, 11000, &t);
+	assert_int_equal(v->n, 1);
+	h = end_of(&v->links[0], 0x10);
+	s = end_of(&v->links[0], 0x20);
+	assert_non_null(h->fec);
+	assert_non_null(s->fec);
+	assert_int_equal(h->fec->layout, IBW_FEC_RS);
+	assert_int_equal(h->fec->lanes, 4);
+	want = (11000.0 + 0.1) / 1e10;
+	for (int wi = 0; wi < IBW_FWIN_MAX; wi++) {
+		w = &h->fec->win[wi];
+		assert_true(w->bits > 0);
+		assert_true(fabs(w->raw_ber - want) / want < 0.01);
+		/* lane 2 alone: 11000 a second over a quarter of the bits */
+		assert_true(
+			fabs(ibw_link_fec_lane_ber(w, 4, 2) - 11000 / 2.5e9) /
+				(11000 / 2.5e9) <
+			0.01);
+		assert_true(ibw_link_fec_lane_ber(w, 4, 1) == 0);
+		assert_int_equal(w->uncorrectable, 0);
+		assert_true(w->effective_ber == 0);
+	}
+	/* the windows' spans: 10 s, 11-12 min, all 20 min, all 20 min */
+	assert_true(fabs(h->fec->win[IBW_FWIN_SWEEP].seconds - 10) < 0.01);
+	assert_true(h->fec->win[IBW_FWIN_12M].seconds >= 660 &&
+		    h->fec->win[IBW_FWIN_12M].seconds <= 720);
+	assert_true(fabs(h->fec->win[IBW_FWIN_125M].seconds - 1200) < 0.01);
+	assert_true(fabs(h->fec->win[IBW_FWIN_DAY].seconds - 1200) < 0.01);
+	assert_true(fabs(h->fec->win[IBW_FWIN_125M].corrected -
+			 (11000.0 * 1200 + 120)) < 1);
+	/* degraded for raw BER at the HCA, the lane named, the switch's
+	 * receiver clean */
+	assert_int_equal(v->links[0].health, IBW_HEALTH_DEGRADED);
+	assert_true(has(&v->links[0], IBW_LR_RAW_BER));
+	assert_false(has(&v->links[0], IBW_LR_EFFECTIVE_BER));
+	assert_true(h->reasons & IBW_LR_BIT(IBW_LR_RAW_BER));
+	assert_int_equal(h->fec->bad_lane, 2);
+	assert_int_equal(s->fec->bad_lane, -1);
+	assert_int_equal(s->reasons, 0);
+	assert_true(fabs(v->links[0].raw_ber - want) / want < 0.01);
+	assert_true(v->links[0].effective_ber == 0);
+	ibw_link_view_unref(v);
+	ibw_links_free(l);
+
+	/* 0.9e-6: not yet */
+	l = ibw_links_new(&th);
+	v = steady(l, 9000, &t);
+	h = end_of(&v->links[0], 0x10);
+	assert_int_equal(v->links[0].health, IBW_HEALTH_OK);
+	assert_int_equal(v->links[0].reasons, 0);
+	assert_int_equal(h->fec->bad_lane, -1);
+	want = 9000.1 / 1e10;
+	assert_true(fabs(v->links[0].raw_ber - want) / want < 0.01);
+	ibw_link_view_unref(v);
+	ibw_links_free(l);
+
+	/* over raw_ber_failing: failing */
+	assert_int_equal(
+		ibw_link_thresholds_set(&th, "raw_ber_failing", "1e-6"), 0);
+	l = ibw_links_new(&th);
+	v = steady(l, 11000, &t);
+	assert_int_equal(v->links[0].health, IBW_HEALTH_FAILING);
+	ibw_link_view_unref(v);
+	ibw_links_free(l);
+}
+
+/* The raw BER spread over all lanes: no lane is named. */
+static void test_no_bad_lane_when_spread(void **state)
+{
+	struct ibw_links *l = ibw_links_new(NULL);
+	struct ibw_link_view *v;
+	const struct ibw_link_end *h;
+	struct side sw, hca;
+	uint64_t t = T0;
+	int i, k;
+
+	(void)state;
+	mk(&sw, 0x20, 3, 1, IBW_WIDTH_4X);
+	mk(&hca, 0x10, 1, 0, IBW_WIDTH_4X);
+	with_fec(&hca, IBW_FEC_FC);
+	for (i = 0; i <= 30; i++, t += 10 * SEC) {
+		for (k = 0; k < 4; k++)
+			hca.fec.total[IBW_FEC_CORR_BLK0 + k] =
+				(uint64_t)i * 100000 * (k + 1);
+		round_at(l, t, &sw, &hca);
+	}
+	v = ibw_links_view(l, t - 10 * SEC);
+	h = end_of(&v->links[0], 0x10);
+	assert_non_null(h->fec);
+	assert_null(end_of(&v->links[0], 0x20)->fec);
+	assert_int_equal(h->fec->layout, IBW_FEC_FC);
+	/* FC-FEC: corrected blocks, summed over the lanes: 1e5 a second */
+	assert_true(fabs(h->fec->win[IBW_FWIN_12M].raw_ber - 1e-5) < 1e-9);
+	assert_int_equal(v->links[0].health, IBW_HEALTH_DEGRADED);
+	assert_int_equal(h->fec->bad_lane, -1);
+	ibw_link_view_unref(v);
+	ibw_links_free(l);
+}
+
+/*
+ * Uncorrectable blocks and symbol errors are the effective errors: one
+ * block makes the link effective-BER degraded (at 4x SDR, 1e-14 over 12
+ * minutes allows 0.058); the larger of the two counts a reading.
+ */
+static void test_effective(void **state)
+{
+	struct ibw_links *l = ibw_links_new(NULL);
+	struct ibw_link_view *v;
+	const struct ibw_link_end *h;
+	struct side sw, hca;
+	uint64_t t = T0;
+	int i;
+
+	(void)state;
+	mk(&sw, 0x20, 3, 1, IBW_WIDTH_4X);
+	mk(&hca, 0x10, 1, 0, IBW_WIDTH_4X);
+	with_fec(&sw, IBW_FEC_FC);
+	with_fec(&hca, IBW_FEC_FC);
+	for (i = 0; i <= 5; i++, t += 10 * SEC)
+		round_at(l, t, &sw, &hca);
+	v = ibw_links_view(l, t - 10 * SEC);
+	assert_int_equal(v->links[0].health, IBW_HEALTH_OK);
+	ibw_link_view_unref(v);
+
+	hca.fec.total[IBW_FEC_UNCORR_BLK0 + 1] = 1;
+	round_at(l, t, &sw, &hca);
+	v = ibw_links_view(l, t);
+	h = end_of(&v->links[0], 0x10);
+	assert_int_equal(v->links[0].health, IBW_HEALTH_DEGRADED);
+	assert_int_equal(v->links[0].reasons, IBW_LR_BIT(IBW_LR_EFFECTIVE_BER));
+	assert_int_equal(h->fec->win[IBW_FWIN_SWEEP].uncorrectable, 1);
+	assert_int_equal(h->fec->win[IBW_FWIN_12M].effective, 1);
+	assert_true(fabs(h->fec->win[IBW_FWIN_12M].effective_ber * 60 * 1e10 -
+			 1) < 1e-6);
+	assert_int_equal(h->fec->bad_lane, -1);
+	ibw_link_view_unref(v);
+
+	/* 3 symbol errors with 1 more block: 3 effective errors */
+	t += 10 * SEC;
+	hca.fec.total[IBW_FEC_UNCORR_BLK0 + 1] = 2;
+	hca.in.err[IBW_LERR_SYMBOL] = 3;
+	round_at(l, t, &sw, &hca);
+	v = ibw_links_view(l, t);
+	h = end_of(&v->links[0], 0x10);
+	assert_int_equal(h->fec->win[IBW_FWIN_12M].effective, 4);
+	assert_int_equal(h->fec->win[IBW_FWIN_12M].uncorrectable, 2);
+	/* symbol errors at a FEC port are judged as effective errors, not
+	 * by the estimate (reason ber) */
+	assert_false(has(&v->links[0], IBW_LR_BER));
+	ibw_link_view_unref(v);
+	ibw_links_free(l);
+}
+
+/* With no FEC counters the estimate from SymbolErrorCounter stays. */
+static void test_no_fec_keeps_estimate(void **state)
+{
+	struct ibw_links *l = ibw_links_new(NULL);
+	struct ibw_link_view *v;
+	struct side sw, hca;
+	uint64_t t = T0;
+	int i;
+
+	(void)state;
+	mk(&sw, 0x20, 3, 1, IBW_WIDTH_4X);
+	mk(&hca, 0x10, 1, 0, IBW_WIDTH_4X);
+	for (i = 0; i <= 30; i++, t += 10 * SEC) {
+		hca.in.err[IBW_LERR_SYMBOL] = 1000ull * i;
+		round_at(l, t, &sw, &hca);
+	}
+	v = ibw_links_view(l, t - 10 * SEC);
+	assert_null(v->links[0].end[0].fec);
+	assert_null(v->links[0].end[1].fec);
+	assert_true(has(&v->links[0], IBW_LR_BER));
+	assert_true(v->links[0].raw_ber < 0 && v->links[0].effective_ber < 0);
+	ibw_link_view_unref(v);
+	ibw_links_free(l);
+}
+
+/* A reset (totals back), another width: a new base, no false sample. */
+static void test_rebase(void **state)
+{
+	struct ibw_links *l = ibw_links_new(NULL);
+	struct ibw_link_view *v;
+	const struct ibw_link_end *h;
+	struct side sw, hca;
+	uint64_t t = T0;
+
+	(void)state;
+	mk(&sw, 0x20, 3, 1, IBW_WIDTH_4X);
+	mk(&hca, 0x10, 1, 0, IBW_WIDTH_4X);
+	with_fec(&hca, IBW_FEC_RS);
+	hca.fec.total[IBW_FEC_PORT_CORR_SYM] = 1000;
+	round_at(l, t, &sw, &hca);
+	t += 10 * SEC;
+	hca.fec.total[IBW_FEC_PORT_CORR_SYM] = 10;
+	round_at(l, t, &sw, &hca);
+	v = ibw_links_view(l, t);
+	h = end_of(&v->links[0], 0x10);
+	assert_true(h->fec->win[IBW_FWIN_12M].corrected == 0);
+	assert_true(h->fec->win[IBW_FWIN_12M].bits == 0);
+	ibw_link_view_unref(v);
+
+	t += 10 * SEC;
+	hca.fec.total[IBW_FEC_PORT_CORR_SYM] = 20;
+	round_at(l, t, &sw, &hca);
+	t += 10 * SEC;
+	hca.pi.width_active = sw.pi.width_active = IBW_WIDTH_1X;
+	hca.fec.total[IBW_FEC_PORT_CORR_SYM] = 30;
+	round_at(l, t, &sw, &hca);
+	v = ibw_links_view(l, t);
+	h = end_of(&v->links[0], 0x10);
+	/* 1x now: one lane, the 4x windows gone */
+	assert_int_equal(h->fec->lanes, 1);
+	assert_true(h->fec->win[IBW_FWIN_12M].corrected == 0);
+	ibw_link_view_unref(v);
+	ibw_links_free(l);
+}
+
+static void test_thresholds_by_name(void **state)
+{
+	struct ibw_link_thresholds t;
+
+	(void)state;
+	ibw_link_thresholds_default(&t);
+	assert_true(t.fec.effective_ber_12m == 1e-14);
+	assert_true(t.fec.effective_ber_125m == 1e-15);
+	assert_true(t.fec.raw_ber_failing == 1e-4);
+	assert_true(t.fec.bad_lane_factor == 10);
+	assert_int_equal(
+		ibw_link_thresholds_set(&t, "raw_ber_degraded", "2e-7"), 0);
+	assert_true(t.fec.raw_ber_degraded == 2e-7);
+	assert_int_equal(ibw_link_thresholds_set(&t, "effective_ber_12m", "0"),
+			 0);
+	assert_true(t.fec.effective_ber_12m == 0);
+	assert_int_equal(ibw_link_thresholds_set(&t, "effective_ber_125m", "x"),
+			 -EINVAL);
+	assert_int_equal(ibw_link_thresholds_set(&t, "bad_lane_factor", "-1"),
+			 -EINVAL);
+	assert_true(t.fec.effective_ber_125m == 1e-15);
+	assert_string_equal(ibw_link_reason_str(IBW_LR_RAW_BER), "raw_ber");
+	assert_int_equal(ibw_link_reason_lookup("effective_ber"),
+			 IBW_LR_EFFECTIVE_BER);
+	assert_string_equal(ibw_fwin_name(IBW_FWIN_125M), "125m");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_raw_ber_steady_rate),
+		cmocka_unit_test(test_no_bad_lane_when_spread),
+		cmocka_unit_test(test_effective),
+		cmocka_unit_test(test_no_fec_keeps_estimate),
+		cmocka_unit_test(test_rebase),
+		cmocka_unit_test(test_thresholds_by_name),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
