@@ -8,6 +8,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
@@ -91,6 +92,104 @@ static json_t *window(const struct ibw_link_win *w)
 	return o;
 }
 
+static void maybe_write(struct ibw_jw *w, double v);
+
+static void fec_window_write(struct ibw_jw *w, const struct ibw_link_fec_win *x,
+			     unsigned lanes)
+{
+	unsigned k;
+
+	ibw_jw_object(w);
+	ibw_jw_key(w, "bits");
+	ibw_jw_u64(w, (uint64_t)llround(x->bits));
+	ibw_jw_key(w, "corrected");
+	ibw_jw_u64(w, (uint64_t)llround(x->corrected));
+	ibw_jw_key(w, "effective");
+	ibw_jw_u64(w, x->effective);
+	ibw_jw_key(w, "effective_ber");
+	maybe_write(w, x->effective_ber);
+	ibw_jw_key(w, "lane_corrected");
+	ibw_jw_array(w);
+	for (k = 0; k < lanes; k++)
+		ibw_jw_u64(w, (uint64_t)llround(x->lane[k]));
+	ibw_jw_end(w);
+	ibw_jw_key(w, "lane_raw_ber");
+	ibw_jw_array(w);
+	for (k = 0; k < lanes; k++)
+		maybe_write(w, ibw_link_fec_lane_ber(x, lanes, k));
+	ibw_jw_end(w);
+	ibw_jw_key(w, "raw_ber");
+	maybe_write(w, x->raw_ber);
+	ibw_jw_key(w, "seconds");
+	ibw_jw_real(w, x->seconds);
+	ibw_jw_key(w, "uncorrectable");
+	ibw_jw_u64(w, x->uncorrectable);
+	ibw_jw_end(w);
+}
+
+/* An end's "fec": null without FEC counters. Keys in strcmp() order, as
+ * jansson sorts them. */
+static void fec_write(struct ibw_jw *w, const struct ibw_link_fec *f)
+{
+	/* "125m" < "12m" < "24h" < "sweep" */
+	static const enum ibw_fwin order[IBW_FWIN_MAX] = {
+		IBW_FWIN_125M, IBW_FWIN_12M, IBW_FWIN_DAY, IBW_FWIN_SWEEP
+	};
+	int k;
+
+	if (!f) {
+		ibw_jw_null(w);
+		return;
+	}
+	ibw_jw_object(w);
+	ibw_jw_key(w, "bad_lane");
+	if (f->bad_lane >= 0)
+		ibw_jw_int(w, f->bad_lane);
+	else
+		ibw_jw_null(w);
+	ibw_jw_key(w, "effective_state");
+	ibw_jw_string(w, ibw_link_health_str(f->effective_state));
+	ibw_jw_key(w, "lanes");
+	ibw_jw_int(w, f->lanes);
+	ibw_jw_key(w, "layout");
+	ibw_jw_string(w, ibw_fec_layout_name(f->layout));
+	ibw_jw_key(w, "raw_state");
+	ibw_jw_string(w, ibw_link_health_str(f->raw_state));
+	ibw_jw_key(w, "windows");
+	ibw_jw_object(w);
+	for (k = 0; k < IBW_FWIN_MAX; k++) {
+		ibw_jw_key(w, ibw_fwin_name(order[k]));
+		fec_window_write(w, &f->win[order[k]], f->lanes);
+	}
+	ibw_jw_end(w);
+	ibw_jw_end(w);
+}
+
+/* The same as a jansson value (single links and events): written, then
+ * read back, so the two forms cannot drift apart. */
+static json_t *fec_json(const struct ibw_link_fec *f)
+{
+	struct ibw_jw w;
+	json_t *v;
+	char *txt;
+	size_t len;
+
+	if (!f)
+		return json_null();
+	ibw_jw_init(&w);
+	fec_write(&w, f);
+	txt = ibw_jw_finish(&w, &len);
+	v = txt ? json_loadb(txt, len, 0, NULL) : NULL;
+	free(txt);
+	return v ? v : json_null();
+}
+
+/* Which BER judges the link: the FEC counters' where an end has them. */
+static const char *ber_basis(const struct ibw_link *k)
+{
+	return k->end[0].fec || k->end[1].fec ? "fec" : "symbol_errors";
+}
+
 static json_t *link_end(const struct ibw_link_end *x)
 {
 	static const char *const wname[IBW_LWIN_MAX] = { "sweep", "hour",
@@ -117,6 +216,7 @@ static json_t *link_end(const struct ibw_link_end *x)
 	json_object_set_new(o, "speed_enabled", speeds(x->sp.speeds_enabled));
 	json_object_set_new(o, "speed_supported",
 			    speeds(x->sp.speeds_supported));
+	json_object_set_new(o, "fec", fec_json(x->fec));
 	json_object_set_new(o, "reasons", ibw_json_link_reasons(x->reasons));
 	for (k = 0; k < IBW_LERR_MAX; k++)
 		if (x->saturated & (1u << k))
@@ -166,6 +266,9 @@ json_t *ibw_json_link(const struct ibw_link *k)
 	json_object_set_new(o, "signal_bps", json_real(k->signal_bps));
 	json_object_set_new(o, "data_bps", json_real(k->data_bps));
 	json_object_set_new(o, "ber", maybe(k->ber));
+	json_object_set_new(o, "ber_basis", json_string(ber_basis(k)));
+	json_object_set_new(o, "raw_ber", maybe(k->raw_ber));
+	json_object_set_new(o, "effective_ber", maybe(k->effective_ber));
 	json_object_set_new(o, "xmit_wait_ratio", maybe(k->xmit_wait_ratio));
 	json_object_set_new(o, "seen",
 			    k->seen_us ? ibw_json_time(k->seen_us)
@@ -363,6 +466,8 @@ static void link_end_write(struct ibw_jw *w, const struct ibw_link_end *x)
 	int k;
 
 	ibw_jw_object(w);
+	ibw_jw_key(w, "fec");
+	fec_write(w, x->fec);
 	ibw_jw_key(w, "guid");
 	ibw_jw_guid(w, x->guid);
 	ibw_jw_key(w, "lid");
@@ -437,8 +542,12 @@ static void link_write(struct ibw_jw *w, const struct ibw_link *k)
 	ibw_jw_object(w);
 	ibw_jw_key(w, "ber");
 	maybe_write(w, k->ber);
+	ibw_jw_key(w, "ber_basis");
+	ibw_jw_string(w, ber_basis(k));
 	ibw_jw_key(w, "data_bps");
 	ibw_jw_real(w, k->data_bps);
+	ibw_jw_key(w, "effective_ber");
+	maybe_write(w, k->effective_ber);
 	ibw_jw_key(w, "ends");
 	ibw_jw_array(w);
 	link_end_write(w, &k->end[0]);
@@ -446,6 +555,8 @@ static void link_write(struct ibw_jw *w, const struct ibw_link *k)
 	ibw_jw_end(w);
 	ibw_jw_key(w, "health");
 	ibw_jw_string(w, ibw_link_health_str(k->health));
+	ibw_jw_key(w, "raw_ber");
+	maybe_write(w, k->raw_ber);
 	ibw_jw_key(w, "reasons");
 	ibw_jw_link_reasons(w, k->reasons);
 	ibw_jw_key(w, "seen");

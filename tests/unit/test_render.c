@@ -1286,6 +1286,7 @@ static unsigned rich_events(struct ibw_event *ev, unsigned cap)
 /* A link view on the rich snapshot's two cables with every field set. */
 static void rich_links(struct ibw_snapshot *s, struct ibw_links **lp)
 {
+	static struct ibw_link_fec fx;
 	struct ibw_links *l = ibw_links_new(NULL);
 	struct ibw_link_end_in a, b;
 	struct ibw_portinfo pa, pb;
@@ -1327,6 +1328,30 @@ static void rich_links(struct ibw_snapshot *s, struct ibw_links **lp)
 				x->win[w].errors[e] = (uint64_t)(e * 7 + w);
 		}
 	}
+	/* the 1x link's HCA end with FEC counters (RS-FEC, lane 2 bad) */
+	k = &s->links->links[0];
+	memset(&fx, 0, sizeof(fx));
+	fx.layout = IBW_FEC_RS;
+	fx.lanes = 4;
+	fx.bad_lane = 2;
+	fx.raw_state = IBW_HEALTH_DEGRADED;
+	fx.effective_state = IBW_HEALTH_OK;
+	for (w = 0; w < IBW_FWIN_MAX; w++) {
+		fx.win[w].seconds = 60.0 * (w + 1);
+		fx.win[w].bits = w ? 6e11 * (w + 1) : 0;
+		fx.win[w].corrected = 1e6 * w;
+		fx.win[w].lane[0] = 10.0 * w;
+		fx.win[w].lane[2] = 1e6 * w - 10.0 * w;
+		fx.win[w].uncorrectable = (uint64_t)w;
+		fx.win[w].effective = (uint64_t)(2 * w);
+		fx.win[w].raw_ber = w ? fx.win[w].corrected / fx.win[w].bits
+				      : -1;
+		fx.win[w].effective_ber =
+			w ? (double)fx.win[w].effective / fx.win[w].bits : -1;
+	}
+	k->end[1].fec = &fx;
+	k->raw_ber = fx.win[IBW_FWIN_12M].raw_ber;
+	k->effective_ber = fx.win[IBW_FWIN_12M].effective_ber;
 	*lp = l;
 }
 
