@@ -130,8 +130,8 @@ static void speed_families(struct ibw_pb *b, const struct ibw_snapshot *s,
 
 /* Per cable of the link view: both ends as labels, end[0] the lower
  * (GUID, port). */
-static void link_labels(struct ibw_pb *b, const char *name,
-			const struct ibw_link *k)
+void ibw_prom_link_labels(struct ibw_pb *b, const char *name,
+			  const struct ibw_link *k)
 {
 	ibw_pb_put(b, "%s{guid=\"0x%016" PRIx64 "\",port=\"%u\"", name,
 		   k->end[0].guid, (unsigned)k->end[0].port);
@@ -171,7 +171,7 @@ static void link_families(struct ibw_pb *b, const struct ibw_snapshot *s)
 		      "Health of a cable: 0 ok, 1 degraded, 2 failing, 3 down "
 		      "(docs/links.md).");
 	for (i = 0; i < v->n; i++) {
-		link_labels(b, "ibwatch_link_health", by[i]);
+		ibw_prom_link_labels(b, "ibwatch_link_health", by[i]);
 		ibw_pb_put(b, "} %d\n", (int)by[i]->health);
 	}
 	any = 0;
@@ -186,7 +186,7 @@ static void link_families(struct ibw_pb *b, const struct ibw_snapshot *s)
 					b, "ibwatch_link_reason", "gauge",
 					"1 for each reason a cable is not ok "
 					"(only those present).");
-			link_labels(b, "ibwatch_link_reason", k);
+			ibw_prom_link_labels(b, "ibwatch_link_reason", k);
 			ibw_pb_put(
 				b, ",reason=\"%s\"} 1\n",
 				ibw_link_reason_str((enum ibw_link_reason)r));
@@ -201,7 +201,7 @@ static void link_families(struct ibw_pb *b, const struct ibw_snapshot *s)
 				b, "ibwatch_link_ber", "gauge",
 				"Estimated bit error rate over the last hour, "
 				"the worse direction (docs/links.md).");
-		link_labels(b, "ibwatch_link_ber", by[i]);
+		ibw_prom_link_labels(b, "ibwatch_link_ber", by[i]);
 		ibw_pb_put(b, "} %.6g\n", by[i]->ber);
 	}
 	any = 0;
@@ -213,9 +213,10 @@ static void link_families(struct ibw_pb *b, const struct ibw_snapshot *s)
 				b, "ibwatch_link_xmit_wait_ratio", "gauge",
 				"Share of the last sweep spent waiting to "
 				"transmit, the worse direction.");
-		link_labels(b, "ibwatch_link_xmit_wait_ratio", by[i]);
+		ibw_prom_link_labels(b, "ibwatch_link_xmit_wait_ratio", by[i]);
 		ibw_pb_put(b, "} %.6g\n", by[i]->xmit_wait_ratio);
 	}
+	ibw_prom_link_fec(b, by, v->n);
 	free(by);
 }
 

@@ -43,4 +43,11 @@ static inline const char *ibw_pb_kind(int is_switch)
 	return is_switch ? "switch" : "hca";
 }
 
+struct ibw_link;
+
+/* A cable's series name and labels, up to the closing brace: its lower
+ * end (guid, port) and the other (remote_guid, remote_port). */
+void ibw_prom_link_labels(struct ibw_pb *b, const char *name,
+			  const struct ibw_link *k);
+
 #endif

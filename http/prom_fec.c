@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "links.h"
 #include "prom_fec.h"
 
 /* Lanes of the widest active width (PortInfo:LinkWidthActive). */
@@ -163,4 +164,115 @@ void ibw_prom_fec(struct ibw_pb *b, const struct ibw_snapshot *s)
 			}
 		}
 	}
+}
+
+/* The windows judged and shown: the sweep window is in /api/v1/links. */
+static const enum ibw_fwin shown[] = { IBW_FWIN_12M, IBW_FWIN_125M,
+				       IBW_FWIN_DAY };
+
+static void ber_family(struct ibw_pb *b, const struct ibw_link *const *by,
+		       size_t n, int effective)
+{
+	const char *name = effective ? "ibwatch_link_effective_ber"
+				     : "ibwatch_link_raw_ber";
+	size_t i, w;
+	int any = 0, e;
+
+	for (i = 0; i < n; i++) {
+		const struct ibw_link *k = by[i];
+
+		if (!k->end[0].fec && !k->end[1].fec)
+			continue;
+		if (!any++)
+			ibw_pb_family(
+				b, name, "gauge",
+				effective ? "Post-FEC bit error rate from "
+					    "uncorrectable blocks and symbol "
+					    "errors, the worse direction, by "
+					    "window (docs/links.md)."
+					  : "Pre-FEC bit error rate from what "
+					    "FEC corrected, the worse "
+					    "direction, by window "
+					    "(docs/links.md).");
+		for (w = 0; w < sizeof(shown) / sizeof(shown[0]); w++) {
+			double worst = -1;
+
+			for (e = 0; e < 2; e++) {
+				const struct ibw_link_fec *f = k->end[e].fec;
+				double v;
+
+				if (!f)
+					continue;
+				v = effective ? f->win[shown[w]].effective_ber
+					      : f->win[shown[w]].raw_ber;
+				if (v > worst)
+					worst = v;
+			}
+			if (worst < 0)
+				continue;
+			ibw_prom_link_labels(b, name, k);
+			ibw_pb_put(b, ",window=\"%s\"} %.6g\n",
+				   ibw_fwin_name(shown[w]), worst);
+		}
+	}
+}
+
+/* @k's end @e as the receiver of a per-direction series. */
+static void receiver(struct ibw_pb *b, const char *name,
+		     const struct ibw_link *k, int e)
+{
+	ibw_prom_link_labels(b, name, k);
+	ibw_pb_put(b,
+		   ",receiver_guid=\"0x%016" PRIx64 "\",receiver_port=\"%u\"",
+		   k->end[e].guid, (unsigned)k->end[e].port);
+}
+
+void ibw_prom_link_fec(struct ibw_pb *b, const struct ibw_link *const *by,
+		       size_t n)
+{
+	size_t i;
+	unsigned l;
+	int e, any = 0;
+
+	ber_family(b, by, n, 0);
+	ber_family(b, by, n, 1);
+	/* Per lane only where the raw BER is over a threshold: a bounded
+	 * number of series, there when someone needs them. */
+	for (i = 0; i < n; i++)
+		for (e = 0; e < 2; e++) {
+			const struct ibw_link_fec *f = by[i]->end[e].fec;
+
+			if (!f || f->raw_state == IBW_HEALTH_OK)
+				continue;
+			if (!any++)
+				ibw_pb_family(
+					b, "ibwatch_link_lane_raw_ber", "gauge",
+					"Pre-FEC bit error rate of each lane "
+					"over 12 minutes, at a receiver whose "
+					"raw BER is over a threshold.");
+			for (l = 0; l < f->lanes; l++) {
+				receiver(b, "ibwatch_link_lane_raw_ber", by[i],
+					 e);
+				ibw_pb_put(b, ",lane=\"%u\"} %.6g\n", l,
+					   ibw_link_fec_lane_ber(
+						   &f->win[IBW_FWIN_12M],
+						   f->lanes, l));
+			}
+		}
+	any = 0;
+	for (i = 0; i < n; i++)
+		for (e = 0; e < 2; e++) {
+			const struct ibw_link_fec *f = by[i]->end[e].fec;
+
+			if (!f || f->bad_lane < 0)
+				continue;
+			if (!any++)
+				ibw_pb_family(
+					b, "ibwatch_link_bad_lane", "gauge",
+					"The lane that carries a receiver's "
+					"raw BER (docs/links.md), where one "
+					"does.");
+			receiver(b, "ibwatch_link_bad_lane", by[i], e);
+			ibw_pb_put(b, "} %d\n", f->bad_lane);
+		}
 }

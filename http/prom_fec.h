@@ -13,4 +13,11 @@
  * last counter sweep read. */
 void ibw_prom_fec(struct ibw_pb *b, const struct ibw_snapshot *s);
 
+struct ibw_link;
+
+/* The links' raw and effective BER from the FEC counters (core/links.h),
+ * for the cables @by (@n, in the order they are to be written). */
+void ibw_prom_link_fec(struct ibw_pb *b, const struct ibw_link *const *by,
+		       size_t n);
+
 #endif

@@ -1356,8 +1356,11 @@ static void rich_links(struct ibw_snapshot *s, struct ibw_links **lp)
 }
 
 /* The rich snapshot's documents, byte for byte as reviewed. */
+static int has_line_with(const char *text, const char *prefix, const char *sub);
+
 static void test_rich_documents(void **state)
 {
+	size_t len;
 	struct ibw_snapshot *s = rich_snapshot();
 	struct ibw_port_filter all = { 0, 0, -1, 0 };
 	struct ibw_event ev[IBW_EVT_KIND_MAX + 2];
@@ -1455,6 +1458,24 @@ static void test_rich_documents(void **state)
 	}
 	t = dump(ibw_json_link_at(s, 0x0002c90300000011ull, 1));
 	golden("link.json", t);
+	free(t);
+	/* the FEC end's series: the link's worse raw and effective BER by
+	 * window, its lanes (its raw BER is degraded) and the bad lane */
+	t = ibw_prom_render(s, NULL, T0, NULL, &len);
+	assert_non_null(t);
+	assert_true(has_line_with(t, "ibwatch_link_raw_ber{",
+				  "window=\"12m\"} 8.33333e-07"));
+	assert_true(has_line_with(t, "ibwatch_link_effective_ber{",
+				  "window=\"24h\"} 2.5e-12"));
+	assert_true(
+		has_line_with(t, "ibwatch_link_lane_raw_ber{",
+			      "receiver_guid=\"0x0002c90300000011\","
+			      "receiver_port=\"1\",lane=\"2\"} 3.3333e-06"));
+	assert_true(has_line_with(t, "ibwatch_link_bad_lane{",
+				  "receiver_port=\"1\"} 2"));
+	/* the 4x link has no FEC counters: no such series */
+	assert_false(has_line_with(t, "ibwatch_link_raw_ber{",
+				   "guid=\"0x0002c90300000001\",port=\"1\""));
 	free(t);
 	ibw_links_free(l);
 	ibw_snapshot_unref(s);
