@@ -105,6 +105,9 @@ enum {
 	LINK_COL_SPEED_BEST,
 	LINK_COL_BER,
 	LINK_COL_XMIT_WAIT,
+	LINK_COL_RAW_BER,
+	LINK_COL_EFFECTIVE_BER,
+	LINK_COL_BAD_LANE,
 };
 
 struct ibw_mib;
@@ -982,10 +985,21 @@ static int link_get(struct ibw_mib *m, unsigned row, unsigned col,
 		v_str(v, k->speed_best ? ibw_speed_name(k->speed_best) : "");
 		break;
 	case LINK_COL_BER:
-		if (k->ber >= 0)
-			snprintf(buf, sizeof(buf), "%.3g", k->ber);
+	case LINK_COL_RAW_BER:
+	case LINK_COL_EFFECTIVE_BER: {
+		double r = col == LINK_COL_BER	     ? k->ber
+			   : col == LINK_COL_RAW_BER ? k->raw_ber
+						     : k->effective_ber;
+
+		if (r >= 0)
+			snprintf(buf, sizeof(buf), "%.3g", r);
 		else
 			buf[0] = '\0';
+		v_strcpy(v, buf);
+		break;
+	}
+	case LINK_COL_BAD_LANE:
+		ibw_link_bad_lanes_fmt(k, buf, sizeof(buf));
 		v_strcpy(v, buf);
 		break;
 	case LINK_COL_XMIT_WAIT:
@@ -1009,7 +1023,7 @@ static const struct table tables[] = {
 	{ "ibwPathTable", 5, 0, 2, 10, 1, path_rows, path_index, path_get },
 	{ "ibwHopTable", 6, 0, 3, 8, 3, hop_rows, hop_index, hop_get },
 	/* (arc 7 is ibwNotifyObjects: nothing to read) */
-	{ "ibwLinkTable", 8, 0, LINK_COL_NAME, LINK_COL_XMIT_WAIT, 9, link_rows,
+	{ "ibwLinkTable", 8, 0, LINK_COL_NAME, LINK_COL_BAD_LANE, 9, link_rows,
 	  link_index, link_get },
 };
 
@@ -1451,6 +1465,7 @@ netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
 	case IBW_EVT_LINK_HEALTH_CHANGED: {
 		/* the event's own values: the snapshot may be newer */
 		char reasons[256];
+		const char *lanes;
 
 		v_str(&v, name_of(m, e->node_guid));
 		add_col(&vars, 8, LINK_COL_NAME, pidx, 9, &v);
@@ -1467,6 +1482,10 @@ netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
 		ibw_link_reasons_fmt(e->reasons, reasons, sizeof(reasons));
 		v_strcpy(&v, reasons);
 		add_col(&vars, 8, LINK_COL_REASONS, pidx, 9, &v);
+		/* core/monitor.c puts the bad lanes after "; " */
+		lanes = strstr(e->detail, "; ");
+		v_strcpy(&v, lanes ? lanes + 2 : "");
+		add_col(&vars, 8, LINK_COL_BAD_LANE, pidx, 9, &v);
 		break;
 	}
 	case IBW_EVT_ROUTES_LOST:

@@ -105,6 +105,28 @@ int ibw_link_reasons_fmt(uint32_t mask, char *buf, size_t len)
 	return (int)n;
 }
 
+int ibw_link_bad_lanes_fmt(const struct ibw_link *k, char *buf, size_t len)
+{
+	size_t n = 0;
+	int i, r;
+
+	if (len)
+		buf[0] = '\0';
+	for (i = 0; i < 2; i++) {
+		const struct ibw_link_end *x = &k->end[i];
+
+		if (!x->fec || x->fec->bad_lane < 0)
+			continue;
+		r = snprintf(buf + (n < len ? n : len), n < len ? len - n : 0,
+			     "%slane %d at %s port %u", n ? ", " : "",
+			     x->fec->bad_lane, x->name, x->port);
+		if (r < 0)
+			return r;
+		n += (size_t)r;
+	}
+	return (int)n;
+}
+
 void ibw_link_thresholds_default(struct ibw_link_thresholds *t)
 {
 	int e;

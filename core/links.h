@@ -74,6 +74,13 @@ int ibw_link_reason_lookup(const char *name);
  * Returns what snprintf would (the length without the NUL). */
 int ibw_link_reasons_fmt(uint32_t mask, char *buf, size_t len);
 
+struct ibw_link;
+
+/* The lanes named as carrying a receiver's raw BER, "lane 2 at NAME port
+ * 1" for each end that has one, comma-separated; "" when none. Returns
+ * what snprintf would. */
+int ibw_link_bad_lanes_fmt(const struct ibw_link *k, char *buf, size_t len);
+
 /* What "the best both ends support" is taken from. */
 enum ibw_link_basis {
 	IBW_BASIS_SUPPORTED, /* LinkWidthSupported, LinkSpeed*Supported */

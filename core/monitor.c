@@ -179,8 +179,8 @@ static void on_link_change(const struct ibw_link_change *c, void *arg)
 	struct ibw_monitor *m = arg;
 	const struct ibw_link *k = c->link;
 	struct ibw_event e;
-	char now[200], was[200];
-	int n, i;
+	char now[200], was[200], lanes[200];
+	int n;
 
 	memset(&e, 0, sizeof(e));
 	e.kind = IBW_EVT_LINK_HEALTH_CHANGED;
@@ -197,13 +197,12 @@ static void on_link_change(const struct ibw_link_change *c, void *arg)
 	n = snprintf(e.detail, sizeof(e.detail), "%s (%s) -> %s (%s)",
 		     ibw_link_health_str(c->from), was,
 		     ibw_link_health_str(k->health), now);
-	/* The lane the raw BER is on, where one carries it. */
-	for (i = 0; i < 2 && n > 0 && (size_t)n < sizeof(e.detail); i++)
-		if (k->end[i].fec && k->end[i].fec->bad_lane >= 0)
-			n += snprintf(e.detail + n, sizeof(e.detail) - (size_t)n,
-				      ", lane %d at %s port %u",
-				      k->end[i].fec->bad_lane,
-				      k->end[i].name, k->end[i].port);
+	/* "; " and the lanes the raw BER is on, where one carries it:
+	 * agent/mib.c takes them from there for ibwLinkBadLane. */
+	if (n > 0 && (size_t)n + 2 < sizeof(e.detail) &&
+	    ibw_link_bad_lanes_fmt(k, lanes, sizeof(lanes)) > 0)
+		snprintf(e.detail + n, sizeof(e.detail) - (size_t)n, "; %s",
+			 lanes);
 	ibw_events_add(m->ev, &e);
 }
 

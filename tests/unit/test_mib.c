@@ -458,7 +458,7 @@ static void test_notifications(void **state)
 	struct ibw_event e;
 	netsnmp_variable_list *vars, *v;
 	oid want[MAX_OID_LEN];
-	unsigned n = 0;
+	unsigned n = 0, lanes;
 
 	memset(&e, 0, sizeof(e));
 	e.kind = IBW_EVT_ENDPORT_STATE;
@@ -514,11 +514,13 @@ static void test_notifications(void **state)
 	e.peer_port = 1;
 	e.old_value = IBW_HEALTH_OK;
 	e.new_value = IBW_HEALTH_DEGRADED;
-	e.reasons = IBW_LR_BIT(IBW_LR_WIDTH);
+	e.reasons = IBW_LR_BIT(IBW_LR_WIDTH) | IBW_LR_BIT(IBW_LR_RAW_BER);
+	snprintf(e.detail, sizeof(e.detail), "%s",
+		 "ok () -> degraded (width,raw_ber); lane 2 at sw port 2");
 	vars = ibw_mib_notification(f->mib, &e);
 	assert_non_null(vars);
 	assert_int_equal(vars->val.objid[ROOT_LEN + 1], 6);
-	n = 0;
+	n = lanes = 0;
 	for (v = vars; v; v = v->next_variable) {
 		n++;
 		/* ibwLinkHealth.SW.2 = degraded(2) */
@@ -527,8 +529,17 @@ static void test_notifications(void **state)
 			assert_int_equal(*v->val.integer, 2);
 			assert_int_equal(v->name[ROOT_LEN + 12], 2);
 		}
+		/* ibwLinkBadLane.SW.2: the lanes of the event's detail */
+		if (v->name_length == ROOT_LEN + 13 &&
+		    v->name[ROOT_LEN + 1] == 8 && v->name[ROOT_LEN + 3] == 19) {
+			assert_int_equal(v->val_len, 19);
+			assert_memory_equal(v->val.string,
+					    "lane 2 at sw port 2", 19);
+			lanes++;
+		}
 	}
-	assert_int_equal(n, 8);
+	assert_int_equal(n, 9);
+	assert_int_equal(lanes, 1);
 	snmp_free_varbind(vars);
 
 	e.kind = IBW_EVT_NODE_ADDED;
