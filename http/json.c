@@ -764,6 +764,7 @@ static void ev_add(struct ev_members *e, const char *key, enum ev_type type,
 static void event_write(struct ibw_jw *w, const struct ibw_event *e)
 {
 	struct ev_members m = { .n = 0 };
+	const char *lanes;
 	struct ev_member t;
 	unsigned i, j;
 
@@ -801,6 +802,8 @@ static void event_write(struct ibw_jw *w, const struct ibw_event *e)
 		       ibw_link_health_str((enum ibw_link_health)e->new_value));
 		ev_add(&m, "old_reasons", EV_REASONS, e->old_reasons, NULL);
 		ev_add(&m, "reasons", EV_REASONS, e->reasons, NULL);
+		lanes = strstr(e->detail, "; ");
+		ev_add(&m, "bad_lanes", EV_STR, 0, lanes ? lanes + 2 : NULL);
 		break;
 	case IBW_EVT_LOCAL_PORT_LOST:
 		ev_add(&m, "state", EV_STR, 0, e->what);
@@ -855,7 +858,11 @@ static void event_write(struct ibw_jw *w, const struct ibw_event *e)
 			ibw_jw_u64(w, x->v);
 			break;
 		case EV_STR:
-			ibw_jw_string(w, x->s);
+			/* NULL: null */
+			if (x->s)
+				ibw_jw_string(w, x->s);
+			else
+				ibw_jw_null(w);
 			break;
 		case EV_GUID:
 			ibw_jw_guid(w, x->v);

@@ -613,6 +613,8 @@ json_t *ibw_json_link_at(const struct ibw_snapshot *s, uint64_t guid,
 
 void ibw_json_link_event(json_t *o, const struct ibw_event *e)
 {
+	const char *lanes;
+
 	json_object_set_new(o, "peer_guid", ibw_json_guid(e->peer_guid));
 	json_object_set_new(o, "peer_port", json_integer(e->peer_port));
 	json_object_set_new(o, "old",
@@ -624,4 +626,8 @@ void ibw_json_link_event(json_t *o, const struct ibw_event *e)
 	json_object_set_new(o, "old_reasons",
 			    ibw_json_link_reasons(e->old_reasons));
 	json_object_set_new(o, "reasons", ibw_json_link_reasons(e->reasons));
+	/* core/monitor.c writes the bad lanes after "; " */
+	lanes = strstr(e->detail, "; ");
+	json_object_set_new(o, "bad_lanes",
+			    lanes ? json_string(lanes + 2) : json_null());
 }

@@ -44,10 +44,13 @@ check "--links: the simulator's supported sets are those of hardware (1x, 4x; SD
 	jq -e '[.links[].ends[] | select(.width_supported != ["1x", "4x"] or .speed_supported != ["SDR"])] | length == 0' once.out
 
 # 2. The daemon: JSON, events; thresholds that a test can reach in
-# seconds (docs/links.md: the BER needs 1e12 bits, 100 s at 4x SDR).
+# seconds (docs/links.md: the BER needs 1e12 bits, 100 s at 4x SDR). The
+# model gives every port FEC counters, where symbol errors are effective
+# errors too (link_fec_health tests those): off here.
 start_agent node0001 --no-state-file --no-ping --discovery-interval 2 \
 	--counter-interval 1 --link-threshold ber_degraded=0 \
 	--link-threshold ber_failing=0 \
+	--link-threshold effective_ber_12m=0 --link-threshold effective_ber_125m=0 \
 	--link-threshold symbol_errors_per_day=100 ||
 	{ echo "not ok - the agent does not start"; exit 1; }
 U=http://127.0.0.1:$P
@@ -200,6 +203,7 @@ check "check_ibwatch_links's command is in deploy/nagios ($oids -w $warn -c $cri
 start_agent node0001 --no-state-file --no-ping --agentx "$SOCK" \
 	--discovery-interval 1 --counter-interval 1 --link-threshold basis=enabled \
 	--link-threshold ber_degraded=0 --link-threshold ber_failing=0 \
+	--link-threshold effective_ber_12m=0 --link-threshold effective_ber_125m=0 \
 	--link-threshold symbol_errors_per_day=100 ||
 	{ echo "not ok - the Nagios agent does not start"; exit 1; }
 for _ in $(seq 1 100); do

@@ -29,7 +29,11 @@ struct kmf_port {
 	struct {
 		int field; /* enum MAD_FIELDS */
 		uint32_t value;
+		double rate; /* per second since the file's mtime */
 	} set[72];
+	/* when RATE starts: t0=SECONDS on the line, else the file's mtime */
+	struct timespec t0;
+	int have_t0;
 };
 
 /* One of the two files: its path, what it held when last read. */
@@ -110,7 +114,7 @@ static int cong_field_by_name(const char *name)
  * FIELD=VALUE..." of the cong file (@cong 1). */
 static int parse_line(char *line, struct kmf_port *p, int cong)
 {
-	char mode[8], *tok, *save = NULL;
+	char mode[8], *tok, *save = NULL, *end;
 	unsigned lid, port;
 	int used;
 
@@ -140,12 +144,21 @@ static int parse_line(char *line, struct kmf_port *p, int cong)
 		if (!eq || p->nset == 72)
 			return -1;
 		*eq = 0;
+		if (!strcmp(tok, "t0")) {
+			double t = strtod(eq + 1, NULL);
+
+			p->t0.tv_sec = (time_t)t;
+			p->t0.tv_nsec = (long)((t - (double)(time_t)t) * 1e9);
+			p->have_t0 = 1;
+			continue;
+		}
 		f = cong ? cong_field_by_name(tok)
 			 : field_by_name(tok, p->mode != 1);
 		if (f < 0)
 			return -1;
 		p->set[p->nset].field = f;
-		p->set[p->nset].value = (uint32_t)strtoul(eq + 1, NULL, 0);
+		p->set[p->nset].value = (uint32_t)strtoul(eq + 1, &end, 0);
+		p->set[p->nset].rate = *end == '+' ? strtod(end + 1, NULL) : 0;
 		p->nset++;
 	}
 	return 0;
@@ -180,8 +193,11 @@ static void reload(struct kmf_list *l, int cong)
 		return;
 	}
 	while (n < KMF_MAX && fgets(line, sizeof(line), f))
-		if (line[0] != '#' && parse_line(line, &v[n], cong) == 0)
+		if (line[0] != '#' && parse_line(line, &v[n], cong) == 0) {
+			if (!v[n].have_t0)
+				v[n].t0 = st.st_mtim;
 			n++;
+		}
 	fclose(f);
 	free(l->v);
 	l->v = v;
@@ -200,6 +216,25 @@ static void check(void)
 	kmf.checked_ns = now;
 	reload(&kmf.fec, 0);
 	reload(&kmf.cong, 1);
+}
+
+/* Field @i of @p now: VALUE, plus RATE a second since the file was written
+ * (the same for every process: the file's mtime, the realtime clock),
+ * wrapped at 32 bits (mad_set_field() keeps a narrower field's bits). */
+static uint32_t value_now(const struct kmf_port *p, unsigned i)
+{
+	struct timespec ts;
+	double dt;
+
+	if (p->set[i].rate == 0)
+		return p->set[i].value;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	dt = (double)(ts.tv_sec - p->t0.tv_sec) +
+	     (double)(ts.tv_nsec - p->t0.tv_nsec) / 1e9;
+	if (dt < 0)
+		dt = 0;
+	return (uint32_t)((uint64_t)p->set[i].value +
+			  (uint64_t)(p->set[i].rate * dt));
 }
 
 static const struct kmf_port *find(const struct kmf_list *l, uint16_t lid,
@@ -287,7 +322,7 @@ int kmf_answer(uint8_t *mad, unsigned len, uint16_t dlid)
 					mad_set_field(
 						mad + PMA_DATA, 0,
 						(enum MAD_FIELDS)p->set[i].field,
-						p->set[i].value);
+						value_now(p, i));
 			done = 1;
 		}
 		goto out;
@@ -321,7 +356,7 @@ int kmf_answer(uint8_t *mad, unsigned len, uint16_t dlid)
 			for (i = 0; p && i < (unsigned)p->nset; i++)
 				mad_set_field(mad + PMA_DATA, 0,
 					      (enum MAD_FIELDS)p->set[i].field,
-					      p->set[i].value);
+					      value_now(p, i));
 			done = 1;
 		}
 	}

@@ -14,6 +14,11 @@
  * (FECCorrectableBlockCtrLane0, PortFECCorrectedSymbolCtr, ...), which
  * is perfquery -T's. The file is read again when it changes, so a test
  * sets and changes values while daemons run; fields not given are 0.
+ * VALUE+RATE makes a field grow by RATE a second (a decimal number) from
+ * the time the file was written (its mtime) or from t0=SECONDS (the
+ * realtime clock's) given on the line, the same in every process that
+ * reads it: a steady error rate, which a rewritten file with the same t0
+ * continues.
  *
  * Their PortInfo says IsExtendedSpeedsSupported, CapabilityMask2 and
  * IsPortInfoExtendedSupported (a switch: port 0's); the PMA of a node

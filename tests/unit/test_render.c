@@ -1273,6 +1273,10 @@ static unsigned rich_events(struct ibw_event *ev, unsigned cap)
 				 k);
 		snprintf(e->detail, sizeof(e->detail),
 			 "a -> b \xc3\xa9 \xe2\x82\xac %d", k);
+		if (k == IBW_EVT_LINK_HEALTH_CHANGED)
+			snprintf(e->detail, sizeof(e->detail), "%s",
+				 "ok () -> degraded (raw_ber); lane 3 at "
+				 "sw \"1\" port 1");
 	}
 	/* strings jansson refuses: the member goes */
 	ev[n] = ev[0];
