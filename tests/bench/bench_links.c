@@ -6,7 +6,11 @@
  * round and their medians, to set against a counter sweep's time
  * (docs/links.md, docs/benchmarks.md).
  *
- *   bench_links [--links N] [--rounds N]
+ *   bench_links [--links N] [--rounds N] [--fec]
+ *
+ * --fec: both ends of every cable have RS-FEC counters that correct on
+ * every lane (an HDR fabric), so the FEC windows are built and viewed
+ * too. The peak RSS (/usr/bin/time -v) shows their memory.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -14,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fec.h"
 #include "links.h"
 
 static double cpu_ms(void)
@@ -36,22 +41,26 @@ int main(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "links", required_argument, NULL, 'l' },
 		{ "rounds", required_argument, NULL, 'r' },
+		{ "fec", no_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ibw_link_end_in *a, *b;
+	struct ibw_fec *fa = NULL, *fb = NULL;
 	struct ibw_portinfo pi = { 0 };
 	struct ibw_link_view *v;
 	struct ibw_links *l;
 	unsigned n = 7128, rounds = 30, r, i;
 	double *upd, *view, t0, t1, t2;
 	uint64_t now = 1699999200ull * 1000000;
-	int c;
+	int c, fec = 0, k;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		if (c == 'l')
 			n = (unsigned)strtoul(optarg, NULL, 10);
 		else if (c == 'r')
 			rounds = (unsigned)strtoul(optarg, NULL, 10);
+		else if (c == 'f')
+			fec = 1;
 		else
 			return 2;
 	}
@@ -64,6 +73,12 @@ int main(int argc, char **argv)
 	l = ibw_links_new(NULL);
 	if (!a || !b || !upd || !view || !l)
 		return 1;
+	if (fec) {
+		fa = calloc(n, sizeof(*fa));
+		fb = calloc(n, sizeof(*fb));
+		if (!fa || !fb)
+			return 1;
+	}
 	pi.state = IBW_PORT_ACTIVE;
 	pi.phys_state = IBW_PHYS_LINKUP;
 	pi.width_active = IBW_WIDTH_4X;
@@ -82,6 +97,12 @@ int main(int argc, char **argv)
 		a[i].pi = b[i].pi = &pi;
 		a[i].have_ctrs = b[i].have_ctrs = 1;
 		a[i].tick = b[i].tick = -1;
+		if (fec) {
+			fa[i].layout = fb[i].layout = IBW_FEC_RS;
+			fa[i].have = fb[i].have = ~0ull;
+			a[i].fec = &fa[i];
+			b[i].fec = &fb[i];
+		}
 	}
 	for (r = 0; r < rounds; r++, now += 10000000) {
 		t0 = cpu_ms();
@@ -91,6 +112,14 @@ int main(int argc, char **argv)
 			a[i].err[IBW_LERR_SYMBOL] += i % 3;
 			a[i].xmit_bytes += 1000000;
 			b[i].xmit_wait += 100;
+			for (k = 0; fec && k < 4; k++) {
+				fa[i].total[IBW_FEC_CORR_SYM0 + k] += 1000 + k;
+				fb[i].total[IBW_FEC_CORR_SYM0 + k] += 2000 + k;
+			}
+			if (fec) {
+				fa[i].total[IBW_FEC_PORT_CORR_SYM] += 4006;
+				fb[i].total[IBW_FEC_PORT_CORR_SYM] += 8006;
+			}
 			ibw_links_update(l, &a[i], &b[i]);
 		}
 		t1 = cpu_ms();
@@ -113,5 +142,7 @@ int main(int argc, char **argv)
 	free(b);
 	free(upd);
 	free(view);
+	free(fa);
+	free(fb);
 	return 0;
 }

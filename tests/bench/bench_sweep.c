@@ -178,6 +178,7 @@ static void link_end(struct ibw_counters *c, const struct ibw_fnode *n,
 	}
 	e->xmit_wait = pc->v[IBW_CTR_XMIT_WAIT].total;
 	e->xmit_bytes = pc->v[IBW_CTR_XMIT_DATA].total;
+	e->fec = pc->fec; /* as core/monitor.c feeds it */
 	if (pc->have_vl) {
 		e->vl_mask = 0xffff;
 		memcpy(e->vl_xmit_wait, pc->vl_xmit_wait,
