@@ -14,6 +14,7 @@
 #include "ibw_version.h"
 #include "json.h"
 #include "json_links.h"
+#include "json_map.h"
 #include "json_routes.h"
 #include "negotiate.h"
 #include "prom.h"
@@ -661,6 +662,20 @@ static int part_endports(struct ibw_jw *w, const struct ibw_snapshot *s,
 	return ibw_json_write_endports_part(w, s, pos, budget);
 }
 
+static void render_map(struct ibw_hreq *r, const struct ibw_snapshot *s,
+		       struct ibw_jw *w)
+{
+	struct ibw_fmap *m = ibw_fmap_build(s);
+
+	(void)r;
+	if (!m) {
+		ibw_jw_value(w, json_null());
+		return;
+	}
+	ibw_json_write_map(w, s, m);
+	ibw_fmap_free(m);
+}
+
 static void render_traces(struct ibw_hreq *r, const struct ibw_snapshot *s,
 			  struct ibw_jw *w)
 {
@@ -937,6 +952,12 @@ static const struct ibw_route routes[] = {
 	  .serve = serve_link,
 	  .about =
 		  "/api/v1/links/{guid}/{port}: the cable at a port, from either end" },
+	{ .path = "/api/v1/map",
+	  .methods = GET_HEAD,
+	  .cache = CACHE_ANSWER,
+	  .render = render_map,
+	  .about =
+		  "the fabric as a map: switches by level, bundles of cables" },
 	{ .path = "/api/v1/endports",
 	  .methods = GET_HEAD,
 	  .cache = CACHE_ANSWER,
