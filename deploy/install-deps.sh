@@ -13,7 +13,8 @@ ibsim-utils libumad2sim0 opensm infiniband-diags
 snmpd snmp snmptrapd curl jq python3 bc
 prometheus prometheus-node-exporter monitoring-plugins-basic
 monitoring-plugins-standard openssl wrk
-smitools libinih-dev systemd groff-base
+smitools libinih-dev systemd groff-base libjs-d3
+chromium chromium-driver python3-selenium
 git dpkg-dev debhelper lintian rpm
 "
 

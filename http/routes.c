@@ -15,6 +15,7 @@
 #include "json.h"
 #include "json_links.h"
 #include "json_map.h"
+#include "ui.h"
 #include "json_routes.h"
 #include "negotiate.h"
 #include "prom.h"
@@ -67,6 +68,8 @@ static const struct {
 static const char *title(unsigned code)
 {
 	switch (code) {
+	case 303:
+		return "See Other";
 	case 400:
 		return "Bad Request";
 	case 401:
@@ -863,8 +866,8 @@ static void serve_metrics(struct ibw_hreq *r, struct ibw_snapshot *s)
 /* A page for a person who points a browser at the agent: what is here. */
 static void list_routes(FILE *f);
 
-/* The landing page: every route listed in the table, so that it never
- * misses one. Paths are ASCII without markup characters. */
+/* /api: every route listed in the table, so that it never misses one.
+ * Paths are ASCII without markup characters. */
 static void serve_index(struct ibw_hreq *r, struct ibw_snapshot *s)
 {
 	static const char head[] =
@@ -899,6 +902,27 @@ static void serve_index(struct ibw_hreq *r, struct ibw_snapshot *s)
 	r->ctype = "text/html; charset=utf-8";
 }
 
+/* The map's page and files (http/ui.h), built in. */
+static void serve_ui(struct ibw_hreq *r, struct ibw_snapshot *s)
+{
+	const struct ibw_ui_asset *a = ibw_ui_asset(r->url);
+
+	(void)s;
+	if (!a) {
+		ibw_hreq_problem(r, 404, "no such path");
+		return;
+	}
+	r->body = malloc(a->len ? a->len : 1);
+	if (!r->body) {
+		ibw_hreq_problem(r, 503, "out of memory");
+		return;
+	}
+	memcpy(r->body, a->data, a->len);
+	r->len = a->len;
+	r->code = 200;
+	r->ctype = a->ctype;
+}
+
 /*
  * The API. A cached answer (CACHE_ANSWER) depends on the snapshot and
  * its query alone: rendered once per snapshot and shared by every
@@ -908,7 +932,15 @@ static void serve_index(struct ibw_hreq *r, struct ibw_snapshot *s)
 #define GET_HEAD (IBW_HTTP_GET | IBW_HTTP_HEAD)
 
 static const struct ibw_route routes[] = {
-	{ .path = "/", .methods = GET_HEAD, .serve = serve_index },
+	{ .path = "/",
+	  .methods = GET_HEAD,
+	  .serve = serve_ui,
+	  .about = "the fabric map (docs/map.md)" },
+	{ .path = "/ui/", .prefix = 1, .methods = GET_HEAD, .serve = serve_ui },
+	{ .path = "/api",
+	  .methods = GET_HEAD,
+	  .serve = serve_index,
+	  .about = "this list" },
 	{ .path = "/healthz",
 	  .methods = GET_HEAD,
 	  .serve = serve_healthz,

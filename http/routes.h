@@ -68,6 +68,8 @@ struct ibw_hreq {
 	struct ibw_share *shared; /* a shared body: /metrics, a cached answer */
 	struct ibw_stream *stream; /* a body sent as it is written */
 	const char *ctype;
+	const char *location; /* a Location header, static */
+	char *set_cookie; /* a Set-Cookie header, freed with the request */
 	size_t uploaded; /* request body bytes seen (and dropped) */
 	struct ibw_hreq *next; /* the server's list of waiting requests */
 };

@@ -19,6 +19,7 @@
 #include "log.h"
 #include "ratelimit.h"
 #include "routes.h"
+#include "ui.h"
 #include "server.h"
 
 #define ONDEMAND_CLIENTS 64
@@ -141,6 +142,14 @@ static enum MHD_Result send_answer(struct MHD_Connection *c, struct ibw_hreq *r)
 	}
 	MHD_add_response_header(resp, "Content-Type", r->ctype);
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	if (!strncmp(r->ctype, "text/html", 9))
+		MHD_add_response_header(resp, "Content-Security-Policy",
+					IBW_UI_CSP);
+	if (r->location)
+		MHD_add_response_header(resp, "Location", r->location);
+	if (r->set_cookie)
+		MHD_add_response_header(resp, "Set-Cookie", r->set_cookie);
 	if (r->code == 405 && r->route) {
 		char allow[64];
 
@@ -167,6 +176,7 @@ static void wake_loop(struct ibw_http *h)
 static void hreq_free(struct ibw_hreq *r)
 {
 	free(r->body);
+	free(r->set_cookie);
 	ibw_share_free(r->shared);
 	ibw_stream_free(r->stream);
 	free(r);
@@ -324,22 +334,56 @@ int ibw_http_allow_probe(struct ibw_hreq *r)
 }
 
 /* Constant time: the token is a secret. */
-static int token_ok(const struct ibw_http *h, struct MHD_Connection *c)
+static int same_token(const struct ibw_http *h, const char *a)
 {
-	const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-						    "Authorization");
 	size_t n, i;
 	unsigned diff = 0;
 
-	if (!a || strncmp(a, "Bearer ", 7))
+	if (!a)
 		return 0;
-	a += 7;
 	n = strlen(h->token);
 	if (strlen(a) != n)
 		return 0;
 	for (i = 0; i < n; i++)
 		diff |= (unsigned)(a[i] ^ h->token[i]);
 	return diff == 0;
+}
+
+/* The bearer token, or the map page's cookie (docs/map.md: a browser
+ * cannot send a header on navigation). */
+static int token_ok(const struct ibw_http *h, struct MHD_Connection *c)
+{
+	const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						    "Authorization");
+
+	if (a && !strncmp(a, "Bearer ", 7))
+		return same_token(h, a + 7);
+	return same_token(h, MHD_lookup_connection_value(c, MHD_COOKIE_KIND,
+							 IBW_TOKEN_COOKIE));
+}
+
+/* GET /?token=T with the right T: the cookie, and the page without the
+ * token in its address. 1 if answered so. */
+static int token_login(struct ibw_hreq *r)
+{
+	struct ibw_http *h = r->h;
+	size_t n;
+	char *c;
+
+	if (strcmp(r->url, "/") ||
+	    !same_token(h, MHD_lookup_connection_value(
+				   r->conn, MHD_GET_ARGUMENT_KIND, "token")))
+		return 0;
+	n = strlen(h->token) + 64;
+	c = malloc(n);
+	if (!c)
+		return 0;
+	snprintf(c, n, "%s=%s; Path=/; HttpOnly; SameSite=Strict",
+		 IBW_TOKEN_COOKIE, h->token);
+	ibw_hreq_problem(r, 303, "signed in: see /");
+	r->location = "/";
+	r->set_cookie = c;
+	return 1;
 }
 
 /* The token (when the route, or --http-token-everywhere, wants it),
@@ -352,9 +396,11 @@ static int dispatch(struct ibw_hreq *r)
 	int guarded = h->o.token_everywhere ||
 		      (r->route && ibw_route_token_always(r->route));
 
-	if (h->token && guarded && !token_ok(h, r->conn))
-		ibw_hreq_problem(r, 401, "a bearer token is required here");
-	else if (!r->route)
+	if (h->token && guarded && !token_ok(h, r->conn)) {
+		if (!token_login(r))
+			ibw_hreq_problem(r, 401,
+					 "a bearer token is required here");
+	} else if (!r->route)
 		ibw_hreq_problem(r, 404, "no such path");
 	else if (ibw_route_on_loop(r->route))
 		return hand_over(r);

@@ -10,7 +10,7 @@
 #    does not answer (504 with what was found), timeout_ms honoured (a
 #    trace that needs about a second: 504 at 100 ms, 200 at 60 s), and
 #    the bound of 8 traces under way (12 at once: 8 run, 4 get 429);
-#  - the landing page at /, ibwatch_build_info, and Accept /
+#  - the endpoint list at /api, ibwatch_build_info, and Accept /
 #    Accept-Encoding negotiated with q-values (q=0 refuses; 406 when
 #    nothing acceptable is served);
 #  - /api/v1/ping with pings turned off: 503;
@@ -123,8 +123,8 @@ r=$(get g200.json -D g200.hdr "$A/api/v1/status")
 check "GET /api/v1/status: 200 with no Allow header ($r)" test "${r%% *}" = 200 -a -z "$(allow g200.hdr)"
 
 # 1c. The landing page, build info and content negotiation with q-values.
-r=$(get index.html "$A/")
-check "GET /: an HTML page ($r) linking every endpoint" \
+r=$(get index.html "$A/api")
+check "GET /api: an HTML page ($r) linking every endpoint" \
 	bash -c '[ "$1" = "200 text/html; charset=utf-8" ] && for u in /metrics /healthz /api/v1/status /api/v1/nodes /api/v1/ports /api/v1/links /api/v1/endports /api/v1/traces /api/v1/events /api/v1/routes /api/v1/trace /api/v1/ping; do grep -q "href=\"$u\"" index.html || exit 1; done' _ "$r"
 curl -s -m 30 "$A/metrics" >bi.txt
 rev=$(git -C "$here/.." rev-parse --short=12 HEAD 2>/dev/null || echo unknown)

@@ -1,0 +1,117 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""Drive the fabric map in headless Chromium (chromium-driver, Debian's
+python3-selenium) as a person would, and write what the page showed as
+JSON for tests/integration/browser.sh to check:
+
+  browser.py URL OUT.json [--trace FROM TO] [--then CMD WAIT_JS]
+             [--token T] [--screenshot PNG] [--size WxH]
+
+- load URL (with --token: URL/?token=T first, as a person signing in);
+- wait for the map to be drawn (the canvas' data-summary), keep it;
+- --trace: type FROM and TO, press Trace, wait for the path, keep it;
+- --then: run the shell command CMD, wait (60 s at most) until the page's
+  summary satisfies the JavaScript expression WAIT_JS (on `s`), keep it;
+- the browser console's entries and every URL the page requested.
+"""
+import json
+import subprocess
+import sys
+import time
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+
+
+def arg(name, n=1):
+    if name not in sys.argv:
+        return None
+    i = sys.argv.index(name)
+    return sys.argv[i + 1:i + 1 + n] if n > 1 else sys.argv[i + 1]
+
+
+def summary(d):
+    s = d.execute_script(
+        "const c = document.getElementById('map');"
+        "return c && c.dataset.summary ? c.dataset.summary : null;")
+    return json.loads(s) if s else None
+
+
+def wait(d, pred, seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        s = summary(d)
+        if s is not None and pred(s):
+            return s
+        time.sleep(0.1)
+    return None
+
+
+def main():
+    url, out = sys.argv[1], sys.argv[2]
+    size = (arg("--size") or "1400x900").split("x")
+    o = webdriver.ChromeOptions()
+    o.binary_location = "/usr/bin/chromium"
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu",
+              "--disable-dev-shm-usage", "--no-first-run",
+              "--disable-background-networking", "--disable-sync",
+              "--disable-component-update", "--disable-default-apps",
+              "--window-size=%s,%s" % (size[0], size[1])):
+        o.add_argument(a)
+    o.set_capability("goog:loggingPrefs",
+                     {"browser": "ALL", "performance": "ALL"})
+    d = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=o)
+    res = {"ok": False}
+    try:
+        d.set_page_load_timeout(30)
+        token = arg("--token")
+        t0 = time.monotonic()
+        d.get(url + ("/?token=" + token if token else "/"))
+        s = wait(d, lambda s: True, 30)
+        res["load_s"] = time.monotonic() - t0
+        res["url_after_load"] = d.current_url
+        res["first"] = s
+        if s is None:
+            res["body"] = d.find_element(By.TAG_NAME, "body").text[:2000]
+        res["age_text"] = d.find_element(By.ID, "age").text
+        res["memory"] = d.execute_cdp_cmd("Performance.enable", {}) and None
+        m = d.execute_cdp_cmd("Performance.getMetrics", {})
+        res["js_heap_bytes"] = next(
+            (x["value"] for x in m["metrics"] if x["name"] == "JSHeapTotalSize"), None)
+        tr = arg("--trace", 2)
+        if s is not None and tr:
+            d.find_element(By.ID, "from").send_keys(tr[0])
+            d.find_element(By.ID, "to").send_keys(tr[1])
+            d.find_element(By.CSS_SELECTOR, "#trace button[type=submit]").click()
+            res["traced"] = wait(d, lambda s: len(s["path"]) > 0, 20)
+            res["trace_status"] = d.find_element(By.ID, "trace-status").text
+            shot = arg("--trace-screenshot")
+            if shot:
+                d.save_screenshot(shot)
+        then = arg("--then", 2)
+        if s is not None and then:
+            subprocess.run(then[0], shell=True, check=False)
+            t1 = time.monotonic()
+            res["then"] = wait(
+                d, lambda s: d.execute_script("const s = arguments[0]; return " + then[1] + ";", s), 60)
+            res["then_s"] = time.monotonic() - t1
+        shot = arg("--screenshot")
+        if shot:
+            d.save_screenshot(shot)
+        res["console"] = d.get_log("browser")
+        urls = []
+        for e in d.get_log("performance"):
+            msg = json.loads(e["message"])["message"]
+            if msg.get("method") == "Network.requestWillBeSent":
+                urls.append(msg["params"]["request"]["url"])
+        res["requests"] = urls
+        res["ok"] = True
+    finally:
+        d.quit()
+        with open(out, "w") as f:
+            json.dump(res, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,129 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# The fabric map in a real browser (headless Chromium through
+# chromium-driver and python3-selenium, tests/integration/browser.py) on
+# a 16-host fat tree whose leaf01 - node0003 cable trains at 1x and whose
+# spine02 port 1 - leaf01 cable counts symbol errors: the switches drawn
+# per level and the bundles and cables between levels equal
+# ibnetdiscover's topology; leaf01's host tile (the 1x cable) and the
+# spine02 - leaf01 bundle (the errors) are marked, nothing else; a trace
+# between two named hosts highlights exactly the switches ibtracert
+# prints; unlinking a host shows its leaf's tile down within a sweep or
+# two; the console has no errors and every request went to the agent.
+# With --http-token-everywhere the page and every file it loads need the
+# token; signing in with ?token= sets the cookie and the map is drawn.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/lib/tap.sh"
+: "${IBWATCHD:?}" "${IBW_FATTREE:?}"
+
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ] ||
+	! /usr/bin/python3 -c 'import selenium' 2>/dev/null; then
+	echo "not ok - chromium, chromium-driver and python3-selenium are needed (tests/run.sh installs them)"
+	exit 1
+fi
+if [ -z "${IBW_SIM_DIR:-}" ]; then
+	work=${IBW_TEST_WORK:-$PWD/test-work}
+	mkdir -p "$work"
+	"$IBW_FATTREE" --levels 2 --hosts 16 |
+		sed -e '/^Switch.*"leaf01"/,/^$/ s/^\[3\]\t"node0003"\[1\]$/&\tw=1/' \
+		    -e '/^Hca.*"node0003"/,/^$/ s/^\[1\]\t"leaf01"\[3\]$/&\tw=1/' \
+		>"$work/browser-16.net" || exit 1
+	grep -c 'w=1' "$work/browser-16.net" | grep -qx 2 || { echo "not ok - w=1 not placed"; exit 1; }
+	exec "$here/lib/with-fabric.sh" browser "$work/browser-16.net" --sm node0016 -- "$0"
+fi
+trap stop_started EXIT
+
+# The reference: ibnetdiscover's switches (leaves: those with hosts),
+# the switch pairs and cables between them; ibtracert's switches.
+at node0001 ibnetdiscover >topo.txt 2>topo.err
+read -r leaves spines pairs cables < <(awk '
+/^Switch/ { g = $0; sub(/.*"S-/, "", g); sub(/".*/, "", g); cur = g; sw[cur] = 1; insw = 1; next }
+/^(Ca|Hca)/ { insw = 0; next }
+insw && /^\[[0-9]+\]/ {
+	r = $0; sub(/^[^"]*"/, "", r); t = substr(r, 1, 1); g = r; sub(/^.-/, "", g); sub(/".*/, "", g)
+	if (t == "H") hosts[cur]++
+	else if (t == "S" && cur < g) { pair[cur " " g] = 1; c++ }
+}
+END { for (s in sw) if (hosts[s]) l++; else p++; for (x in pair) n++; print l, p, n, c }' topo.txt)
+check "ibnetdiscover: $leaves leaves, $spines spines, $pairs switch pairs, $cables cables" \
+	[ "${leaves:-0}" -gt 0 ]
+lid_of() { at "$1" smpquery -D portinfo 0 | sed -n 's/^Lid:\.*//p'; }
+at node0001 ibtracert "$(lid_of node0002)" "$(lid_of node0007)" >tracert.txt 2>&1
+ref_path=$(sed -n 's/.*-> switch port .*"\([^"]*\)"$/\1/p' tracert.txt | paste -sd, -)
+check "ibtracert node0002 -> node0007 crosses switches ($ref_path)" [ -n "$ref_path" ]
+
+start_agent node0001 --no-state-file --counter-interval 1 --counter-full-speed \
+	--ping-interval-ms 500 --discovery-interval 2 \
+	--link-threshold symbol_errors_per_day=100
+check "the agent listens" [ -n "${P:-}" ]
+U=http://127.0.0.1:$P
+sim 'PerformanceSet "spine02"[1] PortCounters.SymbolErrorCounter=2000'
+for _ in $(seq 1 100); do
+	curl -s -m 5 "$U/api/v1/map" | jq -e '[.bundles[] | select(.health != "ok")] | length == 1' >/dev/null && break
+	sleep 0.2
+done
+check "/api/v1/map: one bundle not ok (the symbol errors)" \
+	eval 'curl -s -m 5 "$U/api/v1/map" | jq -e "[.bundles[] | select(.health != \"ok\")] | length == 1"'
+hdr=$(curl -s -m 5 -D - -o page.html "$U/")
+check "/ is the map's page, with a Content-Security-Policy without inline script" \
+	eval 'grep -qi "^Content-Security-Policy: .*script-src '"'"'self'"'"';" <<<"$hdr" &&
+		! grep -qi "unsafe-inline" <<<"$hdr" && grep -q "<canvas id=\"map\"" page.html &&
+		! grep -q "<script>" page.html'
+check "/api lists the endpoints (the old landing page)" \
+	eval 'curl -s -m 5 "$U/api" | grep -q "/api/v1/map"'
+
+unlink_cmd="\"$IBW_SIMFABRIC\" cmd \"$IBW_SIM_DIR\" 'Unlink \"leaf02\"[2]' >/dev/null"
+/usr/bin/python3 "$here/integration/browser.py" "$U" b1.json \
+	--trace "node0002 HCA-1" "node0007 HCA-1" \
+	--then "$unlink_cmd" 's.down_tiles.length > 0' >browser.out 2>&1
+check "the browser ran ($(tail -c 300 browser.out | tr '\n' ' '))" jq -e '.ok and .first != null' b1.json
+echo "# first drawn after $(jq .load_s b1.json) s; the unlinked host shown down after $(jq .then_s b1.json) s"
+check "switches drawn per level: $leaves leaves at 1, $spines spines at 2" \
+	jq -e --argjson l "$leaves" --argjson s "$spines" '.first.levels == {"1": $l, "2": $s}' b1.json
+check "bundles and cables drawn between levels 1 and 2: $pairs and $cables" \
+	jq -e --argjson p "$pairs" --argjson c "$cables" '.first.bundles == {"1-2": $p} and .first.cables == {"1-2": $c}' b1.json
+check "16 hosts in the tiles" jq -e '.first.hosts == 16' b1.json
+check "marked: leaf01's host tile (the 1x cable), and no other tile" \
+	jq -e '.first.marked.tiles == ["leaf01"]' b1.json
+check "marked: the leaf01 - spine02 bundle (the symbol errors), and no other bundle" \
+	jq -e '.first.marked.bundles == [["leaf01", "spine02"]]' b1.json
+check "the trace node0002 -> node0007 highlights $ref_path, as ibtracert" \
+	jq -e --arg p "$ref_path" '(.traced.path | join(",")) == $p' b1.json
+check "node0006 unlinked: leaf02's tile shown down" \
+	jq -e '.then.down_tiles == ["leaf02"]' b1.json
+check "... within 10 s (sweeps every second; $(jq .then_s b1.json) s)" \
+	jq -e '.then_s < 10' b1.json
+check "the console has no errors ($(jq -c '[.console[] | select(.level == "SEVERE")][0:2]' b1.json))" \
+	jq -e '[.console[] | select(.level == "SEVERE")] | length == 0' b1.json
+check "every request went to the agent ($(jq '.requests | length' b1.json) requests)" \
+	jq -e --arg u "$U/" '(.requests | length) > 3 and all(.requests[]; startswith($u))' b1.json
+check "the page says how old its data is ($(jq -r .age_text b1.json))" \
+	jq -e '.age_text | test("^data [0-9]+ s old")' b1.json
+check "the agent stops cleanly" stopped_clean "$agent"
+
+# The token everywhere: the page and its files need it; ?token= signs in.
+printf 'map-test-token-%s\n' "$RANDOM$RANDOM" >token
+tok=$(cat token)
+start_agent node0001 --no-state-file --no-ping --counter-interval 1 \
+	--http-token-file "$PWD/token" --http-token-everywhere
+U=http://127.0.0.1:$P
+codes=""
+for path in / /ui/map.js /ui/map.css /ui/d3.min.js /api/v1/map; do
+	codes="$codes $(curl -s -o /dev/null -w '%{http_code}' -m 5 "$U$path")"
+done
+check "without the token: 401 for the page and everything it loads ($codes)" \
+	[ "$codes" = " 401 401 401 401 401" ]
+check "... with the bearer token: 200" \
+	eval '[ "$(curl -s -o /dev/null -w "%{http_code}" -m 5 -H "Authorization: Bearer $tok" "$U/ui/map.js")" = 200 ]'
+check "... a wrong ?token=: 401, no cookie" \
+	eval '! curl -s -D - -o /dev/null -m 5 "$U/?token=wrong" | grep -qi "^set-cookie"'
+/usr/bin/python3 "$here/integration/browser.py" "$U" b2.json --token "$tok" >browser2.out 2>&1
+check "signed in with ?token=: the map is drawn ($(tail -c 200 browser2.out | tr '\n' ' '))" \
+	jq -e '.ok and .first != null and .first.levels["1"] > 0' b2.json
+check "... the address no longer has the token, and no console errors" \
+	jq -e --arg u "$U/" '.url_after_load == $u and ([.console[] | select(.level == "SEVERE")] | length == 0)' b2.json
+check "... every request went to the agent" \
+	jq -e --arg u "$U/" 'all(.requests[]; startswith($u))' b2.json
+check "the agent stops cleanly again" stopped_clean "$agent"
+finish
