@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "census.h"
 #include "fabric.h"
 #include "fmap.h"
 #include "ping.h"
@@ -12,6 +13,7 @@ struct cable {
 	uint8_t health;
 	uint32_t reasons;
 	double util;
+	int64_t routes;
 };
 
 struct epkey {
@@ -84,6 +86,25 @@ static double busiest(const struct ibw_link *k)
 		if (k->end[e].win[IBW_LWIN_SWEEP].utilisation > u)
 			u = k->end[e].win[IBW_LWIN_SWEEP].utilisation;
 	return u;
+}
+
+/* The census' routes over the cable at @n port @p, both ways; -1 when
+ * there is no census. */
+static int64_t routes_of(const struct ibw_snapshot *s,
+			 const struct ibw_fnode *n, unsigned p,
+			 const struct ibw_fport *fp)
+{
+	struct ibw_link_load l;
+	int64_t r = 0;
+
+	if (!s->census)
+		return -1;
+	if (ibw_census_link_load(s->census, n->guid, (uint8_t)p, &l) == 0)
+		r += l.routes;
+	if (ibw_census_link_load(s->census, fp->remote_guid, fp->remote_port,
+				 &l) == 0)
+		r += l.routes;
+	return r;
 }
 
 /* Levels by breadth-first search from the leaves over the cables. */
@@ -238,6 +259,7 @@ struct ibw_fmap *ibw_fmap_build(const struct ibw_snapshot *s)
 			c[nc].health = h;
 			c[nc].reasons = k ? k->reasons : 0;
 			c[nc].util = busiest(k);
+			c[nc].routes = routes_of(s, n, p, fp);
 			nc++;
 		}
 	}
@@ -262,6 +284,7 @@ struct ibw_fmap *ibw_fmap_build(const struct ibw_snapshot *s)
 			b->a = c[i].a;
 			b->b = c[i].b;
 			b->utilisation = -1;
+			b->routes = c[i].routes < 0 ? -1 : 0;
 			m->nb++;
 		} else {
 			b = &m->b[m->nb - 1];
@@ -273,6 +296,8 @@ struct ibw_fmap *ibw_fmap_build(const struct ibw_snapshot *s)
 		b->reasons |= c[i].reasons;
 		if (c[i].util > b->utilisation)
 			b->utilisation = c[i].util;
+		if (c[i].routes > 0)
+			b->routes += c[i].routes;
 	}
 	free(idx);
 	free(eps);

@@ -33,6 +33,9 @@ struct ibw_fmap_bundle {
 	uint8_t health; /* the worst */
 	double utilisation; /* the busiest direction, last sweep; -1 */
 	uint32_t reasons; /* of all its cables */
+	/* routed pairs of the last route census crossing its cables, both
+	 * ways; -1: no census */
+	int64_t routes;
 };
 
 struct ibw_fmap {

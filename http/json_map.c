@@ -75,6 +75,11 @@ void ibw_json_write_map(struct ibw_jw *w, const struct ibw_snapshot *s,
 		ibw_jw_string(w, ibw_link_health_str(b->health));
 		ibw_jw_key(w, "reasons");
 		ibw_jw_link_reasons(w, b->reasons);
+		ibw_jw_key(w, "routes");
+		if (b->routes >= 0)
+			ibw_jw_u64(w, (uint64_t)b->routes);
+		else
+			ibw_jw_null(w);
 		ibw_jw_key(w, "utilisation");
 		if (b->utilisation >= 0 && isfinite(b->utilisation))
 			ibw_jw_real(w, b->utilisation);

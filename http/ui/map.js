@@ -7,7 +7,6 @@
 
 (function () {
   const POLL_MS = 2000;
-  const ROW = 130; // model units between levels
   const COLOURS = {
     ok: '#78909c', degraded: '#f9a825', failing: '#e65100', down: '#c62828',
   };
@@ -31,6 +30,7 @@
   let fitted = false;
   let path = null; // { switches: Set of GUIDs, pairs: Set, order: [names] }
   let selected = null;
+  let overlay = null; // { busy: Map pair -> routes, breaks: Set of GUIDs }
   const started = performance.now();
   let drawnMs = -1;
 
@@ -67,21 +67,28 @@
     });
     const width = Math.max(1000, widest * 64);
     const top = Math.max(1, m.counts.levels - 1);
+    // rows as far apart as the screen's shape allows, so that the whole
+    // fabric fills it when fitted, however wide its widest level
+    const r = canvas.getBoundingClientRect();
+    const aspect = r.width > 0 ? r.height / r.width : 0.6;
+    const row = Math.max(130, (width * aspect) / (top + 2));
     byLevel.forEach(function (list, level) {
       // level 0: switches no leaf reaches, below the host tiles
-      const row = level === 0 ? top + 1 : top - level;
-      const y = row * ROW + 40;
+      const y = (level === 0 ? top + 1 : top - level) * row + row / 3;
       const step = width / list.length;
       const w = Math.max(2, Math.min(56, step * 0.8));
       list.forEach(function (s, i) {
-        pos.set(s.guid, { s: s, x: (i + 0.5) * step, y: y, w: w, h: 16 });
+        pos.set(s.guid, {
+          s: s, x: (i + 0.5) * step, y: y, w: w, h: row * 0.12,
+          ty: y + row * 0.3, th: row * 0.18,
+        });
       });
     });
     const rows = [];
     byLevel.forEach(function (list, level) {
       rows.push({ level: level, list: list.map(function (s) { return pos.get(s.guid); }) });
     });
-    return { pos: pos, rows: rows, width: width, height: (top + 2) * ROW + 40 };
+    return { pos: pos, rows: rows, width: width, height: (top + 2) * row };
   }
 
   function fit() {
@@ -134,6 +141,13 @@
       const on = path && path.pairs.has(pairKey(b.a, b.b));
       line(b, on ? PATH : bundleColour(b), px * (on ? 3 : 2));
     });
+    if (overlay) {
+      ctx.setLineDash([6 * px, 4 * px]);
+      map.bundles.forEach(function (b) {
+        if (overlay.busy.has(pairKey(b.a, b.b))) line(b, BUSY, px * 3);
+      });
+      ctx.setLineDash([]);
+    }
     const labels = tr.k > 0.6;
     ctx.font = '10px sans-serif';
     ctx.textAlign = 'center';
@@ -141,19 +155,24 @@
       const s = p.s;
       ctx.fillStyle = COLOURS[s.health];
       ctx.fillRect(p.x - p.w / 2, p.y - p.h / 2, p.w, p.h);
+      if (overlay && overlay.breaks.has(s.guid)) {
+        ctx.strokeStyle = COLOURS.down;
+        ctx.lineWidth = 4 * px;
+        ctx.strokeRect(p.x - p.w / 2 - 3 * px, p.y - p.h / 2 - 3 * px, p.w + 6 * px, p.h + 6 * px);
+      }
       if (path && path.switches.has(s.guid)) {
         ctx.strokeStyle = PATH;
         ctx.lineWidth = 3 * px;
         ctx.strokeRect(p.x - p.w / 2, p.y - p.h / 2, p.w, p.h);
       }
       if (s.hosts > 0) {
-        const ty = p.y + 46;
+        const ty = p.ty;
         const th = tileHealth(s);
-        ctx.fillStyle = '#eceff1';
-        ctx.fillRect(p.x - p.w / 2, ty, p.w, 24);
+        ctx.fillStyle = th === 'ok' ? '#cfd8dc' : COLOURS[th];
+        ctx.fillRect(p.x - p.w / 2, ty, p.w, p.th);
         ctx.strokeStyle = COLOURS[th];
         ctx.lineWidth = (th === 'ok' ? 1 : 3) * px;
-        ctx.strokeRect(p.x - p.w / 2, ty, p.w, 24);
+        ctx.strokeRect(p.x - p.w / 2, ty, p.w, p.th);
         ctx.beginPath();
         ctx.moveTo(p.x, p.y + p.h / 2);
         ctx.lineTo(p.x, ty);
@@ -163,7 +182,7 @@
         if (labels) {
           ctx.fillStyle = '#222';
           ctx.fillText(s.hosts_down ? s.hosts + ' (' + s.hosts_down + ' down)' : String(s.hosts),
-            p.x, ty + 15);
+            p.x, ty + p.th / 2 + 4);
         }
       }
       if (labels) {
@@ -202,7 +221,7 @@
     const sum = {
       taken: map.taken, levels: {}, bundles: {}, cables: {}, hosts: 0,
       marked: { switches: [], tiles: [], bundles: [] }, down_tiles: [],
-      path: path ? path.order : [], drawn_ms: drawnMs,
+      path: path ? path.order : [], drawn_ms: drawnMs, overlay: null,
     };
     map.switches.forEach(function (s) {
       levelOf.set(s.guid, s.level);
@@ -221,6 +240,14 @@
       sum.cables[k] = (sum.cables[k] || 0) + b.cables;
       if (b.health !== 'ok') sum.marked.bundles.push([name.get(b.a), name.get(b.b)].sort());
     });
+    if (overlay) {
+      sum.overlay = {
+        busy: Array.from(overlay.busy.keys()).map(function (k) {
+          return k.split(' ').map(function (g) { return name.get(g) || g; }).sort();
+        }),
+        breaks: Array.from(overlay.breaks).map(function (g) { return name.get(g) || g; }),
+      };
+    }
     canvas.dataset.summary = JSON.stringify(sum);
   }
 
@@ -282,7 +309,7 @@
     let hit = null;
     lay.pos.forEach(function (p) {
       if (Math.abs(pt.x - p.x) <= p.w / 2 && Math.abs(pt.y - p.y) <= p.h / 2) hit = { switch: p.s };
-      else if (p.s.hosts > 0 && Math.abs(pt.x - p.x) <= p.w / 2 && pt.y >= p.y + 46 && pt.y <= p.y + 70)
+      else if (p.s.hosts > 0 && Math.abs(pt.x - p.x) <= p.w / 2 && pt.y >= p.ty && pt.y <= p.ty + p.th)
         hit = { tile: p.s };
     });
     if (hit) return hit;
@@ -347,18 +374,49 @@
     const ports = el('div', 'loading ports');
     detailsBody.appendChild(ports);
     getJSON('/api/v1/nodes/' + s.guid).then(function (n) {
-      const rows = [['port', 'state', 'width / speed', 'other end', 'cable']];
+      const rows = [['port', 'state', 'width / speed', 'other end', 'tx / rx B/s', 'errors', 'cable']];
       n.ports.forEach(function (p) {
         if (p.port === 0) return;
         const other = p.remote ? p.remote.name + ' [' + p.remote.port + ']' : '';
         const toSwitch = p.remote && lay.pos.has(p.remote.guid);
         if (hostsOnly && (toSwitch || !p.remote)) return;
+        const c = p.counters || {};
+        const r = c.rates || {};
         rows.push([p.port, p.state + ' / ' + p.phys_state, (p.width || '') + ' ' + (p.speed || ''),
-          other, p.remote ? link('/api/v1/links/' + s.guid + '/' + p.port) : '']);
+          other, rate(r.transmit_bytes_per_second) + ' / ' + rate(r.receive_bytes_per_second),
+          (c.over_threshold || []).join(', ') || (c.error_increments === undefined ? '' : c.error_increments),
+          p.remote ? link('/api/v1/links/' + s.guid + '/' + p.port) : '']);
       });
       ports.textContent = '';
       ports.appendChild(table(rows));
     }).catch(function (e) { ports.textContent = 'ports: ' + e.message; });
+    events(s.guid);
+  }
+
+  function rate(v) {
+    if (v === undefined || v === null) return '';
+    if (v >= 1e9) return (v / 1e9).toFixed(2) + 'G';
+    if (v >= 1e6) return (v / 1e6).toFixed(2) + 'M';
+    if (v >= 1e3) return (v / 1e3).toFixed(1) + 'k';
+    return v.toFixed(0);
+  }
+
+  // The last events naming node @guid (either end).
+  function events(guid) {
+    const box = el('div', 'loading events');
+    detailsBody.appendChild(el('h3', 'Events'));
+    detailsBody.appendChild(box);
+    getJSON('/api/v1/events').then(function (e) {
+      const mine = (e.events || []).filter(function (x) {
+        return x.node_guid === guid || x.peer_guid === guid;
+      }).slice(-10).reverse();
+      box.textContent = '';
+      if (!mine.length) { box.textContent = 'none kept'; return; }
+      box.appendChild(table([['time', 'kind', 'what']].concat(mine.map(function (x) {
+        return [x.time, x.kind, [x.old, '\u2192', x.new, (x.reasons || []).join(','), x.bad_lanes || '']
+          .filter(function (v) { return v !== undefined && v !== null && v !== ''; }).join(' ')];
+      }))));
+    }).catch(function (err) { box.textContent = 'events: ' + err.message; });
   }
 
   function showBundle(b) {
@@ -391,6 +449,7 @@
       cables.textContent = '';
       cables.appendChild(table(rows));
     }).catch(function (e) { cables.textContent = 'cables: ' + e.message; });
+    events(b.a);
   }
 
   function refreshDetails() {
@@ -465,6 +524,57 @@
     if (map) summarise();
     redraw();
   });
+
+  // ---- the route census overlaid ----
+
+  function loadOverlay() {
+    Promise.all([
+      getJSON('/api/v1/routes'),
+      getJSON('/api/v1/routes?broken=1&limit=1000').catch(function () { return { pairs: [] }; }),
+    ]).then(function (r) {
+      // the switch bundles carrying the most routes: the 10 first,
+      // and those tied with the 10th (the census' own top_links are
+      // mostly host cables, which live in the tiles)
+      const busy = new Map();
+      const ranked = map.bundles.filter(function (b) { return b.routes > 0; })
+        .sort(function (x, y) { return y.routes - x.routes; });
+      const floor = ranked.length ? ranked[Math.min(9, ranked.length - 1)].routes : 1;
+      ranked.forEach(function (b) {
+        if (b.routes >= floor) busy.set(pairKey(b.a, b.b), b.routes);
+      });
+      const breaks = new Set();
+      (r[1].pairs || []).forEach(function (p) { if (p.break) breaks.add(p.break.node_guid); });
+      overlay = { busy: busy, breaks: breaks };
+      document.getElementById('census-status').textContent = busy.size + ' busiest links, ' +
+        (r[1].total || 0) + ' broken pairs';
+      if (map) summarise();
+      redraw();
+    }).catch(function (e) {
+      overlay = null;
+      document.getElementById('census-status').textContent = 'census: ' + e.message;
+      redraw();
+    });
+  }
+
+  document.getElementById('census').addEventListener('change', function (ev) {
+    if (ev.target.checked) loadOverlay();
+    else {
+      overlay = null;
+      document.getElementById('census-status').textContent = '';
+      if (map) summarise();
+      redraw();
+    }
+  });
+
+  // Where a switch is on the screen (CSS pixels from the canvas' corner),
+  // for a person's script or a test that clicks it.
+  window.ibwatchMap = {
+    at: function (name) {
+      let hit = null;
+      if (lay) lay.pos.forEach(function (p) { if (p.s.name === name) hit = p; });
+      return hit ? [hit.x * tr.k + tr.x, hit.y * tr.k + tr.y] : null;
+    },
+  };
 
   // ---- zoom and start ----
 

@@ -5,22 +5,30 @@ python3-selenium) as a person would, and write what the page showed as
 JSON for tests/integration/browser.sh to check:
 
   browser.py URL OUT.json [--trace FROM TO] [--then CMD WAIT_JS]
-             [--token T] [--screenshot PNG] [--size WxH]
+             [--token T] [--screenshot PNG] [--trace-screenshot PNG]
+             [--size WxH] [--signal FILE] [--pause FILE] [--click NAME]
+             [--census]
 
 - load URL (with --token: URL/?token=T first, as a person signing in);
 - wait for the map to be drawn (the canvas' data-summary), keep it;
+- --click: click switch NAME, keep the details panel's text and its
+  ports table's rows; --census: tick "route census", keep the overlay;
 - --trace: type FROM and TO, press Trace, wait for the path, keep it;
 - --then: run the shell command CMD, wait (60 s at most) until the page's
   summary satisfies the JavaScript expression WAIT_JS (on `s`), keep it;
+- --signal: create FILE; --pause: wait for FILE (the test restarts the
+  agent meanwhile), then until the page shows a newer map and no error;
 - the browser console's entries and every URL the page requested.
 """
 import json
+import os
 import subprocess
 import sys
 import time
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 
 
@@ -75,10 +83,34 @@ def main():
         if s is None:
             res["body"] = d.find_element(By.TAG_NAME, "body").text[:2000]
         res["age_text"] = d.find_element(By.ID, "age").text
+        shot = arg("--screenshot")
+        if shot and s is not None:
+            d.save_screenshot(shot)
         res["memory"] = d.execute_cdp_cmd("Performance.enable", {}) and None
         m = d.execute_cdp_cmd("Performance.getMetrics", {})
         res["js_heap_bytes"] = next(
             (x["value"] for x in m["metrics"] if x["name"] == "JSHeapTotalSize"), None)
+        click = arg("--click")
+        if s is not None and click:
+            xy = d.execute_script("return window.ibwatchMap.at(arguments[0]);", click)
+            c = d.find_element(By.ID, "map")
+            r = c.rect
+            ActionChains(d).move_to_element_with_offset(
+                c, int(xy[0] - r["width"] / 2), int(xy[1] - r["height"] / 2)).click().perform()
+            end = time.monotonic() + 10
+            text = ""
+            while time.monotonic() < end:
+                text = d.find_element(By.ID, "details").text
+                if "port" in text and "Events" in text and "loading" not in text:
+                    break
+                time.sleep(0.1)
+            res["details"] = text
+            res["details_ports"] = d.execute_script(
+                "return document.querySelectorAll('#details table')[1].rows.length - 1;")
+        if s is not None and "--census" in sys.argv:
+            d.find_element(By.ID, "census").click()
+            res["census"] = wait(d, lambda s: s["overlay"] is not None, 20)
+            res["census_status"] = d.find_element(By.ID, "census-status").text
         tr = arg("--trace", 2)
         if s is not None and tr:
             d.find_element(By.ID, "from").send_keys(tr[0])
@@ -96,9 +128,22 @@ def main():
             res["then"] = wait(
                 d, lambda s: d.execute_script("const s = arguments[0]; return " + then[1] + ";", s), 60)
             res["then_s"] = time.monotonic() - t1
-        shot = arg("--screenshot")
-        if shot:
-            d.save_screenshot(shot)
+        sig = arg("--signal")
+        if sig:
+            open(sig, "w").close()
+        go = arg("--pause")
+        if s is not None and go:
+            # the agent restarts meanwhile: the page must follow it
+            end = time.monotonic() + 60
+            while not os.path.exists(go) and time.monotonic() < end:
+                time.sleep(0.1)
+            before = summary(d)
+            t2 = time.monotonic()
+            res["after_restart"] = wait(
+                d, lambda s: s["taken"] != before["taken"] and
+                "unreachable" not in d.find_element(By.ID, "age").text, 60)
+            res["restart_s"] = time.monotonic() - t2
+            res["age_after_restart"] = d.find_element(By.ID, "age").text
         res["console"] = d.get_log("browser")
         urls = []
         for e in d.get_log("performance"):
