@@ -127,6 +127,7 @@ its log, with every event, is $demo/ibwatchd.log. opensm runs on $sm;
 snmpd answers on $snmp with ibwatchd attached as its AgentX subagent.
 Try, in another shell:
 
+  # The fabric map: open http://$http/ in a browser (docs/map.md)
   # Prometheus metrics, the ports, a trace between two named hosts
   curl -s http://$http/metrics | grep symbol_error | head -3
   curl -s 'http://$http/api/v1/ports?type=ca' | jq '.[1] | {node_name, lid, state, remote, totals: .counters.totals}'

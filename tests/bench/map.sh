@@ -6,7 +6,8 @@
 # (tests/integration/browser.py): seconds from navigation to the map drawn
 # and clickable (the canvas' summary is set once the first /api/v1/map is
 # drawn and its handlers are live), the page's JavaScript heap (Chromium's
-# Performance.getMetrics, JSHeapTotalSize) and /api/v1/map's size and
+# Performance.getMetrics, JSHeapTotalSize), the renderer process' RSS
+# (the largest Chromium --type=renderer process) and /api/v1/map's size and
 # time. SHOT=FILE saves a screenshot of the last load.
 #   tests/bench/map.sh [BUILD_DIR] [ROUNDS]
 set -eu
@@ -34,7 +35,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 		shot=()
 		[ "$r" = "$rounds" ] && [ -n "${SHOT:-}" ] && shot=(--screenshot "$SHOT")
 		/usr/bin/python3 "$top/tests/integration/browser.py" "$U" "b$r.json" "${shot[@]}" >/dev/null 2>&1 || true
-		jq -r --argjson r "$r" '"load \($r): drawn after \(.load_s * 1000 | floor) ms (page: \(.first.drawn_ms | floor) ms after its script started), JS heap \(.js_heap_bytes / 1048576 | floor) MB, \([.console[] | select(.level == "SEVERE")] | length) console errors"' "b$r.json"
+		jq -r --argjson r "$r" '"load \($r): drawn after \(.load_s * 1000 | floor) ms (page: \(.first.drawn_ms | floor) ms after its script started), JS heap \(.js_heap_bytes / 1048576 | floor) MB, renderer RSS \(.renderer_rss_kb / 1024 | floor) MB, \([.console[] | select(.level == "SEVERE")] | length) console errors"' "b$r.json"
 	done
 	exit 0
 fi

@@ -56,6 +56,27 @@ def wait(d, pred, seconds):
     return None
 
 
+def renderer_rss():
+    """The largest resident size of Chromium's renderer processes (kB):
+    the page's memory as the system sees it."""
+    best = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                cmd = f.read()
+            if b"--type=renderer" not in cmd:
+                continue
+            with open("/proc/%s/status" % pid) as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        best = max(best, int(line.split()[1]))
+        except OSError:
+            continue
+    return best
+
+
 def main():
     url, out = sys.argv[1], sys.argv[2]
     size = (arg("--size") or "1400x900").split("x")
@@ -87,6 +108,7 @@ def main():
         if shot and s is not None:
             d.save_screenshot(shot)
         res["memory"] = d.execute_cdp_cmd("Performance.enable", {}) and None
+        res["renderer_rss_kb"] = renderer_rss()
         m = d.execute_cdp_cmd("Performance.getMetrics", {})
         res["js_heap_bytes"] = next(
             (x["value"] for x in m["metrics"] if x["name"] == "JSHeapTotalSize"), None)
