@@ -315,6 +315,19 @@ static const struct opt table[] = {
 	  .help = "seconds between reads of every switch's forwarding table "
 		  "for the route census" },
 
+	{ OPT("jobs-dir", T_STRING, IBW_OPT_RESTART), STR(mon.jobs_dir),
+	  .group = "Jobs:", .arg = "DIR",
+	  .help = "the running jobs: one file per job, written by the "
+		  "shipped Slurm prolog (docs/jobs.md)" },
+	{ OPT("jobs-check-interval", T_UINT, IBW_OPT_RESTART),
+	  NUM(mon.jobs_check_us), .max = 86400, .scale = US_PER_S, .def = 60,
+	  .arg = "S",
+	  .help = "seconds between checks of --jobs-dir against squeue; 0: "
+		  "none" },
+	{ OPT("jobs-squeue", T_STRING, IBW_OPT_RESTART), STR(mon.jobs_squeue),
+	  .def_str = "/usr/bin/squeue", .arg = "FILE",
+	  .help = "the squeue to check with" },
+
 	{ OPT("http", T_LIST, IBW_OPT_RESTART), LIST(http.listen, http.nlisten),
 	  .def_str = IBW_HTTP_DEFAULT_LISTEN,
 	  .group = "HTTP:", .arg = "ADDR:PORT",

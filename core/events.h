@@ -63,6 +63,9 @@ struct ibw_event {
 	uint32_t reasons, old_reasons; /* link health changes */
 	char what[48]; /* a counter name, for threshold/reset events */
 	char detail[512]; /* path changes: the old and the new path */
+	/* link health changes: the running jobs whose routes cross the
+	 * link, ids comma-separated ("" none; ",..." when cut short) */
+	char affects[160];
 };
 
 struct ibw_events;

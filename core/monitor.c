@@ -10,11 +10,14 @@
 #include "localport.h"
 #include "log.h"
 #include "loop.h"
+#include "jobsrc.h"
+#include "jobview.h"
 #include "monitor.h"
 #include "namemap.h"
 
 struct ibw_monitor {
 	struct ibw_engine *e;
+	struct ibw_jobsrc *jobsrc; /* NULL: no job view */
 	struct ibw_loop *loop;
 	struct ibw_monitor_opts o;
 	char *state_file;
@@ -174,6 +177,36 @@ static void link_end(struct ibw_monitor *m, const struct ibw_fnode *n,
 	}
 }
 
+/* The running jobs whose routes cross @k, from the last snapshot's job
+ * view: "4711,4712". */
+static void affects(struct ibw_monitor *m, const struct ibw_link *k, char *buf,
+		    size_t len)
+{
+	const struct ibw_jobview *v = ibw_snapshot_jobview(m->snap);
+	unsigned *ids, n, i;
+	size_t at = 0;
+
+	buf[0] = '\0';
+	if (!v || !v->n)
+		return;
+	ids = malloc(v->n * sizeof(*ids));
+	if (!ids)
+		return;
+	n = ibw_jobview_cable_jobs(v, k->end[0].guid, k->end[0].port,
+				   k->end[1].guid, k->end[1].port, ids, v->n);
+	for (i = 0; i < n && i < v->n; i++) {
+		const char *id = v->jobs[ids[i]].job->id;
+
+		if (at + strlen(id) + 5 >= len) {
+			snprintf(buf + at, len - at, "%s...", at ? "," : "");
+			break;
+		}
+		at += (size_t)snprintf(buf + at, len - at, "%s%s",
+				       at ? "," : "", id);
+	}
+	free(ids);
+}
+
 static void on_link_change(const struct ibw_link_change *c, void *arg)
 {
 	struct ibw_monitor *m = arg;
@@ -197,6 +230,7 @@ static void on_link_change(const struct ibw_link_change *c, void *arg)
 	n = snprintf(e.detail, sizeof(e.detail), "%s (%s) -> %s (%s)",
 		     ibw_link_health_str(c->from), was,
 		     ibw_link_health_str(k->health), now);
+	affects(m, k, e.affects, sizeof(e.affects));
 	/* "; " and the lanes the raw BER is on, where one carries it:
 	 * agent/mib.c takes them from there for ibwLinkBadLane. */
 	if (n > 0 && (size_t)n + 2 < sizeof(e.detail) &&
@@ -363,6 +397,7 @@ static void publish(struct ibw_monitor *m)
 	update_links(m);
 	s->links = ibw_link_view_ref(m->lview);
 	s->census = m->census ? ibw_census_ref(m->census) : NULL;
+	s->jobs = m->jobsrc ? ibw_jobset_ref(ibw_jobsrc_set(m->jobsrc)) : NULL;
 	if (ibw_snapshot_seal(s) < 0) {
 		log_err("monitor", "out of memory: snapshot not published");
 		ibw_snapshot_unref(s);
@@ -1191,6 +1226,7 @@ void ibw_monitor_free(struct ibw_monitor *m)
 		return;
 	if (m->state_file && m->ctrs && m->counter_sweeps)
 		ibw_monitor_save_state(m);
+	ibw_jobsrc_free(m->jobsrc);
 	ibw_timer_free(m->disc_timer);
 	ibw_timer_free(m->ctr_timer);
 	ibw_timer_free(m->progress_timer);
@@ -1215,6 +1251,15 @@ void ibw_monitor_free(struct ibw_monitor *m)
 	free(m);
 }
 
+/* The job set changed: a snapshot with it now. */
+static void on_jobs(void *arg)
+{
+	struct ibw_monitor *m = arg;
+
+	if (m->fabric)
+		publish(m);
+}
+
 int ibw_monitor_start(struct ibw_monitor *m)
 {
 	struct ibw_lft_opts lo;
@@ -1229,6 +1274,18 @@ int ibw_monitor_start(struct ibw_monitor *m)
 	m->lft = ibw_lft_new(m->e, &lo, on_tables, m);
 	if (!m->lft)
 		return -ENOMEM;
+	if (m->o.jobs_dir) {
+		struct ibw_jobsrc_opts jo = { m->o.jobs_dir, m->o.jobs_check_us,
+					      m->o.jobs_squeue };
+		char err[256];
+
+		m->jobsrc = ibw_jobsrc_new(m->loop, &jo, on_jobs, m, err,
+					   sizeof(err));
+		if (!m->jobsrc) {
+			log_err("monitor", "jobs: %s", err);
+			return -EINVAL;
+		}
+	}
 	ibw_timer_arm(m->disc_timer, 0);
 	return 0;
 }

@@ -57,6 +57,12 @@ struct ibw_monitor_opts {
 	 * defaults. */
 	int have_link_thresholds;
 	struct ibw_link_thresholds link_thresholds;
+	/* Running jobs (core/jobsrc.h, periodic mode only): the spool
+	 * directory (NULL: no job view), the squeue check's interval (0:
+	 * none) and binary (NULL: /usr/bin/squeue). */
+	const char *jobs_dir;
+	uint64_t jobs_check_us;
+	const char *jobs_squeue;
 };
 
 struct ibw_monitor;

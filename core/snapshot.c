@@ -3,14 +3,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobview.h"
 #include "snapshot.h"
 
 struct ibw_snapshot *ibw_snapshot_new(void)
 {
 	struct ibw_snapshot *s = calloc(1, sizeof(*s));
 
-	if (s)
+	if (s) {
 		s->refs = 1;
+		pthread_mutex_init(&s->jv_lock, NULL);
+	}
 	return s;
 }
 
@@ -50,6 +53,9 @@ void ibw_snapshot_unref(struct ibw_snapshot *s)
 	ibw_fabric_unref(s->fabric);
 	ibw_link_view_unref(s->links);
 	ibw_census_unref(s->census);
+	ibw_jobview_free(s->jv);
+	ibw_jobset_unref(s->jobs);
+	pthread_mutex_destroy(&s->jv_lock);
 	if (s->ports_table) {
 		ibw_ctr_table_unref(s->ports_table);
 	} else if (s->ports) {

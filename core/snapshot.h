@@ -15,6 +15,7 @@
 #ifndef IBW_SNAPSHOT_H
 #define IBW_SNAPSHOT_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "census.h"
@@ -156,6 +157,14 @@ struct ibw_snapshot {
 	 * (shared like links); NULL until the first tables are read, and
 	 * always with --once. Its fabric may be older than @fabric. */
 	struct ibw_census *census;
+	/* The running jobs (core/jobs.h), one reference held; NULL when no
+	 * job source is configured. Their view against this snapshot's
+	 * fabric is made on first use (ibw_snapshot_jobview), under
+	 * jv_lock. */
+	struct ibw_jobset *jobs;
+	pthread_mutex_t jv_lock;
+	int jv_done;
+	struct ibw_jobview *jv;
 
 	/* Computed by ibw_snapshot_seal() from the above; read the views
 	 * through the iterators below. */
@@ -197,6 +206,10 @@ int ibw_snapshot_seal(struct ibw_snapshot *s);
  * references while the loop publishes. */
 struct ibw_snapshot *ibw_snapshot_ref(struct ibw_snapshot *s);
 void ibw_snapshot_unref(struct ibw_snapshot *s);
+
+/* The view of @s's jobs against its fabric (core/jobview.h), made once
+ * whichever thread asks first; NULL without jobs. */
+const struct ibw_jobview *ibw_snapshot_jobview(struct ibw_snapshot *s);
 
 /* The node's display name: the name map's, else its description. */
 const char *ibw_snapshot_node_name(const struct ibw_snapshot *s,

@@ -735,7 +735,7 @@ json_t *ibw_json_event(const struct ibw_event *e)
 
 /* A member of an event being written: the members differ by kind, so
  * they are gathered, then sorted as JSON_SORT_KEYS would. */
-enum ev_type { EV_INT, EV_U64, EV_STR, EV_GUID, EV_TIME, EV_REASONS };
+enum ev_type { EV_INT, EV_U64, EV_STR, EV_GUID, EV_TIME, EV_REASONS, EV_IDS };
 
 struct ev_member {
 	const char *key;
@@ -804,6 +804,7 @@ static void event_write(struct ibw_jw *w, const struct ibw_event *e)
 		ev_add(&m, "reasons", EV_REASONS, e->reasons, NULL);
 		lanes = strstr(e->detail, "; ");
 		ev_add(&m, "bad_lanes", EV_STR, 0, lanes ? lanes + 2 : NULL);
+		ev_add(&m, "affects", EV_IDS, 0, e->affects);
 		break;
 	case IBW_EVT_LOCAL_PORT_LOST:
 		ev_add(&m, "state", EV_STR, 0, e->what);
@@ -872,6 +873,9 @@ static void event_write(struct ibw_jw *w, const struct ibw_event *e)
 			break;
 		case EV_REASONS:
 			ibw_jw_link_reasons(w, (uint32_t)x->v);
+			break;
+		case EV_IDS:
+			ibw_jw_value(w, ibw_json_id_list(x->s));
 			break;
 		}
 	}

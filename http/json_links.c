@@ -13,6 +13,7 @@
 
 #include "json.h"
 #include "json_links.h"
+#include "jobview.h"
 
 json_t *ibw_json_link_reasons(uint32_t mask)
 {
@@ -317,6 +318,51 @@ int ibw_link_filter_match(const struct ibw_link *k,
 	return 1;
 }
 
+/* The running jobs whose routes cross @k (core/jobview.h), their ids
+ * into @ids (room for v->n); the count. */
+static unsigned link_jobs(const struct ibw_jobview *v, const struct ibw_link *k,
+			  unsigned *ids)
+{
+	return v ? ibw_jobview_cable_jobs(v, k->end[0].guid, k->end[0].port,
+					  k->end[1].guid, k->end[1].port, ids,
+					  v->n)
+		 : 0;
+}
+
+static json_t *jobs_json(const struct ibw_jobview *v, const struct ibw_link *k)
+{
+	json_t *a = json_array();
+	unsigned *ids = v && v->n ? malloc(v->n * sizeof(*ids)) : NULL;
+	unsigned n = ids ? link_jobs(v, k, ids) : 0, i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(a, json_string(v->jobs[ids[i]].job->id));
+	free(ids);
+	return a;
+}
+
+/* With a job source, the view of the snapshot's jobs (made on first use:
+ * a cache, hence the cast); NULL without one. */
+static const struct ibw_jobview *jobs_of(const struct ibw_snapshot *s,
+					 int *configured)
+{
+	*configured = s->jobs != NULL;
+	return *configured ? ibw_snapshot_jobview((struct ibw_snapshot *)s)
+			   : NULL;
+}
+
+/* @o (a link) with "jobs" when @s has a job source. */
+static json_t *with_jobs(json_t *o, const struct ibw_snapshot *s,
+			 const struct ibw_link *k)
+{
+	int configured;
+	const struct ibw_jobview *jv = jobs_of(s, &configured);
+
+	if (configured)
+		json_object_set_new(o, "jobs", jobs_json(jv, k));
+	return o;
+}
+
 json_t *ibw_json_links(const struct ibw_snapshot *s,
 		       const struct ibw_link_filter *f)
 {
@@ -326,7 +372,9 @@ json_t *ibw_json_links(const struct ibw_snapshot *s,
 
 	for (i = 0; v && i < v->n; i++)
 		if (!f || ibw_link_filter_match(&v->links[i], f))
-			json_array_append_new(a, ibw_json_link(&v->links[i]));
+			json_array_append_new(
+				a, with_jobs(ibw_json_link(&v->links[i]), s,
+					     &v->links[i]));
 	json_object_set_new(o, "taken",
 			    v ? ibw_json_time(v->taken_us) : json_null());
 	json_object_set_new(o, "counts", ibw_json_link_counts(v));
@@ -536,8 +584,10 @@ static void link_end_write(struct ibw_jw *w, const struct ibw_link_end *x)
 	ibw_jw_end(w);
 }
 
-/* ibw_json_link(@k), written. */
-static void link_write(struct ibw_jw *w, const struct ibw_link *k)
+/* ibw_json_link(@k), written; "jobs" when @configured. */
+static void link_write(struct ibw_jw *w, const struct ibw_link *k,
+		       int configured, const struct ibw_jobview *jv,
+		       unsigned *ids)
 {
 	ibw_jw_object(w);
 	ibw_jw_key(w, "ber");
@@ -555,6 +605,15 @@ static void link_write(struct ibw_jw *w, const struct ibw_link *k)
 	ibw_jw_end(w);
 	ibw_jw_key(w, "health");
 	ibw_jw_string(w, ibw_link_health_str(k->health));
+	if (configured) {
+		unsigned i, n = ids ? link_jobs(jv, k, ids) : 0;
+
+		ibw_jw_key(w, "jobs");
+		ibw_jw_array(w);
+		for (i = 0; i < n; i++)
+			ibw_jw_string(w, jv->jobs[ids[i]].job->id);
+		ibw_jw_end(w);
+	}
 	ibw_jw_key(w, "raw_ber");
 	maybe_write(w, k->raw_ber);
 	ibw_jw_key(w, "reasons");
@@ -580,6 +639,9 @@ void ibw_json_write_links(struct ibw_jw *w, const struct ibw_snapshot *s,
 			  const struct ibw_link_filter *f)
 {
 	const struct ibw_link_view *v = s->links;
+	int configured;
+	const struct ibw_jobview *jv = jobs_of(s, &configured);
+	unsigned *ids = jv && jv->n ? malloc(jv->n * sizeof(*ids)) : NULL;
 	size_t i;
 
 	pthread_once(&err_order_once, err_order_init);
@@ -590,7 +652,8 @@ void ibw_json_write_links(struct ibw_jw *w, const struct ibw_snapshot *s,
 	ibw_jw_array(w);
 	for (i = 0; v && i < v->n; i++)
 		if (!f || ibw_link_filter_match(&v->links[i], f))
-			link_write(w, &v->links[i]);
+			link_write(w, &v->links[i], configured, jv, ids);
+	free(ids);
 	ibw_jw_end(w);
 	ibw_jw_key(w, "taken");
 	if (v)
@@ -608,7 +671,7 @@ json_t *ibw_json_link_at(const struct ibw_snapshot *s, uint64_t guid,
 	if (!s->links || port > 255)
 		return NULL;
 	k = ibw_link_view_find(s->links, guid, (uint8_t)port);
-	return k ? ibw_json_link(k) : NULL;
+	return k ? with_jobs(ibw_json_link(k), s, k) : NULL;
 }
 
 void ibw_json_link_event(json_t *o, const struct ibw_event *e)
@@ -630,4 +693,21 @@ void ibw_json_link_event(json_t *o, const struct ibw_event *e)
 	lanes = strstr(e->detail, "; ");
 	json_object_set_new(o, "bad_lanes",
 			    lanes ? json_string(lanes + 2) : json_null());
+	json_object_set_new(o, "affects", ibw_json_id_list(e->affects));
+}
+
+json_t *ibw_json_id_list(const char *ids)
+{
+	json_t *a = json_array();
+	const char *p = ids;
+
+	while (p && *p) {
+		size_t n = strcspn(p, ",");
+
+		json_array_append_new(a, json_stringn(p, n));
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return a;
 }

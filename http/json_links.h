@@ -48,4 +48,7 @@ json_t *ibw_json_link_at(const struct ibw_snapshot *s, uint64_t guid,
 /* Add a link_health_changed event's own fields to its object @o. */
 void ibw_json_link_event(json_t *o, const struct ibw_event *e);
 
+/* "4711,4712" as ["4711", "4712"] ("" as []). */
+json_t *ibw_json_id_list(const char *ids);
+
 #endif

@@ -14,6 +14,7 @@
 #include "ibw_version.h"
 #include "json.h"
 #include "json_links.h"
+#include "json_jobs.h"
 #include "json_map.h"
 #include "ui.h"
 #include "json_routes.h"
@@ -712,6 +713,34 @@ static void serve_events(struct ibw_hreq *r, struct ibw_snapshot *s)
 	set_written(r, &w);
 }
 
+/* /api/v1/jobs and /api/v1/jobs/{id} (docs/jobs.md). */
+static void serve_jobs(struct ibw_hreq *r, struct ibw_snapshot *s)
+{
+	const char *id = r->url + strlen("/api/v1/jobs");
+	struct ibw_jw w;
+	int rc;
+
+	if (*id == '/')
+		id++;
+	if (*id && strspn(id, "0123456789_") != strlen(id)) {
+		ibw_hreq_problem(r, 400, "a job is named by its id, 4711");
+		return;
+	}
+	ibw_jw_init(&w);
+	rc = *id ? ibw_json_write_job(&w, s, id) : ibw_json_write_jobs(&w, s);
+	if (rc == -ENOENT) {
+		ibw_jw_release(&w);
+		ibw_hreq_problem(r, 404,
+				 "no job source: start ibwatchd with "
+				 "--jobs-dir");
+	} else if (rc == -ESRCH) {
+		ibw_jw_release(&w);
+		ibw_hreq_problem(r, 404, "no running job %s", id);
+	} else {
+		set_written(r, &w);
+	}
+}
+
 static void serve_healthz(struct ibw_hreq *r, struct ibw_snapshot *s)
 {
 	uint64_t now = ibw_realtime_us();
@@ -990,6 +1019,15 @@ static const struct ibw_route routes[] = {
 	  .render = render_map,
 	  .about =
 		  "the fabric as a map: switches by level, bundles of cables" },
+	{ .path = "/api/v1/jobs",
+	  .methods = GET_HEAD,
+	  .serve = serve_jobs,
+	  .about = "the running jobs: their hosts, rates and links" },
+	{ .path = "/api/v1/jobs/",
+	  .prefix = 1,
+	  .methods = GET_HEAD,
+	  .serve = serve_jobs,
+	  .about = "/api/v1/jobs/{id}: one job, its ports and links" },
 	{ .path = "/api/v1/endports",
 	  .methods = GET_HEAD,
 	  .cache = CACHE_ANSWER,

@@ -1277,6 +1277,8 @@ static unsigned rich_events(struct ibw_event *ev, unsigned cap)
 			snprintf(e->detail, sizeof(e->detail), "%s",
 				 "ok () -> degraded (raw_ber); lane 3 at "
 				 "sw \"1\" port 1");
+		if (k == IBW_EVT_LINK_HEALTH_CHANGED)
+			snprintf(e->affects, sizeof(e->affects), "4711,4712_3");
 	}
 	/* strings jansson refuses: the member goes */
 	ev[n] = ev[0];

@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jobsrc.h"
+#include "log.h"
+
+extern char **environ;
+
+#define RESCAN_US 20000 /* after the last change seen */
+#define RETRY_US 5000000 /* a missing directory */
+#define SQUEUE_TIMEOUT_MS 20000
+#define SQUEUE_MAX (16u << 20)
+
+struct ibw_jobsrc {
+	struct ibw_loop *loop;
+	char *dir, *squeue;
+	uint64_t check_us;
+	int ifd, wd;
+	struct ibw_timer *rescan, *retry;
+	struct ibw_jobset *set;
+	void (*changed)(void *arg);
+	void *arg;
+	/* the squeue check's thread */
+	pthread_t th;
+	int have_th;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int stop;
+	struct ibw_jobsrc_check st;
+};
+
+static void log_bad(const char *msg, void *arg)
+{
+	(void)arg;
+	log_warn("jobs", "%s", msg);
+}
+
+static void watch_dir(struct ibw_jobsrc *js)
+{
+	if (js->ifd < 0 || js->wd >= 0)
+		return;
+	js->wd = inotify_add_watch(
+		js->ifd, js->dir,
+		IN_MOVED_TO | IN_MOVED_FROM | IN_CLOSE_WRITE | IN_DELETE |
+			IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR);
+}
+
+static void scan(struct ibw_jobsrc *js)
+{
+	struct ibw_jobset *s;
+
+	watch_dir(js);
+	s = ibw_jobs_scan(js->dir, log_bad, js);
+	if (!s) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			ibw_timer_arm(js->retry, RETRY_US);
+		else
+			log_err("jobs", "%s: %s", js->dir, strerror(errno));
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return;
+		s->refs = 1;
+	}
+	ibw_jobset_unref(js->set);
+	js->set = s;
+	if (js->changed)
+		js->changed(js->arg);
+}
+
+static void on_rescan(struct ibw_timer *t, void *arg)
+{
+	(void)t;
+	scan(arg);
+}
+
+static void on_inotify(struct ibw_loop *loop, int fd, unsigned events,
+		       void *arg)
+{
+	struct ibw_jobsrc *js = arg;
+	char buf[4096] __attribute__((aligned(8)));
+	ssize_t n;
+	int gone = 0;
+
+	(void)loop;
+	(void)events;
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		char *p = buf;
+
+		while (p < buf + n) {
+			const struct inotify_event *e = (const void *)p;
+
+			if (e->mask &
+			    (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
+				gone = 1;
+			p += sizeof(*e) + e->len;
+		}
+	}
+	if (gone && js->wd >= 0) {
+		inotify_rm_watch(js->ifd, js->wd);
+		js->wd = -1;
+	}
+	/* a burst of files (many jobs starting) is one read */
+	ibw_timer_arm(js->rescan, RESCAN_US);
+}
+
+/* ---- the squeue check (its own thread) ---- */
+
+/* squeue's running jobs as "id|array|task|user|partition|nodes" lines:
+ * its output, NUL-terminated, or NULL. */
+static char *run_squeue(const char *bin)
+{
+	char *const argv[] = { (char *)bin,	    "-h", "-t", "R", "-o",
+			       "%A|%F|%K|%u|%P|%N", NULL };
+	posix_spawn_file_actions_t fa;
+	int pfd[2], st, rc;
+	pid_t pid;
+	char *out = NULL;
+	size_t len = 0, cap = 0;
+	struct timespec t0, t1;
+
+	if (pipe(pfd))
+		return NULL;
+	fcntl(pfd[0], F_SETFD, FD_CLOEXEC);
+	fcntl(pfd[1], F_SETFD, FD_CLOEXEC);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	rc = posix_spawn(&pid, bin, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(pfd[1]);
+	if (rc) {
+		close(pfd[0]);
+		errno = rc;
+		return NULL;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		struct pollfd p = { pfd[0], POLLIN, 0 };
+		long left;
+		ssize_t n;
+
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		left = SQUEUE_TIMEOUT_MS -
+		       ((t1.tv_sec - t0.tv_sec) * 1000 +
+			(t1.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0) {
+			kill(pid, SIGKILL);
+			free(out);
+			out = NULL;
+			break;
+		}
+		if (len + 4096 + 1 > cap) {
+			char *o;
+
+			cap = cap ? 2 * cap : 65536;
+			o = cap > SQUEUE_MAX ? NULL : realloc(out, cap);
+			if (!o) {
+				kill(pid, SIGKILL);
+				free(out);
+				out = NULL;
+				break;
+			}
+			out = o;
+		}
+		n = read(pfd[0], out + len, 4096);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(pfd[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (out && (!WIFEXITED(st) || WEXITSTATUS(st))) {
+		free(out);
+		return NULL;
+	}
+	if (out)
+		out[len] = '\0';
+	else if (!len)
+		out = calloc(1, 1);
+	return out;
+}
+
+static int cmp_idp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void check_once(struct ibw_jobsrc *js)
+{
+	char *out = run_squeue(js->squeue), *line, *save = NULL;
+	char **ids = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t dropped = 0, added = 0;
+	struct dirent *de;
+	DIR *d;
+
+	if (!out) {
+		pthread_mutex_lock(&js->lock);
+		js->st.checks++;
+		js->st.failures++;
+		pthread_mutex_unlock(&js->lock);
+		log_warn("jobs",
+			 "%s: no answer from squeue; the spool "
+			 "directory is taken as it is",
+			 js->squeue);
+		return;
+	}
+	for (line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *f[6], *p = line;
+		struct ibw_job j;
+		int k;
+
+		for (k = 0; k < 6 && p; k++) {
+			f[k] = p;
+			p = strchr(p, '|');
+			if (p)
+				*p++ = '\0';
+		}
+		if (k < 6 || !f[0][0])
+			continue;
+		if (n == cap) {
+			char **v;
+
+			cap = cap ? 2 * cap : 256;
+			v = realloc(ids, cap * sizeof(*v));
+			if (!v)
+				break;
+			ids = v;
+		}
+		ids[n++] = f[0];
+		memset(&j, 0, sizeof(j));
+		snprintf(j.id, sizeof(j.id), "%s", f[0]);
+		/* %F is the job itself and %K "N/A" outside arrays */
+		if (strcmp(f[2], "N/A") && strcmp(f[1], f[0])) {
+			snprintf(j.array_id, sizeof(j.array_id), "%s", f[1]);
+			snprintf(j.task, sizeof(j.task), "%s", f[2]);
+		}
+		snprintf(j.user, sizeof(j.user), "%s", f[3]);
+		snprintf(j.partition, sizeof(j.partition), "%s", f[4]);
+		j.nodes = f[5];
+		{
+			char path[4096];
+			struct stat st;
+
+			snprintf(path, sizeof(path), "%s/%s", js->dir, j.id);
+			if (stat(path, &st) && errno == ENOENT &&
+			    ibw_job_write(js->dir, &j) == 0) {
+				added++;
+				log_info("jobs",
+					 "job %s runs (squeue) without a "
+					 "file: written (a missed prolog?)",
+					 j.id);
+			}
+		}
+	}
+	qsort(ids, n, sizeof(*ids), cmp_idp);
+	d = opendir(js->dir);
+	while (d && (de = readdir(d))) {
+		const char *name = de->d_name;
+		size_t k = strspn(name, "0123456789_");
+
+		if (!k || name[k] ||
+		    bsearch(&name, ids, n, sizeof(*ids), cmp_idp))
+			continue;
+		if (unlinkat(dirfd(d), name, 0) == 0) {
+			dropped++;
+			log_info("jobs",
+				 "job %s is not running (squeue): its file "
+				 "removed (a missed epilog?)",
+				 name);
+		}
+	}
+	if (d)
+		closedir(d);
+	free(ids);
+	free(out);
+	pthread_mutex_lock(&js->lock);
+	js->st.checks++;
+	js->st.dropped += dropped;
+	js->st.added += added;
+	pthread_mutex_unlock(&js->lock);
+}
+
+static void *checker(void *arg)
+{
+	struct ibw_jobsrc *js = arg;
+	struct timespec until;
+
+	pthread_mutex_lock(&js->lock);
+	while (!js->stop) {
+		pthread_mutex_unlock(&js->lock);
+		check_once(js);
+		pthread_mutex_lock(&js->lock);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += (time_t)(js->check_us / 1000000);
+		until.tv_nsec += (long)(js->check_us % 1000000) * 1000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		while (!js->stop && pthread_cond_timedwait(&js->cond, &js->lock,
+							   &until) != ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&js->lock);
+	return NULL;
+}
+
+struct ibw_jobsrc *ibw_jobsrc_new(struct ibw_loop *loop,
+				  const struct ibw_jobsrc_opts *o,
+				  void (*changed)(void *arg), void *arg,
+				  char *err, size_t errlen)
+{
+	struct ibw_jobsrc *js;
+
+	if (!o->dir || o->dir[0] != '/') {
+		snprintf(err, errlen, "jobs-dir must be an absolute path");
+		return NULL;
+	}
+	js = calloc(1, sizeof(*js));
+	if (!js)
+		goto nomem;
+	js->loop = loop;
+	js->ifd = js->wd = -1;
+	js->dir = strdup(o->dir);
+	js->squeue = strdup(o->squeue ? o->squeue : "/usr/bin/squeue");
+	js->check_us = o->check_interval_us;
+	pthread_mutex_init(&js->lock, NULL);
+	pthread_cond_init(&js->cond, NULL);
+	js->rescan = ibw_timer_new(loop, on_rescan, js);
+	js->retry = ibw_timer_new(loop, on_rescan, js);
+	if (!js->dir || !js->squeue || !js->rescan || !js->retry)
+		goto nomem;
+	js->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (js->ifd < 0 ||
+	    ibw_loop_watch(loop, js->ifd, IBW_EV_READ, on_inotify, js) < 0) {
+		snprintf(err, errlen, "inotify: %s", strerror(errno));
+		ibw_jobsrc_free(js);
+		return NULL;
+	}
+	/* the first set before anyone asks */
+	scan(js);
+	js->changed = changed;
+	js->arg = arg;
+	if (js->check_us && access(js->squeue, X_OK)) {
+		log_info(
+			"jobs",
+			"%s: %s; no squeue check, the spool directory is taken "
+			"as it is",
+			js->squeue, strerror(errno));
+	} else if (js->check_us &&
+		   pthread_create(&js->th, NULL, checker, js) == 0) {
+		js->have_th = 1;
+	}
+	return js;
+nomem:
+	snprintf(err, errlen, "out of memory");
+	ibw_jobsrc_free(js);
+	return NULL;
+}
+
+void ibw_jobsrc_free(struct ibw_jobsrc *js)
+{
+	if (!js)
+		return;
+	if (js->have_th) {
+		pthread_mutex_lock(&js->lock);
+		js->stop = 1;
+		pthread_cond_signal(&js->cond);
+		pthread_mutex_unlock(&js->lock);
+		pthread_join(js->th, NULL);
+	}
+	if (js->ifd >= 0) {
+		ibw_loop_unwatch(js->loop, js->ifd);
+		close(js->ifd);
+	}
+	ibw_timer_free(js->rescan);
+	ibw_timer_free(js->retry);
+	ibw_jobset_unref(js->set);
+	pthread_mutex_destroy(&js->lock);
+	pthread_cond_destroy(&js->cond);
+	free(js->dir);
+	free(js->squeue);
+	free(js);
+}
+
+struct ibw_jobset *ibw_jobsrc_set(struct ibw_jobsrc *js)
+{
+	return js->set;
+}
+
+void ibw_jobsrc_checks(struct ibw_jobsrc *js, struct ibw_jobsrc_check *out)
+{
+	pthread_mutex_lock(&js->lock);
+	*out = js->st;
+	pthread_mutex_unlock(&js->lock);
+}

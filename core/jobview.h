@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The running jobs against the fabric (docs/jobs.md): each job's hosts
+ * found as CA ports (a host is the first word of its HCAs'
+ * NodeDescription, as hosts set it; every port of every such HCA), their
+ * rates, errors and transmit wait summed; the links the census routes
+ * the job's host pairs over, with how many pairs use each; the worst
+ * health among them; and, per link, the jobs that cross it. Built from
+ * one snapshot, on first use, and kept with it (ibw_snapshot_jobview).
+ */
+#ifndef IBW_JOBVIEW_H
+#define IBW_JOBVIEW_H
+
+#include <stdint.h>
+
+#include "jobs.h"
+#include "snapshot.h"
+
+/* The most host pairs walked for one job: beyond it the job's links are
+ * those of the first pairs only (partial). */
+#define IBW_JOB_PAIRS_MAX 65536
+
+struct ibw_jobview_port {
+	const struct ibw_fnode *n;
+	uint8_t port;
+	uint16_t lid;
+	const char *host; /* the job's name for it */
+};
+
+/* One direction of a link: leaving node guid by port. */
+struct ibw_jobview_link {
+	uint64_t guid;
+	uint8_t port;
+	uint32_t pairs; /* the job's host pairs routed over it this way */
+};
+
+struct ibw_jobview_job {
+	const struct ibw_job *job;
+	struct ibw_jobview_port *ports;
+	unsigned nports;
+	unsigned hosts_found, hosts_shared;
+	int shared; /* a host of it is in another running job */
+	double xmit_bytes_per_s, rcv_bytes_per_s;
+	double xmit_pkts_per_s, rcv_pkts_per_s;
+	uint64_t error_increments; /* last sweep, over its ports */
+	double xmit_wait_ratio; /* mean over its ports, last sweep; -1 */
+	struct ibw_jobview_link *links; /* by (guid, port) */
+	unsigned nlinks;
+	uint64_t pairs, pairs_routed;
+	int partial; /* more pairs than IBW_JOB_PAIRS_MAX */
+	int have_census;
+	uint8_t worst; /* enum ibw_link_health over its links */
+};
+
+struct ibw_jobview {
+	struct ibw_jobview_job *jobs; /* in the job set's order */
+	unsigned n;
+	/* (guid, port, job index) for every job's every link direction,
+	 * sorted: which jobs cross a link */
+	struct ibw_jobview_ref {
+		uint64_t guid;
+		uint8_t port;
+		unsigned job;
+	} * refs;
+	size_t nrefs;
+};
+
+/* The view of @s's jobs; NULL when @s has none or on ENOMEM. */
+struct ibw_jobview *ibw_jobview_build(const struct ibw_snapshot *s);
+void ibw_jobview_free(struct ibw_jobview *v);
+
+/*
+ * The jobs whose routes cross the cable at (@guid, @port) - (@pguid,
+ * @pport), either way: their indices into v->jobs, ascending, at most
+ * @max into @out. Returns how many there are.
+ */
+unsigned ibw_jobview_cable_jobs(const struct ibw_jobview *v, uint64_t guid,
+				uint8_t port, uint64_t pguid, uint8_t pport,
+				unsigned *out, unsigned max);
+
+/* The job with @id, or NULL. */
+const struct ibw_jobview_job *ibw_jobview_find(const struct ibw_jobview *v,
+					       const char *id);
+
+#endif
