@@ -129,34 +129,93 @@ static unsigned long count(const struct term *t)
 	return n;
 }
 
-/* Every name of @t from group @g on, @buf holding @len bytes so far. */
-static long emit(const struct term *t, unsigned g, char *buf, size_t len,
-		 int (*cb)(const char *, void *), void *arg)
+/* The @k-th number of group @g: its value and width. */
+static void nth(const struct term *t, unsigned g, unsigned long k,
+		unsigned long *v, int *w)
 {
 	unsigned i;
-	unsigned long v;
+
+	for (i = 0; i < t->nr[g]; i++) {
+		unsigned long m = t->r[g][i].hi - t->r[g][i].lo + 1;
+
+		if (k < m) {
+			*v = t->r[g][i].lo + k;
+			*w = t->r[g][i].width;
+			return;
+		}
+		k -= m;
+	}
+	*v = 0;
+	*w = 0;
+}
+
+static unsigned long group_size(const struct term *t, unsigned g)
+{
+	unsigned long m = 0;
+	unsigned i;
+
+	for (i = 0; i < t->nr[g]; i++)
+		m += t->r[g][i].hi - t->r[g][i].lo + 1;
+	return m;
+}
+
+/*
+ * Every name of @t, in scontrol's order: the last group varies fastest,
+ * then the first, the second, and so on (a[1-2]b[1-2]c[1-2] gives a1b1c1
+ * a1b1c2 a2b1c1 a2b1c2 a1b2c1 ...).
+ */
+static long emit(const struct term *t, char *buf,
+		 int (*cb)(const char *, void *), void *arg)
+{
+	unsigned long d[MAX_GROUPS], m[MAX_GROUPS];
+	unsigned ord[MAX_GROUPS], g, i;
 	long rc;
 
-	if (len + t->litlen[g] >= IBW_HOSTLIST_NAME)
-		return -E2BIG;
-	memcpy(buf + len, t->lit[g], t->litlen[g]);
-	len += t->litlen[g];
-	if (g == t->ng) {
-		buf[len] = '\0';
-		return cb ? cb(buf, arg) : 0;
+	for (g = 0; g < t->ng; g++) {
+		d[g] = 0;
+		m[g] = group_size(t, g);
+		if (!m[g])
+			return 0;
 	}
-	for (i = 0; i < t->nr[g]; i++)
-		for (v = t->r[g][i].lo; v <= t->r[g][i].hi; v++) {
-			int n = snprintf(buf + len, IBW_HOSTLIST_NAME - len,
-					 "%0*lu", t->r[g][i].width, v);
+	if (t->ng) {
+		ord[0] = t->ng - 1;
+		for (g = 0; g + 1 < t->ng; g++)
+			ord[g + 1] = g;
+	}
+	for (;;) {
+		size_t len = 0;
 
+		for (g = 0; g <= t->ng; g++) {
+			unsigned long v;
+			int w, n;
+
+			if (len + t->litlen[g] >= IBW_HOSTLIST_NAME)
+				return -E2BIG;
+			memcpy(buf + len, t->lit[g], t->litlen[g]);
+			len += t->litlen[g];
+			if (g == t->ng)
+				break;
+			nth(t, g, d[g], &v, &w);
+			n = snprintf(buf + len, IBW_HOSTLIST_NAME - len,
+				     "%0*lu", w, v);
 			if (n < 0 || len + (size_t)n >= IBW_HOSTLIST_NAME)
 				return -E2BIG;
-			rc = emit(t, g + 1, buf, len + (size_t)n, cb, arg);
-			if (rc)
-				return rc;
+			len += (size_t)n;
 		}
-	return 0;
+		buf[len] = '\0';
+		rc = cb ? cb(buf, arg) : 0;
+		if (rc)
+			return rc;
+		/* the odometer, in that order */
+		for (i = 0; i < t->ng; i++) {
+			g = ord[i];
+			if (++d[g] < m[g])
+				break;
+			d[g] = 0;
+		}
+		if (i == t->ng)
+			return 0;
+	}
 }
 
 /* The end of the term starting at @p: the next comma outside brackets. */
@@ -208,9 +267,9 @@ long ibw_hostlist_expand(const char *expr,
 				if (total > IBW_HOSTLIST_MAX)
 					rc = -E2BIG;
 				else
-					rc = emit(t, 0, buf, 0, NULL, NULL);
+					rc = emit(t, buf, NULL, NULL);
 			} else {
-				rc = emit(t, 0, buf, 0, cb, arg);
+				rc = emit(t, buf, cb, arg);
 				if (rc > 0)
 					break;
 			}

@@ -246,8 +246,9 @@ static void check_once(struct ibw_jobsrc *js)
 		ids[n++] = f[0];
 		memset(&j, 0, sizeof(j));
 		snprintf(j.id, sizeof(j.id), "%s", f[0]);
-		/* %F is the job itself and %K "N/A" outside arrays */
-		if (strcmp(f[2], "N/A") && strcmp(f[1], f[0])) {
+		/* %K is "N/A" outside arrays (an array's last task has
+		 * the array's own id: %F = %A) */
+		if (strcmp(f[2], "N/A")) {
 			snprintf(j.array_id, sizeof(j.array_id), "%s", f[1]);
 			snprintf(j.task, sizeof(j.task), "%s", f[2]);
 		}

@@ -14,7 +14,7 @@ snmpd snmp snmptrapd curl jq python3 bc
 prometheus prometheus-node-exporter monitoring-plugins-basic
 monitoring-plugins-standard openssl wrk
 smitools libinih-dev systemd groff-base libjs-d3
-chromium chromium-driver python3-selenium
+chromium chromium-driver python3-selenium slurm-wlm munge
 git dpkg-dev debhelper lintian rpm
 "
 

@@ -54,6 +54,9 @@ static const struct {
 	{ "", "" },
 	{ "node0001", "node0001" },
 	{ "[1-2]", "1 2" },
+	/* several groups: the last varies fastest, then the first, ... */
+	{ "a[1-2]b[1-2]c[1-2]",
+	  "a1b1c1 a1b1c2 a2b1c1 a2b1c2 a1b2c1 a1b2c2 a2b2c1 a2b2c2" },
 };
 
 static void test_table(void **state)

@@ -1,0 +1,206 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# The job view with a real Slurm (tests/lib/slurm.sh: munged, slurmctld,
+# a slurmd per host of the 16-host fat tree) and the shipped prolog and
+# epilog (deploy/slurm) writing ibwatchd's --jobs-dir:
+# - the hostlist parser agrees with scontrol show hostnames on a table;
+# - /api/v1/jobs equals squeue's running jobs within 2 s of a start and
+#   an end; a file a missed epilog left is dropped at the next squeue
+#   check, a missed prolog's job written;
+# - a job's rates are the sum of its host ports' (driven counters);
+#   hosts in two jobs (and an array's tasks on one host) are shared;
+# - with a leaf-spine cable degraded, /api/v1/links lists exactly the
+#   running jobs whose host pairs ibtracert routes over it, and its
+#   link_health_changed event names them; ibwatch_job_* in /metrics.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/lib/tap.sh"
+. "$here/lib/slurm.sh"
+: "${IBWATCHD:?}" "${IBW_FATTREE:?}" "${IBW_HOSTLIST:?}"
+
+for b in munged slurmctld slurmd sbatch squeue scontrol; do
+	command -v "$b" >/dev/null || { echo "not ok - $b is needed (tests/run.sh installs slurm-wlm and munge)"; exit 1; }
+done
+on_fattree slurm 16
+trap 'slurm_stop; stop_started' EXIT
+
+jobs=$PWD/jobs
+check "Slurm starts: 16 slurmd idle" slurm_start 16 "$jobs"
+
+# 1. The hostlist parser against scontrol.
+same=1
+for e in 'node[0001-0003,0007]' 'gpu[1-2]-ib[01-02]' 'n[08-11]' 'n[8-11]' \
+	'node[009-011]' 'a,b[1-3],c' 'x[0]' 'rack[1-2]n[001-002]' 'node[1-03]' \
+	'n[00-02]' 'a,,b' 'node[0001-0016]' 'r[1-2]c[1-3]n[01-02]' \
+	'a[1-2]b[1-2]c[1-2]d[1-2]'; do
+	ours=$("$IBW_HOSTLIST" "$e" | paste -sd' ')
+	ref=$(scontrol show hostnames "$e" 2>/dev/null | paste -sd' ')
+	[ "$ours" = "$ref" ] || { same=0; echo "# $e: ours '$ours', scontrol '$ref'"; }
+done
+check "hostlist expressions expand as scontrol show hostnames (14 cases)" [ "$same" = 1 ]
+
+start_agent node0001 --no-state-file --counter-interval 2 --ping-interval-ms 1000 \
+	--jobs-dir "$jobs" --jobs-check-interval 2 \
+	--link-threshold symbol_errors_per_day=100
+check "the agent listens" [ -n "${P:-}" ]
+U=http://127.0.0.1:$P
+running() { squeue -h -t R -o %A | sort -n | paste -sd,; }
+ours() { curl -s -m 5 "$U/api/v1/jobs" | jq -r '[.jobs[].id] | join(",")'; }
+# wait_same: until /api/v1/jobs lists squeue's running jobs; the seconds
+# it took in $took
+wait_same() {
+	local t0 want
+	t0=$(date +%s.%N)
+	for _ in $(seq 1 100); do
+		want=$(running)
+		[ "$(ours)" = "$want" ] && break
+		sleep 0.05
+	done
+	took=$(echo "$(date +%s.%N) - $t0" | bc)
+	[ "$(ours)" = "$(running)" ]
+}
+
+# 2. Jobs: A on leaf01's four hosts, B across leaf01 and leaf02 (sharing
+# node0004 with A), C on three other leaves, an array of two tasks on
+# node0009, and one that cannot run yet (it begins in an hour).
+sb() { sbatch --parsable "$@" --wrap 'sleep 600' 2>/dev/null | cut -d';' -f1; }
+A=$(sb -w 'node[0001-0004]' -N 4)
+B=$(sb -w 'node0004,node0005' -N 2)
+C=$(sb -w 'node[0006,0010,0014]' -N 3)
+D=$(sb -a 1-2 -w node0009)
+E=$(sb -w node0001 --begin=now+3600)
+for _ in $(seq 1 100); do [ "$(squeue -h -t R | wc -l)" = 5 ] && break; sleep 0.1; done
+check "squeue: 5 running (A $A, B $B, C $C, the array $D's 2 tasks), $E pending" \
+	eval '[ "$(squeue -h -t R | wc -l)" = 5 ] && [ "$(squeue -h -t PD -o %A)" = "$E" ]'
+check "the job map equals squeue's running jobs ($(running)) within 2 s" wait_same
+echo "# took $took s"
+in_map() { ours | tr , '\n' | grep -qx "$1"; }
+check "... and the pending one is not in it" eval '! in_map "$E"'
+curl -s -m 5 "$U/api/v1/jobs" >j1.json
+jobf() { jq -c --arg i "$1" '.jobs[] | select(.id == $i)' j1.json; }
+check "job $A: 4 hosts, all found, shares node0004 with $B" \
+	eval 'jobf $A | jq -e ".hosts == 4 and .hosts_found == 4 and .shared and .hosts_shared == 1 and .nodes == \"node[0001-0004]\""'
+check "job $C: 3 hosts, not shared" eval 'jobf $C | jq -e ".hosts == 3 and (.shared | not)"'
+check "the array's tasks: array_job_id $D, tasks 1 and 2, both on node0009, shared" \
+	jq -e --arg d "$D" '[.jobs[] | select(.array_job_id == $d)] | length == 2 and
+		all(.shared and .nodes == "node0009") and ([.[].array_task_id] | sort) == ["1", "2"]' j1.json
+
+# An end and a start, timed.
+scancel "$C"
+check "job $C ended: gone from the map within 2 s" wait_same
+echo "# took $took s"
+C=$(sb -w 'node[0006,0010,0014]' -N 3)
+for _ in $(seq 1 100); do squeue -h -t R -o %A | grep -qx "$C" && break; sleep 0.05; done
+check "job $C started again: in the map within 2 s" wait_same
+echo "# took $took s"
+
+# 3. The squeue check: a missed epilog's file, a missed prolog's job.
+printf 'job_id=999999\nuser=ghost\npartition=debug\nnodes=node0007\n' >"$jobs/.tmp" && mv "$jobs/.tmp" "$jobs/999999"
+# until CMD... succeeds, 8 s at most
+until_ok() {
+	for _ in $(seq 1 80); do "$@" && return 0; sleep 0.1; done
+	return 1
+}
+ghost_gone() { [ ! -e "$jobs/999999" ] && ! in_map 999999; }
+check "a file for a job that is not running shows (as the spool says)" until_ok in_map 999999
+check "... and the next check (every 2 s) drops it" until_ok ghost_gone
+rm -f "$jobs/$B"
+check "job $B's file removed (a missed prolog): the check writes it again" until_ok test -e "$jobs/$B"
+check "... and the map has it" wait_same
+
+# 4. Rates: node0005's counters driven; job B's rates are the sum of its
+# ports' (node0004's and node0005's) in the same snapshot.
+sim 'PerformanceSet "node0005"[1] PortCounters.PortXmitData=100000000'
+sim 'PerformanceSet "node0004"[1] PortCounters.PortXmitData=50000000'
+ok=0
+for _ in $(seq 1 40); do
+	s0=$(curl -s -m 5 "$U/api/v1/status" | jq .snapshot_seq)
+	curl -s -m 5 "$U/api/v1/jobs/$B" >jb.json
+	curl -s -m 5 "$U/api/v1/ports?type=ca" >pc.json
+	s1=$(curl -s -m 5 "$U/api/v1/status" | jq .snapshot_seq)
+	[ "$s0" = "$s1" ] || continue
+	sum=$(jq -n --slurpfile j jb.json --slurpfile p pc.json '
+		[$j[0].ports[] | . as $q | $p[0][] | select(.node_guid == $q.guid and .port == $q.port) | .counters.rates.transmit_bytes_per_second] | add')
+	mine=$(jq .rates.transmit_bytes_per_second jb.json)
+	if jq -e -n "$mine > 0 and ($mine - $sum | fabs) < 1e-6 * $mine" >/dev/null; then
+		ok=1
+		break
+	fi
+	sleep 0.5
+done
+check "job $B transmits the sum of its hosts' ports ($mine = $sum B/s)" [ "$ok" = 1 ]
+
+# 5. A leaf-spine cable degraded: the jobs whose pairs cross it.
+for _ in $(seq 1 100); do curl -s -m 5 "$U/api/v1/routes" | jq -e '.summary.routed > 0' >/dev/null 2>&1 && break; sleep 0.2; done
+check "the route census ran" eval 'curl -s -m 5 "$U/api/v1/routes" | jq -e ".summary.routed > 0"'
+lid_of() { at "$1" smpquery -D portinfo 0 | sed -n 's/^Lid:\.*//p'; }
+declare -A lid
+for i in $(seq 1 16); do h=$(printf node%04d "$i"); lid[$h]=$(lid_of "$h"); done
+at node0001 ibtracert "${lid[node0004]}" "${lid[node0005]}" >t45.txt
+# leaf01's port towards the spine on node0004 -> node0005
+lport=$(awk '/"leaf01"$/ { getline; sub(/^\[/, ""); sub(/\].*/, ""); print; exit }' t45.txt)
+check "ibtracert node0004 -> node0005 leaves leaf01 by port $lport" [ -n "$lport" ]
+# expected: every running job with a host pair whose path (ibtracert)
+# crosses leaf01 port $lport either way
+expected=""
+for id in $(running | tr , ' '); do
+	hosts=$(squeue -h -j "$id" -o %N | xargs scontrol show hostnames)
+	hit=0
+	for a in $hosts; do
+		for b in $hosts; do
+			[ "$a" = "$b" ] && continue
+			at node0001 ibtracert "${lid[$a]}" "${lid[$b]}" >tr.txt 2>/dev/null
+			# out of leaf01 by the port, or into leaf01 by it
+			if awk -v p="$lport" '
+				/"leaf01"$/ { l = 1; if (index($0, "}[" p "]")) f = 1; next }
+				l { l = 0; if ($1 == "[" p "]") f = 1 }
+				END { exit !f }' tr.txt; then
+				hit=1
+				break 2
+			fi
+		done
+	done
+	[ "$hit" = 1 ] && expected="$expected,$id"
+done
+expected=${expected#,}
+check "ibtracert: the jobs crossing leaf01 port $lport are $expected" [ -n "$expected" ]
+sim "PerformanceSet \"leaf01\"[$lport] PortCounters.SymbolErrorCounter=2000"
+g1=$(curl -s -m 5 "$U/api/v1/nodes" | jq -r '.[] | select(.name == "leaf01") | .guid')
+for _ in $(seq 1 100); do
+	curl -s -m 5 "$U/api/v1/links/$g1/$lport" >lk.json
+	jq -e '.health != "ok"' lk.json >/dev/null 2>&1 && break
+	sleep 0.2
+done
+check "the cable at leaf01 port $lport is degraded" jq -e '.health == "degraded"' lk.json
+check "/api/v1/links lists exactly the jobs whose pairs cross it: $(jq -c .jobs lk.json)" \
+	jq -e --arg e "$expected" '(.jobs | join(",")) == $e' lk.json
+curl -s -m 5 "$U/api/v1/links" >la.json
+check "... the same in /api/v1/links" \
+	jq -e --arg g "$g1" --argjson p "$lport" --arg e "$expected" '
+		(.links[] | select(any(.ends[]; .guid == $g and .port == $p)) | .jobs | join(",")) == $e' la.json
+curl -s -m 5 "$U/api/v1/events" >ev.json
+check "the link_health_changed event names them (affects)" \
+	jq -e --arg g "$g1" --argjson p "$lport" --arg e "$expected" '
+		[.events[] | select(.kind == "link_health_changed" and .new == "degraded" and
+			((.node_guid == $g and .port == $p) or (.peer_guid == $g and .peer_port == $p)))] |
+		length == 1 and (.[0].affects | join(",")) == $e' ev.json
+curl -s -m 5 "$U/api/v1/jobs/$B" >jb2.json
+check "job $B: its links include that cable, worst health degraded" \
+	jq -e --arg g "$g1" --argjson p "$lport" '.links.worst_health == "degraded" and
+		any(.links.list[]; .guid == $g and .port == $p)' jb2.json
+curl -s -m 5 "$U/metrics" >m.txt
+check "/metrics: ibwatch_job_hosts for job $A is 4, ibwatch_job_shared 1" \
+	eval 'grep -q "^ibwatch_job_hosts{job=\"$A\",user=\"root\",partition=\"debug\"} 4$" m.txt &&
+		grep -q "^ibwatch_job_shared{job=\"$A\",user=\"root\",partition=\"debug\"} 1$" m.txt'
+check "... one ibwatch_job_hosts per running job ($(running | tr , '\n' | wc -l))" \
+	eval '[ "$(grep -c "^ibwatch_job_hosts{" m.txt)" = "$(running | tr , "\n" | wc -l)" ]'
+check "promtool check metrics takes it" \
+	eval "grep -v '^ibwatch_build_info' m.txt | promtool check metrics >promtool.out 2>&1 || ! grep -qi 'error' promtool.out"
+
+# 6. The end: every job cancelled, the map empty.
+scancel -u "$(id -un)"
+check "all cancelled: the map is empty within 2 s" wait_same
+check "... and the spool directory holds no job file" eval '[ -z "$(ls "$jobs")" ]'
+check "the agent stops cleanly" stopped_clean "$agent"
+slurm_stop
+finish
