@@ -324,6 +324,10 @@ static const struct opt table[] = {
 	  .arg = "S",
 	  .help = "seconds between checks of --jobs-dir against squeue; 0: "
 		  "none" },
+	{ OPT("jobs-host-map", T_STRING, IBW_OPT_RESTART),
+	  STR(mon.jobs_host_map), .arg = "FILE",
+	  .help = "Slurm node names to fabric names (\"NAME FABRIC_NAME\" "
+		  "lines)" },
 	{ OPT("jobs-squeue", T_STRING, IBW_OPT_RESTART), STR(mon.jobs_squeue),
 	  .def_str = "/usr/bin/squeue", .arg = "FILE",
 	  .help = "the squeue to check with" },

@@ -63,9 +63,13 @@ void ibw_job_clear(struct ibw_job *j)
 	unsigned i;
 
 	free(j->nodes);
-	for (i = 0; i < j->nhosts; i++)
+	for (i = 0; i < j->nhosts; i++) {
 		free(j->hosts[i]);
+		if (j->match)
+			free(j->match[i]);
+	}
 	free(j->hosts);
+	free(j->match);
 	memset(j, 0, sizeof(*j));
 }
 

@@ -28,6 +28,10 @@ struct ibw_job {
 	char *nodes; /* the expression, as written */
 	char **hosts; /* expanded, in its order */
 	unsigned nhosts;
+	/* per host, the name to find its HCAs by (--jobs-host-map: the
+	 * first word of their NodeDescription, or a node GUID "0x...");
+	 * NULL, or an entry NULL: the host's own name */
+	char **match;
 	uint64_t since_us; /* the file's mtime, CLOCK_REALTIME */
 };
 

@@ -25,7 +25,13 @@ extern char **environ;
 #define SQUEUE_TIMEOUT_MS 20000
 #define SQUEUE_MAX (16u << 20)
 
+struct hmap {
+	char *from, *to;
+};
+
 struct ibw_jobsrc {
+	struct hmap *map; /* --jobs-host-map, by from */
+	size_t nmap;
 	struct ibw_loop *loop;
 	char *dir, *squeue;
 	uint64_t check_us;
@@ -59,12 +65,82 @@ static void watch_dir(struct ibw_jobsrc *js)
 			IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR);
 }
 
+static int cmp_map(const void *a, const void *b)
+{
+	return strcmp(((const struct hmap *)a)->from,
+		      ((const struct hmap *)b)->from);
+}
+
+/* The host map file: "SLURM_NAME FABRIC_NAME" per line, '#' comments.
+ * 0, or -1 with @err (a line of one word, or unreadable). */
+static int load_map(struct ibw_jobsrc *js, const char *path, char *err,
+		    size_t errlen)
+{
+	FILE *f = fopen(path, "re");
+	char line[1024];
+	int n = 0;
+
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char a[512], b[512], extra[2];
+		int k;
+		struct hmap *v;
+
+		n++;
+		k = sscanf(line, " %511s %511s %1s", a, b, extra);
+		if (k <= 0 || a[0] == '#')
+			continue;
+		if (k != 2) {
+			snprintf(err, errlen,
+				 "%s:%d: want SLURM_NAME FABRIC_NAME", path, n);
+			fclose(f);
+			return -1;
+		}
+		v = realloc(js->map, (js->nmap + 1) * sizeof(*v));
+		if (!v)
+			break;
+		js->map = v;
+		v[js->nmap].from = strdup(a);
+		v[js->nmap].to = strdup(b);
+		js->nmap++;
+	}
+	fclose(f);
+	qsort(js->map, js->nmap, sizeof(*js->map), cmp_map);
+	return 0;
+}
+
+/* Each job's hosts as the map names them. */
+static void apply_map(struct ibw_jobsrc *js, struct ibw_jobset *s)
+{
+	unsigned j, h;
+
+	for (j = 0; js->nmap && j < s->n; j++) {
+		struct ibw_job *job = &s->jobs[j];
+
+		job->match = calloc(job->nhosts + 1, sizeof(*job->match));
+		for (h = 0; job->match && h < job->nhosts; h++) {
+			struct hmap key = { job->hosts[h], NULL };
+			const struct hmap *m = bsearch(&key, js->map, js->nmap,
+						       sizeof(*js->map),
+						       cmp_map);
+
+			if (m)
+				job->match[h] = strdup(m->to);
+		}
+	}
+}
+
 static void scan(struct ibw_jobsrc *js)
 {
 	struct ibw_jobset *s;
 
 	watch_dir(js);
 	s = ibw_jobs_scan(js->dir, log_bad, js);
+	if (s)
+		apply_map(js, s);
 	if (!s) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			ibw_timer_arm(js->retry, RETRY_US);
@@ -348,6 +424,10 @@ struct ibw_jobsrc *ibw_jobsrc_new(struct ibw_loop *loop,
 	js->retry = ibw_timer_new(loop, on_rescan, js);
 	if (!js->dir || !js->squeue || !js->rescan || !js->retry)
 		goto nomem;
+	if (o->host_map && load_map(js, o->host_map, err, errlen)) {
+		ibw_jobsrc_free(js);
+		return NULL;
+	}
 	js->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (js->ifd < 0 ||
 	    ibw_loop_watch(loop, js->ifd, IBW_EV_READ, on_inotify, js) < 0) {
@@ -396,6 +476,11 @@ void ibw_jobsrc_free(struct ibw_jobsrc *js)
 	ibw_jobset_unref(js->set);
 	pthread_mutex_destroy(&js->lock);
 	pthread_cond_destroy(&js->cond);
+	for (size_t i = 0; i < js->nmap; i++) {
+		free(js->map[i].from);
+		free(js->map[i].to);
+	}
+	free(js->map);
 	free(js->dir);
 	free(js->squeue);
 	free(js);

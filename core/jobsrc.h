@@ -19,6 +19,9 @@ struct ibw_jobsrc_opts {
 	const char *dir;
 	uint64_t check_interval_us; /* 0: no squeue check */
 	const char *squeue; /* the squeue binary; NULL: /usr/bin/squeue */
+	/* "SLURM_NAME FABRIC_NAME" lines (FABRIC_NAME: the first word of
+	 * the HCAs' NodeDescription, or a node GUID 0x...); NULL: none */
+	const char *host_map;
 };
 
 struct ibw_jobsrc;

@@ -202,16 +202,25 @@ static int build_job(const struct ibw_snapshot *s, const struct hosts_index *x,
 	double wsum = 0;
 
 	for (h = 0; h < job->nhosts; h++) {
-		size_t k = find_host(x, job->hosts[h]);
+		const char *name = job->match && job->match[h] ? job->match[h]
+							       : job->hosts[h];
+		const struct ibw_fnode *byguid = NULL;
+		size_t k = find_host(x, name);
 		int found = 0;
 
 		if (bsearch(&job->hosts[h], shared, nshared, sizeof(*shared),
 			    cmp_str))
 			j->hosts_shared++;
-		for (; k < x->n && x->k[k].len == strlen(job->hosts[h]) &&
-		       !memcmp(x->k[k].name, job->hosts[h], x->k[k].len);
+		if (!strncmp(name, "0x", 2)) {
+			/* a node GUID from the host map */
+			byguid = ibw_fabric_find(s->fabric,
+						 strtoull(name, NULL, 16));
+			k = x->n;
+		}
+		for (; byguid || (k < x->n && x->k[k].len == strlen(name) &&
+				  !memcmp(x->k[k].name, name, x->k[k].len));
 		     k++) {
-			const struct ibw_fnode *n = x->k[k].n;
+			const struct ibw_fnode *n = byguid ? byguid : x->k[k].n;
 			unsigned p;
 
 			for (p = 1; p < n->nports; p++) {
@@ -234,6 +243,8 @@ static int build_job(const struct ibw_snapshot *s, const struct hosts_index *x,
 				j->nports++;
 				found = 1;
 			}
+			if (byguid)
+				break;
 		}
 		j->hosts_found += found;
 	}

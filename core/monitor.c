@@ -1276,7 +1276,8 @@ int ibw_monitor_start(struct ibw_monitor *m)
 		return -ENOMEM;
 	if (m->o.jobs_dir) {
 		struct ibw_jobsrc_opts jo = { m->o.jobs_dir, m->o.jobs_check_us,
-					      m->o.jobs_squeue };
+					      m->o.jobs_squeue,
+					      m->o.jobs_host_map };
 		char err[256];
 
 		m->jobsrc = ibw_jobsrc_new(m->loop, &jo, on_jobs, m, err,

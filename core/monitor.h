@@ -63,6 +63,7 @@ struct ibw_monitor_opts {
 	const char *jobs_dir;
 	uint64_t jobs_check_us;
 	const char *jobs_squeue;
+	const char *jobs_host_map; /* NULL: Slurm names are host names */
 };
 
 struct ibw_monitor;

@@ -39,8 +39,10 @@ for e in 'node[0001-0003,0007]' 'gpu[1-2]-ib[01-02]' 'n[08-11]' 'n[8-11]' \
 done
 check "hostlist expressions expand as scontrol show hostnames (14 cases)" [ "$same" = 1 ]
 
+# a site whose Slurm calls node0014 what the fabric calls node0013
+printf '# slurm fabric\nnode0014 node0013\n' >hostmap
 start_agent node0001 --no-state-file --counter-interval 2 --ping-interval-ms 1000 \
-	--jobs-dir "$jobs" --jobs-check-interval 2 \
+	--jobs-dir "$jobs" --jobs-check-interval 2 --jobs-host-map "$PWD/hostmap" \
 	--link-threshold symbol_errors_per_day=100
 check "the agent listens" [ -n "${P:-}" ]
 U=http://127.0.0.1:$P
@@ -81,6 +83,8 @@ jobf() { jq -c --arg i "$1" '.jobs[] | select(.id == $i)' j1.json; }
 check "job $A: 4 hosts, all found, shares node0004 with $B" \
 	eval 'jobf $A | jq -e ".hosts == 4 and .hosts_found == 4 and .shared and .hosts_shared == 1 and .nodes == \"node[0001-0004]\""'
 check "job $C: 3 hosts, not shared" eval 'jobf $C | jq -e ".hosts == 3 and (.shared | not)"'
+check "job $C's node0014 is the fabric's node0013 (--jobs-host-map)" \
+	eval 'curl -s -m 5 "$U/api/v1/jobs/$C" | jq -e "[.ports[] | select(.host == \"node0014\") | .name] == [\"node0013 HCA-1\"]"'
 check "the array's tasks: array_job_id $D, tasks 1 and 2, both on node0009, shared" \
 	jq -e --arg d "$D" '[.jobs[] | select(.array_job_id == $d)] | length == 2 and
 		all(.shared and .nodes == "node0009") and ([.[].array_task_id] | sort) == ["1", "2"]' j1.json
