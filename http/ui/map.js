@@ -12,6 +12,7 @@
   };
   const BUSY = '#1565c0';
   const PATH = '#8e24aa';
+  const JOB = '#00897b';
   const ORDER = ['ok', 'degraded', 'failing', 'down'];
 
   const canvas = document.getElementById('map');
@@ -31,6 +32,7 @@
   let path = null; // { switches: Set of GUIDs, pairs: Set, order: [names] }
   let selected = null;
   let overlay = null; // { busy: Map pair -> routes, breaks: Set of GUIDs }
+  let job = null; // { id, leaves: Set of switch GUIDs, pairs: Set }
   const started = performance.now();
   let drawnMs = -1;
 
@@ -141,6 +143,11 @@
       const on = path && path.pairs.has(pairKey(b.a, b.b));
       line(b, on ? PATH : bundleColour(b), px * (on ? 3 : 2));
     });
+    if (job) {
+      map.bundles.forEach(function (b) {
+        if (job.pairs.has(pairKey(b.a, b.b))) line(b, JOB, px * 3);
+      });
+    }
     if (overlay) {
       ctx.setLineDash([6 * px, 4 * px]);
       map.bundles.forEach(function (b) {
@@ -173,6 +180,11 @@
         ctx.strokeStyle = COLOURS[th];
         ctx.lineWidth = (th === 'ok' ? 1 : 3) * px;
         ctx.strokeRect(p.x - p.w / 2, ty, p.w, p.th);
+        if (job && job.leaves.has(s.guid)) {
+          ctx.strokeStyle = JOB;
+          ctx.lineWidth = 4 * px;
+          ctx.strokeRect(p.x - p.w / 2 - 3 * px, ty - 3 * px, p.w + 6 * px, p.th + 6 * px);
+        }
         ctx.beginPath();
         ctx.moveTo(p.x, p.y + p.h / 2);
         ctx.lineTo(p.x, ty);
@@ -221,7 +233,7 @@
     const sum = {
       taken: map.taken, levels: {}, bundles: {}, cables: {}, hosts: 0,
       marked: { switches: [], tiles: [], bundles: [] }, down_tiles: [],
-      path: path ? path.order : [], drawn_ms: drawnMs, overlay: null,
+      path: path ? path.order : [], drawn_ms: drawnMs, overlay: null, job: null,
     };
     map.switches.forEach(function (s) {
       levelOf.set(s.guid, s.level);
@@ -240,6 +252,15 @@
       sum.cables[k] = (sum.cables[k] || 0) + b.cables;
       if (b.health !== 'ok') sum.marked.bundles.push([name.get(b.a), name.get(b.b)].sort());
     });
+    if (job) {
+      sum.job = {
+        id: job.id,
+        leaves: Array.from(job.leaves).map(function (g) { return name.get(g) || g; }).sort(),
+        bundles: Array.from(job.pairs).map(function (k) {
+          return k.split(' ').map(function (g) { return name.get(g) || g; }).sort();
+        }).sort(),
+      };
+    }
     if (overlay) {
       sum.overlay = {
         busy: Array.from(overlay.busy.keys()).map(function (k) {
@@ -523,6 +544,48 @@
     traceStatus.textContent = '';
     if (map) summarise();
     redraw();
+  });
+
+  // ---- a job's hosts and links (docs/jobs.md) ----
+
+  document.getElementById('job').addEventListener('submit', function (ev) {
+    ev.preventDefault();
+    const id = document.getElementById('job-id').value.trim();
+    const st = document.getElementById('job-status');
+    if (!id) {
+      job = null;
+      st.textContent = '';
+      if (map) summarise();
+      redraw();
+      return;
+    }
+    getJSON('/api/v1/jobs/' + encodeURIComponent(id)).then(function (j) {
+      const leaves = new Set();
+      const pairs = new Set();
+      // a host port's leaf: the switch its cable goes to
+      const leafOf = new Map();
+      map.switches.forEach(function (s) { leafOf.set(s.guid, s); });
+      return Promise.all(j.ports.map(function (p) {
+        return getJSON('/api/v1/links/' + p.guid + '/' + p.port).then(function (k) {
+          k.ends.forEach(function (e) { if (leafOf.has(e.guid)) leaves.add(e.guid); });
+        }).catch(function () { /* a port without a cable */ });
+      })).then(function () {
+        (j.links.list || []).forEach(function (l) {
+          if (lay.pos.has(l.guid) && l.peer_guid && lay.pos.has(l.peer_guid))
+            pairs.add(pairKey(l.guid, l.peer_guid));
+        });
+        job = { id: j.id, leaves: leaves, pairs: pairs };
+        st.textContent = j.hosts + ' hosts on ' + leaves.size + ' leaves, ' + pairs.size +
+          ' switch bundles, worst ' + (j.links.worst_health || 'unknown');
+        summarise();
+        redraw();
+      });
+    }).catch(function (e) {
+      job = null;
+      st.textContent = 'job: ' + e.message;
+      if (map) summarise();
+      redraw();
+    });
   });
 
   // ---- the route census overlaid ----

@@ -7,12 +7,13 @@ JSON for tests/integration/browser.sh to check:
   browser.py URL OUT.json [--trace FROM TO] [--then CMD WAIT_JS]
              [--token T] [--screenshot PNG] [--trace-screenshot PNG]
              [--size WxH] [--signal FILE] [--pause FILE] [--click NAME]
-             [--census]
+             [--census] [--job ID]
 
 - load URL (with --token: URL/?token=T first, as a person signing in);
 - wait for the map to be drawn (the canvas' data-summary), keep it;
 - --click: click switch NAME, keep the details panel's text and its
   ports table's rows; --census: tick "route census", keep the overlay;
+- --job: show job ID's hosts and links, keep what was marked;
 - --trace: type FROM and TO, press Trace, wait for the path, keep it;
 - --then: run the shell command CMD, wait (60 s at most) until the page's
   summary satisfies the JavaScript expression WAIT_JS (on `s`), keep it;
@@ -133,6 +134,12 @@ def main():
             d.find_element(By.ID, "census").click()
             res["census"] = wait(d, lambda s: s["overlay"] is not None, 20)
             res["census_status"] = d.find_element(By.ID, "census-status").text
+        jid = arg("--job")
+        if s is not None and jid:
+            d.find_element(By.ID, "job-id").send_keys(jid)
+            d.find_element(By.CSS_SELECTOR, "#job button[type=submit]").click()
+            res["job"] = wait(d, lambda s: s.get("job") is not None, 20)
+            res["job_status"] = d.find_element(By.ID, "job-status").text
         tr = arg("--trace", 2)
         if s is not None and tr:
             d.find_element(By.ID, "from").send_keys(tr[0])

@@ -192,6 +192,19 @@ curl -s -m 5 "$U/api/v1/jobs/$B" >jb2.json
 check "job $B: its links include that cable, worst health degraded" \
 	jq -e --arg g "$g1" --argjson p "$lport" '.links.worst_health == "degraded" and
 		any(.links.list[]; .guid == $g and .port == $p)' jb2.json
+# The map highlights job B's hosts (leaf01, leaf02) and its switch
+# links (those /api/v1/jobs/B lists between two switches).
+if [ -x /usr/bin/chromium ] && /usr/bin/python3 -c 'import selenium' 2>/dev/null; then
+	/usr/bin/python3 "$here/integration/browser.py" "$U" bj.json --job "$B" >bj.out 2>&1
+	want=$(jq -c --slurpfile m <(curl -s -m 5 "$U/api/v1/map") '
+		($m[0].switches | map({(.guid): .name}) | add) as $n |
+		[.links.list[] | select($n[.guid] != null and $n[.peer_guid] != null) |
+			[$n[.guid], $n[.peer_guid]] | sort] | unique | sort' jb2.json)
+	check "the map highlights job $B: leaf01 and leaf02, its switch links $want" \
+		jq -e --argjson w "$want" '.job.job.leaves == ["leaf01", "leaf02"] and .job.job.bundles == $w and ($w | length) > 0' bj.json
+else
+	check "chromium and python3-selenium for the map's job highlight" false
+fi
 curl -s -m 5 "$U/metrics" >m.txt
 check "/metrics: ibwatch_job_hosts for job $A is 4, ibwatch_job_shared 1" \
 	eval 'grep -q "^ibwatch_job_hosts{job=\"$A\",user=\"root\",partition=\"debug\"} 4$" m.txt &&
