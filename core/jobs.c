@@ -179,18 +179,29 @@ static int cmp_job(const void *x, const void *y)
 
 static char *slurp(int dfd, const char *name, size_t *len)
 {
-	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = openat(dfd, name,
+			O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	struct stat st;
 	char *buf;
 	ssize_t n;
 	size_t got = 0;
 
 	if (fd < 0)
 		return NULL;
+	/* a regular file (not a FIFO swapped in), of a sane size */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size >= FILE_MAX) {
+		close(fd);
+		return NULL;
+	}
 	buf = malloc(FILE_MAX);
 	while (buf && got < FILE_MAX &&
 	       (n = read(fd, buf + got, FILE_MAX - got)) > 0)
 		got += (size_t)n;
 	close(fd);
+	if (buf && got == FILE_MAX) {
+		free(buf);
+		return NULL;
+	}
 	*len = got;
 	return buf;
 }
@@ -233,7 +244,8 @@ struct ibw_jobset *ibw_jobs_scan(const char *dir,
 		rc = ibw_job_parse(text, len, &j, err, sizeof(err));
 		free(text);
 		if (rc == 0 && strcmp(j.id, de->d_name)) {
-			snprintf(err, sizeof(err), "job_id %s in file %s", j.id,
+			snprintf(err, sizeof(err),
+				 "job_id %.31s in file %.100s", j.id,
 				 de->d_name);
 			ibw_job_clear(&j);
 			rc = -EINVAL;
@@ -241,7 +253,8 @@ struct ibw_jobset *ibw_jobs_scan(const char *dir,
 		if (rc) {
 			s->bad++;
 			if (log) {
-				snprintf(msg, sizeof(msg), "%s/%s: %s", dir,
+				snprintf(msg, sizeof(msg),
+					 "%.200s/%.40s: %.150s", dir,
 					 de->d_name, err);
 				log(msg, arg);
 			}

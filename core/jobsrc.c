@@ -100,11 +100,20 @@ static int load_map(struct ibw_jobsrc *js, const char *path, char *err,
 			return -1;
 		}
 		v = realloc(js->map, (js->nmap + 1) * sizeof(*v));
-		if (!v)
-			break;
-		js->map = v;
-		v[js->nmap].from = strdup(a);
-		v[js->nmap].to = strdup(b);
+		if (v) {
+			js->map = v;
+			v[js->nmap].from = strdup(a);
+			v[js->nmap].to = strdup(b);
+		}
+		if (!v || !v[js->nmap].from || !v[js->nmap].to) {
+			if (v) {
+				free(v[js->nmap].from);
+				free(v[js->nmap].to);
+			}
+			snprintf(err, errlen, "%s: out of memory", path);
+			fclose(f);
+			return -1;
+		}
 		js->nmap++;
 	}
 	fclose(f);
@@ -202,8 +211,8 @@ static char *run_squeue(const char *bin)
 	char *const argv[] = { (char *)bin,	    "-h", "-t", "R", "-o",
 			       "%A|%F|%K|%u|%P|%N", NULL };
 	posix_spawn_file_actions_t fa;
-	int pfd[2], st, rc;
-	pid_t pid;
+	int pfd[2], st = 0, rc, failed = 0;
+	pid_t pid, w;
 	char *out = NULL;
 	size_t len = 0, cap = 0;
 	struct timespec t0, t1;
@@ -235,8 +244,7 @@ static char *run_squeue(const char *bin)
 			(t1.tv_nsec - t0.tv_nsec) / 1000000);
 		if (left <= 0 || poll(&p, 1, (int)left) <= 0) {
 			kill(pid, SIGKILL);
-			free(out);
-			out = NULL;
+			failed = 1;
 			break;
 		}
 		if (len + 4096 + 1 > cap) {
@@ -246,8 +254,7 @@ static char *run_squeue(const char *bin)
 			o = cap > SQUEUE_MAX ? NULL : realloc(out, cap);
 			if (!o) {
 				kill(pid, SIGKILL);
-				free(out);
-				out = NULL;
+				failed = 1;
 				break;
 			}
 			out = o;
@@ -258,16 +265,17 @@ static char *run_squeue(const char *bin)
 		len += (size_t)n;
 	}
 	close(pfd[0]);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+	while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
 		;
-	if (out && (!WIFEXITED(st) || WEXITSTATUS(st))) {
+	/* Killed, cut short, failed or not reaped: no answer at all. An
+	 * empty list from a squeue that failed would remove every file. */
+	if (failed || w < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
 		free(out);
 		return NULL;
 	}
-	if (out)
-		out[len] = '\0';
-	else if (!len)
-		out = calloc(1, 1);
+	if (!out)
+		return calloc(1, 1);
+	out[len] = '\0';
 	return out;
 }
 
@@ -278,7 +286,10 @@ static int cmp_idp(const void *a, const void *b)
 
 static void check_once(struct ibw_jobsrc *js)
 {
+	/* files written after squeue was asked are newer than its list */
+	time_t asked = time(NULL);
 	char *out = run_squeue(js->squeue), *line, *save = NULL;
+	int partial = 0;
 	char **ids = NULL;
 	size_t n = 0, cap = 0;
 	uint64_t dropped = 0, added = 0;
@@ -315,8 +326,10 @@ static void check_once(struct ibw_jobsrc *js)
 
 			cap = cap ? 2 * cap : 256;
 			v = realloc(ids, cap * sizeof(*v));
-			if (!v)
+			if (!v) {
+				partial = 1;
 				break;
+			}
 			ids = v;
 		}
 		ids[n++] = f[0];
@@ -347,13 +360,19 @@ static void check_once(struct ibw_jobsrc *js)
 		}
 	}
 	qsort(ids, n, sizeof(*ids), cmp_idp);
-	d = opendir(js->dir);
+	d = partial ? NULL : opendir(js->dir);
 	while (d && (de = readdir(d))) {
 		const char *name = de->d_name;
 		size_t k = strspn(name, "0123456789_");
+		struct stat st;
 
 		if (!k || name[k] ||
 		    bsearch(&name, ids, n, sizeof(*ids), cmp_idp))
+			continue;
+		/* a prolog that ran while squeue answered: the next check
+		 * judges it */
+		if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    st.st_mtime >= asked - 1)
 			continue;
 		if (unlinkat(dirfd(d), name, 0) == 0) {
 			dropped++;

@@ -860,7 +860,7 @@ static void judge(struct ibw_link *k, const struct ibw_link_thresholds *t,
 		}
 		/* Where the port has FEC counters, its symbol errors count
 		 * in the effective BER instead (docs/links.md). */
-		if (fx[i])
+		if (fx[i] && fx[i]->win[IBW_FWIN_12M].bits > 0)
 			judge_fec(k, i, fx[i], t);
 		else if (ber_over(x, t->ber_failing))
 			flag(k, i, IBW_LR_BER, IBW_HEALTH_FAILING);

@@ -163,7 +163,9 @@ static void link_end(struct ibw_monitor *m, const struct ibw_fnode *n,
 	}
 	e->xmit_wait = c->v[IBW_CTR_XMIT_WAIT].total;
 	e->xmit_bytes = c->v[IBW_CTR_XMIT_DATA].total;
-	e->fec = c->fec;
+	/* only a reading of this sweep: old totals would add bits without
+	 * corrections and thin the raw BER out */
+	e->fec = c->fec_fail == IBW_CTR_FAIL_NONE ? c->fec : NULL;
 	if (c->have_vl) {
 		/* A 16-bit VL wait field stuck at 65535 adds nothing from
 		 * then on: its ratio would read 0 on the busiest VL, so the

@@ -2,7 +2,8 @@
 /*
  * The running jobs' series (core/jobview.h): one of each family per
  * running job, labelled job, user and partition, so the series come and
- * go with the jobs (docs/api.md says what they cost).
+ * go with the jobs (docs/api.md says what they cost). The label is job_id:
+ * "job" is Prometheus' own (the scrape job), which it would rename.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -26,7 +27,8 @@ static void label(struct ibw_pb *b, const char *s)
 static void labels(struct ibw_pb *b, const char *name,
 		   const struct ibw_jobview_job *j)
 {
-	ibw_pb_put(b, "%s{job=\"", name);
+	/* not "job": Prometheus' own target label */
+	ibw_pb_put(b, "%s{job_id=\"", name);
 	label(b, j->job->id);
 	ibw_pb_put(b, "\",user=\"");
 	label(b, j->job->user);

@@ -374,12 +374,18 @@ static int token_login(struct ibw_hreq *r)
 	    !same_token(h, MHD_lookup_connection_value(
 				   r->conn, MHD_GET_ARGUMENT_KIND, "token")))
 		return 0;
+	/* a token that is no valid cookie value cannot be one */
+	if (strspn(h->token,
+		   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		   "0123456789-._~+/=") != strlen(h->token))
+		return 0;
 	n = strlen(h->token) + 64;
 	c = malloc(n);
 	if (!c)
 		return 0;
-	snprintf(c, n, "%s=%s; Path=/; HttpOnly; SameSite=Strict",
-		 IBW_TOKEN_COOKIE, h->token);
+	/* Secure under TLS: the browser sends it back over TLS only */
+	snprintf(c, n, "%s=%s; Path=/; HttpOnly; SameSite=Strict%s",
+		 IBW_TOKEN_COOKIE, h->token, h->cert ? "; Secure" : "");
 	ibw_hreq_problem(r, 303, "signed in: see /");
 	r->location = "/";
 	r->set_cookie = c;

@@ -207,8 +207,8 @@ else
 fi
 curl -s -m 5 "$U/metrics" >m.txt
 check "/metrics: ibwatch_job_hosts for job $A is 4, ibwatch_job_shared 1" \
-	eval 'grep -q "^ibwatch_job_hosts{job=\"$A\",user=\"root\",partition=\"debug\"} 4$" m.txt &&
-		grep -q "^ibwatch_job_shared{job=\"$A\",user=\"root\",partition=\"debug\"} 1$" m.txt'
+	eval 'grep -q "^ibwatch_job_hosts{job_id=\"$A\",user=\"root\",partition=\"debug\"} 4$" m.txt &&
+		grep -q "^ibwatch_job_shared{job_id=\"$A\",user=\"root\",partition=\"debug\"} 1$" m.txt'
 check "... one ibwatch_job_hosts per running job ($(running | tr , '\n' | wc -l))" \
 	eval '[ "$(grep -c "^ibwatch_job_hosts{" m.txt)" = "$(running | tr , "\n" | wc -l)" ]'
 check "promtool check metrics takes it" \
