@@ -272,7 +272,8 @@ struct ibw_fmap *ibw_fmap_build(const struct ibw_snapshot *s)
 			m->sw[c[i].b].health = c[i].health;
 	if (levels(m, c, nc) < 0)
 		goto fail;
-	qsort(c, nc, sizeof(*c), cmp_cable);
+	if (nc)
+		qsort(c, nc, sizeof(*c), cmp_cable);
 	m->b = calloc(nc + 1, sizeof(*m->b));
 	if (!m->b)
 		goto fail;

@@ -276,7 +276,8 @@ struct ibw_jobset *ibw_jobs_scan(const char *dir,
 		s->jobs[s->n++] = j;
 	}
 	closedir(d);
-	qsort(s->jobs, s->n, sizeof(*s->jobs), cmp_job);
+	if (s->n)
+		qsort(s->jobs, s->n, sizeof(*s->jobs), cmp_job);
 	return s;
 }
 

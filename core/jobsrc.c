@@ -117,7 +117,8 @@ static int load_map(struct ibw_jobsrc *js, const char *path, char *err,
 		js->nmap++;
 	}
 	fclose(f);
-	qsort(js->map, js->nmap, sizeof(*js->map), cmp_map);
+	if (js->nmap)
+		qsort(js->map, js->nmap, sizeof(*js->map), cmp_map);
 	return 0;
 }
 
@@ -359,7 +360,8 @@ static void check_once(struct ibw_jobsrc *js)
 			}
 		}
 	}
-	qsort(ids, n, sizeof(*ids), cmp_idp);
+	if (n)
+		qsort(ids, n, sizeof(*ids), cmp_idp);
 	d = partial ? NULL : opendir(js->dir);
 	while (d && (de = readdir(d))) {
 		const char *name = de->d_name;
@@ -367,7 +369,7 @@ static void check_once(struct ibw_jobsrc *js)
 		struct stat st;
 
 		if (!k || name[k] ||
-		    bsearch(&name, ids, n, sizeof(*ids), cmp_idp))
+		    (n && bsearch(&name, ids, n, sizeof(*ids), cmp_idp)))
 			continue;
 		/* a prolog that ran while squeue answered: the next check
 		 * judges it */

@@ -134,6 +134,8 @@ static void merge_links(struct ibw_jobview_job *j)
 {
 	unsigned i, o = 0;
 
+	if (j->nlinks < 2)
+		return;
 	qsort(j->links, j->nlinks, sizeof(*j->links), cmp_link);
 	for (i = 0; i < j->nlinks; i++) {
 		if (o && j->links[o - 1].guid == j->links[i].guid &&
