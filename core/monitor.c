@@ -14,86 +14,7 @@
 #include "jobview.h"
 #include "monitor.h"
 #include "namemap.h"
-
-struct ibw_monitor {
-	struct ibw_engine *e;
-	struct ibw_jobsrc *jobsrc; /* NULL: no job view */
-	struct ibw_loop *loop;
-	struct ibw_monitor_opts o;
-	char *state_file;
-	char *map_path;
-	struct ibw_namemap *names;
-	struct ibw_events *ev;
-	struct ibw_discover *disc;
-	struct ibw_counters *ctrs;
-	struct ibw_pinger *pinger;
-	struct ibw_timer *pub_timer;
-	struct ibw_tracer *tracer;
-	struct ibw_watched *watched;
-	struct ibw_timer *trace_timer;
-	unsigned trace_pending;
-	struct ibw_fabric *fabric; /* last discovery */
-	/* The published snapshot: swapped here on the loop's thread, taken
-	 * by readers on any thread (the HTTP server's), under snap_lock. */
-	struct ibw_snapshot *snap;
-	/* Link health (core/links.h): the windows, and the view of the
-	 * last round with what it was built from, so that publishing with
-	 * nothing new (pings, traces) reuses it. */
-	struct ibw_links *links;
-	struct ibw_link_view *lview;
-	uint64_t lview_discoveries, lview_sweeps;
-	int lerr_ctr[IBW_LERR_MAX]; /* enum ibw_ctr of each, -1 none */
-	int lview_dirty; /* names reloaded */
-	/* The route census: the table reader and the last census, which
-	 * the next one is compared with for events. */
-	struct ibw_lft *lft;
-	struct ibw_census *census;
-	pthread_mutex_t snap_lock;
-	struct ibw_timer *disc_timer, *ctr_timer;
-	uint64_t discoveries, counter_sweeps;
-	/* The counter sweep under way (or the last): why it runs, and
-	 * another to run at full speed as soon as it ends. Sweeps start on
-	 * a fixed period: ctr_timer fires an interval after the last
-	 * start; one due while a sweep still runs (ctr_due) starts when
-	 * that one ends. */
-	enum ibw_sweep_reason ctr_reason, again_reason;
-	int ctr_again, ctr_due;
-	uint64_t ctr_next_us; /* monotonic: when the next is due */
-	/* While a sweep runs: publish what it read at least once a second;
-	 * ports settled (read or not) as of the last snapshot. */
-	struct ibw_timer *progress_timer;
-	unsigned published_settled;
-	uint64_t logged_seq;
-	/* LIDs in flux (core/counters.h): events looked at for signs up to
-	 * here; the counters' signs when the discovery under way started;
-	 * our own port's LID and its SM's, as last told. */
-	uint64_t sign_seq;
-	uint64_t disc_signs;
-	uint16_t local_lid, sm_lid;
-	int state_err; /* last state-file error logged, to log it once */
-	int periodic;
-	int once_tracing;
-	uint64_t started_us;
-	uint64_t snap_seq;
-	/* The local port is not active: the last fabric is kept, marked
-	 * stale, and discovery retried with a growing backoff. */
-	int local_lost;
-	uint8_t lost_state;
-	uint64_t lost_since_us, backoff_us;
-	/* the device was opened again: look at once, not after backoff */
-	int look_now;
-	uint64_t last_good_us; /* the last discovery with the port active */
-	/* a lost ping makes us ask our own port first */
-	struct ibw_localport_query lq;
-	int lq_running;
-	uint64_t lq_last_us;
-	void (*once_cb)(struct ibw_monitor *m, void *arg);
-	void *once_arg;
-	uint64_t round_t0; /* --once: when its ping round started */
-	unsigned once_left; /* --once: the sweep and the round, until done */
-};
-
-static const char *name_of(const struct ibw_fnode *n, void *arg);
+#include "monitor_int.h"
 
 /*
  * Signs that the SM is moving LIDs in the events since the last look: a
@@ -124,191 +45,6 @@ static int watch_lids(struct ibw_monitor *m)
 	if (why)
 		ibw_counters_lids_moved(m->ctrs, why);
 	return why != NULL;
-}
-
-/* One end of a cable as core/links.h takes it: PortInfo (port 0's
- * capability masks on a switch) and the counters' running totals. */
-static void link_end(struct ibw_monitor *m, const struct ibw_fnode *n,
-		     unsigned p, struct ibw_link_end_in *e)
-{
-	const struct ibw_fport *fp = &n->ports[p];
-	const struct ibw_port_ctrs *c =
-		ibw_counters_find(m->ctrs, n->guid, (uint8_t)p);
-	int sw = n->ni.node_type == IBW_NODE_SWITCH;
-	int k, i;
-
-	memset(e, 0, sizeof(*e));
-	e->guid = n->guid;
-	e->port = (uint8_t)p;
-	e->node_type = (uint8_t)n->ni.node_type;
-	e->lid = sw ? n->lid : fp->pi.lid;
-	e->name = name_of(n, m);
-	e->pi = &fp->pi;
-	if (sw && n->nports && n->ports[0].have_pi)
-		e->cap = &n->ports[0].pi;
-	if (!c || !c->updated_us)
-		return;
-	/* -1 where the PMA's PortSamplesControl was not read: then the
-	 * shortest tick is assumed (docs/links.md). */
-	e->tick = ibw_counters_tick(m->ctrs, n->guid);
-	e->have_ctrs = 1;
-	e->ctr_us = c->updated_us;
-	for (k = 0; k < IBW_LERR_MAX; k++) {
-		i = m->lerr_ctr[k];
-		if (i < 0)
-			continue;
-		e->err[k] = c->v[i].total;
-		if (c->v[i].saturated)
-			e->saturated |= 1u << k;
-	}
-	e->xmit_wait = c->v[IBW_CTR_XMIT_WAIT].total;
-	e->xmit_bytes = c->v[IBW_CTR_XMIT_DATA].total;
-	/* only a reading of this sweep: old totals would add bits without
-	 * corrections and thin the raw BER out */
-	e->fec = c->fec_fail == IBW_CTR_FAIL_NONE ? c->fec : NULL;
-	if (c->have_vl) {
-		/* A 16-bit VL wait field stuck at 65535 adds nothing from
-		 * then on: its ratio would read 0 on the busiest VL, so the
-		 * VL is left out (no ratio) until something clears it. */
-		e->vl_mask = 0xffff;
-		for (k = 0; k < 16; k++)
-			if (c->vl_raw[k] == UINT16_MAX)
-				e->vl_mask &= (uint16_t) ~(1u << k);
-		memcpy(e->vl_xmit_wait, c->vl_xmit_wait,
-		       sizeof(e->vl_xmit_wait));
-	}
-}
-
-/* The running jobs whose routes cross @k, from the last snapshot's job
- * view: "4711,4712". */
-static void affects(struct ibw_monitor *m, const struct ibw_link *k, char *buf,
-		    size_t len)
-{
-	const struct ibw_jobview *v = ibw_snapshot_jobview(m->snap);
-	unsigned *ids, n, i;
-	size_t at = 0;
-
-	buf[0] = '\0';
-	if (!v || !v->n)
-		return;
-	ids = malloc(v->n * sizeof(*ids));
-	if (!ids)
-		return;
-	n = ibw_jobview_cable_jobs(v, k->end[0].guid, k->end[0].port,
-				   k->end[1].guid, k->end[1].port, ids, v->n);
-	for (i = 0; i < n && i < v->n; i++) {
-		const char *id = v->jobs[ids[i]].job->id;
-
-		if (at + strlen(id) + 5 >= len) {
-			snprintf(buf + at, len - at, "%s...", at ? "," : "");
-			break;
-		}
-		at += (size_t)snprintf(buf + at, len - at, "%s%s",
-				       at ? "," : "", id);
-	}
-	free(ids);
-}
-
-static void on_link_change(const struct ibw_link_change *c, void *arg)
-{
-	struct ibw_monitor *m = arg;
-	const struct ibw_link *k = c->link;
-	struct ibw_event e;
-	char now[200], was[200], lanes[200];
-	int n;
-
-	memset(&e, 0, sizeof(e));
-	e.kind = IBW_EVT_LINK_HEALTH_CHANGED;
-	e.node_guid = k->end[0].guid;
-	e.port = k->end[0].port;
-	e.peer_guid = k->end[1].guid;
-	e.peer_port = k->end[1].port;
-	e.old_value = c->from;
-	e.new_value = k->health;
-	e.reasons = k->reasons;
-	e.old_reasons = c->from_reasons;
-	ibw_link_reasons_fmt(k->reasons, now, sizeof(now));
-	ibw_link_reasons_fmt(c->from_reasons, was, sizeof(was));
-	n = snprintf(e.detail, sizeof(e.detail), "%s (%s) -> %s (%s)",
-		     ibw_link_health_str(c->from), was,
-		     ibw_link_health_str(k->health), now);
-	affects(m, k, e.affects, sizeof(e.affects));
-	/* "; " and the lanes the raw BER is on, where one carries it:
-	 * agent/mib.c takes them from there for ibwLinkBadLane. */
-	if (n > 0 && (size_t)n + 2 < sizeof(e.detail) &&
-	    ibw_link_bad_lanes_fmt(k, lanes, sizeof(lanes)) > 0)
-		snprintf(e.detail + n, sizeof(e.detail) - (size_t)n, "; %s",
-			 lanes);
-	ibw_events_add(m->ev, &e);
-}
-
-/*
- * Feed the link view one round from the last discovery and the counters'
- * totals: every cable once, both ends discovered with PortInfo. Only a
- * new fabric, a counter sweep or new names make a new round; otherwise
- * the last view stands.
- */
-static void update_links(struct ibw_monitor *m)
-{
-	const struct ibw_fabric *f = m->fabric;
-	struct ibw_link_view *v;
-	struct ibw_link_end_in a, b;
-	uint64_t now;
-	unsigned i, p;
-
-	if (!m->links || !f)
-		return;
-	if (m->lview && m->lview_discoveries == m->discoveries &&
-	    m->lview_sweeps == m->counter_sweeps && !m->lview_dirty)
-		return;
-	now = ibw_realtime_us();
-	ibw_links_begin(m->links, now);
-	for (i = 0; i < f->nnodes; i++) {
-		const struct ibw_fnode *n = &f->nodes[i];
-
-		if (n->gone)
-			continue;
-		for (p = 1; p < n->nports; p++) {
-			const struct ibw_fport *fp = &n->ports[p];
-			const struct ibw_fnode *r;
-			const struct ibw_fport *rp;
-
-			if (!fp->have_pi || fp->gone || !fp->remote_guid)
-				continue;
-			r = ibw_fabric_find(f, fp->remote_guid);
-			if (!r || r->gone || !fp->remote_port ||
-			    fp->remote_port >= r->nports)
-				continue;
-			rp = &r->ports[fp->remote_port];
-			if (!rp->have_pi || rp->gone)
-				continue;
-			/* each cable once: from its lower end when both
-			 * ends know it */
-			if (rp->remote_guid == n->guid &&
-			    rp->remote_port == p &&
-			    (r->guid < n->guid ||
-			     (r->guid == n->guid && fp->remote_port < p)))
-				continue;
-			link_end(m, n, p, &a);
-			link_end(m, r, fp->remote_port, &b);
-			if (ibw_links_update(m->links, &a, &b) == -ENOMEM)
-				log_err("monitor",
-					"out of memory: link "
-					"0x%016" PRIx64 "/%u left out",
-					n->guid, p);
-		}
-	}
-	v = ibw_links_view(m->links, now);
-	if (!v) {
-		log_err("monitor", "out of memory: link view not updated");
-		return;
-	}
-	ibw_link_view_changes(m->lview, v, on_link_change, m);
-	ibw_link_view_unref(m->lview);
-	m->lview = v;
-	m->lview_discoveries = m->discoveries;
-	m->lview_sweeps = m->counter_sweeps;
-	m->lview_dirty = 0;
 }
 
 /* Build a new snapshot from the current state and swap it in. */
@@ -396,7 +132,7 @@ static void publish(struct ibw_monitor *m)
 			ibw_counters_redirects(m->ctrs, s->pma_redirects, n);
 	s->discoveries = m->discoveries;
 	s->counter_sweeps = m->counter_sweeps;
-	update_links(m);
+	ibw_monitor_update_links(m);
 	s->links = ibw_link_view_ref(m->lview);
 	s->census = m->census ? ibw_census_ref(m->census) : NULL;
 	s->jobs = m->jobsrc ? ibw_jobset_ref(ibw_jobsrc_set(m->jobsrc)) : NULL;
@@ -523,7 +259,8 @@ uint16_t ibw_monitor_resolve(struct ibw_monitor *m, const char *t)
 			const struct ibw_fport *fp = &n->ports[p];
 			int match = (*t && !*end)
 					    ? (fp->guid == v || n->guid == v)
-					    : !strcmp(name_of(n, m), t) ||
+					    : !strcmp(ibw_monitor_name_of(n, m),
+						      t) ||
 						      !strcmp(n->desc, t);
 
 			if (match && fp->have_pi && fp->pi.lid &&
@@ -626,7 +363,7 @@ static void trace_round_done(struct ibw_monitor *m)
 	}
 }
 
-static const char *name_of(const struct ibw_fnode *n, void *arg)
+const char *ibw_monitor_name_of(const struct ibw_fnode *n, void *arg)
 {
 	struct ibw_monitor *m = arg;
 	const char *nm = m->names ? ibw_namemap_get(m->names, n->guid) : NULL;
@@ -1022,7 +759,7 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 	m->fabric = f;
 	ibw_discover_set_prev(m->disc, f);
 	if (m->pinger)
-		ibw_pinger_update(m->pinger, f, name_of, m);
+		ibw_pinger_update(m->pinger, f, ibw_monitor_name_of, m);
 	ibw_tracer_set_fabric(m->tracer, f);
 	/* A change (or the first sweep) may move routes: read the tables
 	 * now; else later reads use the newest fabric. */

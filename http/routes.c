@@ -9,6 +9,7 @@
 #include <microhttpd.h>
 
 #include "agentx_status.h"
+#include "answer.h"
 #include "codec.h"
 #include "ibw_revision.h"
 #include "ibw_version.h"
@@ -66,155 +67,17 @@ static const struct {
 	{ MHD_HTTP_METHOD_HEAD, IBW_HTTP_HEAD },
 };
 
-static const char *title(unsigned code)
-{
-	switch (code) {
-	case 303:
-		return "See Other";
-	case 400:
-		return "Bad Request";
-	case 401:
-		return "Unauthorized";
-	case 404:
-		return "Not Found";
-	case 405:
-		return "Method Not Allowed";
-	case 413:
-		return "Content Too Large";
-	case 406:
-		return "Not Acceptable";
-	case 429:
-		return "Too Many Requests";
-	case 503:
-		return "Service Unavailable";
-	case 504:
-		return "Gateway Timeout";
-	}
-	return "Error";
-}
-
-static void set_json(struct ibw_hreq *r, unsigned code, json_t *j)
-{
-	free(r->body);
-	r->body = ibw_json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
-	json_decref(j);
-	r->len = r->body ? strlen(r->body) : 0;
-	r->code = code;
-	r->ctype = "application/json";
-}
-
-/* A 200 with the document of @w (ended); 503 if it ran out of memory. */
-static void set_written(struct ibw_hreq *r, struct ibw_jw *w)
-{
-	free(r->body);
-	r->body = ibw_jw_finish(w, &r->len);
-	if (!r->body) {
-		ibw_hreq_problem(r, 503, "out of memory");
-		return;
-	}
-	r->code = 200;
-	r->ctype = "application/json";
-}
-
-/*
- * Replace each byte of @s that is not part of valid UTF-8 with '?': a
- * detail quotes what the client sent, and JSON strings must be UTF-8.
- */
-static void utf8_clean(char *s)
-{
-	unsigned char *p = (unsigned char *)s;
-
-	while (*p) {
-		unsigned n, lo = 0x80, hi = 0xbf, i;
-
-		if (*p < 0x80) {
-			p++;
-			continue;
-		}
-		if (*p >= 0xc2 && *p <= 0xdf) {
-			n = 1;
-		} else if (*p >= 0xe0 && *p <= 0xef) {
-			n = 2;
-			if (*p == 0xe0)
-				lo = 0xa0; /* no overlong forms */
-			if (*p == 0xed)
-				hi = 0x9f; /* no surrogates */
-		} else if (*p >= 0xf0 && *p <= 0xf4) {
-			n = 3;
-			if (*p == 0xf0)
-				lo = 0x90;
-			if (*p == 0xf4)
-				hi = 0x8f; /* nothing above U+10FFFF */
-		} else {
-			*p++ = '?';
-			continue;
-		}
-		for (i = 1; i <= n; i++) {
-			unsigned a = i == 1 ? lo : 0x80, b = i == 1 ? hi : 0xbf;
-
-			if (p[i] < a || p[i] > b)
-				break;
-		}
-		if (i <= n) {
-			*p++ = '?';
-			continue;
-		}
-		p += n + 1;
-	}
-}
-
-static void problem(struct ibw_hreq *r, unsigned code, const char *key,
-		    json_t *ext, const char *fmt, va_list ap)
-{
-	char detail[512];
-	json_t *j;
-
-	vsnprintf(detail, sizeof(detail), fmt, ap);
-	utf8_clean(detail);
-	j = json_pack("{s:s, s:s, s:i, s:s}", "type", "about:blank", "title",
-		      title(code), "status", code, "detail", detail);
-	if (key && ext)
-		json_object_set_new(j, key, ext);
-	set_json(r, code, j);
-	r->ctype = "application/problem+json";
-}
-
-/* RFC 9457 problem details. */
-void ibw_hreq_problem(struct ibw_hreq *r, unsigned code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	problem(r, code, NULL, NULL, fmt, ap);
-	va_end(ap);
-}
-
-static void set_problem_ext(struct ibw_hreq *r, unsigned code, const char *key,
-			    json_t *ext, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-/* ... with an extension member: what the probe found before it gave up. */
-static void set_problem_ext(struct ibw_hreq *r, unsigned code, const char *key,
-			    json_t *ext, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	problem(r, code, key, ext, fmt, ap);
-	va_end(ap);
-}
-
 static void on_trace(const struct ibw_trace *t, void *arg)
 {
 	struct ibw_hreq *r = arg;
 
 	if (ibw_http_probe_wanted(r)) {
 		if (t->fwd.status == IBW_TRACE_TIMEOUT)
-			set_problem_ext(r, 504, "trace", ibw_json_trace(t),
-					"hop %u did not answer: %s",
-					t->fwd.fail_hop, t->fwd.reason);
+			ibw_hreq_problem_ext(r, 504, "trace", ibw_json_trace(t),
+					     "hop %u did not answer: %s",
+					     t->fwd.fail_hop, t->fwd.reason);
 		else
-			set_json(r, 200, ibw_json_trace(t));
+			ibw_hreq_set_json(r, 200, ibw_json_trace(t));
 	}
 	ibw_http_probe_landed(r);
 }
@@ -225,11 +88,11 @@ static void on_ping(const struct ibw_ping_summary *s, void *arg)
 
 	if (ibw_http_probe_wanted(r)) {
 		if (!s->received)
-			set_problem_ext(r, 504, "ping",
-					ibw_json_ping_summary(s),
-					"no answer to %u pings", s->sent);
+			ibw_hreq_problem_ext(r, 504, "ping",
+					     ibw_json_ping_summary(s),
+					     "no answer to %u pings", s->sent);
 		else
-			set_json(r, 200, ibw_json_ping_summary(s));
+			ibw_hreq_set_json(r, 200, ibw_json_ping_summary(s));
 	}
 	ibw_http_probe_landed(r);
 }
@@ -538,7 +401,7 @@ static void serve_link(struct ibw_hreq *r, struct ibw_snapshot *s)
 		ibw_hreq_problem(r, 404, "no link at 0x%016" PRIx64 " port %lu",
 				 guid, port);
 	} else {
-		set_json(r, 200, j);
+		ibw_hreq_set_json(r, 200, j);
 	}
 }
 
@@ -608,7 +471,7 @@ static void serve_routes(struct ibw_hreq *r, struct ibw_snapshot *s)
 	} else {
 		j = ibw_json_routes(s);
 	}
-	set_json(r, 200, j);
+	ibw_hreq_set_json(r, 200, j);
 }
 
 /* /api/v1/routes/SRC/DST: one pair's route from the census; each end a
@@ -649,7 +512,7 @@ static void serve_route(struct ibw_hreq *r, struct ibw_snapshot *s)
 	}
 	json_object_set_new(j, "source", json_string(src));
 	json_object_set_new(j, "destination", json_string(slash + 1));
-	set_json(r, 200, j);
+	ibw_hreq_set_json(r, 200, j);
 }
 
 static int part_nodes(struct ibw_jw *w, const struct ibw_snapshot *s,
@@ -710,7 +573,7 @@ static void serve_events(struct ibw_hreq *r, struct ibw_snapshot *s)
 	ibw_jw_init(&w);
 	ibw_json_write_events_doc(&w, ibw_events_last_seq(ev), buf, n);
 	free(buf);
-	set_written(r, &w);
+	ibw_hreq_set_written(r, &w);
 }
 
 /* /api/v1/jobs and /api/v1/jobs/{id} (docs/jobs.md). */
@@ -737,7 +600,7 @@ static void serve_jobs(struct ibw_hreq *r, struct ibw_snapshot *s)
 		ibw_jw_release(&w);
 		ibw_hreq_problem(r, 404, "no running job %s", id);
 	} else {
-		set_written(r, &w);
+		ibw_hreq_set_written(r, &w);
 	}
 }
 
@@ -754,7 +617,7 @@ static void serve_healthz(struct ibw_hreq *r, struct ibw_snapshot *s)
 		 ibw_snapshot_stale(s, now))
 		ibw_hreq_problem(r, 503, "no fresh sweep");
 	else
-		set_json(r, 200, json_pack("{s:s}", "status", "ok"));
+		ibw_hreq_set_json(r, 200, json_pack("{s:s}", "status", "ok"));
 }
 
 /* The AgentX subagent's state: what it does, since when, and when it
@@ -794,7 +657,7 @@ static void serve_status(struct ibw_hreq *r, struct ibw_snapshot *s)
 	ibw_agentx_status_get(&ax);
 	j = ibw_json_status(s, &st, ibw_realtime_us());
 	json_object_set_new(j, "agentx", agentx_json(&ax));
-	set_json(r, 200, j);
+	ibw_hreq_set_json(r, 200, j);
 }
 
 static void serve_node(struct ibw_hreq *r, struct ibw_snapshot *s)
@@ -807,7 +670,7 @@ static void serve_node(struct ibw_hreq *r, struct ibw_snapshot *s)
 	} else if (!(j = ibw_json_node(s, guid))) {
 		ibw_hreq_problem(r, 404, "no node 0x%016" PRIx64, guid);
 	} else {
-		set_json(r, 200, j);
+		ibw_hreq_set_json(r, 200, j);
 	}
 }
 
