@@ -119,6 +119,9 @@ void ibw_jw_u64(struct ibw_jw *w, uint64_t v); /* ibw_json_u64() */
  * without '+' or leading zeros (jansson's jsonp_dtostr(); the C
  * locale's decimal point). */
 void ibw_jw_real(struct ibw_jw *w, double v);
+/* A rate or ratio core gives as negative when unknown: null then (and
+ * for what is not finite), else ibw_jw_real(). */
+void ibw_jw_real_or_null(struct ibw_jw *w, double v);
 void ibw_jw_bool(struct ibw_jw *w, int v); /* json_boolean() */
 void ibw_jw_null(struct ibw_jw *w); /* json_null() */
 /* json_string(): printable ASCII directly, anything else escaped (and

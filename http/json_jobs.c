@@ -13,14 +13,6 @@
 #include "json_jobs.h"
 #include "json_links.h"
 
-static void maybe(struct ibw_jw *w, double v)
-{
-	if (v < 0 || !isfinite(v))
-		ibw_jw_null(w);
-	else
-		ibw_jw_real(w, v);
-}
-
 static void str_or_null(struct ibw_jw *w, const char *s)
 {
 	if (s && *s)
@@ -176,7 +168,7 @@ static void job_write(struct ibw_jw *w, const struct ibw_snapshot *s,
 	ibw_jw_key(w, "user");
 	ibw_jw_string(w, job->user);
 	ibw_jw_key(w, "xmit_wait_ratio");
-	maybe(w, j->xmit_wait_ratio);
+	ibw_jw_real_or_null(w, j->xmit_wait_ratio);
 	ibw_jw_end(w);
 }
 

@@ -93,8 +93,6 @@ static json_t *window(const struct ibw_link_win *w)
 	return o;
 }
 
-static void maybe_write(struct ibw_jw *w, double v);
-
 static void fec_window_write(struct ibw_jw *w, const struct ibw_link_fec_win *x,
 			     unsigned lanes)
 {
@@ -108,7 +106,7 @@ static void fec_window_write(struct ibw_jw *w, const struct ibw_link_fec_win *x,
 	ibw_jw_key(w, "effective");
 	ibw_jw_u64(w, x->effective);
 	ibw_jw_key(w, "effective_ber");
-	maybe_write(w, x->effective_ber);
+	ibw_jw_real_or_null(w, x->effective_ber);
 	ibw_jw_key(w, "lane_corrected");
 	ibw_jw_array(w);
 	for (k = 0; k < lanes; k++)
@@ -117,10 +115,10 @@ static void fec_window_write(struct ibw_jw *w, const struct ibw_link_fec_win *x,
 	ibw_jw_key(w, "lane_raw_ber");
 	ibw_jw_array(w);
 	for (k = 0; k < lanes; k++)
-		maybe_write(w, ibw_link_fec_lane_ber(x, lanes, k));
+		ibw_jw_real_or_null(w, ibw_link_fec_lane_ber(x, lanes, k));
 	ibw_jw_end(w);
 	ibw_jw_key(w, "raw_ber");
-	maybe_write(w, x->raw_ber);
+	ibw_jw_real_or_null(w, x->raw_ber);
 	ibw_jw_key(w, "seconds");
 	ibw_jw_real(w, x->seconds);
 	ibw_jw_key(w, "uncorrectable");
@@ -421,14 +419,6 @@ void ibw_jw_link_reasons(struct ibw_jw *w, uint32_t mask)
 	ibw_jw_end(w);
 }
 
-static void maybe_write(struct ibw_jw *w, double v)
-{
-	if (v < 0 || !isfinite(v))
-		ibw_jw_null(w);
-	else
-		ibw_jw_real(w, v);
-}
-
 static void widths_write(struct ibw_jw *w, unsigned mask)
 {
 	static const unsigned order[] = { 1, 16, 2, 4, 8 };
@@ -474,7 +464,7 @@ static void window_write(struct ibw_jw *w, const struct ibw_link_win *x)
 
 	ibw_jw_object(w);
 	ibw_jw_key(w, "ber");
-	maybe_write(w, x->ber);
+	ibw_jw_real_or_null(w, x->ber);
 	ibw_jw_key(w, "bits");
 	ibw_jw_u64(w, x->bits);
 	ibw_jw_key(w, "errors");
@@ -494,11 +484,11 @@ static void window_write(struct ibw_jw *w, const struct ibw_link_win *x)
 	ibw_jw_key(w, "seconds");
 	ibw_jw_real(w, x->seconds);
 	ibw_jw_key(w, "utilisation");
-	maybe_write(w, x->utilisation);
+	ibw_jw_real_or_null(w, x->utilisation);
 	ibw_jw_key(w, "xmit_bytes");
 	ibw_jw_u64(w, x->xmit_bytes);
 	ibw_jw_key(w, "xmit_wait_ratio");
-	maybe_write(w, x->xmit_wait_ratio);
+	ibw_jw_real_or_null(w, x->xmit_wait_ratio);
 	ibw_jw_end(w);
 }
 
@@ -591,13 +581,13 @@ static void link_write(struct ibw_jw *w, const struct ibw_link *k,
 {
 	ibw_jw_object(w);
 	ibw_jw_key(w, "ber");
-	maybe_write(w, k->ber);
+	ibw_jw_real_or_null(w, k->ber);
 	ibw_jw_key(w, "ber_basis");
 	ibw_jw_string(w, ber_basis(k));
 	ibw_jw_key(w, "data_bps");
 	ibw_jw_real(w, k->data_bps);
 	ibw_jw_key(w, "effective_ber");
-	maybe_write(w, k->effective_ber);
+	ibw_jw_real_or_null(w, k->effective_ber);
 	ibw_jw_key(w, "ends");
 	ibw_jw_array(w);
 	link_end_write(w, &k->end[0]);
@@ -615,7 +605,7 @@ static void link_write(struct ibw_jw *w, const struct ibw_link *k,
 		ibw_jw_end(w);
 	}
 	ibw_jw_key(w, "raw_ber");
-	maybe_write(w, k->raw_ber);
+	ibw_jw_real_or_null(w, k->raw_ber);
 	ibw_jw_key(w, "reasons");
 	ibw_jw_link_reasons(w, k->reasons);
 	ibw_jw_key(w, "seen");
@@ -631,7 +621,7 @@ static void link_write(struct ibw_jw *w, const struct ibw_link *k,
 	ibw_jw_key(w, "width_best");
 	width_write(w, k->width_best);
 	ibw_jw_key(w, "xmit_wait_ratio");
-	maybe_write(w, k->xmit_wait_ratio);
+	ibw_jw_real_or_null(w, k->xmit_wait_ratio);
 	ibw_jw_end(w);
 }
 

@@ -81,10 +81,7 @@ void ibw_json_write_map(struct ibw_jw *w, const struct ibw_snapshot *s,
 		else
 			ibw_jw_null(w);
 		ibw_jw_key(w, "utilisation");
-		if (b->utilisation >= 0 && isfinite(b->utilisation))
-			ibw_jw_real(w, b->utilisation);
-		else
-			ibw_jw_null(w);
+		ibw_jw_real_or_null(w, b->utilisation);
 		ibw_jw_end(w);
 	}
 	ibw_jw_end(w);

@@ -376,6 +376,14 @@ void ibw_jw_int(struct ibw_jw *w, int64_t v)
 	jw_scalar(w, p, (size_t)(e - p));
 }
 
+void ibw_jw_real_or_null(struct ibw_jw *w, double v)
+{
+	if (v < 0 || !isfinite(v))
+		ibw_jw_null(w);
+	else
+		ibw_jw_real(w, v);
+}
+
 void ibw_jw_real(struct ibw_jw *w, double v)
 {
 	char buf[48], *p, *q, *e;

@@ -49,7 +49,6 @@ insw && /^\[[0-9]+\]/ {
 END { for (s in sw) if (hosts[s]) l++; else p++; for (x in pair) n++; print l, p, n, c }' topo.txt)
 check "ibnetdiscover: $leaves leaves, $spines spines, $pairs switch pairs, $cables cables" \
 	[ "${leaves:-0}" -gt 0 ]
-lid_of() { at "$1" smpquery -D portinfo 0 | sed -n 's/^Lid:\.*//p'; }
 at node0001 ibtracert "$(lid_of node0002)" "$(lid_of node0007)" >tracert.txt 2>&1
 ref_path=$(sed -n 's/.*-> switch port .*"\([^"]*\)"$/\1/p' tracert.txt | paste -sd, -)
 check "ibtracert node0002 -> node0007 crosses switches ($ref_path)" [ -n "$ref_path" ]

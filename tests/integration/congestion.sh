@@ -21,7 +21,6 @@ trap stop_started EXIT
 check "the model is loaded, with its state directory" \
 	[ -d "${IBW_KM_STATE_DIR:-/nonexistent}" ]
 congf=$IBW_KM_STATE_DIR/cong
-lid_of() { at "$1" smpquery -D portinfo 0 | sed -n 's/^Lid:\.*//p'; }
 l3=$(lid_of node0003)
 lsw=$(at node0001 ibswitches | awk '/"leaf01"/ { print $(NF - 2) }')
 nsw=$(at node0001 ibswitches | awk '/"leaf01"/ { print $5 }')

@@ -25,7 +25,6 @@ check "and gives it a state directory" [ -d "${IBW_KM_STATE_DIR:-/nonexistent}" 
 check "opensm's SM and SA agents are registered on its node" \
 	grep -q ' 3 2 ' "$IBW_KM_STATE_DIR/agents.$IBW_SIM_SM"
 
-lid_of() { at "$1" smpquery -D portinfo 0 | sed -n 's/^Lid:\.*//p'; }
 l3=$(lid_of node0003)
 l5=$(lid_of node0005)
 check "LIDs of node0003 ($l3) and node0005 ($l5)" eval '[ -n "$l3" ] && [ -n "$l5" ]'

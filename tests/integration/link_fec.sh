@@ -24,7 +24,6 @@ trap stop_started EXIT
 check "the model is loaded, with its state directory" \
 	[ -d "${IBW_KM_STATE_DIR:-/nonexistent}" ]
 fecf=$IBW_KM_STATE_DIR/fec
-lid_of() { at "$1" smpquery -D portinfo 0 | sed -n 's/^Lid:\.*//p'; }
 l3=$(lid_of node0003)
 l5=$(lid_of node0005)
 check "LIDs of node0003 ($l3) and node0005 ($l5)" \
@@ -58,17 +57,7 @@ check "perfquery -T sees node0003's corrected symbols grow ($a, then $b)" \
 	eval '[ -n "$a" ] && [ "$b" -gt "$a" ]'
 
 # The SNMP side: snmptrapd, snmpd with the agent over AgentX.
-ROOT=.1.3.6.1.4.1.32473
-export MIBS="" MIBDIRS=""
-export SNMP_PERSISTENT_DIR=$PWD/snmp-persist SNMPCONFPATH=$PWD/snmp-conf
-mkdir -p "$SNMP_PERSISTENT_DIR" "$SNMPCONFPATH"
-start_snmptrapd
-SOCK=$PWD/agentx.sock
-snmp_port=$(free_port)
-printf '%s\n' "master agentx" "agentXSocket $SOCK" "agentXTimeout 5" \
-	"rocommunity public 127.0.0.1" "trap2sink 127.0.0.1:$trap_port public" >snmpd.conf
-start_snmpd || { echo "not ok - snmpd does not start"; exit 1; }
-A=(-v2c -c public -t 2 -r 1 "127.0.0.1:$snmp_port")
+snmp_stack || { echo "not ok - snmpd does not start"; exit 1; }
 
 start_agent node0001 --no-state-file --no-ping --agentx "$SOCK" \
 	--counter-interval 1 --counter-full-speed

@@ -140,17 +140,7 @@ check "events: each of the two links changed once, with its reason" \
 
 # 4. SNMP: ibwLinkTable and ibwLinkHealthChange, through a real snmpd
 # (AgentX) and snmptrapd on loopback ports.
-ROOT=.1.3.6.1.4.1.32473
-export MIBS="" MIBDIRS=""
-export SNMP_PERSISTENT_DIR=$PWD/snmp-persist SNMPCONFPATH=$PWD/snmp-conf
-mkdir -p "$SNMP_PERSISTENT_DIR" "$SNMPCONFPATH"
-start_snmptrapd
-SOCK=$PWD/agentx.sock
-snmp_port=$(free_port)
-printf '%s\n' "master agentx" "agentXSocket $SOCK" "agentXTimeout 5" \
-	"rocommunity public 127.0.0.1" "trap2sink 127.0.0.1:$trap_port public" >snmpd.conf
-start_snmpd || { echo "not ok - snmpd does not start"; exit 1; }
-A=(-v2c -c public -t 2 -r 1 "127.0.0.1:$snmp_port")
+snmp_stack || { echo "not ok - snmpd does not start"; exit 1; }
 start_agent node0001 --no-state-file --no-ping --agentx "$SOCK" \
 	--discovery-interval 2 --counter-interval 1 ||
 	{ echo "not ok - the SNMP agent does not start"; exit 1; }

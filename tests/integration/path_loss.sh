@@ -29,7 +29,6 @@ for _ in $(seq 1 200); do
 done
 check "all 32 endports up" jqe 'length == 32 and all(.[]; .state == "up")' < <(eps)
 
-lid_of() { at "$1" smpquery -D portinfo 0 | sed -n 's/^Lid:\.*//p'; }
 me=$(lid_of node0001)
 # A host on another leaf whose LID route leaves leaf01 by another
 # uplink than the directed route of the agent's discovery to it:

@@ -137,7 +137,6 @@ check "job $B transmits the sum of its hosts' ports ($mine = $sum B/s)" [ "$ok" 
 # 5. A leaf-spine cable degraded: the jobs whose pairs cross it.
 for _ in $(seq 1 100); do curl -s -m 5 "$U/api/v1/routes" | jq -e '.summary.routed > 0' >/dev/null 2>&1 && break; sleep 0.2; done
 check "the route census ran" eval 'curl -s -m 5 "$U/api/v1/routes" | jq -e ".summary.routed > 0"'
-lid_of() { at "$1" smpquery -D portinfo 0 | sed -n 's/^Lid:\.*//p'; }
 declare -A lid
 for i in $(seq 1 16); do h=$(printf node%04d "$i"); lid[$h]=$(lid_of "$h"); done
 at node0001 ibtracert "${lid[node0004]}" "${lid[node0005]}" >t45.txt

@@ -131,6 +131,26 @@ start_snmpd() {
 	{ tail -c +$((out0 + 1)) snmpd.out | tail -n 5; tail -n 5 "${1:-snmpd.log}"; } 2>/dev/null | sed 's/^/#   /'
 	return 1
 }
+# snmp_stack: snmptrapd, then snmpd as the AgentX master on $PWD/agentx.sock
+# sending its traps there, no MIBs loaded: sets ROOT (IBWATCH-MIB's
+# arc), SOCK, snmp_port, trap_port and A (snmpget/snmpwalk's arguments);
+# 1 when snmpd does not start.
+snmp_stack() {
+	ROOT=.1.3.6.1.4.1.32473
+	export MIBS="" MIBDIRS=""
+	export SNMP_PERSISTENT_DIR=$PWD/snmp-persist SNMPCONFPATH=$PWD/snmp-conf
+	mkdir -p "$SNMP_PERSISTENT_DIR" "$SNMPCONFPATH"
+	start_snmptrapd
+	SOCK=$PWD/agentx.sock
+	snmp_port=$(free_port)
+	printf '%s\n' "master agentx" "agentXSocket $SOCK" "agentXTimeout 5" \
+		"rocommunity public 127.0.0.1" "trap2sink 127.0.0.1:$trap_port public" >snmpd.conf
+	A=(-v2c -c public -t 2 -r 1 "127.0.0.1:$snmp_port")
+	start_snmpd
+}
+# lid_of NODE: NODE's LID (a CA's: the port its tools use), from its own
+# PortInfo by a directed-route smpquery run there.
+lid_of() { at "$1" smpquery -D portinfo 0 | sed -n 's/^Lid:\.*//p'; }
 # Processes a test starts go into pids; `trap stop_started EXIT` stops
 # exactly those when the test ends.
 pids=()
