@@ -241,19 +241,18 @@ static void on_watched(const struct ibw_trace *t, void *arg)
 }
 
 /* A target's LID, by the last discovery (LID, GUID or name). */
-uint16_t ibw_monitor_resolve(struct ibw_monitor *m, const char *t)
+/* The LID of the endport @t names among the nodes whose gone flag is
+ * @gone; 0 if none. */
+static uint16_t resolve_in(struct ibw_monitor *m, const char *t, int gone)
 {
 	const struct ibw_fnode *n;
 	char *end;
-	unsigned long long v;
+	unsigned long long v = strtoull(t, &end, 0);
 	unsigned i, p;
 
-	v = strtoull(t, &end, 0);
-	if (*t && !*end && strncmp(t, "0x", 2) && v && v < 0xc000)
-		return (uint16_t)v;
 	for (i = 0; m->fabric && i < m->fabric->nnodes; i++) {
 		n = &m->fabric->nodes[i];
-		if (n->gone)
+		if (!n->gone != !gone)
 			continue;
 		for (p = 0; p < n->nports; p++) {
 			const struct ibw_fport *fp = &n->ports[p];
@@ -269,6 +268,22 @@ uint16_t ibw_monitor_resolve(struct ibw_monitor *m, const char *t)
 		}
 	}
 	return 0;
+}
+
+/* A LID as itself; else the endport @t names, live first, then one a
+ * discovery lost at its last LID: asking a host that just went away
+ * answers "no answer" (504), not "unknown target". */
+uint16_t ibw_monitor_resolve(struct ibw_monitor *m, const char *t)
+{
+	char *end;
+	unsigned long long v;
+	uint16_t lid;
+
+	v = strtoull(t, &end, 0);
+	if (*t && !*end && strncmp(t, "0x", 2) && v && v < 0xc000)
+		return (uint16_t)v;
+	lid = resolve_in(m, t, 0);
+	return lid ? lid : resolve_in(m, t, 1);
 }
 
 static void start_watched(struct ibw_monitor *m)

@@ -134,9 +134,20 @@ check "404 on an unknown trace target" problem 404 "$U/api/v1/trace?target=no-su
 check "405 on POST" problem 405 -X POST "$U/api/v1/status"
 head -c 100000 /dev/zero >big.bin
 check "413 on a large body" problem 413 --data-binary @big.bin "$U/api/v1/status"
+g300=$(curl -s -m 20 "$U/api/v1/ports?type=ca" | jq -r '.[] | select(.node_name == "node0300 HCA-1") | .node_guid')
 "$IBW_SIMFABRIC" cmd "$IBW_SIM_DIR" 'Unlink "node0300"[1]' >/dev/null
 check "504 on a ping nobody answers, with the result" problem 504 "$U/api/v1/ping?target=node0300%20HCA-1&count=2&method=pma&timeout_ms=50"
 check "... carrying the probes" jq -e '.ping.sent == 2 and .ping.received == 0' body.json
+# Once a discovery has lost it, its name still names it at its last LID.
+gone300() { curl -s -m 20 "$U/api/v1/nodes/$g300" | jq -e '.gone' >/dev/null; }
+for _ in $(seq 1 100); do
+	gone300 && break
+	sleep 0.1
+done
+gone_and_504() {
+	gone300 && problem 504 "$U/api/v1/ping?target=node0300%20HCA-1&count=1&method=pma&timeout_ms=50"
+}
+check "... and still 504 once a discovery marked it gone" gone_and_504
 "$IBW_SIMFABRIC" cmd "$IBW_SIM_DIR" 'Relink "node0300"[1]' >/dev/null
 # The per-address budget is a token bucket of 60 probes, refilled at one
 # a second. From an address that asked nothing yet, 70 probes one after
