@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What agent/mib.c (indexing, requests, registration, notifications) and
+ * agent/mib_tables.c (values and each table's rows) share.
+ */
+#ifndef IBW_MIB_INT_H
+#define IBW_MIB_INT_H
+
+#include "mib.h"
+
+#define OBJECTS IBW_MIB_ROOT, 1
+#define NOTIFS IBW_MIB_ROOT, 0
+
+/* Port table: the columns before the counters; counter i is column
+ * PORT_COL_CTR0 + i, in enum ibw_ctr order, as in the MIB. */
+enum {
+	PORT_COL_GUID = 3,
+	PORT_COL_LID,
+	PORT_COL_LMC,
+	PORT_COL_STATE,
+	PORT_COL_PHYS,
+	PORT_COL_WIDTH,
+	PORT_COL_SPEED,
+	PORT_COL_RATE,
+	PORT_COL_RGUID,
+	PORT_COL_RPORT,
+	PORT_COL_RNAME,
+	PORT_COL_GONE,
+	PORT_COL_STALE,
+	PORT_COL_UPDATED,
+	PORT_COL_DISCONT,
+	PORT_COL_RESETS,
+	PORT_COL_EXT,
+	PORT_COL_CTR0,
+};
+_Static_assert(IBW_CTR_MAX == 32, "a new counter needs a column in the MIB");
+
+/* Endport table: the columns after the index (node GUID, port). */
+enum {
+	EP_COL_PORT_GUID = 3,
+	EP_COL_LID,
+	EP_COL_NAME,
+	EP_COL_TARGET,
+	EP_COL_STATE,
+	EP_COL_STATE_SINCE,
+	EP_COL_REASON,
+	EP_COL_METHOD,
+	EP_COL_SENT,
+	EP_COL_RECEIVED,
+	EP_COL_WINDOW_PROBES,
+	EP_COL_WINDOW_LOSS,
+	EP_COL_RTT_LAST,
+	EP_COL_RTT_MIN,
+	EP_COL_RTT_AVG,
+	EP_COL_RTT_MAX,
+	EP_COL_RTT_MDEV,
+	EP_COL_LAST_REPLY,
+	EP_COL_RESPONDER_HOST,
+};
+
+struct val {
+	u_char type;
+	long l;
+	struct counter64 c64;
+	const void *str;
+	size_t len;
+	u_char buf[16];
+	char text[256]; /* a string made for this value (v_strcpy) */
+};
+
+struct hrow {
+	unsigned path; /* from 1 */
+	unsigned dir; /* 1 forward, 2 reverse */
+	unsigned hop; /* from 1 */
+	const struct ibw_hop *h;
+};
+
+/* ibwLinkTable's columns */
+enum {
+	LINK_COL_NAME = 3,
+	LINK_COL_LID,
+	LINK_COL_REMOTE_GUID,
+	LINK_COL_REMOTE_PORT,
+	LINK_COL_REMOTE_NAME,
+	LINK_COL_REMOTE_LID,
+	LINK_COL_HEALTH,
+	LINK_COL_REASONS,
+	LINK_COL_WIDTH_ACTIVE,
+	LINK_COL_WIDTH_BEST,
+	LINK_COL_SPEED_ACTIVE,
+	LINK_COL_SPEED_BEST,
+	LINK_COL_BER,
+	LINK_COL_XMIT_WAIT,
+	LINK_COL_RAW_BER,
+	LINK_COL_EFFECTIVE_BER,
+	LINK_COL_BAD_LANE,
+};
+
+struct ibw_mib;
+
+struct table {
+	const char *name;
+	oid arc; /* under ibwatchObjects */
+	int scalars; /* the agent group: instance .0, no entry arc */
+	unsigned first_col, max_col;
+	unsigned nidx; /* index sub-identifiers, fixed per table */
+	unsigned (*nrows)(struct ibw_mib *m);
+	void (*index)(struct ibw_mib *m, unsigned row, oid *out);
+	/* 0: the object exists, @v set; -1: no such instance */
+	int (*get)(struct ibw_mib *m, unsigned row, unsigned col,
+		   struct val *v);
+};
+
+struct ibw_mib {
+	ibw_mib_snapshot_fn snapshot;
+	void *snapshot_arg;
+	const struct ibw_local_port *lp;
+	const struct ibw_localport_query *lq;
+	const struct ibw_mib_stats *stats;
+	struct ibw_snapshot *snap;
+	/* endports with an index (resolved), in index order */
+	const struct ibw_snapshot_endport **eps;
+	unsigned neps;
+	struct hrow *hops;
+	unsigned nhops;
+	/* the link view's cables by their lower end, in index order */
+	const struct ibw_link **links;
+	unsigned nlinks;
+};
+
+/* The readable groups under ibwatchObjects, in OID order. */
+extern const struct table mib_tables[];
+extern const unsigned mib_ntables;
+
+/* Values (mib_tables.c) */
+void mib_v_int(struct val *v, long l);
+void mib_v_gauge(struct val *v, uint64_t u);
+void mib_v_unsigned(struct val *v, uint64_t u);
+void mib_v_counter32(struct val *v, uint32_t u);
+void mib_v_c64(struct val *v, uint64_t u);
+void mib_v_str(struct val *v, const char *s);
+void mib_v_strcpy(struct val *v, const char *s);
+void mib_v_guid(struct val *v, uint64_t g);
+void mib_v_bool(struct val *v, int b);
+void mib_v_time(struct val *v, uint64_t us);
+long mib_link_state(unsigned s);
+long mib_phys_state(unsigned s);
+long mib_width_enum(unsigned w);
+long mib_speed_enum(unsigned speed, unsigned ext);
+long mib_liveness(enum ibw_endport_state s);
+long mib_health_enum(unsigned h);
+const char *mib_name_of(struct ibw_mib *m, uint64_t guid);
+
+/* The agent scalars' column @col, as a GET of ibwAgent.@col.0 reads it. */
+int mib_agent_get(struct ibw_mib *m, unsigned row, unsigned col, struct val *v);
+/* ibwRoutesPairs .. ibwRoutesTablesStale of @s's census. */
+void mib_route_scalar(const struct ibw_snapshot *s, unsigned col,
+		      struct val *v);
+
+#endif
