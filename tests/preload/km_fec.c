@@ -11,7 +11,7 @@
 
 #include "km_fec.h"
 
-#define KMF_MAX 256 /* listed ports */
+#define KMF_MAX 65536 /* listed ports */
 #define KMF_CHECK_NS 100000000ll /* the file looked at this often */
 #define SMP_DATA 64
 #define PMA_DATA 64
@@ -34,6 +34,7 @@ struct kmf_port {
 	/* when RATE starts: t0=SECONDS on the line, else the file's mtime */
 	struct timespec t0;
 	int have_t0;
+	unsigned ord; /* its place in the file */
 };
 
 /* One of the two files: its path, what it held when last read. */
@@ -164,13 +165,24 @@ static int parse_line(char *line, struct kmf_port *p, int cong)
 	return 0;
 }
 
+static int cmp_port(const void *a, const void *b)
+{
+	const struct kmf_port *x = a, *y = b;
+
+	if (x->lid != y->lid)
+		return x->lid < y->lid ? -1 : 1;
+	if (x->port != y->port)
+		return x->port < y->port ? -1 : 1;
+	return x->ord < y->ord ? -1 : x->ord > y->ord;
+}
+
 /* Under kmf.lock: @l's file read again if it changed. */
 static void reload(struct kmf_list *l, int cong)
 {
 	struct kmf_port *v;
 	struct stat st;
 	char line[4096];
-	unsigned n = 0;
+	unsigned n = 0, cap = 64;
 	FILE *f;
 
 	if (!l->path[0])
@@ -187,18 +199,29 @@ static void reload(struct kmf_list *l, int cong)
 	f = fopen(l->path, "re");
 	if (!f)
 		return;
-	v = calloc(KMF_MAX, sizeof(*v));
-	if (!v) {
-		fclose(f);
-		return;
-	}
-	while (n < KMF_MAX && fgets(line, sizeof(line), f))
+	v = calloc(cap, sizeof(*v));
+	while (v && n < KMF_MAX && fgets(line, sizeof(line), f)) {
+		if (n == cap) {
+			struct kmf_port *w = realloc(v, 2 * cap * sizeof(*v));
+
+			if (!w)
+				break;
+			v = w;
+			cap *= 2;
+		}
+		memset(&v[n], 0, sizeof(v[n]));
 		if (line[0] != '#' && parse_line(line, &v[n], cong) == 0) {
 			if (!v[n].have_t0)
 				v[n].t0 = st.st_mtim;
+			v[n].ord = n;
 			n++;
 		}
+	}
 	fclose(f);
+	if (!v)
+		return;
+	/* by LID and port (the first listed first), for bsearch */
+	qsort(v, n, sizeof(*v), cmp_port);
 	free(l->v);
 	l->v = v;
 	l->n = n;
@@ -237,23 +260,39 @@ static uint32_t value_now(const struct kmf_port *p, unsigned i)
 			  (uint64_t)(p->set[i].rate * dt));
 }
 
+/* The first of @l's ports at @lid whose port is @port or more. */
+static unsigned lower_bound(const struct kmf_list *l, uint16_t lid,
+			    unsigned port)
+{
+	unsigned lo = 0, hi = l->n;
+
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+		const struct kmf_port *p = &l->v[mid];
+
+		if (p->lid < lid || (p->lid == lid && p->port < port))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static const struct kmf_port *find(const struct kmf_list *l, uint16_t lid,
 				   unsigned port)
 {
-	unsigned i;
+	unsigned i = lower_bound(l, lid, port);
 
-	for (i = 0; i < l->n; i++)
-		if (l->v[i].lid == lid && l->v[i].port == port)
-			return &l->v[i];
-	return NULL;
+	return i < l->n && l->v[i].lid == lid && l->v[i].port == port ? &l->v[i]
+								      : NULL;
 }
 
 static int any_lid(const struct kmf_list *l, uint16_t lid, int rs_only)
 {
 	unsigned i;
 
-	for (i = 0; i < l->n; i++)
-		if (l->v[i].lid == lid && (!rs_only || l->v[i].mode != 1))
+	for (i = lower_bound(l, lid, 0); i < l->n && l->v[i].lid == lid; i++)
+		if (!rs_only || l->v[i].mode != 1)
 			return 1;
 	return 0;
 }
