@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,6 +285,103 @@ void ibw_lfec_free(struct ibw_lfec *f)
 	free(f->e[0].lane);
 	free(f->e[1].lane);
 	free(f);
+}
+
+void ibw_lfec_print(const struct ibw_lfec *f, FILE *out)
+{
+	unsigned j, s, k;
+
+	for (j = 0; f && j < 2; j++) {
+		const struct fend *e = &f->e[j];
+
+		if (!e->have_base)
+			continue;
+		fprintf(out, " f %u %u %u %" PRIu64 " %" PRIu64 " %" PRIu64, j,
+			e->layout, e->nl, e->base_us, e->base_corr,
+			e->base_unc);
+		for (k = 0; k < IBW_FEC_LANES; k++)
+			fprintf(out, " %" PRIu64, e->base_lane[k]);
+		for (s = 0; s < NSLOTS; s++) {
+			const struct fbk *b = &e->ring[s];
+
+			if (!b->idx)
+				continue;
+			fprintf(out, " fb %u %u %u %u %.9g %.9g %u %u", j, s,
+				b->idx, b->ms, (double)b->bits, (double)b->corr,
+				b->unc, b->eff);
+			for (k = 0; k < e->nl; k++)
+				fprintf(out, " %.9g",
+					(double)e->lane[(size_t)s * e->nl + k]);
+		}
+	}
+}
+
+int ibw_lfec_restore_base(struct ibw_lfec **pf, int end,
+			  const struct ibw_lfec_base *b)
+{
+	struct ibw_lfec *f = *pf;
+	struct fend *e;
+	float *l;
+
+	if (end < 0 || end > 1 ||
+	    (b->layout != IBW_FEC_FC && b->layout != IBW_FEC_RS) ||
+	    b->lanes < 1 || b->lanes > IBW_FEC_LANES)
+		return -EINVAL;
+	if (!f) {
+		f = calloc(1, sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		*pf = f;
+	}
+	e = &f->e[end];
+	l = calloc((size_t)NSLOTS * b->lanes, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	free(e->lane);
+	memset(e, 0, sizeof(*e));
+	e->lane = l;
+	e->nl = (uint8_t)b->lanes;
+	e->layout = (uint8_t)b->layout;
+	e->base_us = b->us;
+	e->base_corr = b->corr;
+	e->base_unc = b->unc;
+	memcpy(e->base_lane, b->lane, sizeof(e->base_lane));
+	e->have_base = 1;
+	return 0;
+}
+
+int ibw_lfec_restore_bucket(struct ibw_lfec *f, int end,
+			    const struct ibw_lfec_bucket *b)
+{
+	struct fend *e;
+	unsigned w;
+
+	if (!f || end < 0 || end > 1 || !f->e[end].have_base ||
+	    b->slot >= NSLOTS || !b->idx)
+		return -EINVAL;
+	e = &f->e[end];
+	for (w = IBW_FWIN_12M; w < IBW_FWIN_MAX; w++)
+		if (b->slot >= rings[w].first &&
+		    b->slot < rings[w].first + rings[w].slots)
+			break;
+	if (w == IBW_FWIN_MAX ||
+	    rings[w].first + b->idx % rings[w].slots != b->slot)
+		return -EINVAL;
+	e->ring[b->slot] = (struct fbk){ .idx = b->idx,
+					 .ms = b->ms,
+					 .bits = b->bits,
+					 .corr = b->corr,
+					 .unc = b->unc,
+					 .eff = b->eff };
+	memcpy(e->lane + (size_t)b->slot * e->nl, b->lane,
+	       e->nl * sizeof(*e->lane));
+	return 0;
+}
+
+unsigned ibw_lfec_lanes(const struct ibw_lfec *f, int end)
+{
+	return f && end >= 0 && end <= 1 && f->e[end].have_base ? f->e[end].nl
+								: 0;
 }
 
 size_t ibw_lfec_bytes(const struct ibw_lfec *f)

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "fec.h"
 
@@ -99,6 +100,44 @@ int ibw_lfec_take(struct ibw_lfec **pf, int end, const struct ibw_fec *fec,
 int ibw_lfec_view(const struct ibw_lfec *f, int end, uint64_t now_us,
 		  struct ibw_link_fec *out);
 void ibw_lfec_free(struct ibw_lfec *f);
+
+/* ---- the state file's words (core/links_state.c) ---- */
+
+/*
+ * Append @f to @out, an end with a base at a time, as
+ *   " f END LAYOUT LANES BASE_US BASE_CORR BASE_UNC BASE_LANE*12"
+ * then each of its buckets in use as
+ *   " fb END SLOT IDX MS BITS CORR UNC EFF LANE*LANES"
+ * (floats to 9 digits: a float's exact value).
+ */
+void ibw_lfec_print(const struct ibw_lfec *f, FILE *out);
+
+/* An end's base as saved ("f"). */
+struct ibw_lfec_base {
+	unsigned layout, lanes;
+	uint64_t us, corr, unc;
+	uint64_t lane[IBW_FEC_LANES];
+};
+
+/* A bucket as saved ("fb"). */
+struct ibw_lfec_bucket {
+	unsigned slot;
+	uint32_t idx, ms, unc, eff;
+	float bits, corr;
+	float lane[IBW_FEC_LANES];
+};
+
+/* Give end @end of *@pf (made if NULL) the base @b, its windows empty.
+ * 0; -EINVAL for a layout or lane count out of range; -ENOMEM. */
+int ibw_lfec_restore_base(struct ibw_lfec **pf, int end,
+			  const struct ibw_lfec_base *b);
+/* Put @b into end @end's ring (after its base). 0; -EINVAL for an end
+ * without a base, a slot out of range or an index that does not fall
+ * in that slot. */
+int ibw_lfec_restore_bucket(struct ibw_lfec *f, int end,
+			    const struct ibw_lfec_bucket *b);
+/* The lanes end @end counts (0: none), as restore_base set them. */
+unsigned ibw_lfec_lanes(const struct ibw_lfec *f, int end);
 /* Bytes @f holds (for the memory bound). */
 size_t ibw_lfec_bytes(const struct ibw_lfec *f);
 

@@ -275,5 +275,12 @@ unsigned ibw_link_view_changes(
 int ibw_links_save(const struct ibw_links *l,
 		   int (*emit)(const char *line, void *arg), void *arg);
 int ibw_links_load_line(struct ibw_links *l, const char *line);
+/*
+ * Whether ibw_links_save() writes the FEC windows (core/link_fec.h), on
+ * from ibw_links_new(). Full, they are about three times the rest of the
+ * lines: ibwatchd writes them only in the state file of its stop
+ * (docs/links.md, "The state file's lines").
+ */
+void ibw_links_save_fec(struct ibw_links *l, int on);
 
 #endif

@@ -109,6 +109,7 @@ struct ibw_links {
 	struct lstate **tab; /* open addressing, linear probing */
 	size_t cap, n;
 	size_t nfec; /* links with FEC state */
+	int no_fec_save; /* ibw_links_save_fec(l, 0) */
 };
 
 /* The link with these ends, made if new; NULL on ENOMEM. */

@@ -18,6 +18,7 @@
  *   e PREV_US HAVE_PREV ERR*8 WAIT XMIT        (end A, then end B)
  *   h IDX (ERR*8 MS WAIT_NS XMIT CAP BITS)*2   (each hour bucket in use)
  *   d IDX (ERR*8 MS)*2                         (each day bucket in use)
+ *   f ... fb ...             (the FEC windows: ibw_lfec_print, link_fec.h)
  */
 int ibw_links_save(const struct ibw_links *l,
 		   int (*emit)(const char *line, void *arg), void *arg)
@@ -82,6 +83,8 @@ int ibw_links_save(const struct ibw_links *l,
 				fprintf(f, " %u", b->ms[j]);
 			}
 		}
+		if (!l->no_fec_save)
+			ibw_lfec_print(s->fec, f);
 		if (fclose(f) != 0) {
 			free(buf);
 			return -ENOMEM;
@@ -91,6 +94,11 @@ int ibw_links_save(const struct ibw_links *l,
 		buf = NULL;
 	}
 	return rc < 0 ? rc : 0;
+}
+
+void ibw_links_save_fec(struct ibw_links *l, int on)
+{
+	l->no_fec_save = !on;
 }
 
 /* A cursor over one line's space-separated numbers. */
@@ -122,6 +130,30 @@ static uint64_t num(struct cur *c, uint64_t max)
 	return v;
 }
 
+/* A float as ibw_lfec_print writes it: finite, not negative. */
+static float real(struct cur *c)
+{
+	char *end;
+	double v;
+
+	if (c->bad)
+		return 0;
+	while (*c->p == ' ')
+		c->p++;
+	if (*c->p < '0' || *c->p > '9') {
+		c->bad = 1;
+		return 0;
+	}
+	errno = 0;
+	v = strtod(c->p, &end);
+	if (errno || !(v <= 3.4e38) || (*end && *end != ' ')) {
+		c->bad = 1;
+		return 0;
+	}
+	c->p = end;
+	return (float)v;
+}
+
 /* A bucket end's error counts and the time they cover, as saved. */
 static void load_errors(struct cur *c, uint32_t *err, uint32_t *ms)
 {
@@ -145,12 +177,61 @@ static int word(struct cur *c, const char *w)
 	return 1;
 }
 
+/* The FEC words (" f ..." and " fb ...") at @c into *@pf. 0 or -errno;
+ * *@pf holds what was read either way (the caller frees it). */
+static int load_fec(struct cur *c, struct ibw_lfec **pf)
+{
+	int rc = 0;
+	unsigned k, n;
+
+	while (!rc && !c->bad) {
+		if (word(c, "f")) {
+			struct ibw_lfec_base b;
+			int end = (int)num(c, 1);
+
+			memset(&b, 0, sizeof(b));
+			b.layout = (unsigned)num(c, 255);
+			b.lanes = (unsigned)num(c, IBW_FEC_LANES);
+			b.us = num(c, UINT64_MAX);
+			b.corr = num(c, UINT64_MAX);
+			b.unc = num(c, UINT64_MAX);
+			for (k = 0; k < IBW_FEC_LANES; k++)
+				b.lane[k] = num(c, UINT64_MAX);
+			if (!c->bad)
+				rc = ibw_lfec_restore_base(pf, end, &b);
+		} else if (word(c, "fb")) {
+			struct ibw_lfec_bucket b;
+			int end = (int)num(c, 1);
+
+			memset(&b, 0, sizeof(b));
+			b.slot = (unsigned)num(c, UINT32_MAX);
+			b.idx = (uint32_t)num(c, UINT32_MAX);
+			b.ms = (uint32_t)num(c, UINT32_MAX);
+			b.bits = real(c);
+			b.corr = real(c);
+			b.unc = (uint32_t)num(c, UINT32_MAX);
+			b.eff = (uint32_t)num(c, UINT32_MAX);
+			n = ibw_lfec_lanes(*pf, end);
+			if (!n)
+				return -EINVAL; /* a bucket before its base */
+			for (k = 0; k < n; k++)
+				b.lane[k] = real(c);
+			if (!c->bad)
+				rc = ibw_lfec_restore_bucket(*pf, end, &b);
+		} else {
+			break;
+		}
+	}
+	return c->bad ? -EINVAL : rc;
+}
+
 int ibw_links_load_line(struct ibw_links *l, const char *line)
 {
 	struct lstate tmp, *s;
 	struct lerrs terr;
+	struct ibw_lfec *fec = NULL;
 	struct cur c = { line, 0 };
-	int j, e, k, have_err = 0;
+	int j, e, k, rc, have_err = 0;
 
 	memset(&tmp, 0, sizeof(tmp));
 	memset(&terr, 0, sizeof(terr));
@@ -204,21 +285,35 @@ int ibw_links_load_line(struct ibw_links *l, const char *line)
 			have_err |= ibw_links_any_error(terr.d[slot][j]);
 		}
 	}
+	if (c.bad)
+		return -EINVAL;
+	rc = load_fec(&c, &fec);
 	while (*c.p == ' ')
 		c.p++;
-	if (c.bad || *c.p)
-		return -EINVAL;
-	if (tmp.e[1].guid < tmp.e[0].guid ||
-	    (tmp.e[1].guid == tmp.e[0].guid && tmp.e[1].port <= tmp.e[0].port))
-		return -EINVAL;
-	s = ibw_links_get(l, tmp.e[0].guid, tmp.e[0].port, tmp.e[1].guid,
-			  tmp.e[1].port);
-	if (!s)
-		return -ENOMEM;
-	if (have_err && !s->errs) {
+	if (!rc && (c.bad || *c.p))
+		rc = -EINVAL;
+	if (!rc &&
+	    (tmp.e[1].guid < tmp.e[0].guid || (tmp.e[1].guid == tmp.e[0].guid &&
+					       tmp.e[1].port <= tmp.e[0].port)))
+		rc = -EINVAL;
+	s = rc ? NULL
+	       : ibw_links_get(l, tmp.e[0].guid, tmp.e[0].port, tmp.e[1].guid,
+			       tmp.e[1].port);
+	if (!rc && !s)
+		rc = -ENOMEM;
+	if (!rc && have_err && !s->errs) {
 		s->errs = malloc(sizeof(*s->errs));
 		if (!s->errs)
-			return -ENOMEM;
+			rc = -ENOMEM;
+	}
+	if (rc) {
+		ibw_lfec_free(fec);
+		return rc;
+	}
+	if (fec) {
+		l->nfec += !s->fec;
+		ibw_lfec_free(s->fec);
+		s->fec = fec;
 	}
 	if (s->errs)
 		*s->errs = terr;

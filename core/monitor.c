@@ -906,6 +906,8 @@ struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
 	if (!o->have_link_thresholds)
 		ibw_link_thresholds_default(&m->o.link_thresholds);
 	m->links = ibw_links_new(&m->o.link_thresholds);
+	if (m->links)
+		ibw_links_save_fec(m->links, 0);
 	/* by name once, not per port and round */
 	for (rc = 0; rc < IBW_LERR_MAX; rc++)
 		m->lerr_ctr[rc] = ibw_ctr_lookup(ibw_link_err_key(rc));
@@ -978,8 +980,11 @@ void ibw_monitor_free(struct ibw_monitor *m)
 {
 	if (!m)
 		return;
-	if (m->state_file && m->ctrs && m->counter_sweeps)
+	if (m->state_file && m->ctrs && m->counter_sweeps) {
+		/* the FEC windows too, this once (ibw_links_save_fec) */
+		ibw_links_save_fec(m->links, 1);
 		ibw_monitor_save_state(m);
+	}
 	ibw_jobsrc_free(m->jobsrc);
 	ibw_timer_free(m->disc_timer);
 	ibw_timer_free(m->ctr_timer);

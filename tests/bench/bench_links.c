@@ -6,7 +6,12 @@
  * round and their medians, to set against a counter sweep's time
  * (docs/links.md, docs/benchmarks.md).
  *
- *   bench_links [--links N] [--rounds N] [--fec]
+ *   bench_links [--links N] [--rounds N] [--step SECONDS] [--fec] [--save]
+ *
+ * --step: seconds between rounds (10); --rounds 1440 --step 60 fills
+ * every window (a day of minutes).
+ * --save: at the end, the state file's link lines (ibw_links_save): their
+ * bytes and the CPU time to make them, and to load them back.
  *
  * --fec: both ends of every cable have RS-FEC counters that correct on
  * every lane (an HDR fabric), so the FEC windows are built and viewed
@@ -36,12 +41,68 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+struct saved {
+	char **line;
+	size_t n, cap, bytes;
+};
+
+static int keep(const char *line, void *arg)
+{
+	struct saved *s = arg;
+
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 1024;
+		char **l = realloc(s->line, cap * sizeof(*l));
+
+		if (!l)
+			return -1;
+		s->line = l;
+		s->cap = cap;
+	}
+	s->line[s->n] = strdup(line);
+	if (!s->line[s->n])
+		return -1;
+	s->bytes += strlen(line) + 3; /* as the state file: "l " and '\n' */
+	s->n++;
+	return 0;
+}
+
+/* The link lines of @l: bytes, CPU to make them and to load them. */
+static int save_load(const struct ibw_links *l)
+{
+	struct saved s = { NULL, 0, 0, 0 };
+	struct ibw_links *m = ibw_links_new(NULL);
+	double t0, t1, t2;
+	size_t i;
+	int bad = 0;
+
+	if (!m)
+		return -1;
+	t0 = cpu_ms();
+	if (ibw_links_save(l, keep, &s) < 0)
+		return -1;
+	t1 = cpu_ms();
+	for (i = 0; i < s.n; i++)
+		bad |= ibw_links_load_line(m, s.line[i]) < 0;
+	t2 = cpu_ms();
+	printf("state lines: %zu, %.1f MB, save %.0f ms, load %.0f ms (CPU)%s\n",
+	       s.n, s.bytes / 1e6, t1 - t0, t2 - t1,
+	       bad ? ", some NOT loaded" : "");
+	for (i = 0; i < s.n; i++)
+		free(s.line[i]);
+	free(s.line);
+	ibw_links_free(m);
+	return bad ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "links", required_argument, NULL, 'l' },
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "fec", no_argument, NULL, 'f' },
+		{ "step", required_argument, NULL, 's' },
+		{ "save", no_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ibw_link_end_in *a, *b;
@@ -52,7 +113,8 @@ int main(int argc, char **argv)
 	unsigned n = 7128, rounds = 30, r, i;
 	double *upd, *view, t0, t1, t2;
 	uint64_t now = 1699999200ull * 1000000;
-	int c, fec = 0, k;
+	uint64_t step = 10000000;
+	int c, fec = 0, save = 0, k;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		if (c == 'l')
@@ -61,10 +123,14 @@ int main(int argc, char **argv)
 			rounds = (unsigned)strtoul(optarg, NULL, 10);
 		else if (c == 'f')
 			fec = 1;
+		else if (c == 's')
+			step = strtoull(optarg, NULL, 10) * 1000000ull;
+		else if (c == 'S')
+			save = 1;
 		else
 			return 2;
 	}
-	if (!n || !rounds)
+	if (!n || !rounds || !step)
 		return 2;
 	a = calloc(n, sizeof(*a));
 	b = calloc(n, sizeof(*b));
@@ -104,7 +170,7 @@ int main(int argc, char **argv)
 			b[i].fec = &fb[i];
 		}
 	}
-	for (r = 0; r < rounds; r++, now += 10000000) {
+	for (r = 0; r < rounds; r++, now += step) {
 		t0 = cpu_ms();
 		ibw_links_begin(l, now);
 		for (i = 0; i < n; i++) {
@@ -129,14 +195,17 @@ int main(int argc, char **argv)
 			return 1;
 		upd[r] = t1 - t0;
 		view[r] = t2 - t1;
-		printf("round %u: %u links, update %.2f ms, view %.2f ms\n", r,
-		       n, upd[r], view[r]);
+		if (rounds <= 100 || r % 100 == 0 || r == rounds - 1)
+			printf("round %u: %u links, update %.2f ms, view %.2f ms\n",
+			       r, n, upd[r], view[r]);
 		ibw_link_view_free(v);
 	}
 	qsort(upd, rounds, sizeof(*upd), cmp_double);
 	qsort(view, rounds, sizeof(*view), cmp_double);
 	printf("median: update %.2f ms, view %.2f ms (CPU)\n", upd[rounds / 2],
 	       view[rounds / 2]);
+	if (save && save_load(l) < 0)
+		return 1;
 	ibw_links_free(l);
 	free(a);
 	free(b);

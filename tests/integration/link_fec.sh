@@ -9,7 +9,8 @@
 # - node0005's corrects 0.5x, spread over its four lanes: the raw BER
 #   that rate implies, and ok;
 # - one uncorrectable block at node0005 makes that cable degraded for
-#   effective_ber.
+#   effective_ber;
+# - restarted from its state file, the agent has the windows at once.
 # Each is checked in /api/v1/links, /metrics (promtool), ibwLinkTable
 # through snmpd, ibwLinkHealthChange at snmptrapd, the events, Nagios'
 # check_snmp and `ibwatchd --links`.
@@ -59,7 +60,7 @@ check "perfquery -T sees node0003's corrected symbols grow ($a, then $b)" \
 # The SNMP side: snmptrapd, snmpd with the agent over AgentX.
 snmp_stack || { echo "not ok - snmpd does not start"; exit 1; }
 
-start_agent node0001 --no-state-file --no-ping --agentx "$SOCK" \
+start_agent node0001 --state-file "$PWD/fec.state" --no-ping --agentx "$SOCK" \
 	--counter-interval 1 --counter-full-speed
 check "the agent listens" [ -n "${P:-}" ]
 U=http://127.0.0.1:$P
@@ -183,6 +184,24 @@ for _ in $(seq 1 100); do
 done
 check "... and its trap" grep -q "$ROOT.1.8.1.10.$i5 = STRING: \"effective_ber\"" traps.log
 check "the agent stops cleanly" stopped_clean "$agent"
+
+# The windows are in the state file: restarted, the agent judges at its
+# first sweep, over the time before the restart.
+start_agent node0001 --state-file "$PWD/fec.state" --no-ping --no-snmp \
+	--counter-interval 1 --counter-full-speed
+U=http://127.0.0.1:$P
+wait_counter_sweeps 1
+curl -s -m 5 "$U/api/v1/status" >st3.json
+k3=$(link_of node0003 <(curl -s -m 5 "$U/api/v1/links"))
+up=$(jq .uptime_seconds st3.json)
+s12=$(jq '.ends[] | select(.name == "node0003 HCA-1") | .fec.windows["12m"].seconds' <<<"$k3")
+check "restarted from its state file: node0003's 12-minute window spans $s12 s, the agent has run $up s" \
+	jq -e -n "$s12 > $up + 5"
+check "... degraded for raw_ber with lane 2 named at its first sweep, the raw BER 1.5e-6 within 1%" \
+	eval 'jq -e "(.reasons | index(\"raw_ber\")) and
+		(.ends[] | select(.name == \"node0003 HCA-1\") | .fec.bad_lane == 2)" <<<"$k3" >/dev/null &&
+		within "$(jq .raw_ber <<<"$k3")" 1.5e-6'
+check "the restarted agent stops cleanly" stopped_clean "$agent"
 
 # The raw-BER threshold decides: at 2e-6, node0003's 1.5e-6 is ok.
 start_agent node0001 --no-state-file --no-ping --no-snmp \

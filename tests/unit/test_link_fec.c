@@ -6,7 +6,10 @@
  * the bad lane named; uncorrectable blocks and symbol errors as the
  * effective BER, judged as UFM's PDR plugin counts; thresholds by name.
  */
+#define _GNU_SOURCE /* asprintf */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -364,6 +367,133 @@ static void test_thresholds_by_name(void **state)
 	assert_string_equal(ibw_fwin_name(IBW_FWIN_125M), "125m");
 }
 
+static int keep_one(const char *line, void *arg)
+{
+	char **out = arg;
+
+	if (*out)
+		return -ENOSPC;
+	*out = strdup(line);
+	return *out ? 0 : -ENOMEM;
+}
+
+/* The FEC windows and bases survive a restart through the state file's
+ * line; broken FEC words restore nothing. */
+static void test_save_load(void **state)
+{
+	struct ibw_links *l = ibw_links_new(NULL), *m;
+	struct ibw_link_view *v, *w;
+	const struct ibw_link_fec *a, *b;
+	struct side sw, hca;
+	uint64_t t = T0;
+	char *line = NULL, *bad, *fb;
+	unsigned end, slot, idx;
+	int i, wi, k, n;
+
+	(void)state;
+	mk(&sw, 0x20, 3, 1, IBW_WIDTH_4X);
+	mk(&hca, 0x10, 1, 0, IBW_WIDTH_4X);
+	with_fec(&sw, IBW_FEC_RS);
+	with_fec(&hca, IBW_FEC_RS);
+	for (i = 0; i <= 120; i++, t += 10 * SEC) {
+		hca.fec.total[IBW_FEC_CORR_SYM0 + 2] = 150000ull * i;
+		hca.fec.total[IBW_FEC_PORT_CORR_SYM] = 150000ull * i;
+		hca.fec.total[IBW_FEC_PORT_UNCORR_BLK] = (uint64_t)(i / 60);
+		round_at(l, t, &sw, &hca);
+	}
+	t -= 10 * SEC;
+	assert_int_equal(ibw_links_save(l, keep_one, &line), 0);
+	assert_non_null(line);
+	assert_non_null(strstr(line, " f 0 2 4 "));
+	assert_non_null(strstr(line, " fb 0 "));
+
+	m = ibw_links_new(NULL);
+	assert_int_equal(ibw_links_load_line(m, line), 0);
+	/* the restarted agent's first round reads the same totals */
+	round_at(m, t, &sw, &hca);
+	v = ibw_links_view(l, t);
+	w = ibw_links_view(m, t);
+	assert_int_equal(w->n, 1);
+	for (k = 0; k < 2; k++) {
+		a = v->links[0].end[k].fec;
+		b = w->links[0].end[k].fec;
+		assert_non_null(a);
+		assert_non_null(b);
+		assert_int_equal(a->layout, b->layout);
+		assert_int_equal(a->lanes, b->lanes);
+		assert_int_equal(a->bad_lane, b->bad_lane);
+		assert_int_equal(a->raw_state, b->raw_state);
+		assert_int_equal(a->effective_state, b->effective_state);
+		for (wi = IBW_FWIN_12M; wi < IBW_FWIN_MAX; wi++) {
+			assert_true(a->win[wi].seconds == b->win[wi].seconds);
+			assert_true(a->win[wi].bits == b->win[wi].bits);
+			assert_true(a->win[wi].corrected ==
+				    b->win[wi].corrected);
+			assert_true(a->win[wi].raw_ber == b->win[wi].raw_ber);
+			assert_int_equal(a->win[wi].uncorrectable,
+					 b->win[wi].uncorrectable);
+			assert_int_equal(a->win[wi].effective,
+					 b->win[wi].effective);
+			for (n = 0; n < IBW_FEC_LANES; n++)
+				assert_true(a->win[wi].lane[n] ==
+					    b->win[wi].lane[n]);
+		}
+	}
+	/* degraded for raw BER (1.5e-6) with lane 2 named, as before */
+	assert_int_equal(w->links[0].health, IBW_HEALTH_DEGRADED);
+	assert_true(has(&w->links[0], IBW_LR_RAW_BER));
+	assert_int_equal(w->links[0].end[0].fec->bad_lane, 2);
+	assert_true(w->links[0].end[0].fec->win[IBW_FWIN_DAY].uncorrectable ==
+		    2);
+	/* no new reading since the restart: the sweep window is empty */
+	assert_true(w->links[0].end[0].fec->win[IBW_FWIN_SWEEP].bits == 0);
+	ibw_link_view_unref(w);
+
+	/* The base carries over: what was corrected while the agent was
+	 * away counts at its first reading. */
+	t += 10 * SEC;
+	hca.fec.total[IBW_FEC_CORR_SYM0 + 2] += 150000;
+	hca.fec.total[IBW_FEC_PORT_CORR_SYM] += 150000;
+	round_at(m, t, &sw, &hca);
+	w = ibw_links_view(m, t);
+	assert_true(w->links[0].end[0].fec->win[IBW_FWIN_SWEEP].corrected ==
+		    150000);
+	/* 10 s at 10 Gb/s, in a float */
+	assert_true(fabs(w->links[0].end[0].fec->win[IBW_FWIN_SWEEP].bits -
+			 1e11) < 1e11 * 1e-6);
+	ibw_link_view_unref(w);
+	ibw_link_view_unref(v);
+	ibw_links_free(m);
+
+	/* A bucket before its base; an index that is not its slot's; a
+	 * lane count out of range; a cut line. */
+	m = ibw_links_new(NULL);
+	n = (int)(strstr(line, " f 0 ") - line);
+	assert_true(asprintf(&bad, "%.*s fb 0 0 12 1000 1 0 0 0 1 1 1 1", n,
+			     line) > 0);
+	assert_int_equal(ibw_links_load_line(m, bad), -EINVAL);
+	free(bad);
+	fb = strstr(line, " fb ");
+	assert_int_equal(sscanf(fb, " fb %u %u %u", &end, &slot, &idx), 3);
+	n = (int)(fb - line);
+	assert_true(asprintf(&bad, "%.*s fb %u %u %u%s", n, line, end, slot,
+			     idx + 1,
+			     strchr(strchr(strchr(fb + 4, ' ') + 1, ' ') + 1,
+				    ' ')) > 0);
+	assert_int_equal(ibw_links_load_line(m, bad), -EINVAL);
+	free(bad);
+	bad = strdup(line);
+	memcpy(strstr(bad, " f 0 2 4 "), " f 0 2 0 ", 9);
+	assert_int_equal(ibw_links_load_line(m, bad), -EINVAL);
+	bad[strlen(bad) - 3] = '\0';
+	assert_int_equal(ibw_links_load_line(m, bad), -EINVAL);
+	free(bad);
+	assert_int_equal(ibw_links_count(m), 0);
+	ibw_links_free(m);
+	free(line);
+	ibw_links_free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -373,6 +503,7 @@ int main(void)
 		cmocka_unit_test(test_no_fec_keeps_estimate),
 		cmocka_unit_test(test_rebase),
 		cmocka_unit_test(test_thresholds_by_name),
+		cmocka_unit_test(test_save_load),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
