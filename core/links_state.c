@@ -107,51 +107,57 @@ struct cur {
 	int bad;
 };
 
-static uint64_t num(struct cur *c, uint64_t max)
+/* The start of the next number (it starts with a digit), or NULL with
+ * @c bad. errno is cleared for the conversion that follows. */
+static const char *next(struct cur *c)
 {
-	unsigned long long v;
-	char *end;
-
 	if (c->bad)
-		return 0;
+		return NULL;
 	while (*c->p == ' ')
 		c->p++;
 	if (*c->p < '0' || *c->p > '9') {
 		c->bad = 1;
-		return 0;
+		return NULL;
 	}
 	errno = 0;
-	v = strtoull(c->p, &end, 0);
-	if (errno || v > max || (*end && *end != ' ')) {
+	return c->p;
+}
+
+/* Past the number that ends at @end if @ok and a space or the line's end
+ * follows it; else @c bad. */
+static void took(struct cur *c, const char *end, int ok)
+{
+	if (!ok || errno || (*end && *end != ' '))
 		c->bad = 1;
+	else
+		c->p = end;
+}
+
+static uint64_t num(struct cur *c, uint64_t max)
+{
+	const char *p = next(c);
+	unsigned long long v;
+	char *end;
+
+	if (!p)
 		return 0;
-	}
-	c->p = end;
-	return v;
+	v = strtoull(p, &end, 0);
+	took(c, end, v <= max);
+	return c->bad ? 0 : v;
 }
 
 /* A float as ibw_lfec_print writes it: finite, not negative. */
 static float real(struct cur *c)
 {
+	const char *p = next(c);
 	char *end;
 	double v;
 
-	if (c->bad)
+	if (!p)
 		return 0;
-	while (*c->p == ' ')
-		c->p++;
-	if (*c->p < '0' || *c->p > '9') {
-		c->bad = 1;
-		return 0;
-	}
-	errno = 0;
-	v = strtod(c->p, &end);
-	if (errno || !(v <= 3.4e38) || (*end && *end != ' ')) {
-		c->bad = 1;
-		return 0;
-	}
-	c->p = end;
-	return (float)v;
+	v = strtod(p, &end);
+	took(c, end, v <= 3.4e38);
+	return c->bad ? 0 : (float)v;
 }
 
 /* A bucket end's error counts and the time they cover, as saved. */
