@@ -4,6 +4,7 @@
 
 #include "census.h"
 #include "fabric.h"
+#include "jobroutes.h"
 #include "jobview.h"
 #include "links.h"
 
@@ -154,7 +155,6 @@ static int route_pairs(const struct ibw_snapshot *s, struct ibw_jobview_job *j,
 {
 	unsigned a, b, h, cap = 0;
 
-	j->have_census = s->census != NULL;
 	if (!s->census)
 		return 0;
 	for (a = 0; a < j->nports; a++)
@@ -197,11 +197,12 @@ static void port_facts(const struct ibw_snapshot *s,
 
 static int build_job(const struct ibw_snapshot *s, const struct hosts_index *x,
 		     struct ibw_jobview_job *j, char *const *shared,
-		     size_t nshared, struct ibw_census_route *r)
+		     size_t nshared, struct ibw_census_route *r, uint64_t gen)
 {
 	const struct ibw_job *job = j->job;
 	unsigned h, cap = 0, i, nwait = 0;
 	double wsum = 0;
+	int rc;
 
 	for (h = 0; h < job->nhosts; h++) {
 		const char *name = job->match && job->match[h] ? job->match[h]
@@ -272,9 +273,20 @@ static int build_job(const struct ibw_snapshot *s, const struct hosts_index *x,
 	}
 	if (nwait)
 		j->xmit_wait_ratio = wsum / nwait;
-	if (route_pairs(s, j, r))
+	/* the last walk of the same ports over this census, or a walk */
+	j->have_census = s->census != NULL;
+	rc = s->census && s->jroutes
+		     ? ibw_jobroutes_take(s->jroutes, gen, s->census, j)
+		     : 0;
+	if (rc < 0)
 		return -1;
-	merge_links(j);
+	if (!rc) {
+		if (route_pairs(s, j, r))
+			return -1;
+		merge_links(j);
+		if (s->census && s->jroutes)
+			ibw_jobroutes_put(s->jroutes, gen, s->census, j);
+	}
 	for (i = 0; i < j->nlinks; i++) {
 		const struct ibw_link *k =
 			s->links
@@ -296,9 +308,11 @@ struct ibw_jobview *ibw_jobview_build(const struct ibw_snapshot *s)
 	char **all = NULL, **shared = NULL;
 	size_t nall = 0, nshared = 0, i, k;
 	unsigned j, l;
+	uint64_t gen;
 
 	if (!s->jobs)
 		return NULL;
+	gen = s->jroutes ? ibw_jobroutes_begin(s->jroutes) : 0;
 	v = calloc(1, sizeof(*v));
 	if (!v)
 		return NULL;
@@ -334,7 +348,7 @@ struct ibw_jobview *ibw_jobview_build(const struct ibw_snapshot *s)
 	v->n = s->jobs->n;
 	for (j = 0; j < v->n; j++) {
 		v->jobs[j].job = &s->jobs->jobs[j];
-		if (build_job(s, &x, &v->jobs[j], shared, nshared, r))
+		if (build_job(s, &x, &v->jobs[j], shared, nshared, r, gen))
 			goto fail;
 		v->nrefs += v->jobs[j].nlinks;
 	}
@@ -350,6 +364,8 @@ struct ibw_jobview *ibw_jobview_build(const struct ibw_snapshot *s)
 			v->nrefs++;
 		}
 	qsort(v->refs, v->nrefs, sizeof(*v->refs), cmp_ref);
+	if (s->jroutes)
+		ibw_jobroutes_end(s->jroutes, gen, s->census);
 	free(x.k);
 	free(r);
 	free(all);

@@ -10,6 +10,7 @@
 #include "localport.h"
 #include "log.h"
 #include "loop.h"
+#include "jobroutes.h"
 #include "jobsrc.h"
 #include "jobview.h"
 #include "monitor.h"
@@ -136,6 +137,7 @@ static void publish(struct ibw_monitor *m)
 	s->links = ibw_link_view_ref(m->lview);
 	s->census = m->census ? ibw_census_ref(m->census) : NULL;
 	s->jobs = m->jobsrc ? ibw_jobset_ref(ibw_jobsrc_set(m->jobsrc)) : NULL;
+	s->jroutes = ibw_jobroutes_ref(m->jroutes);
 	if (ibw_snapshot_seal(s) < 0) {
 		log_err("monitor", "out of memory: snapshot not published");
 		ibw_snapshot_unref(s);
@@ -986,6 +988,7 @@ void ibw_monitor_free(struct ibw_monitor *m)
 		ibw_monitor_save_state(m);
 	}
 	ibw_jobsrc_free(m->jobsrc);
+	ibw_jobroutes_unref(m->jroutes);
 	ibw_timer_free(m->disc_timer);
 	ibw_timer_free(m->ctr_timer);
 	ibw_timer_free(m->progress_timer);
@@ -1045,6 +1048,8 @@ int ibw_monitor_start(struct ibw_monitor *m)
 			log_err("monitor", "jobs: %s", err);
 			return -EINVAL;
 		}
+		/* without it every job view walks every job again */
+		m->jroutes = ibw_jobroutes_new();
 	}
 	ibw_timer_arm(m->disc_timer, 0);
 	return 0;

@@ -13,6 +13,7 @@
 struct ibw_monitor {
 	struct ibw_engine *e;
 	struct ibw_jobsrc *jobsrc; /* NULL: no job view */
+	struct ibw_jobroutes *jroutes; /* the job views' census walks */
 	struct ibw_loop *loop;
 	struct ibw_monitor_opts o;
 	char *state_file;

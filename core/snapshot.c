@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobroutes.h"
 #include "jobview.h"
 #include "snapshot.h"
 
@@ -55,6 +56,7 @@ void ibw_snapshot_unref(struct ibw_snapshot *s)
 	ibw_census_unref(s->census);
 	ibw_jobview_free(s->jv);
 	ibw_jobset_unref(s->jobs);
+	ibw_jobroutes_unref(s->jroutes);
 	pthread_mutex_destroy(&s->jv_lock);
 	if (s->ports_table) {
 		ibw_ctr_table_unref(s->ports_table);

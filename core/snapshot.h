@@ -40,6 +40,7 @@ struct ibw_watched {
 };
 
 struct ibw_snapshot_port;
+struct ibw_jobroutes;
 
 /* Why a counter sweep ran. The first after start and the first after the
  * local port came back read at full speed (readers have no current
@@ -162,6 +163,9 @@ struct ibw_snapshot {
 	 * fabric is made on first use (ibw_snapshot_jobview), under
 	 * jv_lock. */
 	struct ibw_jobset *jobs;
+	/* The jobs' census walks kept across snapshots (core/jobroutes.h),
+	 * one reference held; NULL: walked afresh. */
+	struct ibw_jobroutes *jroutes;
 	pthread_mutex_t jv_lock;
 	int jv_done;
 	struct ibw_jobview *jv;

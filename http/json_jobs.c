@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobroutes.h"
 #include "jobview.h"
 #include "json_jobs.h"
 #include "json_links.h"
@@ -192,6 +193,18 @@ int ibw_json_write_jobs(struct ibw_jw *w, struct ibw_snapshot *s)
 	ibw_jw_end(w);
 	ibw_jw_key(w, "unreadable_files");
 	ibw_jw_int(w, s->jobs->bad);
+	if (s->jroutes) {
+		uint64_t walked, reused;
+
+		ibw_jobroutes_stats(s->jroutes, &walked, &reused);
+		ibw_jw_key(w, "route_walks");
+		ibw_jw_object(w);
+		ibw_jw_key(w, "made");
+		ibw_jw_u64(w, walked);
+		ibw_jw_key(w, "reused");
+		ibw_jw_u64(w, reused);
+		ibw_jw_end(w);
+	}
 	ibw_jw_end(w);
 	return 0;
 }

@@ -9,7 +9,10 @@
 # the snapshot's job view and renders it, the second renders it only.
 # Reported: the medians of both and their difference (the build, which
 # is also what the first /metrics scrape or link health change after a
-# snapshot pays), and the agent's RSS.
+# snapshot pays), and the agent's RSS. Each job's census walk is kept
+# while the census stands (core/jobroutes.h), so these builds take the
+# walks made when the jobs appeared; route_walks (made, reused) go to
+# stderr.
 #   tests/bench/jobs.sh [BUILD_DIR]
 # Environment: SETS ("648x4 40x64 10x256 1x2592"), ROUNDS (5).
 set -eu
@@ -35,7 +38,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 			jq -e '.summary.pairs > 0' >/dev/null 2>&1 && break
 		sleep 0.5
 	done
-	printf '| jobs x hosts | host pairs walked | build + render | render | build | agent RSS |\n'
+	printf '| jobs x hosts | host pairs | build + render | render | build | agent RSS |\n'
 	printf '|---|---:|---:|---:|---:|---:|\n'
 	for set in ${SETS:-648x4 40x64 10x256 1x2592}; do
 		n=${set%x*} h=${set#*x}
@@ -70,6 +73,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 			echo "$a $b" >>"jobs-$set.txt"
 		done
 		pairs=$(jq '[.jobs[].links.pairs] | add' j1.json)
+		echo "# $set: route_walks $(jq -c .route_walks j2.json)" >&2
 		rss=$(awk '/^VmRSS/ { print $2 / 1024 }' "/proc/$agent/status")
 		ab=$(awk '{ print $1 * 1000 }' "jobs-$set.txt" | median)
 		bb=$(awk '{ print $2 * 1000 }' "jobs-$set.txt" | median)

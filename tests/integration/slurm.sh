@@ -41,7 +41,7 @@ check "hostlist expressions expand as scontrol show hostnames (14 cases)" [ "$sa
 
 # a site whose Slurm calls node0014 what the fabric calls node0013
 printf '# slurm fabric\nnode0014 node0013\n' >hostmap
-start_agent node0001 --no-state-file --counter-interval 2 --ping-interval-ms 1000 \
+start_agent node0001 --no-state-file --counter-interval 2 --ping-interval-ms 1000 --discovery-interval 2 \
 	--jobs-dir "$jobs" --jobs-check-interval 2 --jobs-host-map "$PWD/hostmap" \
 	--link-threshold symbol_errors_per_day=100
 check "the agent listens" [ -n "${P:-}" ]
@@ -212,6 +212,43 @@ check "... one ibwatch_job_hosts per running job ($(running | tr , '\n' | wc -l)
 	eval '[ "$(grep -c "^ibwatch_job_hosts{" m.txt)" = "$(running | tr , "\n" | wc -l)" ]'
 check "promtool check metrics takes it" \
 	eval "grep -v '^ibwatch_build_info' m.txt | promtool check metrics >promtool.out 2>&1 || ! grep -qi 'error' promtool.out"
+
+# 5b. Snapshots take each job's census walk from the last one while the
+# census stands; when the routes change, job B's links follow them.
+walks() { curl -s -m 5 "$U/api/v1/jobs" | jq -c .route_walks; }
+w0=$(walks)
+for _ in $(seq 1 6); do walks >/dev/null; sleep 0.5; done
+w1=$(walks)
+check "snapshots reuse the jobs' walks: route_walks $w0, then $w1" \
+	jq -e -n --argjson a "$w0" --argjson b "$w1" '$b.reused > $a.reused and $b.made == $a.made'
+# B's switch hops as ibtracert prints them, "NAME PORT" each, sorted
+hops_of_b() {
+	local a b
+	for a in node0004 node0005; do
+		for b in node0004 node0005; do
+			[ "$a" = "$b" ] && continue
+			at node0001 ibtracert "${lid[$a]}" "${lid[$b]}" 2>/dev/null |
+				awk '/^\[/ { p = substr($0, 2, index($0, "]") - 2); if (sw != "") print sw, p
+					sw = ""; if ($0 ~ / -> switch port /) { n = $0; sub(/"$/, "", n); sub(/.*"/, "", n); sw = n } }'
+		done
+	done | sort -u
+}
+ours_of_b() {
+	curl -s -m 5 "$U/api/v1/jobs/$B" |
+		jq -r --slurpfile m <(curl -s -m 5 "$U/api/v1/map") '
+			($m[0].switches | map({(.guid): .name}) | add) as $n |
+			.links.list[] | select($n[.guid] != null) | "\($n[.guid]) \(.port)"' | sort -u
+}
+before=$(ours_of_b | paste -sd' ')
+check "job B's switch hops are ibtracert's: $before" [ "$before" = "$(hops_of_b | paste -sd' ')" ]
+sim "Unlink \"leaf01\"[$lport]"
+same_hops() {
+	now=$(ours_of_b | paste -sd' ')
+	[ "$now" != "$before" ] && [ "$now" = "$(hops_of_b | paste -sd' ')" ]
+}
+for _ in $(seq 1 60); do same_hops && break; sleep 0.5; done
+check "leaf01 port $lport unlinked: job B's hops move with the routes, ibtracert's again: $now" same_hops
+sim "Relink \"leaf01\"[$lport]"
 
 # 6. The end: every job cancelled, the map empty.
 scancel -u "$(id -un)"
