@@ -119,7 +119,8 @@ int ibw_jobroutes_take(struct ibw_jobroutes *r, uint64_t gen,
 			malloc((e->nlinks + 1) * sizeof(*l));
 
 		if (l) {
-			memcpy(l, e->links, e->nlinks * sizeof(*l));
+			if (e->nlinks)
+				memcpy(l, e->links, e->nlinks * sizeof(*l));
 			free(j->links);
 			j->links = l;
 			j->nlinks = e->nlinks;
@@ -163,7 +164,8 @@ void ibw_jobroutes_put(struct ibw_jobroutes *r, uint64_t gen,
 		n.ports[i].port = j->ports[i].port;
 		n.ports[i].lid = j->ports[i].lid;
 	}
-	memcpy(n.links, j->links, j->nlinks * sizeof(*n.links));
+	if (j->nlinks)
+		memcpy(n.links, j->links, j->nlinks * sizeof(*n.links));
 	n.census = ibw_census_ref(census);
 	pthread_mutex_lock(&r->lock);
 	r->walked++;
