@@ -242,9 +242,8 @@ static void on_watched(const struct ibw_trace *t, void *arg)
 		trace_round_done(m);
 }
 
-/* A target's LID, by the last discovery (LID, GUID or name). */
-/* The LID of the endport @t names among the nodes whose gone flag is
- * @gone; 0 if none. */
+/* The LID of the endport @t (a GUID or a name) names among the last
+ * discovery's nodes whose gone flag is @gone; 0 if none. */
 static uint16_t resolve_in(struct ibw_monitor *m, const char *t, int gone)
 {
 	const struct ibw_fnode *n;
@@ -984,7 +983,8 @@ void ibw_monitor_free(struct ibw_monitor *m)
 		return;
 	if (m->state_file && m->ctrs && m->counter_sweeps) {
 		/* the FEC windows too, this once (ibw_links_save_fec) */
-		ibw_links_save_fec(m->links, 1);
+		if (m->links)
+			ibw_links_save_fec(m->links, 1);
 		ibw_monitor_save_state(m);
 	}
 	ibw_jobsrc_free(m->jobsrc);
