@@ -22,34 +22,10 @@
 #include "codec.h"
 #include "fec.h"
 #include "links.h"
+#include "linkside.h"
 
 #define SEC 1000000ull
 #define T0 (1699999200ull * SEC)
-
-struct side {
-	struct ibw_portinfo pi;
-	struct ibw_link_end_in in;
-	struct ibw_fec fec;
-};
-
-/* A 4x (or @width) SDR port, LinkUp and Active, with counters. */
-static void mk(struct side *s, uint64_t guid, uint8_t port, int sw,
-	       unsigned width)
-{
-	memset(s, 0, sizeof(*s));
-	s->pi.state = IBW_PORT_ACTIVE;
-	s->pi.phys_state = IBW_PHYS_LINKUP;
-	s->pi.width_active = (uint8_t)width;
-	s->pi.width_enabled = s->pi.width_supported = (uint8_t)width;
-	s->pi.speed_active = s->pi.speed_enabled = s->pi.speed_supported = 1;
-	s->in.guid = guid;
-	s->in.port = port;
-	s->in.node_type = sw ? IBW_NODE_SWITCH : IBW_NODE_CA;
-	s->in.name = sw ? "sw" : "hca";
-	s->in.pi = &s->pi;
-	s->in.have_ctrs = 1;
-	s->in.tick = -1;
-}
 
 static void with_fec(struct side *s, enum ibw_fec_layout layout)
 {
@@ -64,12 +40,6 @@ static void round_at(struct ibw_links *l, uint64_t t, struct side *a,
 	ibw_links_begin(l, t);
 	a->in.ctr_us = b->in.ctr_us = t;
 	assert_int_equal(ibw_links_update(l, &a->in, &b->in), 0);
-}
-
-static const struct ibw_link_end *end_of(const struct ibw_link *k,
-					 uint64_t guid)
-{
-	return k->end[0].guid == guid ? &k->end[0] : &k->end[1];
 }
 
 static int has(const struct ibw_link *k, enum ibw_link_reason r)
@@ -124,8 +94,8 @@ static void test_raw_ber_steady_rate(void **state)
 	l = ibw_links_new(&th);
 	v = steady(l, 11000, &t);
 	assert_int_equal(v->n, 1);
-	h = end_of(&v->links[0], 0x10);
-	s = end_of(&v->links[0], 0x20);
+	h = end_by_guid(&v->links[0], 0x10);
+	s = end_by_guid(&v->links[0], 0x20);
 	assert_non_null(h->fec);
 	assert_non_null(s->fec);
 	assert_int_equal(h->fec->layout, IBW_FEC_RS);
@@ -169,7 +139,7 @@ static void test_raw_ber_steady_rate(void **state)
 	/* 0.9e-6: not yet */
 	l = ibw_links_new(&th);
 	v = steady(l, 9000, &t);
-	h = end_of(&v->links[0], 0x10);
+	h = end_by_guid(&v->links[0], 0x10);
 	assert_int_equal(v->links[0].health, IBW_HEALTH_OK);
 	assert_int_equal(v->links[0].reasons, 0);
 	assert_int_equal(h->fec->bad_lane, -1);
@@ -209,9 +179,9 @@ static void test_no_bad_lane_when_spread(void **state)
 		round_at(l, t, &sw, &hca);
 	}
 	v = ibw_links_view(l, t - 10 * SEC);
-	h = end_of(&v->links[0], 0x10);
+	h = end_by_guid(&v->links[0], 0x10);
 	assert_non_null(h->fec);
-	assert_null(end_of(&v->links[0], 0x20)->fec);
+	assert_null(end_by_guid(&v->links[0], 0x20)->fec);
 	assert_int_equal(h->fec->layout, IBW_FEC_FC);
 	/* FC-FEC: corrected blocks, summed over the lanes: 1e5 a second */
 	assert_true(fabs(h->fec->win[IBW_FWIN_12M].raw_ber - 1e-5) < 1e-9);
@@ -249,7 +219,7 @@ static void test_effective(void **state)
 	hca.fec.total[IBW_FEC_UNCORR_BLK0 + 1] = 1;
 	round_at(l, t, &sw, &hca);
 	v = ibw_links_view(l, t);
-	h = end_of(&v->links[0], 0x10);
+	h = end_by_guid(&v->links[0], 0x10);
 	assert_int_equal(v->links[0].health, IBW_HEALTH_DEGRADED);
 	assert_int_equal(v->links[0].reasons, IBW_LR_BIT(IBW_LR_EFFECTIVE_BER));
 	assert_int_equal(h->fec->win[IBW_FWIN_SWEEP].uncorrectable, 1);
@@ -265,7 +235,7 @@ static void test_effective(void **state)
 	hca.in.err[IBW_LERR_SYMBOL] = 3;
 	round_at(l, t, &sw, &hca);
 	v = ibw_links_view(l, t);
-	h = end_of(&v->links[0], 0x10);
+	h = end_by_guid(&v->links[0], 0x10);
 	assert_int_equal(h->fec->win[IBW_FWIN_12M].effective, 4);
 	assert_int_equal(h->fec->win[IBW_FWIN_12M].uncorrectable, 2);
 	/* symbol errors at a FEC port are judged as effective errors, not
@@ -319,7 +289,7 @@ static void test_rebase(void **state)
 	hca.fec.total[IBW_FEC_PORT_CORR_SYM] = 10;
 	round_at(l, t, &sw, &hca);
 	v = ibw_links_view(l, t);
-	h = end_of(&v->links[0], 0x10);
+	h = end_by_guid(&v->links[0], 0x10);
 	assert_true(h->fec->win[IBW_FWIN_12M].corrected == 0);
 	assert_true(h->fec->win[IBW_FWIN_12M].bits == 0);
 	ibw_link_view_unref(v);
@@ -332,7 +302,7 @@ static void test_rebase(void **state)
 	hca.fec.total[IBW_FEC_PORT_CORR_SYM] = 30;
 	round_at(l, t, &sw, &hca);
 	v = ibw_links_view(l, t);
-	h = end_of(&v->links[0], 0x10);
+	h = end_by_guid(&v->links[0], 0x10);
 	/* 1x now: one lane, the 4x windows gone */
 	assert_int_equal(h->fec->lanes, 1);
 	assert_true(h->fec->win[IBW_FWIN_12M].corrected == 0);

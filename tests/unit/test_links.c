@@ -21,6 +21,7 @@
 #include "codec.h"
 #include "ibrate.h"
 #include "links.h"
+#include "linkside.h"
 
 #define SEC 1000000ull
 /* A whole hour (and so a whole 5-minute period) since the epoch. */
@@ -261,32 +262,6 @@ static void test_xdr(void **state)
 
 /* One port: its PortInfo and what is fed for it. Not to be copied: the
  * input points into it. */
-struct side {
-	struct ibw_portinfo pi;
-	struct ibw_link_end_in in;
-};
-
-static void mk(struct side *s, uint64_t guid, uint8_t port, int sw,
-	       unsigned width)
-{
-	memset(s, 0, sizeof(*s));
-	s->pi.state = IBW_PORT_ACTIVE;
-	s->pi.phys_state = IBW_PHYS_LINKUP;
-	s->pi.width_active = (uint8_t)width;
-	s->pi.width_enabled = IBW_WIDTH_1X | IBW_WIDTH_4X;
-	s->pi.width_supported = IBW_WIDTH_1X | IBW_WIDTH_4X;
-	s->pi.speed_active = 1;
-	s->pi.speed_enabled = 1;
-	s->pi.speed_supported = 1;
-	s->in.guid = guid;
-	s->in.port = port;
-	s->in.node_type = sw ? IBW_NODE_SWITCH : IBW_NODE_CA;
-	s->in.name = sw ? "sw" : "hca";
-	s->in.pi = &s->pi;
-	s->in.have_ctrs = 1;
-	s->in.tick = -1;
-}
-
 /* A round at @t with every side read at @t. */
 static void round_at(struct ibw_links *l, uint64_t t, struct side *s,
 		     int nlinks)
@@ -300,12 +275,6 @@ static void round_at(struct ibw_links *l, uint64_t t, struct side *s,
 		assert_int_equal(
 			ibw_links_update(l, &s[2 * i].in, &s[2 * i + 1].in), 0);
 	}
-}
-
-static const struct ibw_link_end *end_by_guid(const struct ibw_link *k,
-					      uint64_t guid)
-{
-	return k->end[0].guid == guid ? &k->end[0] : &k->end[1];
 }
 
 /*
