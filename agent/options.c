@@ -110,10 +110,8 @@ static const struct choice scopes[] = {
 	{ NULL, 0 },
 };
 static const struct choice reset_groups[] = {
-	{ "data", 1 },
-	{ "errors", 2 },
-	{ "all", 3 },
-	{ NULL, 0 },
+	{ "never", 0 }, { "data", 1 }, { "errors", 2 },
+	{ "all", 3 },	{ NULL, 0 },
 };
 static const struct choice counter_checks[] = {
 	{ "always", IBW_CHECK_ALWAYS },
@@ -233,7 +231,7 @@ static const struct opt table[] = {
 	  .help = "link health threshold, e.g. ber_degraded=1e-12 or "
 		  "link_downed_per_hour=10; repeatable" },
 	{ OPT("reset-counters", T_CHOICE, IBW_OPT_RESTART), NUM(reset_counters),
-	  .choices = reset_groups, .def_text = "never", .arg = "GROUP",
+	  .choices = reset_groups, .def = 3, .arg = "GROUP",
 	  .help = "clear narrow counters before they saturate" },
 	{ OPT("counter-check", T_CHOICE, IBW_OPT_RESTART),
 	  NUM(mon.counters.check), .choices = counter_checks,

@@ -216,12 +216,14 @@ struct node_cap *ibw_ctr_cap_find(struct ibw_counters *c, uint64_t guid)
 	return i < c->ncaps && c->caps[i].guid == guid ? &c->caps[i] : NULL;
 }
 
-static void cap_set(struct ibw_counters *c, uint64_t guid, uint32_t mask)
+static void cap_set(struct ibw_counters *c, uint64_t guid, uint32_t mask,
+		    uint32_t mask2)
 {
 	unsigned lo = ibw_ctr_cap_index(c, guid);
 
 	if (lo < c->ncaps && c->caps[lo].guid == guid) {
 		c->caps[lo].capmask = mask;
+		c->caps[lo].capmask2 = mask2;
 		c->caps[lo].have_mask = 1;
 		return;
 	}
@@ -239,6 +241,7 @@ static void cap_set(struct ibw_counters *c, uint64_t guid, uint32_t mask)
 	memset(&c->caps[lo], 0, sizeof(c->caps[lo]));
 	c->caps[lo].guid = guid;
 	c->caps[lo].capmask = mask;
+	c->caps[lo].capmask2 = mask2;
 	c->caps[lo].have_mask = 1;
 	c->ncaps++;
 }
@@ -379,7 +382,7 @@ static int follow_redirect(struct ibw_counters *c, unsigned idx,
 	int was, why;
 
 	if (!ibw_ctr_cap_find(c, j->guid))
-		cap_set(c, j->guid, 0);
+		cap_set(c, j->guid, 0, 0);
 	if (!(nc = ibw_ctr_cap_find(c, j->guid)))
 		return 0;
 	nc->have_mask = 0;
@@ -456,10 +459,11 @@ static void cpi_answer(const struct ibw_mad_done *d, void *arg)
 	j->t_end = ibw_now_us();
 	unreserve(c, j);
 	if (d->result == IBW_MAD_OK) {
-		cap_set(c, j->guid,
-			ibw_mad_get(d->mad + IB_PC_DATA_OFFS,
-				    IB_CPI_CAPMASK_F));
-		ibw_ctr_run_job_ports(c, j);
+		const uint8_t *cpi = d->mad + IB_PC_DATA_OFFS;
+
+		cap_set(c, j->guid, ibw_mad_get(cpi, IB_CPI_CAPMASK_F),
+			ibw_mad_get(cpi, IB_CPI_CAPMASK2_F));
+		ibw_ctr_run_job(c, j);
 	} else if (d->result == IBW_MAD_STATUS &&
 		   (d->status & IB_MAD_STS_REDIRECT) && d->mad &&
 		   d->len >= IBW_MAD_SIZE && !redirected_here(c, j) &&
@@ -488,7 +492,7 @@ static void start_job(struct ibw_counters *c, unsigned idx)
 
 	j->t0 = j->t_end = ibw_now_us();
 	if (nc && nc->have_mask) {
-		ibw_ctr_run_job_ports(c, j);
+		ibw_ctr_run_job(c, j);
 		return;
 	}
 	if (nc && nc->redirect == IBW_PMA_REDIRECT_REFUSED &&
@@ -914,6 +918,11 @@ void ibw_counters_last_busy(const struct ibw_counters *c, uint64_t busy_us[2])
 {
 	busy_us[0] = c->busy_last[0];
 	busy_us[1] = c->busy_last[1];
+}
+
+struct ibw_counters_clears ibw_counters_clears(const struct ibw_counters *c)
+{
+	return c->clears;
 }
 
 unsigned ibw_counters_unreachable(const struct ibw_counters *c)

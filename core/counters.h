@@ -97,6 +97,10 @@ struct ibw_port_ctrs {
 	uint16_t lid; /* where it was read */
 	uint32_t unreachable; /* sweeps in a row without an answer */
 	uint32_t resets; /* all counters' foreign resets */
+	/* Our clears of its narrow counters before they saturate
+	 * (reset-counters), acknowledged by its PMA since ibwatchd
+	 * started: PortCounters', PortExtendedSpeedsCounters'. */
+	uint32_t clears, fec_clears;
 	/* How long the reads of its node (a CA's: of its LID) took in the
 	 * sweep that last tried it, from ClassPortInfo to the last answer
 	 * or NodeInfo. */
@@ -125,6 +129,7 @@ struct ibw_port_ctrs {
 	 * also where they were not asked. */
 	const struct ibw_fec *fec;
 	uint8_t fec_fail;
+	uint8_t fec_cleared; /* we cleared them after the last reading */
 	uint8_t fec_lost; /* sweeps in a row they went unanswered */
 	/* The congestion counters (core/cong.h), where the PMA's
 	 * OptionMask has them: as fec; NULL: never read. */
@@ -156,8 +161,13 @@ struct ibw_counters_opts {
 	const uint64_t *targets; /* if set: only these node GUIDs */
 	unsigned ntargets;
 	uint64_t thresholds[IBW_CTR_MAX]; /* 0: the default */
-	int reset_data; /* reset data/packet counters before they saturate */
-	int reset_errors; /* ... error counters too (off unless asked) */
+	/* Clear narrow counters at 3/4 of their range, before they
+	 * saturate: data/packet counters (PortCounters' 32-bit ones, where
+	 * no 64-bit ones are read), error counters (PortCounters' 4- to
+	 * 32-bit ones where CapabilityMask2 offers no 64-bit ones, and the
+	 * FEC counters). Both on by default (reset-counters all). */
+	int reset_data;
+	int reset_errors;
 	int details; /* also PortRcvErrorDetails, PortXmitDiscardDetails */
 	enum ibw_ctr_check check; /* which readings a NodeInfo vouches for */
 	unsigned timeout_ms; /* 0: the engine's */
@@ -244,6 +254,15 @@ struct ibw_counters_verify
 ibw_counters_verify_stats(const struct ibw_counters *c);
 
 struct ibw_sweep_stats ibw_counters_last_sweep(const struct ibw_counters *c);
+
+/* Clears of narrow counters before they saturate (reset-counters) that
+ * PMAs acknowledged since ibw_counters_new(). */
+struct ibw_counters_clears {
+	uint64_t port_counters; /* PerfSet(PortCounters) */
+	uint64_t ext_speeds; /* PerfSet(PortExtendedSpeedsCounters) */
+};
+
+struct ibw_counters_clears ibw_counters_clears(const struct ibw_counters *c);
 /*
  * How long the last sweep spent reading the nodes of each kind ([0] CAs,
  * [1] switches): the time some read of that kind was under way, its

@@ -19,10 +19,15 @@
 #define PM_CAP_EXT_WIDTH_NOIETF (1u << 10)
 #define PM_CAP_XMIT_WAIT (1u << 12)
 #define PM_CAP_RSFEC (1u << 14) /* IsRSFECCountersSupported */
+/* CapabilityMask2 bit 1: IsAdditionalPortCountersExtendedSupported,
+ * PortCountersExtended carries the error counters and PortXmitWait in
+ * 64 bits (ConnectX-5 and later; perfquery -x prints them then). */
+#define PM_CAP2_ADDL_EXT (1u << 1)
 
 struct node_cap {
 	uint64_t guid;
 	uint32_t capmask;
+	uint32_t capmask2; /* ClassPortInfo CapabilityMask2 */
 	uint8_t have_mask; /* capmask is the PMA's answer */
 	uint8_t no_details; /* the detail attributes got a status error */
 	uint8_t no_vl; /* PortVLXmitWaitCounters got a status error */
@@ -37,6 +42,7 @@ struct node_cap {
 	uint8_t psc;
 	uint8_t tick;
 	uint8_t psc_lost; /* PortSamplesControl requests unanswered */
+	uint64_t psc_sweep; /* the sweep that last asked it (one a sweep) */
 	/* PMA ClassPortInfo redirection (IBA 13.4.8.1: status "redirect
 	 * required"): where this node's PMA is really served. */
 	uint8_t redirect; /* IBW_PMA_REDIRECT_* */
@@ -120,6 +126,7 @@ struct ibw_counters {
 	unsigned psc_inflight;
 	int psc_heard;
 	struct ibw_counters_verify vs; /* lids_in_flux unused here */
+	struct ibw_counters_clears clears;
 	ibw_counters_cb cb;
 	void *arg;
 };
@@ -157,6 +164,7 @@ struct port_op {
 	uint8_t port;
 	uint8_t is_switch;
 	uint8_t want_ext;
+	uint8_t ext_err; /* its error counters are read from the extended */
 	uint8_t got_pc, got_ext, failed, left;
 	uint8_t fail; /* enum ibw_ctr_fail, when it fails */
 	uint8_t det_asked, det_fail; /* the details: asked, and how */
@@ -198,6 +206,7 @@ int ibw_ctr_settle(struct ibw_counters *c, uint64_t sweep,
 void ibw_ctr_sweep_done_if_idle(struct ibw_counters *c);
 
 /* ctr_read.c */
+void ibw_ctr_run_job(struct ibw_counters *c, struct job *j);
 void ibw_ctr_run_job_ports(struct ibw_counters *c, struct job *j);
 void ibw_ctr_port_failed(struct ibw_counters *c, const struct port_op *op);
 void ibw_ctr_job_port_done(struct ibw_counters *c, unsigned idx);

@@ -22,44 +22,51 @@
 
 static const struct ibw_ctr_desc descs[IBW_CTR_MAX] = {
 	[IBW_CTR_SYMBOL_ERRORS] = { "SymbolErrorCounter", "symbol_errors", 16,
-				    PC(ERR_SYM), -1, 1, 1, 10 },
+				    PC(ERR_SYM), EXT(ERR_SYM), 1, 1, 10 },
 	[IBW_CTR_LINK_ERROR_RECOVERY] = { "LinkErrorRecoveryCounter",
 					  "link_error_recovery", 8,
-					  PC(LINK_RECOVERS), -1, 1, 1, 10 },
+					  PC(LINK_RECOVERS), EXT(LINK_RECOVERS),
+					  1, 1, 10 },
 	[IBW_CTR_LINK_DOWNED] = { "LinkDownedCounter", "link_downed", 8,
-				  PC(LINK_DOWNED), -1, 1, 1, 10 },
+				  PC(LINK_DOWNED), EXT(LINK_DOWNED), 1, 1, 10 },
 	[IBW_CTR_RCV_ERRORS] = { "PortRcvErrors", "receive_errors", 16,
-				 PC(ERR_RCV), -1, 1, 1, 10 },
+				 PC(ERR_RCV), EXT(ERR_RCV), 1, 1, 10 },
 	[IBW_CTR_RCV_REMOTE_PHYS_ERRORS] = { "PortRcvRemotePhysicalErrors",
 					     "receive_remote_physical_errors",
-					     16, PC(ERR_PHYSRCV), -1, 1, 1,
-					     100 },
+					     16, PC(ERR_PHYSRCV),
+					     EXT(ERR_PHYSRCV), 1, 1, 100 },
 	[IBW_CTR_RCV_SWITCH_RELAY_ERRORS] = { "PortRcvSwitchRelayErrors",
 					      "receive_switch_relay_errors", 16,
-					      PC(ERR_SWITCH_REL), -1, 1, 1,
-					      100 },
+					      PC(ERR_SWITCH_REL),
+					      EXT(ERR_SWITCH_REL), 1, 1, 100 },
 	[IBW_CTR_XMIT_DISCARDS] = { "PortXmitDiscards", "transmit_discards", 16,
-				    PC(XMT_DISCARDS), -1, 1, 1, 100 },
+				    PC(XMT_DISCARDS), EXT(XMT_DISCARDS), 1, 1,
+				    100 },
 	[IBW_CTR_XMIT_CONSTRAINT_ERRORS] = { "PortXmitConstraintErrors",
 					     "transmit_constraint_errors", 8,
-					     PC(ERR_XMTCONSTR), -1, 1, 1, 100 },
+					     PC(ERR_XMTCONSTR),
+					     EXT(ERR_XMTCONSTR), 1, 1, 100 },
 	[IBW_CTR_RCV_CONSTRAINT_ERRORS] = { "PortRcvConstraintErrors",
 					    "receive_constraint_errors", 8,
-					    PC(ERR_RCVCONSTR), -1, 1, 1, 100 },
+					    PC(ERR_RCVCONSTR),
+					    EXT(ERR_RCVCONSTR), 1, 1, 100 },
 	[IBW_CTR_LOCAL_LINK_INTEGRITY_ERRORS] = { "LocalLinkIntegrityErrors",
 						  "local_link_integrity_errors",
-						  4, PC(ERR_LOCALINTEG), -1, 1,
-						  1, 10 },
+						  4, PC(ERR_LOCALINTEG),
+						  EXT(ERR_LOCALINTEG), 1, 1,
+						  10 },
 	[IBW_CTR_EXCESSIVE_BUFFER_OVERRUN_ERRORS] = { "ExcessiveBufferOverrunErrors",
 						      "excessive_buffer_overrun_errors",
-						      4, PC(ERR_EXCESS_OVR), -1,
-						      1, 1, 10 },
+						      4, PC(ERR_EXCESS_OVR),
+						      EXT(ERR_EXCESS_OVR), 1, 1,
+						      10 },
 	[IBW_CTR_VL15_DROPPED] = { "VL15Dropped", "vl15_dropped", 16,
-				   PC(VL15_DROPPED), -1, 1, 1, 100 },
+				   PC(VL15_DROPPED), EXT(VL15_DROPPED), 1, 1,
+				   100 },
 	[IBW_CTR_XMIT_WAIT] = { "PortXmitWait", "transmit_wait", 32,
-				PC(XMT_WAIT), -1, 1, 1, 1000 },
+				PC(XMT_WAIT), EXT(XMT_WAIT), 1, 1, 1000 },
 	[IBW_CTR_QP1_DROPPED] = { "QP1Dropped", "qp1_dropped", 16, PC(QP1_DROP),
-				  -1, 1, 1, 0 },
+				  EXT(QP1_DROP), 1, 1, 0 },
 	[IBW_CTR_XMIT_DATA] = { "PortXmitData", "transmit_data_bytes", 32,
 				PC(XMT_BYTES), EXT(XMT_BYTES), 4, 0, 0 },
 	[IBW_CTR_RCV_DATA] = { "PortRcvData", "receive_data_bytes", 32,
@@ -229,9 +236,21 @@ static void reset_done(const struct ibw_mad_done *d, void *arg)
 	}
 	if (op->sweep == c->sweep_id && d->result == IBW_MAD_OK) {
 		p = ibw_ctr_port_find_w(c, op->guid, op->port);
-		for (i = 0; p && i < IBW_CTR_MAX; i++)
-			if (op->reset_mask & select_bit[i])
-				p->v[i].reset_by_us = 1;
+		if (op->fec_todo) {
+			/* PortExtendedSpeedsCounters: all of them */
+			if (p) {
+				p->fec_cleared = 1;
+				p->fec_clears++;
+			}
+			c->clears.ext_speeds++;
+		} else {
+			for (i = 0; p && i < IBW_CTR_MAX; i++)
+				if (op->reset_mask & select_bit[i])
+					p->v[i].reset_by_us = 1;
+			if (p)
+				p->clears++;
+			c->clears.port_counters++;
+		}
 	}
 	c->pending--;
 	free(op);
@@ -239,7 +258,9 @@ static void reset_done(const struct ibw_mad_done *d, void *arg)
 }
 
 /* PerfSet(PortCounters) with CounterSelect: clear counters about to
- * saturate. Their values were folded into the totals just before. */
+ * saturate, and those only. Their values were folded into the totals
+ * just before; what they count between that reading and the clear is
+ * lost, as with any clear (OpenSM's PerfMgr does the same). */
 static void reset_counters(struct ibw_counters *c, const struct port_op *src,
 			   uint32_t mask)
 {
@@ -250,12 +271,38 @@ static void reset_counters(struct ibw_counters *c, const struct port_op *src,
 		return;
 	*op = *src;
 	op->reset_mask = mask;
+	op->fec_todo = 0;
 	memset(payload, 0, sizeof(payload));
 	mad_set_field(payload, 0, IB_PC_PORT_SELECT_F, src->port);
 	mad_set_field(payload, 0, IB_PC_COUNTER_SELECT_F, mask & 0xffff);
 	mad_set_field(payload, 0, IB_PC_COUNTER_SELECT2_F, (mask >> 16) & 0xff);
 	if (ibw_ctr_pma_submit(c, src->guid, src->lid, IBW_METHOD_SET,
 			       IBW_ATTR_PORT_COUNTERS, payload, reset_done,
+			       op) < 0)
+		free(op);
+}
+
+/*
+ * PerfSet(PortExtendedSpeedsCounters) with every CounterSelect bit, as
+ * perfquery -T -R sends it: the IBA gives no per-field select that both
+ * layouts share, and the fields were all folded in just before. The
+ * next reading is then counted whole (fec_cleared).
+ */
+static void reset_fec(struct ibw_counters *c, const struct port_op *src)
+{
+	struct port_op *op = calloc(1, sizeof(*op));
+	uint8_t payload[IB_PC_DATA_SZ];
+
+	if (!op)
+		return;
+	*op = *src;
+	op->reset_mask = 0;
+	op->fec_todo = 1; /* reset_done: this is the FEC clear */
+	memset(payload, 0, sizeof(payload));
+	mad_set_field(payload, 0, IB_PESC_PORT_SELECT_F, src->port);
+	mad_set_field64(payload, 0, IB_PESC_COUNTER_SELECT_F, ~0ull);
+	if (ibw_ctr_pma_submit(c, src->guid, src->lid, IBW_METHOD_SET,
+			       IBW_ATTR_PORT_EXT_SPEEDS, payload, reset_done,
 			       op) < 0)
 		free(op);
 }
@@ -277,7 +324,9 @@ static int op_raw(const struct port_op *op, const struct ibw_ctr_desc *d,
 		*max = ibw_ctr_max(16);
 		return 0;
 	}
-	if (op->got_ext && d->ext_field >= 0) {
+	/* the error counters there only where CapabilityMask2 says so:
+	 * elsewhere those fields are reserved (zero) */
+	if (op->got_ext && d->ext_field >= 0 && (!d->is_error || op->ext_err)) {
 		*raw = ibw_mad_get64(op->ext, d->ext_field);
 		*max = ibw_ctr_max(64);
 		return 1;
@@ -295,6 +344,7 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 	uint64_t now_mono = ibw_now_us(), dt;
 	uint64_t prev_x, prev_r, prev_xp, prev_rp;
 	uint32_t reset_mask = 0;
+	int fec_reset = 0;
 	unsigned nresets = 0;
 	const char *first_reset = NULL;
 	int i;
@@ -370,11 +420,16 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 	if (op->got_vl)
 		fold_vl(p, &op->vl);
 	if (op->got_fec) {
-		const struct ibw_fec *nf = ibw_fec_fold(p->fec, &op->fec);
+		const struct ibw_fec *nf =
+			ibw_fec_fold(p->fec, &op->fec, p->fec_cleared);
 
 		if (nf) {
 			ibw_fec_unref(p->fec);
 			p->fec = nf;
+			p->fec_cleared = 0;
+			/* 32 bits fill in hours at a high raw BER */
+			if (c->o.reset_errors && ibw_fec_near_max(&op->fec))
+				fec_reset = 1;
 		}
 	}
 	p->fec_fail = op->fec_fail;
@@ -411,6 +466,8 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 	c->prog.read++;
 	if (reset_mask)
 		reset_counters(c, op, reset_mask);
+	if (fec_reset)
+		reset_fec(c, op);
 }
 
 /* @op's port could not be read this sweep, for @op->fail (an error
@@ -692,7 +749,7 @@ static void port_settled(struct ibw_counters *c, struct port_op *op)
 	ibw_ctr_sweep_done_if_idle(c);
 }
 
-static void ask_tick(struct ibw_counters *c, const struct job *j);
+static int ask_tick(struct ibw_counters *c, const struct job *j, int first);
 static void ask_fec_todo(struct ibw_counters *c, struct port_op *op);
 
 static void port_answer(const struct ibw_mad_done *d, void *arg)
@@ -744,7 +801,7 @@ static void port_answer(const struct ibw_mad_done *d, void *arg)
 		op->read_us = ibw_realtime_us();
 		/* the node answers: now its Tick and the port's FEC
 		 * counters are worth asking */
-		ask_tick(c, &c->jobs[op->job]);
+		(void)ask_tick(c, &c->jobs[op->job], 0);
 		ask_fec_todo(c, op);
 	} else {
 		if (d->result == IBW_MAD_TIMEOUT)
@@ -1048,7 +1105,8 @@ static void ask_fec_todo(struct ibw_counters *c, struct port_op *op)
 }
 
 static void query_port(struct ibw_counters *c, const struct job *j,
-		       uint8_t port, int want_ext, int details, int want_vl)
+		       uint8_t port, int want_ext, int ext_err, int details,
+		       int want_vl)
 {
 	static const uint16_t all[5] = { IBW_ATTR_PORT_COUNTERS,
 					 IBW_ATTR_PORT_COUNTERS_EXT, 0x15, 0x16,
@@ -1084,6 +1142,7 @@ static void query_port(struct ibw_counters *c, const struct job *j,
 	op->port = port;
 	op->is_switch = j->is_switch;
 	op->want_ext = (uint8_t)want_ext;
+	op->ext_err = (uint8_t)ext_err;
 	op->det_asked = (uint8_t)details;
 	op->left = (uint8_t)n;
 	op->job = (unsigned)(j - c->jobs);
@@ -1120,6 +1179,8 @@ struct psc_op {
 	struct ibw_counters *c;
 	uint64_t sweep;
 	uint64_t guid;
+	unsigned job;
+	int first; /* the job's ports wait for it (ibw_ctr_run_job) */
 };
 
 static void psc_answer(const struct ibw_mad_done *d, void *arg)
@@ -1162,34 +1223,39 @@ static void psc_answer(const struct ibw_mad_done *d, void *arg)
 	}
 	if (d->result == IBW_MAD_TIMEOUT)
 		c->cur.timeouts++;
+	if (op->first)
+		ibw_ctr_run_job_ports(c, &c->jobs[op->job]);
 	free(op);
 	ibw_ctr_sweep_done_if_idle(c);
 }
 
 /*
- * PortSamplesControl:Tick is the PMA's sampling tick, the unit
- * PortXmitWait counts in (docs/links.md). It is a property of the PMA,
- * not of a port or a sweep: asked once, where ClassPortInfo says the PMA
- * counts PortXmitWait. A status error stops the asking, and so do
+ * PortSamplesControl is mandatory for a PMA. Its Tick is the PMA's
+ * sampling tick, the unit PortXmitWait counts in (docs/links.md), and its
+ * OptionMask says which optional counters the PMA has (the congestion
+ * ones among them). A property of the PMA, not of a port or a sweep:
+ * asked once of every PMA. A status error stops the asking, and so do
  * IBW_PSC_TRIES requests (one a sweep, of one try) left unanswered,
- * which is what ibsim does (it has no handler for the attribute and
- * drops it). Sent once a port read of the node has answered, with no
- * retries: a PMA that does not answer it holds no read of the sweep
- * back, and a node that is gone is not asked. Until some
+ * which is what ibsim alone does (it has no handler for the attribute
+ * and drops it). The first time, it is asked right after ClassPortInfo
+ * and the node's ports wait for its answer (@first), so that the first
+ * sweep, --once's only one, already reads the counters its OptionMask
+ * names; later tries go out once a port read of the node has answered,
+ * and hold nothing back. Either way with no retries, and until some
  * PMA has answered it, at most IBW_PSC_SILENT are asked at once; once
  * IBW_PSC_SILENT in a row went unanswered, the sweep asks no more (the
- * next asks again).
+ * next asks again). 1 if asked.
  */
-static void ask_tick(struct ibw_counters *c, const struct job *j)
+static int ask_tick(struct ibw_counters *c, const struct job *j, int first)
 {
 	struct node_cap *nc = ibw_ctr_cap_find(c, j->guid);
 	uint8_t payload[IB_PC_DATA_SZ];
 	struct psc_op *op;
 
-	if (!nc || nc->psc != PSC_UNASKED ||
-	    !(nc->capmask & PM_CAP_XMIT_WAIT) || c->psc_quiet ||
+	if (!nc || nc->psc != PSC_UNASKED || nc->psc_sweep == c->sweep_id ||
+	    c->psc_quiet ||
 	    (!c->psc_heard && c->psc_inflight >= IBW_PSC_SILENT))
-		return;
+		return 0;
 	/*
 	 * Not where an SM listens: ibsim, which has no PortSamplesControl,
 	 * hands a GSI MAD it does not answer to the process flagged as the
@@ -1200,13 +1266,15 @@ static void ask_tick(struct ibw_counters *c, const struct job *j)
 	 * which is then assumed.
 	 */
 	if (j->is_sm)
-		return;
+		return 0;
 	op = calloc(1, sizeof(*op));
 	if (!op)
-		return;
+		return 0;
 	op->c = c;
 	op->sweep = c->sweep_id;
 	op->guid = j->guid;
+	op->job = (unsigned)(j - c->jobs);
+	op->first = first;
 	memset(payload, 0, sizeof(payload));
 	/* A CA's PMA may insist on the port the MAD arrives on. */
 	mad_set_field(payload, 0, IB_PSC_PORT_SELECT_F,
@@ -1216,10 +1284,23 @@ static void ask_tick(struct ibw_counters *c, const struct job *j)
 				     IBW_ATTR_PORT_SAMPLES_CONTROL, payload, 0,
 				     psc_answer, op) < 0) {
 		free(op);
-		return;
+		return 0;
 	}
 	c->psc_inflight++;
 	nc->psc = PSC_ASKING;
+	nc->psc_sweep = c->sweep_id;
+	return 1;
+}
+
+/* ClassPortInfo is in: PortSamplesControl first if never asked, then
+ * the ports. */
+void ibw_ctr_run_job(struct ibw_counters *c, struct job *j)
+{
+	struct node_cap *nc = ibw_ctr_cap_find(c, j->guid);
+
+	if (nc && nc->psc == PSC_UNASKED && !nc->psc_lost && ask_tick(c, j, 1))
+		return;
+	ibw_ctr_run_job_ports(c, j);
 }
 
 int ibw_counters_tick(const struct ibw_counters *c, uint64_t guid)
@@ -1236,7 +1317,10 @@ void ibw_ctr_run_job_ports(struct ibw_counters *c, struct job *j)
 {
 	struct node_cap *nc = ibw_ctr_cap_find(c, j->guid);
 	uint32_t mask = nc ? nc->capmask : 0;
-	int ext = (mask & (PM_CAP_EXT_WIDTH | PM_CAP_EXT_WIDTH_NOIETF)) != 0;
+	/* 64-bit error counters imply the extended attribute */
+	int ext_err = nc && (nc->capmask2 & PM_CAP2_ADDL_EXT);
+	int ext = (mask & (PM_CAP_EXT_WIDTH | PM_CAP_EXT_WIDTH_NOIETF)) ||
+		  ext_err;
 	int details = c->o.details && !(nc && nc->no_details);
 	/*
 	 * No ClassPortInfo bit names PortVLXmitWaitCounters (perfquery
@@ -1251,5 +1335,5 @@ void ibw_ctr_run_job_ports(struct ibw_counters *c, struct job *j)
 	 * for the last of them (job_port_done) */
 	j->open = j->nports;
 	for (i = 0; i < j->nports; i++)
-		query_port(c, j, j->port_list[i], ext, details, vl);
+		query_port(c, j, j->port_list[i], ext, ext_err, details, vl);
 }

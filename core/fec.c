@@ -79,12 +79,12 @@ int ibw_fec_decode(const uint8_t *data, size_t len, enum ibw_fec_layout layout,
 }
 
 struct ibw_fec *ibw_fec_fold(const struct ibw_fec *old,
-			     const struct ibw_fec_reading *r)
+			     const struct ibw_fec_reading *r, int ours)
 {
 	struct ibw_fec *n;
 	unsigned f;
 	int reset = 0;
-	int changed = !old || old->layout != r->layout ||
+	int changed = !old || ours || old->layout != r->layout ||
 		      (old->have & r->have) != r->have;
 
 	for (f = 0; !changed && f < IBW_FEC_NFIELDS; f++)
@@ -102,17 +102,44 @@ struct ibw_fec *ibw_fec_fold(const struct ibw_fec *old,
 		memset(n, 0, sizeof(*n));
 	n->refs = 1;
 	n->layout = r->layout;
+	n->saturated = 0;
 	for (f = 0; f < IBW_FEC_NFIELDS; f++) {
+		int first = !(n->have >> f & 1);
+
 		n->last_delta[f] = 0;
 		if (!(r->have >> f & 1))
 			continue;
-		n->last_delta[f] = ibw_ctr_fold32(&n->raw[f], &n->total[f],
-						  r->v[f], !(n->have >> f & 1),
-						  &reset);
+		if (ours && !first) {
+			/* cleared by us after the last reading: all of it
+			 * is new, whether or not it went down */
+			n->last_delta[f] = r->v[f];
+			n->total[f] += r->v[f];
+			n->raw[f] = r->v[f];
+		} else {
+			n->last_delta[f] = ibw_ctr_fold32(&n->raw[f],
+							  &n->total[f], r->v[f],
+							  first, &reset);
+		}
+		if (ibw_ctr_saturated(r->v[f],
+				      ibw_ctr_max(ibw_fec_field_bits(f))))
+			n->saturated |= 1ull << f;
 		n->have |= 1ull << f;
 	}
 	n->resets += (uint32_t)reset; /* one clearing, however many fields */
 	return n;
+}
+
+uint64_t ibw_fec_near_max(const struct ibw_fec_reading *r)
+{
+	uint64_t m = 0;
+	unsigned f;
+
+	for (f = 0; f < IBW_FEC_NFIELDS; f++)
+		if ((r->have >> f & 1) &&
+		    ibw_ctr_near_max(r->v[f],
+				     ibw_ctr_max(ibw_fec_field_bits(f))))
+			m |= 1ull << f;
+	return m;
 }
 
 struct ibw_fec *ibw_fec_ref(const struct ibw_fec *f)

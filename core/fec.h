@@ -64,6 +64,10 @@ struct ibw_fec {
 	uint8_t layout; /* of the last reading */
 	uint64_t have; /* fields ever read */
 	uint32_t resets; /* readings in which some field went backwards */
+	/* fields at their largest value in the last reading: stuck there,
+	 * they count nothing more until cleared (the windows built on
+	 * them are unknown) */
+	uint64_t saturated;
 	uint32_t raw[IBW_FEC_NFIELDS]; /* last values read */
 	uint64_t total[IBW_FEC_NFIELDS];
 	uint64_t last_delta[IBW_FEC_NFIELDS]; /* in the last reading */
@@ -82,13 +86,20 @@ int ibw_fec_decode(const uint8_t *data, size_t len, enum ibw_fec_layout layout,
 		   struct ibw_fec_reading *r);
 
 /*
- * A new record: @old (may be NULL) with reading @r folded in: the first reading of a field is its total; then it grows by
- * the increase, or by the whole reading when the field went down (a
- * reset; counted in resets). Returns @old itself, with one more
- * reference, when nothing changed; NULL when out of memory.
+ * A new record: @old (may be NULL) with reading @r folded in: the first
+ * reading of a field is its total; then it grows by the increase, or by
+ * the whole reading when the field went down (a reset by someone else;
+ * counted in resets) or when @ours says we cleared the counters since
+ * the last reading (then whatever the reading, and no reset). Returns
+ * @old itself, with one more reference, when nothing changed; NULL when
+ * out of memory.
  */
 struct ibw_fec *ibw_fec_fold(const struct ibw_fec *old,
-			     const struct ibw_fec_reading *r);
+			     const struct ibw_fec_reading *r, int ours);
+
+/* The fields of @r at three quarters of their range or more: worth
+ * clearing before they saturate (bit per enum ibw_fec_field). */
+uint64_t ibw_fec_near_max(const struct ibw_fec_reading *r);
 
 struct ibw_fec *ibw_fec_ref(const struct ibw_fec *f);
 void ibw_fec_unref(const struct ibw_fec *f);

@@ -53,6 +53,8 @@ static int teardown_path(void **state)
 /* A one-CA fabric, its counters answered by the test. */
 struct fake {
 	uint32_t capmask; /* PerfMgt ClassPortInfo; 0: 0x1200 */
+	uint32_t capmask2; /* its CapabilityMask2 */
+	uint64_t ext_sym; /* PortCountersExtended's SymbolErrorCounter */
 	uint32_t sets; /* PerfSet(PortCounters) seen */
 	uint32_t last_select;
 	uint32_t sym;
@@ -219,6 +221,7 @@ static void serve(struct rig *r, struct fake *fk)
 		} else if (attr == IBW_ATTR_CLASS_PORT_INFO) {
 			mad_set_field(d, 0, IB_CPI_CAPMASK_F,
 				      fk->capmask ? fk->capmask : 0x1200);
+			mad_set_field(d, 0, IB_CPI_CAPMASK2_F, fk->capmask2);
 		} else if (attr == IBW_ATTR_PORT_COUNTERS) {
 			if (!fk->switch_guid)
 				assert_int_equal(
@@ -229,6 +232,7 @@ static void serve(struct rig *r, struct fake *fk)
 			mad_set_field64(d, 0, IB_PC_EXT_XMT_PKTS_F,
 					fk->ext_xmit_pkts);
 			mad_set_field64(d, 0, IB_PC_EXT_XMT_BYTES_F, 100);
+			mad_set_field64(d, 0, IB_PC_EXT_ERR_SYM_F, fk->ext_sym);
 		} else if (attr == IBW_ATTR_PORT_SAMPLES_CONTROL) {
 			fk->psc_asked++;
 			if (fk->psc_silent)
@@ -1011,7 +1015,8 @@ static void test_device_lost_mid_sweep(void **state)
 	rig_free(&r);
 }
 
-/* Off by default; with --reset-counters data a 32-bit data counter past
+/* Off unless asked (ibwatchd asks by default: reset-counters all); with
+ * --reset-counters data a 32-bit data counter past
  * three quarters of its range is cleared after it was counted, and the
  * next reading is not taken for someone else's reset. */
 static void test_reset_before_saturation(void **state)
@@ -1042,6 +1047,60 @@ static void test_reset_before_saturation(void **state)
 	p = ibw_counters_find(r.c, 0x10, 1);
 	assert_true(p->v[IBW_CTR_XMIT_DATA].total == (0xf0000000ull + 100) * 4);
 	assert_int_equal(p->v[IBW_CTR_XMIT_DATA].resets, 0);
+	assert_int_equal(p->resets, 0);
+	rig_free(&r);
+}
+
+/*
+ * A PMA whose CapabilityMask2 says IsAdditionalPortCountersExtended
+ * Supported: the error counters come from PortCountersExtended in 64
+ * bits, so a SymbolErrorCounter past 16 bits counts on (PortCounters'
+ * is stuck at 65535) and nothing is cleared, errors asked or not. Where
+ * the bit is not set, those fields are reserved: the narrow counter is
+ * read, and cleared at three quarters of its range.
+ */
+static void test_ext_error_counters(void **state)
+{
+	struct ibw_counters_opts co;
+	struct rig r;
+	struct fake fk = { 0 };
+	const struct ibw_port_ctrs *p;
+
+	memset(&co, 0, sizeof(co));
+	co.retries = -1;
+	co.reset_data = co.reset_errors = 1;
+	fk.capmask = 0x1200;
+	fk.capmask2 = 1u << 1;
+	fk.sym = 65535;
+	fk.ext_sym = 100000;
+	rig_init_opts(&r, &co);
+	sweep(&r, &fk);
+	fk.ext_sym = 300000;
+	sweep(&r, &fk);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 300000);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].from_ext);
+	assert_false(p->v[IBW_CTR_SYMBOL_ERRORS].saturated);
+	assert_int_equal(fk.sets, 0);
+	assert_int_equal(p->clears, 0);
+	rig_free(&r);
+
+	/* the same answers from a PMA without the bit */
+	fk.capmask2 = 0;
+	fk.sym = 60000;
+	rig_init_opts(&r, &co);
+	sweep(&r, &fk);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 60000);
+	assert_false(p->v[IBW_CTR_SYMBOL_ERRORS].from_ext);
+	assert_int_equal(fk.sets, 1);
+	assert_int_equal(fk.last_select, 1u << 0); /* SymbolErrorCounter */
+	assert_int_equal(p->clears, 1);
+	assert_true(ibw_counters_clears(r.c).port_counters == 1);
+	fk.sym = 5; /* cleared, and counting again */
+	sweep(&r, &fk);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_true(p->v[IBW_CTR_SYMBOL_ERRORS].total == 60005);
 	assert_int_equal(p->resets, 0);
 	rig_free(&r);
 }
@@ -1409,10 +1468,10 @@ static void test_vl_xmit_wait(void **state)
 }
 
 /*
- * PortSamplesControl:Tick is read once per PMA that counts PortXmitWait
+ * PortSamplesControl:Tick is read once per PMA (it is mandatory)
  * and kept: a crafted Tick comes back as it was answered; a PMA that
  * answers with a status error (as ibsim does) is not asked again and
- * its tick stays unknown; one without PortXmitWait is never asked.
+ * its tick stays unknown; one without PortXmitWait is asked all the same.
  */
 static void test_samples_control_tick(void **state)
 {
@@ -1484,11 +1543,15 @@ static void test_samples_control_tick(void **state)
 
 	rig_init(&r);
 	memset(&fk, 0, sizeof(fk));
-	fk.capmask = 0x0200; /* no IsPortCountersXmitWaitSupported */
+	/* PortSamplesControl is mandatory: asked of a PMA without
+	 * IsPortCountersXmitWaitSupported too (its OptionMask names the
+	 * congestion counters), once, before the ports are read */
+	fk.capmask = 0x0200;
 	fk.tick = 7;
 	sweep(&r, &fk);
-	assert_int_equal(fk.psc_asked, 0);
-	assert_int_equal(ibw_counters_tick(r.c, 0x10), -1);
+	sweep(&r, &fk);
+	assert_int_equal(fk.psc_asked, 1);
+	assert_int_equal(ibw_counters_tick(r.c, 0x10), 7);
 	rig_free(&r);
 }
 
@@ -1716,9 +1779,11 @@ static void test_dual_port_ca(void **state)
 		assert_int_equal(busy[1], 0);
 		if (k == 0) {
 			/* ClassPortInfo, PortCounters, the extended ones and
-			 * the NodeInfo, at each LID */
-			assert_int_equal(per_lid[0], 4);
-			assert_int_equal(per_lid[1], 4);
+			 * the NodeInfo, at each LID; PortSamplesControl once
+			 * for the node (mandatory, whatever its mask), at the
+			 * LID that first answered ClassPortInfo */
+			assert_int_equal(per_lid[0] + per_lid[1], 9);
+			assert_true(per_lid[0] >= 4 && per_lid[1] >= 4);
 			assert_false(p2->stale);
 			assert_int_equal(p2->lid, 6);
 			assert_int_equal(p2->v[IBW_CTR_XMIT_DATA].total, 8000);
@@ -1790,6 +1855,7 @@ int main(void)
 			test_sweep_threshold_stale_and_state, setup_path,
 			teardown_path),
 		cmocka_unit_test(test_reset_before_saturation),
+		cmocka_unit_test(test_ext_error_counters),
 		cmocka_unit_test(test_moved_lid_is_not_a_reset),
 		cmocka_unit_test(test_lids_in_flux_higher_reading),
 		cmocka_unit_test(test_lids_in_flux_one_nodeinfo_per_lid),

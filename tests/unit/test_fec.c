@@ -115,18 +115,18 @@ static void test_totals_across_reset_and_layout(void **state)
 	(void)state;
 	payload(d, IBW_FEC_FC, 0);
 	ibw_fec_decode(d, sizeof(d), IBW_FEC_FC, &r);
-	a = ibw_fec_fold(NULL, &r);
+	a = ibw_fec_fold(NULL, &r, 0);
 	assert_non_null(a);
 	assert_true(a->total[IBW_FEC_CORR_BLK0] == 114);
 	/* the same again: the same record, one more reference */
-	b = ibw_fec_fold(a, &r);
+	b = ibw_fec_fold(a, &r, 0);
 	assert_ptr_equal(a, b);
 	assert_int_equal(a->refs, 2);
 	ibw_fec_unref(b);
 	/* grown by 5 */
 	payload(d, IBW_FEC_FC, 5);
 	ibw_fec_decode(d, sizeof(d), IBW_FEC_FC, &r);
-	b = ibw_fec_fold(a, &r);
+	b = ibw_fec_fold(a, &r, 0);
 	assert_ptr_not_equal(a, b);
 	assert_true(b->total[IBW_FEC_CORR_BLK0] == 119);
 	assert_true(b->last_delta[IBW_FEC_CORR_BLK0] == 5);
@@ -135,14 +135,14 @@ static void test_totals_across_reset_and_layout(void **state)
 	memset(d, 0, sizeof(d));
 	mad_set_field(d, 0, IB_PESC_FEC_CORR_BLOCK_CTR_LANE0_F, 7);
 	ibw_fec_decode(d, sizeof(d), IBW_FEC_FC, &r);
-	c = ibw_fec_fold(b, &r);
+	c = ibw_fec_fold(b, &r, 0);
 	assert_true(c->total[IBW_FEC_CORR_BLK0] == 126);
 	assert_true(c->resets == 1);
 	/* the link comes up with RS-FEC: its fields start from their
 	 * first reading, the FC-FEC totals stay */
 	payload(d, IBW_FEC_RS, 0);
 	ibw_fec_decode(d, sizeof(d), IBW_FEC_RS, &r);
-	e = ibw_fec_fold(c, &r);
+	e = ibw_fec_fold(c, &r, 0);
 	assert_int_equal(e->layout, IBW_FEC_RS);
 	assert_true(e->total[IBW_FEC_PORT_CORR_SYM] == 116);
 	assert_true(e->total[IBW_FEC_CORR_BLK0] == 126);
@@ -150,6 +150,45 @@ static void test_totals_across_reset_and_layout(void **state)
 	ibw_fec_unref(b);
 	ibw_fec_unref(c);
 	ibw_fec_unref(e);
+}
+
+/*
+ * A 32-bit FEC counter stuck at all-ones says so; at three quarters of
+ * its range it is worth clearing; after our clear the next reading is
+ * counted whole, even one above the last (it grew past it meanwhile),
+ * and is no foreign reset.
+ */
+static void test_saturation_and_our_clear(void **state)
+{
+	struct ibw_fec_reading r;
+	struct ibw_fec *a, *b, *c;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	r.layout = IBW_FEC_RS;
+	r.have = 1ull << IBW_FEC_PORT_CORR_SYM;
+	r.v[IBW_FEC_PORT_CORR_SYM] = 0x40000000u;
+	assert_true(ibw_fec_near_max(&r) == 0);
+	a = ibw_fec_fold(NULL, &r, 0);
+	r.v[IBW_FEC_PORT_CORR_SYM] = 0xc0000000u;
+	assert_true(ibw_fec_near_max(&r) == 1ull << IBW_FEC_PORT_CORR_SYM);
+	b = ibw_fec_fold(a, &r, 0);
+	assert_true(b->saturated == 0);
+	/* cleared by us; 0xd0000000 counted since */
+	r.v[IBW_FEC_PORT_CORR_SYM] = 0xd0000000u;
+	c = ibw_fec_fold(b, &r, 1);
+	assert_true(c->total[IBW_FEC_PORT_CORR_SYM] ==
+		    0xc0000000ull + 0xd0000000ull);
+	assert_int_equal(c->resets, 0);
+	ibw_fec_unref(a);
+	a = c;
+	/* stuck at all-ones */
+	r.v[IBW_FEC_PORT_CORR_SYM] = 0xffffffffu;
+	c = ibw_fec_fold(a, &r, 0);
+	assert_true(c->saturated == 1ull << IBW_FEC_PORT_CORR_SYM);
+	ibw_fec_unref(a);
+	ibw_fec_unref(b);
+	ibw_fec_unref(c);
 }
 
 static void test_layout_choice(void **state)
@@ -186,7 +225,7 @@ static void test_state_file(void **state)
 	p[1].port = 3;
 	payload(d, IBW_FEC_RS, 1000);
 	ibw_fec_decode(d, sizeof(d), IBW_FEC_RS, &r);
-	p[1].fec = ibw_fec_fold(NULL, &r);
+	p[1].fec = ibw_fec_fold(NULL, &r, 0);
 	assert_int_equal(ibw_ctr_state_save(path, p, 2, NULL), 0);
 	assert_int_equal(ibw_ctr_state_load(path, &back, &n, &cap, NULL, NULL),
 			 0);
@@ -314,6 +353,7 @@ int main(void)
 		cmocka_unit_test(test_fc_layout),
 		cmocka_unit_test(test_rs_layout),
 		cmocka_unit_test(test_totals_across_reset_and_layout),
+		cmocka_unit_test(test_saturation_and_our_clear),
 		cmocka_unit_test(test_layout_choice),
 		cmocka_unit_test(test_state_file),
 		cmocka_unit_test(test_congestion),

@@ -74,7 +74,9 @@ static void test_defaults_are_cores(void **state)
 	assert_string_equal(o.mon.state_file, IBW_DEFAULT_STATE_FILE);
 	assert_null(o.mon.node_name_map);
 	assert_int_equal(o.mon.counters.scope, IBW_SCOPE_ALL);
-	assert_false(o.mon.counters.reset_data || o.mon.counters.reset_errors);
+	/* narrow counters are cleared before they saturate, as PerfMgr
+	 * clears them */
+	assert_true(o.mon.counters.reset_data && o.mon.counters.reset_errors);
 	/* not options: the engine's, as core reads -1 */
 	assert_int_equal(o.mon.discover.retries, -1);
 	assert_int_equal(o.mon.counters.retries, -1);
@@ -111,6 +113,15 @@ static void test_once_decides_in_one_round(void **state)
 			 0);
 	assert_int_equal(o2.mon.ping.up_after, 4);
 	assert_int_equal(o2.mon.ping.down_after, 5);
+}
+
+/* reset-counters never: nothing cleared, saturated counters then say
+ * so (docs/links.md) */
+static void test_reset_never(void **state)
+{
+	(void)state;
+	assert_int_equal(load_into(&o, "reset-counters = never\n", NULL), 0);
+	assert_false(o.mon.counters.reset_data || o.mon.counters.reset_errors);
 }
 
 /* Each kind of option, from the file and from the command line. */
@@ -237,9 +248,9 @@ static void test_command_line_errors(void **state)
 		  "ibwatchd: --ping-type: 'loud' is not "
 		  "one of echo, timestamp, info, "
 		  "ibping\n" },
-		{ "--reset-counters", "never",
-		  "ibwatchd: --reset-counters: 'never' is not one of data, "
-		  "errors, all\n" },
+		{ "--reset-counters", "sometimes",
+		  "ibwatchd: --reset-counters: 'sometimes' is not one of "
+		  "never, data, errors, all\n" },
 	};
 	size_t i;
 
@@ -456,6 +467,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_lists, teardown),
 		cmocka_unit_test_teardown(test_file_errors, teardown),
 		cmocka_unit_test_teardown(test_command_line_errors, teardown),
+		cmocka_unit_test_teardown(test_reset_never, teardown),
 		cmocka_unit_test_teardown(test_diff, teardown),
 		cmocka_unit_test_teardown(test_mkey_file, teardown),
 		cmocka_unit_test(test_dump_and_usage),
