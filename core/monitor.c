@@ -126,6 +126,7 @@ static void publish(struct ibw_monitor *m)
 	s->counter_sweep = ibw_counters_progress(m->ctrs);
 	s->counter_sweep_reason = m->ctr_reason;
 	s->counter_verify = ibw_counters_verify_stats(m->ctrs);
+	s->counter_clears = ibw_counters_clears(m->ctrs);
 	s->unreachable_ports = ibw_counters_unreachable(m->ctrs);
 	n = ibw_counters_redirects(m->ctrs, NULL, 0);
 	if (n && (s->pma_redirects = calloc(n, sizeof(*s->pma_redirects))))

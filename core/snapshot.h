@@ -142,6 +142,7 @@ struct ibw_snapshot {
 	/* LIDs in flux (core/counters.h): the mode, and the readings
 	 * checked and dropped since start. */
 	struct ibw_counters_verify counter_verify;
+	struct ibw_counters_clears counter_clears;
 	struct ibw_endport *endports; /* ping targets and their state */
 	unsigned nendports;
 	struct ibw_watched *watched; /* watched paths, last traces */

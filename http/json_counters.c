@@ -32,6 +32,9 @@ struct block {
 	const uint64_t *total;
 	uint32_t resets;
 	unsigned fail;
+	int is_fec; /* has clears and saturated (the FEC block) */
+	uint32_t clears;
+	uint64_t saturated; /* field i at its largest value */
 };
 
 /* @n names' order as JSON_SORT_KEYS puts them: insertion sort, once. */
@@ -82,6 +85,9 @@ static void fec_block(struct block *b, const struct ibw_port_ctrs *pc)
 	b->total = f->total;
 	b->resets = f->resets;
 	b->fail = pc->fec_fail;
+	b->is_fec = 1;
+	b->clears = pc->fec_clears;
+	b->saturated = f->saturated;
 }
 
 static void cong_block(struct block *b, const struct ibw_port_ctrs *pc)
@@ -100,6 +106,7 @@ static void cong_block(struct block *b, const struct ibw_port_ctrs *pc)
 	b->total = g->total;
 	b->resets = g->resets;
 	b->fail = pc->cong_fail;
+	b->is_fec = 0;
 }
 
 static const char *fail_name(unsigned fail)
@@ -127,6 +134,16 @@ static json_t *block_json(const struct block *b)
 	json_object_set_new(o, "raw", raw);
 	json_object_set_new(o, "resets", json_integer(b->resets));
 	json_object_set_new(o, "error", why ? json_string(why) : json_null());
+	if (b->is_fec) {
+		json_t *sat = json_array();
+
+		for (i = 0; i < b->n; i++)
+			if (b->have[i] && (b->saturated >> i & 1))
+				json_array_append_new(sat,
+						      json_string(b->name(i)));
+		json_object_set_new(o, "saturated", sat);
+		json_object_set_new(o, "clears", json_integer(b->clears));
+	}
 	return o;
 }
 
@@ -153,6 +170,10 @@ static void block_write(struct ibw_jw *w, const struct block *b)
 	const char *why = fail_name(b->fail);
 
 	ibw_jw_object(w);
+	if (b->is_fec) {
+		ibw_jw_key(w, "clears");
+		ibw_jw_int(w, b->clears);
+	}
 	ibw_jw_key(w, "error");
 	if (why)
 		ibw_jw_string(w, why);
@@ -166,6 +187,19 @@ static void block_write(struct ibw_jw *w, const struct block *b)
 	block_fields_write(w, b, 0);
 	ibw_jw_key(w, "resets");
 	ibw_jw_int(w, b->resets);
+	if (b->is_fec) {
+		unsigned k;
+
+		ibw_jw_key(w, "saturated");
+		ibw_jw_array(w);
+		for (k = 0; k < b->n; k++) {
+			unsigned i = (unsigned)b->order[k];
+
+			if (b->have[i] && (b->saturated >> i & 1))
+				ibw_jw_string(w, b->name(i));
+		}
+		ibw_jw_end(w);
+	}
 	ibw_jw_key(w, "totals");
 	block_fields_write(w, b, 1);
 	ibw_jw_end(w);
@@ -230,6 +264,7 @@ json_t *ibw_json_counters(const struct ibw_port_ctrs *pc)
 	json_object_set_new(o, "error_increments",
 			    ibw_json_u64(pc->error_increments));
 	json_object_set_new(o, "resets", json_integer(pc->resets));
+	json_object_set_new(o, "clears", json_integer(pc->clears));
 	json_object_set_new(o, "discontinuity_time",
 			    ibw_json_time(pc->discontinuity_us));
 	json_object_set_new(o, "updated", ibw_json_time(pc->updated_us));
@@ -315,6 +350,8 @@ void ibw_json_write_counters(struct ibw_jw *w, const struct ibw_port_ctrs *pc)
 
 	pthread_once(&ctr_order_once, ctr_order_init);
 	ibw_jw_object(w);
+	ibw_jw_key(w, "clears");
+	ibw_jw_int(w, pc->clears);
 	if (pc->cong) {
 		struct block b;
 

@@ -387,6 +387,17 @@ static void render_snapshot(struct ibw_pb *bp, const struct ibw_snapshot *s,
 	ibw_pb_family(&b, "ibwatch_unreachable_ports", "gauge",
 		      "Ports whose counters did not answer in the last sweep.");
 	ibw_pb_put(&b, "ibwatch_unreachable_ports %u\n", s->unreachable_ports);
+	ibw_pb_family(&b, "ibwatch_pma_clears_total", "counter",
+		      "Clears of narrow counters before they saturate "
+		      "(reset-counters) that PMAs acknowledged, by attribute.");
+	ibw_pb_put(&b,
+		   "ibwatch_pma_clears_total{attribute=\"PortCounters\"} "
+		   "%" PRIu64 "\n",
+		   s->counter_clears.port_counters);
+	ibw_pb_put(&b,
+		   "ibwatch_pma_clears_total{attribute="
+		   "\"PortExtendedSpeedsCounters\"} %" PRIu64 "\n",
+		   s->counter_clears.ext_speeds);
 	ibw_pb_family(&b, "ibwatch_lids_in_flux", "gauge",
 		      "1 while there is a sign that the SM moves LIDs, until a "
 		      "discovery finds them settled.");
