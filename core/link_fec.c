@@ -40,6 +40,7 @@ struct fbk {
 
 struct fend {
 	uint8_t have_base, have_last, layout, nl;
+	uint8_t sat; /* the last reading had a field stuck at its maximum */
 	uint64_t base_us, base_corr, base_unc;
 	uint64_t base_lane[IBW_FEC_LANES];
 	struct fbk last;
@@ -186,6 +187,7 @@ int ibw_lfec_take(struct ibw_lfec **pf, int end, const struct ibw_fec *fec,
 		e->have_base = e->have_last = 0;
 	}
 	totals(fec, &corr, &unc, lane);
+	e->sat = fec->saturated != 0;
 	if (e->have_base) {
 		back = us <= e->base_us || fec->layout != e->layout ||
 		       corr < e->base_corr || unc < e->base_unc;
@@ -275,6 +277,11 @@ int ibw_lfec_view(const struct ibw_lfec *f, int end, uint64_t now_us,
 		}
 		rates(&out->win[w]);
 	}
+	/* A counter stuck at its maximum (reset-counters never) counts
+	 * no more errors: every window reaching to now is unknown, never
+	 * an error rate of 0. */
+	for (w = 0; e->sat && w < IBW_FWIN_MAX; w++)
+		out->win[w].raw_ber = out->win[w].effective_ber = -1;
 	return 1;
 }
 

@@ -924,6 +924,12 @@ static size_t fill(struct ibw_link *k, const struct lstate *s, uint64_t now_us,
 			sum_day(s, i, dp, &sum);
 			win_from(&x->win[IBW_LWIN_DAY], &sum, 1);
 		}
+		/* A SymbolErrorCounter stuck at its maximum (nobody clears
+		 * it: reset-counters never) counts nothing more: the BER of
+		 * the windows that reach to now is unknown, not 0. */
+		if (x->saturated & (1u << IBW_LERR_SYMBOL))
+			x->win[IBW_LWIN_SWEEP].ber = x->win[IBW_LWIN_HOUR].ber =
+				-1;
 	}
 	k->seen_us = s->seen_us;
 	for (i = 0; s->fec && fxs && i < 2; i++)
