@@ -681,6 +681,34 @@ static void test_ber_resolution(void **state)
 	ibw_links_free(l);
 }
 
+/* A SymbolErrorCounter stuck at its maximum (reset-counters never)
+ * counts nothing more: the windows that reach to now say unknown, not a
+ * BER of 0, and the link is not called ok on their word. */
+static void test_saturated_ber_unknown(void **state)
+{
+	struct ibw_links *l = ibw_links_new(NULL);
+	struct ibw_link_view *v;
+	const struct ibw_link_end *e;
+	struct side s[2];
+
+	mk(&s[0], 0x20, 1, 1, IBW_WIDTH_4X);
+	mk(&s[1], 0x10, 1, 0, IBW_WIDTH_4X);
+	s[0].in.err[IBW_LERR_SYMBOL] = 65535;
+	round_at(l, T0, s, 1);
+	s[0].in.saturated = 1u << IBW_LERR_SYMBOL;
+	round_at(l, T0 + 100 * SEC, s, 1);
+	v = ibw_links_view(l, T0 + 100 * SEC);
+	e = end_by_guid(&v->links[0], 0x20);
+	assert_true(e->win[IBW_LWIN_SWEEP].ber < 0);
+	assert_true(e->win[IBW_LWIN_HOUR].ber < 0);
+	assert_true(v->links[0].ber < 0);
+	/* the other direction still has its own */
+	e = end_by_guid(&v->links[0], 0x10);
+	assert_true(e->win[IBW_LWIN_HOUR].ber == 0);
+	ibw_link_view_free(v);
+	ibw_links_free(l);
+}
+
 /* PortXmitWait ticks in time: Tick from PortSamplesControl, per lane or
  * per port, and per VL. */
 static void test_xmit_wait_ticks(void **state)
@@ -1056,6 +1084,7 @@ int main(void)
 		cmocka_unit_test(test_down_missing_forgotten),
 		cmocka_unit_test(test_ranking),
 		cmocka_unit_test(test_ber_resolution),
+		cmocka_unit_test(test_saturated_ber_unknown),
 		cmocka_unit_test(test_xmit_wait_ticks),
 		cmocka_unit_test(test_changes),
 		cmocka_unit_test(test_thresholds_by_name),
