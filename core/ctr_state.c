@@ -209,7 +209,8 @@ int ibw_ctr_state_save(const char *path, const struct ibw_port_ctrs *ports,
 			const struct ibw_ctr_val *v = &p->v[j];
 			unsigned flags = v->have_raw | v->from_ext << 1 |
 					 v->saturated << 2 |
-					 v->over_threshold << 3;
+					 v->over_threshold << 3 |
+					 v->reset_by_us << 4;
 
 			len += (size_t)snprintf(line + len, sizeof(line) - len,
 						" %" PRIu64 ":%" PRIu64 ":%u:%"
@@ -284,6 +285,9 @@ static int parse_port_line(char *line, struct ibw_port_ctrs *p)
 		v->from_ext = (flags >> 1) & 1;
 		v->saturated = (flags >> 2) & 1;
 		v->over_threshold = (flags >> 3) & 1;
+		/* cleared by us after that reading: the next one after the
+		 * restart is counted whole (older files: 0) */
+		v->reset_by_us = (flags >> 4) & 1;
 		s = end;
 	}
 	return 0;
