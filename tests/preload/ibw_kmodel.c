@@ -56,6 +56,7 @@
 #undef ib_user_mad
 #include <infiniband/umad.h>
 
+#include "km_clear.h"
 #include "km_fec.h"
 
 /* umad_size() is sizeof(struct ib_user_mad); taking the size here keeps
@@ -427,6 +428,7 @@ static void config(void)
 		snprintf(km.calid_path, sizeof(km.calid_path), "%s/ca-lids",
 			 km.state_dir);
 		kmf_init(km.state_dir);
+		kmc_init(km.state_dir);
 	}
 	s = getenv("IBW_KM_LOG");
 	if (s && *s)
@@ -1018,6 +1020,8 @@ static struct agent *agent_of(struct kfd *kf, uint32_t id)
 	return id < NAGENT ? &kf->ag[id] : NULL;
 }
 
+static void pma_set_sent(const uint8_t *buf);
+
 /* One try on the wire (or not, for a dead destination). */
 static int transmit(struct req *r, uint64_t now)
 {
@@ -1029,6 +1033,7 @@ static int transmit(struct req *r, uint64_t now)
 		km.dead_lid++;
 		return 0;
 	}
+	pma_set_sent(r->buf);
 	if (n_write(r->kf->fd, r->buf, r->len) < 0)
 		return -1;
 	if (r->cls == CLS_DR)
@@ -1252,6 +1257,17 @@ static void real_fec(struct msg *m)
 				     (uint32_t)mad[22] << 8 | mad[23]);
 	else if (mad[1] == CLS_PMA && attr == 0x0001)
 		kmf_pma_cpi(mad + PMA_DATA, ntohs(u->addr.lid));
+}
+
+/* A PerfSet the program sends: the modelled FEC counters it clears are
+ * cleared now, for every process (km_clear.h). Sent on to ibsim too. */
+static void pma_set_sent(const uint8_t *buf)
+{
+	const uint8_t *mad = buf + HDR;
+
+	if (mad[1] != CLS_PMA || mad[3] != 0x02)
+		return;
+	kmf_set(mad, req_dlid(buf));
 }
 
 /* A Get of a FEC port's PortExtendedSpeedsCounters or PortInfoExtended
@@ -2051,6 +2067,7 @@ ssize_t write(int fd, const void *buf, size_t count)
 		} else {
 			if (cls == CLS_DR)
 				km.dr_hops += mad[7];
+			pma_set_sent(buf);
 			rc = n_write(fd, buf, count);
 		}
 		unlock(old);
