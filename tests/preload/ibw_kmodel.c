@@ -58,6 +58,7 @@
 
 #include "km_clear.h"
 #include "km_fec.h"
+#include "km_pc.h"
 
 /* umad_size() is sizeof(struct ib_user_mad); taking the size here keeps
  * libibumad out of the preload. */
@@ -428,6 +429,7 @@ static void config(void)
 		snprintf(km.calid_path, sizeof(km.calid_path), "%s/ca-lids",
 			 km.state_dir);
 		kmf_init(km.state_dir);
+		kmp_init(km.state_dir);
 		kmc_init(km.state_dir);
 	}
 	s = getenv("IBW_KM_LOG");
@@ -1240,8 +1242,10 @@ static void real_portinfo(struct msg *m)
 #define ATTR_PORT_SAMPLES_CONTROL 0x0010
 #define PMA_DATA 64 /* PerfMgt: 24-byte header, 40 reserved */
 
-/* An answer from ibsim through the FEC ports of km_fec.c: a PortInfo's
- * capability bits, a PMA ClassPortInfo's IsRSFECCountersSupported. */
+/* An answer from ibsim through the FEC ports of km_fec.c and the driven
+ * counters of km_pc.c: a PortInfo's capability bits, a PMA
+ * ClassPortInfo's IsRSFECCountersSupported, CapabilityMask2, PortCounters
+ * and PortCountersExtended values. */
 static void real_fec(struct msg *m)
 {
 	uint8_t *mad = m->buf + HDR;
@@ -1255,18 +1259,24 @@ static void real_fec(struct msg *m)
 		kmf_portinfo(mad + SMP_DATA,
 			     (uint32_t)mad[20] << 24 | (uint32_t)mad[21] << 16 |
 				     (uint32_t)mad[22] << 8 | mad[23]);
-	else if (mad[1] == CLS_PMA && attr == 0x0001)
+	else if (mad[1] == CLS_PMA && attr == 0x0001) {
 		kmf_pma_cpi(mad + PMA_DATA, ntohs(u->addr.lid));
+		kmp_pma_cpi(mad + PMA_DATA, ntohs(u->addr.lid));
+	} else if (mad[1] == CLS_PMA)
+		kmp_answer(mad + PMA_DATA, attr, ntohs(u->addr.lid));
 }
 
-/* A PerfSet the program sends: the modelled FEC counters it clears are
- * cleared now, for every process (km_clear.h). Sent on to ibsim too. */
+/* A PerfSet the program sends: the modelled counters it clears are
+ * cleared now, for every process (km_clear.h). Sent on to ibsim too,
+ * which clears its own. */
 static void pma_set_sent(const uint8_t *buf)
 {
 	const uint8_t *mad = buf + HDR;
 
 	if (mad[1] != CLS_PMA || mad[3] != 0x02)
 		return;
+	kmp_set(mad + PMA_DATA, (unsigned)mad[16] << 8 | mad[17],
+		req_dlid(buf));
 	kmf_set(mad, req_dlid(buf));
 }
 
