@@ -56,7 +56,9 @@
 #undef ib_user_mad
 #include <infiniband/umad.h>
 
+#include "km_clear.h"
 #include "km_fec.h"
+#include "km_pc.h"
 
 /* umad_size() is sizeof(struct ib_user_mad); taking the size here keeps
  * libibumad out of the preload. */
@@ -129,6 +131,7 @@ struct agent {
 struct kfd {
 	int fd, used, dead;
 	struct msg *qhead, *qtail; /* deliverable now */
+	struct msg *shead, *stail; /* answered by the model at write() */
 	struct agent ag[NAGENT];
 };
 
@@ -427,6 +430,8 @@ static void config(void)
 		snprintf(km.calid_path, sizeof(km.calid_path), "%s/ca-lids",
 			 km.state_dir);
 		kmf_init(km.state_dir);
+		kmp_init(km.state_dir);
+		kmc_init(km.state_dir);
 	}
 	s = getenv("IBW_KM_LOG");
 	if (s && *s)
@@ -1018,6 +1023,11 @@ static struct agent *agent_of(struct kfd *kf, uint32_t id)
 	return id < NAGENT ? &kf->ag[id] : NULL;
 }
 
+static void pma_set_sent(const uint8_t *buf);
+static int local_answer(struct req *r, uint64_t now);
+static int never_answered(const uint8_t *mad);
+static int ca_reached(uint16_t lid, uint64_t now);
+
 /* One try on the wire (or not, for a dead destination). */
 static int transmit(struct req *r, uint64_t now)
 {
@@ -1029,7 +1039,8 @@ static int transmit(struct req *r, uint64_t now)
 		km.dead_lid++;
 		return 0;
 	}
-	if (n_write(r->kf->fd, r->buf, r->len) < 0)
+	pma_set_sent(r->buf);
+	if (local_answer(r, now) < 0 && n_write(r->kf->fd, r->buf, r->len) < 0)
 		return -1;
 	if (r->cls == CLS_DR)
 		km.dr_hops += mad[7];
@@ -1235,8 +1246,10 @@ static void real_portinfo(struct msg *m)
 #define ATTR_PORT_SAMPLES_CONTROL 0x0010
 #define PMA_DATA 64 /* PerfMgt: 24-byte header, 40 reserved */
 
-/* An answer from ibsim through the FEC ports of km_fec.c: a PortInfo's
- * capability bits, a PMA ClassPortInfo's IsRSFECCountersSupported. */
+/* An answer from ibsim through the FEC ports of km_fec.c and the driven
+ * counters of km_pc.c: a PortInfo's capability bits, a PMA
+ * ClassPortInfo's IsRSFECCountersSupported, CapabilityMask2, PortCounters
+ * and PortCountersExtended values. */
 static void real_fec(struct msg *m)
 {
 	uint8_t *mad = m->buf + HDR;
@@ -1250,8 +1263,25 @@ static void real_fec(struct msg *m)
 		kmf_portinfo(mad + SMP_DATA,
 			     (uint32_t)mad[20] << 24 | (uint32_t)mad[21] << 16 |
 				     (uint32_t)mad[22] << 8 | mad[23]);
-	else if (mad[1] == CLS_PMA && attr == 0x0001)
+	else if (mad[1] == CLS_PMA && attr == 0x0001) {
 		kmf_pma_cpi(mad + PMA_DATA, ntohs(u->addr.lid));
+		kmp_pma_cpi(mad + PMA_DATA, ntohs(u->addr.lid));
+	} else if (mad[1] == CLS_PMA)
+		kmp_answer(mad + PMA_DATA, attr, ntohs(u->addr.lid));
+}
+
+/* A PerfSet the program sends: the modelled counters it clears are
+ * cleared now, for every process (km_clear.h). Sent on to ibsim too,
+ * which clears its own. */
+static void pma_set_sent(const uint8_t *buf)
+{
+	const uint8_t *mad = buf + HDR;
+
+	if (mad[1] != CLS_PMA || mad[3] != 0x02)
+		return;
+	kmp_set(mad + PMA_DATA, (unsigned)mad[16] << 8 | mad[17],
+		req_dlid(buf));
+	kmf_set(mad, req_dlid(buf));
 }
 
 /* A Get of a FEC port's PortExtendedSpeedsCounters or PortInfoExtended
@@ -1455,6 +1485,68 @@ static int unsupported_class(struct msg *m, const struct req *r, uint64_t now)
 	return 1;
 }
 
+/*
+ * The attributes ibsim never answers: PortSamplesControl,
+ * PortExtendedSpeedsCounters and the congestion counters of the PMA,
+ * PortInfoExtended of the SMA. ibsim drops them, or hands them to the
+ * process flagged as the node's SM, which ignores them or, for a class
+ * it did not register, dies of them in umad2sim (opensm).
+ */
+static int never_answered(const uint8_t *mad)
+{
+	unsigned attr = (unsigned)mad[16] << 8 | mad[17];
+
+	if (mad[3] != 0x01 && mad[3] != 0x02)
+		return 0;
+	if (mad[1] == CLS_PMA)
+		return attr == ATTR_PORT_SAMPLES_CONTROL || attr == 0x001f ||
+		       (attr >= 0x0030 && attr <= 0x0035);
+	return mad[1] == CLS_SMI && attr == 0x0033;
+}
+
+/* Is @lid a CA port the fabric reaches (ca-lids)? */
+static int ca_reached(uint16_t lid, uint64_t now)
+{
+	struct calid key = { .lid = lid };
+
+	calid_check(now);
+	return km.ncalid &&
+	       bsearch(&key, km.calid, km.ncalid, sizeof(key), calid_cmp);
+}
+
+/*
+ * A try of @r that ibsim would not answer, to a CA port the fabric
+ * reaches, is not sent: it comes back at once as ibsim hands back what it
+ * drops (status 110), and classify() makes of it what it makes of those,
+ * the model's answer or nothing. The same for every CA, the SM's node
+ * included, whose opensm never sees it. 0 if it was so; -1: send it.
+ */
+static int local_answer(struct req *r, uint64_t now)
+{
+	ib_user_mad_t *u;
+	struct msg *m;
+	uint16_t dlid = req_dlid(r->buf);
+
+	if (r->len < HDR + MAD_HDR || !never_answered(r->buf + HDR) ||
+	    !ca_reached(dlid, now) || !(m = msg_get()))
+		return -1;
+	memcpy(m->buf, r->buf, r->len);
+	m->len = r->len;
+	u = (ib_user_mad_t *)(void *)m->buf;
+	u->status = KM_ETIMEDOUT;
+	u->addr.lid = htons(dlid);
+	/* the sending agent in TID bits 32..47, as umad2sim sends it */
+	m->buf[HDR + 10] = (uint8_t)(r->agent >> 8);
+	m->buf[HDR + 11] = (uint8_t)r->agent;
+	m->next = NULL;
+	if (r->kf->stail)
+		r->kf->stail->next = m;
+	else
+		r->kf->shead = m;
+	r->kf->stail = m;
+	return 0;
+}
+
 /* A MAD umad2sim had for this fd: hold it, queue it or drop it. */
 static void classify(struct kfd *kf, struct msg *m, uint64_t now)
 {
@@ -1568,6 +1660,14 @@ static void classify(struct kfd *kf, struct msg *m, uint64_t now)
 /* Move what umad2sim has for this fd into the model. */
 static void pump(struct kfd *kf, uint64_t now)
 {
+	while (kf->shead) {
+		struct msg *m = kf->shead;
+
+		kf->shead = m->next;
+		if (!kf->shead)
+			kf->stail = NULL;
+		classify(kf, m, now);
+	}
 	for (;;) {
 		struct msg *m = msg_get();
 		ssize_t n;
@@ -1625,6 +1725,13 @@ static void flush_fd(struct kfd *kf)
 		msg_put(m);
 	}
 	kf->qtail = NULL;
+	while (kf->shead) {
+		struct msg *m = kf->shead;
+
+		kf->shead = m->next;
+		msg_put(m);
+	}
+	kf->stail = NULL;
 }
 
 /* ---- agent registrations shared by the processes of one node ---- */
@@ -2051,7 +2158,14 @@ ssize_t write(int fd, const void *buf, size_t count)
 		} else {
 			if (cls == CLS_DR)
 				km.dr_hops += mad[7];
-			rc = n_write(fd, buf, count);
+			pma_set_sent(buf);
+			/* one the model answers goes nowhere: its answer
+			 * would be dropped */
+			if (never_answered(mad) &&
+			    ca_reached(req_dlid(buf), now))
+				rc = (ssize_t)count;
+			else
+				rc = n_write(fd, buf, count);
 		}
 		unlock(old);
 		return rc;

@@ -9,6 +9,7 @@
 
 #include <infiniband/mad.h>
 
+#include "km_clear.h"
 #include "km_fec.h"
 
 #define KMF_MAX 65536 /* listed ports */
@@ -241,23 +242,38 @@ static void check(void)
 	reload(&kmf.cong, 1);
 }
 
+/* The largest value field @f holds: its width, from libibmad's table. */
+static uint32_t field_max(int f)
+{
+	uint8_t buf[256] = { 0 };
+
+	mad_set_field(buf, 0, (enum MAD_FIELDS)f, 0xffffffffu);
+	return mad_get_field(buf, 0, (enum MAD_FIELDS)f);
+}
+
+/* A FEC field's bit in the CounterSelect of its form: its place among
+ * the form's counters in libibmad's order (km_clear.h). */
+static unsigned fec_bit(int field)
+{
+	return field >= IB_PESC_RSFEC_SYNC_HDR_ERR_CTR_F
+		       ? (unsigned)(field - IB_PESC_RSFEC_SYNC_HDR_ERR_CTR_F)
+		       : (unsigned)(field - IB_PESC_SYNC_HDR_ERR_CTR_F);
+}
+
 /* Field @i of @p now: VALUE, plus RATE a second since the file was written
  * (the same for every process: the file's mtime, the realtime clock),
- * wrapped at 32 bits (mad_set_field() keeps a narrower field's bits). */
-static uint32_t value_now(const struct kmf_port *p, unsigned i)
+ * less its value at the port's last clear of it (a FEC port's, @fec),
+ * saturated at the field's width as a hardware counter is. */
+static uint32_t value_now(const struct kmf_port *p, unsigned i, int fec)
 {
-	struct timespec ts;
-	double dt;
+	int f = p->set[i].field;
+	long long cleared = fec ? kmc_last(p->lid, p->port, KMC_FEC, fec_bit(f))
+				: 0;
+	uint64_t v =
+		kmc_value(p->set[i].value, p->set[i].rate, &p->t0, cleared);
+	uint32_t max = field_max(f);
 
-	if (p->set[i].rate == 0)
-		return p->set[i].value;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	dt = (double)(ts.tv_sec - p->t0.tv_sec) +
-	     (double)(ts.tv_nsec - p->t0.tv_nsec) / 1e9;
-	if (dt < 0)
-		dt = 0;
-	return (uint32_t)((uint64_t)p->set[i].value +
-			  (uint64_t)(p->set[i].rate * dt));
+	return v > max ? max : (uint32_t)v;
 }
 
 /* The first of @l's ports at @lid whose port is @port or more. */
@@ -335,9 +351,14 @@ int kmf_answer(uint8_t *mad, unsigned len, uint16_t dlid)
 	const struct kmf_port *p;
 	int done = 0;
 
-	if (len < 256 || (mad[1] != 0x01 && mad[1] != 0x04) || mad[3] != 0x01)
+	if (len < 256 || (mad[1] != 0x01 && mad[1] != 0x04))
 		return 0;
 	attr = (unsigned)mad[16] << 8 | mad[17];
+	/* a Get; a Set of PortExtendedSpeedsCounters (the clear, kmf_set)
+	 * is answered as the PMA does, with the counters after it */
+	if (mad[3] != 0x01 &&
+	    (mad[3] != 0x02 || mad[1] != 0x04 || attr != ATTR_PESC))
+		return 0;
 	if (!((mad[1] == 0x04 && attr == ATTR_PESC) ||
 	      (mad[1] == 0x04 && attr >= ATTR_CONG0 && attr < ATTR_CONG0 + 6) ||
 	      (mad[1] == 0x01 && attr == ATTR_PIE)))
@@ -361,7 +382,7 @@ int kmf_answer(uint8_t *mad, unsigned len, uint16_t dlid)
 					mad_set_field(
 						mad + PMA_DATA, 0,
 						(enum MAD_FIELDS)p->set[i].field,
-						value_now(p, i));
+						value_now(p, i, 0));
 			done = 1;
 		}
 		goto out;
@@ -395,7 +416,7 @@ int kmf_answer(uint8_t *mad, unsigned len, uint16_t dlid)
 			for (i = 0; p && i < (unsigned)p->nset; i++)
 				mad_set_field(mad + PMA_DATA, 0,
 					      (enum MAD_FIELDS)p->set[i].field,
-					      value_now(p, i));
+					      value_now(p, i, 1));
 			done = 1;
 		}
 	}
@@ -420,5 +441,25 @@ void kmf_psc(uint8_t *mad, uint16_t dlid)
 		mad_set_field64(mad + PMA_DATA, 0, IB_PSC_OPTION_MASK_F,
 				m | 0x7full << 48);
 	}
+	pthread_mutex_unlock(&kmf.lock);
+}
+
+void kmf_set(const uint8_t *mad, uint16_t dlid)
+{
+	uint8_t *pesc = (uint8_t *)mad + PMA_DATA;
+	unsigned port, i;
+	uint64_t sel;
+
+	if (mad[1] != 0x04 || mad[3] != 0x02 ||
+	    ((unsigned)mad[16] << 8 | mad[17]) != ATTR_PESC)
+		return;
+	port = mad_get_field(pesc, 0, IB_PESC_PORT_SELECT_F);
+	sel = mad_get_field64(pesc, 0, IB_PESC_COUNTER_SELECT_F);
+	pthread_mutex_lock(&kmf.lock);
+	check();
+	for (i = lower_bound(&kmf.fec, dlid, 0);
+	     i < kmf.fec.n && kmf.fec.v[i].lid == dlid; i++)
+		if (port == 0xff || kmf.fec.v[i].port == port)
+			kmc_clear(dlid, kmf.fec.v[i].port, KMC_FEC, sel);
 	pthread_mutex_unlock(&kmf.lock);
 }
