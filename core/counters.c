@@ -720,8 +720,6 @@ static void add_switch_job(struct ibw_counters *c, const struct ibw_fnode *n)
 	j->is_switch = 1;
 	j->is_protected = n->is_protected;
 	j->lid = n->lid;
-	j->is_sm = n->nports && n->ports[0].have_pi &&
-		   (n->ports[0].pi.capmask & IBW_CAP_IS_SM);
 	/* All ports, down ones too: LinkDowned lives there. */
 	for (p = 1; p < n->nports; p++)
 		j->port_list[j->nports++] = (uint8_t)p;
@@ -763,7 +761,6 @@ static void add_ca_jobs(struct ibw_counters *c, const struct ibw_fnode *n)
 			j->guid = n->guid;
 			j->is_protected = n->is_protected;
 			j->lid = fp->pi.lid;
-			j->is_sm = !!(fp->pi.capmask & IBW_CAP_IS_SM);
 		}
 		j->port_list[j->nports++] = (uint8_t)p;
 		/* a CA port's own mask; PortInfoExtended only where all the

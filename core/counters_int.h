@@ -137,7 +137,6 @@ struct job {
 	uint8_t is_switch;
 	uint8_t nports;
 	uint8_t port_list[255]; /* the ports to read */
-	uint8_t is_sm; /* the port at lid has PortInfo:IsSM */
 	/* answers none of our SMPs (M_Key): no NodeInfo can vouch for its
 	 * readings, so they are checked as with in-flux */
 	uint8_t is_protected;

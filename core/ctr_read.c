@@ -1008,9 +1008,8 @@ static int fec_plan(const struct ibw_counters *c, const struct job *j,
 		ibw_ctr_cap_find((struct ibw_counters *)c, j->guid);
 	const struct ibw_port_ctrs *pr;
 
-	/* Not where an SM listens, for ibsim's sake: see ask_tick(). */
 	if (!(j->esc[port / 32] >> (port % 32) & 1) || !nc || nc->no_fec ||
-	    !nc->have_mask || j->is_sm)
+	    !nc->have_mask)
 		return FEC_NO;
 	pr = ibw_counters_find(c, j->guid, port);
 	if (pr && pr->fec_lost >= IBW_PSC_TRIES)
@@ -1147,8 +1146,7 @@ static void query_port(struct ibw_counters *c, const struct job *j,
 	op->left = (uint8_t)n;
 	op->job = (unsigned)(j - c->jobs);
 	op->fec_todo = (uint8_t)fec_plan(c, j, port);
-	/* not where an SM listens, as for the Tick (ask_tick) */
-	op->cong_todo = !j->is_sm;
+	op->cong_todo = 1;
 	for (k = 0; k < n; k++) {
 		memset(payload, 0, sizeof(payload));
 		/* PortSelect sits at the same place in all five. */
@@ -1255,17 +1253,6 @@ static int ask_tick(struct ibw_counters *c, const struct job *j, int first)
 	if (!nc || nc->psc != PSC_UNASKED || nc->psc_sweep == c->sweep_id ||
 	    c->psc_quiet ||
 	    (!c->psc_heard && c->psc_inflight >= IBW_PSC_SILENT))
-		return 0;
-	/*
-	 * Not where an SM listens: ibsim, which has no PortSamplesControl,
-	 * hands a GSI MAD it does not answer to the process flagged as the
-	 * node's SM, and umad2sim there passes a class that process never
-	 * registered to one of its agents (opensm then stopped bringing
-	 * relinked ports up in link_health). On hardware the PMA answers
-	 * and the SM never sees it; this costs those few nodes their Tick,
-	 * which is then assumed.
-	 */
-	if (j->is_sm)
 		return 0;
 	op = calloc(1, sizeof(*op));
 	if (!op)
