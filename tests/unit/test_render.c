@@ -1356,6 +1356,19 @@ static void rich_links(struct ibw_snapshot *s, struct ibw_links **lp)
 			w ? (double)fx.win[w].effective / fx.win[w].bits : -1;
 	}
 	k->end[1].fec = &fx;
+	/* judged by them: RS-FEC read as active */
+	k->end[1].fec_mode = 2;
+	k->end[1].fec_mode_src = IBW_FEC_MODE_READ;
+	k->end[1].fec_active = 1;
+	k->end[1].by_fec = 1;
+	k->end[1].why = IBW_LJ_MODE_ON;
+	/* the other cable's switch end: PortInfoExtended unanswered, no
+	 * mode known, at a speed where FEC is optional */
+	k = &s->links->links[1];
+	k->end[0].fec_mode_src = IBW_FEC_MODE_FALLBACK;
+	k->end[0].fec_active = -1;
+	k->end[0].why = IBW_LJ_SPEED_OPTIONAL;
+	k = &s->links->links[0];
 	k->raw_ber = fx.win[IBW_FWIN_12M].raw_ber;
 	k->effective_ber = fx.win[IBW_FWIN_12M].effective_ber;
 	*lp = l;
