@@ -271,5 +271,13 @@ check "node0011 (HDR, RS-FEC): judged by FEC, the symbol errors as effective err
 		.fec.windows["12m"].effective >= 60000' <<<"$e11"
 check "... its cable degraded for effective_ber, not ber; basis fec" \
 	jq -e '.health == "degraded" and .reasons == ["effective_ber"] and .ber_basis == "fec"' <<<"$k11"
+curl -s -m 5 "$U/metrics" >m4.txt
+g7=$(jq -r .guid <<<"$e7")
+g9=$(jq -r .guid <<<"$e9")
+g11=$(jq -r .guid <<<"$e11")
+check "/metrics: ibwatch_link_judged_by_fec 0 for node0007 (fec_mode_off) and node0009 (speed_not_extended), 1 for node0011" \
+	eval 'grep -q "^ibwatch_link_judged_by_fec{.*receiver_guid=\"$g7\",receiver_port=\"1\",why=\"fec_mode_off\"} 0\$" m4.txt &&
+		grep -q "^ibwatch_link_judged_by_fec{.*receiver_guid=\"$g9\",receiver_port=\"1\",why=\"speed_not_extended\"} 0\$" m4.txt &&
+		grep -q "^ibwatch_link_judged_by_fec{.*receiver_guid=\"$g11\",receiver_port=\"1\",why=\"fec_mode_active\"} 1\$" m4.txt'
 check "the agent stops cleanly at the end" stopped_clean "$agent"
 finish

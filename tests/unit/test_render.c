@@ -1492,6 +1492,13 @@ static void test_rich_documents(void **state)
 			      "receiver_port=\"1\",lane=\"2\"} 3.3333e-06"));
 	assert_true(has_line_with(t, "ibwatch_link_bad_lane{",
 				  "receiver_port=\"1\"} 2"));
+	/* judged by its FEC counters, and why; no other receiver has them */
+	assert_true(has_line_with(t, "ibwatch_link_judged_by_fec{",
+				  "receiver_guid=\"0x0002c90300000011\","
+				  "receiver_port=\"1\","
+				  "why=\"fec_mode_active\"} 1"));
+	assert_false(has_line_with(t, "ibwatch_link_judged_by_fec{",
+				   "receiver_guid=\"0x0002c90300000001\""));
 	/* the 4x link has no FEC counters: no such series */
 	assert_false(has_line_with(t, "ibwatch_link_raw_ber{",
 				   "guid=\"0x0002c90300000001\",port=\"1\""));
