@@ -933,42 +933,61 @@ static int ask_fec(struct ibw_counters *c, struct port_op *op,
 }
 
 /*
- * PortInfoExtended of a port whose PMA can count in the RS-FEC form: its
- * FECModeActive says which form the counters come in (perfquery -T
- * asks the same, LID-routed). A status error (no PortInfoExtended after
- * all) leaves the FC-FEC form, as perfquery does; no answer leaves the
- * counters unread this sweep.
+ * PortInfoExtended of a port that has it: its FECModeActive says whether
+ * FEC runs (the link view judges the port by it, docs/links.md) and, on
+ * a PMA that can count in the RS-FEC form, which form the counters come
+ * in (perfquery -T asks the same, LID-routed). A status error (no
+ * PortInfoExtended after all) leaves the FC-FEC form and no mode, as
+ * perfquery does. No answer does not cost the counters: they are read
+ * in the form of the last mode read (mode_src "last_known"), or in the
+ * FC-FEC form with no mode ("fc_fallback").
  */
 static void pie_answer(const struct ibw_mad_done *d, void *arg)
 {
 	struct port_op *op = arg;
 	struct ibw_counters *c = op->c;
+	const struct node_cap *nc;
+	const struct ibw_port_ctrs *pr;
 	enum ibw_fec_layout layout = IBW_FEC_FC;
+	int pma_rs;
 
 	if (op->sweep != c->sweep_id || d->result == IBW_MAD_CANCELLED) {
 		port_answer(d, arg);
 		return;
 	}
+	nc = ibw_ctr_cap_find(c, op->guid);
+	pma_rs = nc && (nc->capmask & PM_CAP_RSFEC);
+	op->fec.mode_src = IBW_FEC_MODE_UNREAD;
 	if (d->result == IBW_MAD_OK && d->mad && d->len >= IBW_MAD_SIZE) {
 		const uint8_t *pie =
 			d->mad + ibw_mad_data_offset(IBW_CLASS_SMI);
 		uint32_t capm = ibw_mad_get(pie, IB_PORT_EXT_CAPMASK_F);
 		uint32_t mode = ibw_mad_get(pie, IB_PORT_EXT_FEC_MODE_ACTIVE_F);
 
-		/* IsFECModeSupported, then RS-FEC or RS-FEC2 active */
-		if ((capm & 1) && ibw_fec_mode_is_rs(1, mode & 0xffff))
-			layout = IBW_FEC_RS;
-	} else if (d->result == IBW_MAD_TIMEOUT) {
-		c->cur.timeouts++;
-		op->fec_fail = IBW_CTR_FAIL_TIMEOUT;
-		layout = IBW_FEC_NONE;
+		/* IsFECModeSupported: then FECModeActive holds */
+		if (capm & 1) {
+			op->fec.mode = (uint8_t)(mode & 0xff);
+			op->fec.mode_src = IBW_FEC_MODE_READ;
+		}
 	} else if (d->result != IBW_MAD_STATUS) {
-		c->cur.errors++;
-		op->fec_fail = IBW_CTR_FAIL_ERROR;
-		layout = IBW_FEC_NONE;
+		if (d->result == IBW_MAD_TIMEOUT)
+			c->cur.timeouts++;
+		else
+			c->cur.errors++;
+		pr = ibw_counters_find(c, op->guid, op->port);
+		if (pr && pr->fec && pr->fec->mode_src != IBW_FEC_MODE_UNREAD &&
+		    pr->fec->mode_src != IBW_FEC_MODE_FALLBACK) {
+			op->fec.mode = pr->fec->mode;
+			op->fec.mode_src = IBW_FEC_MODE_LAST;
+		} else {
+			op->fec.mode_src = IBW_FEC_MODE_FALLBACK;
+		}
 	}
-	if (layout != IBW_FEC_NONE)
-		(void)ask_fec(c, op, layout);
+	if (op->fec.mode_src == IBW_FEC_MODE_READ ||
+	    op->fec.mode_src == IBW_FEC_MODE_LAST)
+		if (ibw_fec_mode_is_rs(pma_rs, op->fec.mode))
+			layout = IBW_FEC_RS;
+	(void)ask_fec(c, op, layout);
 	port_settled(c, op);
 }
 
@@ -998,7 +1017,8 @@ static int ask_pie(struct ibw_counters *c, struct port_op *op)
 }
 
 /* What of a port's FEC counters a sweep reads: nothing, the FC-FEC form
- * straight away, or PortInfoExtended first (FEC_ASK_MODE). */
+ * straight away, or PortInfoExtended first (FEC_ASK_MODE), for the mode
+ * and the form. */
 enum { FEC_NO, FEC_FC, FEC_ASK_MODE };
 
 static int fec_plan(const struct ibw_counters *c, const struct job *j,
@@ -1014,7 +1034,9 @@ static int fec_plan(const struct ibw_counters *c, const struct job *j,
 	pr = ibw_counters_find(c, j->guid, port);
 	if (pr && pr->fec_lost >= IBW_PSC_TRIES)
 		return FEC_NO;
-	return (nc->capmask & PM_CAP_RSFEC) && j->pie ? FEC_ASK_MODE : FEC_FC;
+	/* the mode wherever PortInfoExtended has it: the link view
+	 * judges the port by it */
+	return j->pie ? FEC_ASK_MODE : FEC_FC;
 }
 
 /* Once the port's counters answered: its FEC counters, if it has

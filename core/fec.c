@@ -60,13 +60,18 @@ unsigned ibw_fec_field_bits(enum ibw_fec_field f)
 int ibw_fec_decode(const uint8_t *data, size_t len, enum ibw_fec_layout layout,
 		   struct ibw_fec_reading *r)
 {
+	uint8_t mode, src;
 	unsigned f;
 
 	/* the last field ends at bit 1216 (PortFECCorrectedSymbolCtr) */
 	if (len < 152 || (layout != IBW_FEC_FC && layout != IBW_FEC_RS))
 		return -1;
+	mode = r->mode;
+	src = r->mode_src;
 	memset(r, 0, sizeof(*r));
 	r->layout = (uint8_t)layout;
+	r->mode = mode;
+	r->mode_src = src;
 	for (f = 0; f < IBW_FEC_NFIELDS; f++) {
 		int m = mad_field((enum ibw_fec_field)f, layout);
 
@@ -85,6 +90,7 @@ struct ibw_fec *ibw_fec_fold(const struct ibw_fec *old,
 	unsigned f;
 	int reset = 0;
 	int changed = !old || ours || old->layout != r->layout ||
+		      old->mode != r->mode || old->mode_src != r->mode_src ||
 		      (old->have & r->have) != r->have;
 
 	for (f = 0; !changed && f < IBW_FEC_NFIELDS; f++)
@@ -103,6 +109,8 @@ struct ibw_fec *ibw_fec_fold(const struct ibw_fec *old,
 	n->refs = 1;
 	n->layout = r->layout;
 	n->saturated = 0;
+	n->mode = r->mode;
+	n->mode_src = r->mode_src;
 	for (f = 0; f < IBW_FEC_NFIELDS; f++) {
 		int first = !(n->have >> f & 1);
 
@@ -163,4 +171,27 @@ int ibw_fec_mode_is_rs(int pma_rs, unsigned mode)
 {
 	/* perfquery -T: RS-FEC (2) or RS-FEC2 (4); not low-latency RS (3) */
 	return pma_rs && (mode == 2 || mode == 4);
+}
+
+const char *ibw_fec_mode_name(unsigned mode)
+{
+	static const char *const names[] = { "none", "fc", "rs", "ll_rs",
+					     "rs2" };
+
+	return mode < sizeof(names) / sizeof(names[0]) ? names[mode]
+						       : "unknown";
+}
+
+const char *ibw_fec_mode_src_name(enum ibw_fec_mode_src s)
+{
+	switch (s) {
+	case IBW_FEC_MODE_READ:
+		return "read";
+	case IBW_FEC_MODE_LAST:
+		return "last_known";
+	case IBW_FEC_MODE_FALLBACK:
+		return "fc_fallback";
+	default:
+		return "unread";
+	}
 }

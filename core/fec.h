@@ -51,9 +51,27 @@ enum ibw_fec_field {
 	IBW_FEC_NFIELDS
 };
 
+/*
+ * Where a reading's FEC mode comes from: PortInfoExtended's FECModeActive
+ * read with it, the last mode read when PortInfoExtended went unanswered
+ * this sweep, or none (PortInfoExtended not served or not asked; after
+ * a timeout with no mode known the counters are read in the FC-FEC
+ * form: FALLBACK). Zero, UNREAD, means the mode is unknown.
+ */
+enum ibw_fec_mode_src {
+	IBW_FEC_MODE_UNREAD,
+	IBW_FEC_MODE_READ,
+	IBW_FEC_MODE_LAST,
+	IBW_FEC_MODE_FALLBACK,
+};
+
 /* One decoded PortExtendedSpeedsCounters answer. */
 struct ibw_fec_reading {
 	uint8_t layout; /* enum ibw_fec_layout */
+	/* FECModeActive (0 no FEC, 1 Fire Code, 2 RS-FEC, 3 low-latency
+	 * RS-FEC, 4 RS-FEC2), meaningful when mode_src is not UNREAD; not
+	 * set by ibw_fec_decode(). */
+	uint8_t mode, mode_src;
 	uint64_t have; /* bit per enum ibw_fec_field: in this layout */
 	uint32_t v[IBW_FEC_NFIELDS];
 };
@@ -62,6 +80,7 @@ struct ibw_fec_reading {
 struct ibw_fec {
 	unsigned refs; /* atomic */
 	uint8_t layout; /* of the last reading */
+	uint8_t mode, mode_src; /* of the last reading, as in the reading */
 	uint64_t have; /* fields ever read */
 	uint32_t resets; /* readings in which some field went backwards */
 	/* fields at their largest value in the last reading: stuck there,
@@ -81,7 +100,8 @@ const char *ibw_fec_layout_name(enum ibw_fec_layout l);
 unsigned ibw_fec_field_bits(enum ibw_fec_field f);
 
 /* Decode the PerfMgt payload @data (the MAD from IB_PC_DATA_OFFS, @len
- * bytes) in @layout. 0, or -1 if it is too short. */
+ * bytes) in @layout. 0, or -1 if it is too short. The mode is left as
+ * it was in @r. */
 int ibw_fec_decode(const uint8_t *data, size_t len, enum ibw_fec_layout layout,
 		   struct ibw_fec_reading *r);
 
@@ -108,5 +128,11 @@ void ibw_fec_unref(const struct ibw_fec *f);
  * IsRSFECCountersSupported @pma_rs) calls for the RS-FEC form, as
  * perfquery -T decides it. */
 int ibw_fec_mode_is_rs(int pma_rs, unsigned mode);
+
+/* "none", "fc", "rs", "ll_rs", "rs2" for FECModeActive @mode; "unknown"
+ * beyond. */
+const char *ibw_fec_mode_name(unsigned mode);
+/* "unread", "read", "last_known", "fc_fallback" */
+const char *ibw_fec_mode_src_name(enum ibw_fec_mode_src s);
 
 #endif

@@ -75,6 +75,50 @@ const char *ibw_link_reason_str(enum ibw_link_reason r)
 	return "unknown";
 }
 
+const char *ibw_link_judge_why_str(enum ibw_link_judge_why w)
+{
+	static const char *const names[IBW_LJ_MAX] = {
+		"speed_not_extended",	     "fec_mode_off",
+		"fec_mode_active",	     "speed_implies_fec",
+		"fec_optional_mode_unknown", "no_fec_counters",
+	};
+
+	return (unsigned)w < IBW_LJ_MAX ? names[w] : "unknown";
+}
+
+/*
+ * FEC at the speeds that have it (IBA 1.3, PortInfoExtended; IEEE
+ * 802.3): FDR's Fire Code FEC and EDR's RS-FEC are optional (an EDR link
+ * on short copper commonly runs without), so there only FECModeActive
+ * can say; from HDR on the lanes are PAM4, which works only with
+ * RS(544,514) FEC, so with no mode read FEC is taken to run. A mode read
+ * is the port's own word and wins. Below FDR (and at FDR10, 64b/66b
+ * without FEC) there is none.
+ */
+int ibw_link_fec_runs(enum ibw_speed speed, int mode_known, unsigned mode,
+		      enum ibw_link_judge_why *why)
+{
+	enum ibw_link_judge_why w;
+	int r;
+
+	if (speed < IBW_SPEED_FDR || speed >= IBW_SPEED_MAX) {
+		w = IBW_LJ_SPEED;
+		r = 0;
+	} else if (mode_known) {
+		w = mode ? IBW_LJ_MODE_ON : IBW_LJ_MODE_OFF;
+		r = mode != 0;
+	} else if (speed >= IBW_SPEED_HDR) {
+		w = IBW_LJ_SPEED_IMPLIES;
+		r = 1;
+	} else {
+		w = IBW_LJ_SPEED_OPTIONAL;
+		r = -1;
+	}
+	if (why)
+		*why = w;
+	return r;
+}
+
 int ibw_link_reason_lookup(const char *name)
 {
 	int r;
@@ -681,6 +725,11 @@ static void set_identity(struct end_state *e, const struct ibw_link_end_in *x)
 		e->tick =
 			(int16_t)(x->tick < 0 || x->tick > 255 ? -1 : x->tick);
 	}
+	/* the mode of the last FEC reading: a sweep without one keeps it */
+	if (x->fec) {
+		e->fec_mode = x->fec->mode;
+		e->fec_mode_src = x->fec->mode_src;
+	}
 }
 
 int ibw_links_update(struct ibw_links *l, const struct ibw_link_end_in *a,
@@ -782,6 +831,24 @@ static void judge_fec(struct ibw_link *k, int i, struct ibw_link_fec *fx,
 		k->effective_ber = w->effective_ber;
 }
 
+/* Whether end @x is judged by its FEC counters (@fx, NULL: none):
+ * only where its link runs an extended speed with FEC active; sets its
+ * fec_active, by_fec and why. */
+static int judged_by_fec(struct ibw_link_end *x, const struct ibw_link_fec *fx)
+{
+	enum ibw_link_judge_why why;
+	int runs = ibw_link_fec_runs((enum ibw_speed)x->sp.speed_active,
+				     x->fec_mode_src != IBW_FEC_MODE_UNREAD &&
+					     x->fec_mode_src !=
+						     IBW_FEC_MODE_FALLBACK,
+				     x->fec_mode, &why);
+
+	x->fec_active = (int8_t)runs;
+	x->by_fec = runs > 0 && fx && fx->win[IBW_FWIN_12M].bits > 0;
+	x->why = (uint8_t)(runs > 0 && !x->by_fec ? IBW_LJ_NO_READING : why);
+	return x->by_fec;
+}
+
 /* @fx: the ends' FEC windows, NULL for an end without. */
 static void judge(struct ibw_link *k, const struct ibw_link_thresholds *t,
 		  int missing, struct ibw_link_fec *const fx[2])
@@ -858,9 +925,10 @@ static void judge(struct ibw_link *k, const struct ibw_link_thresholds *t,
 			if (t->per_hour[e] && h->errors[e] > t->per_hour[e])
 				flag(k, i, r, IBW_HEALTH_FAILING);
 		}
-		/* Where the port has FEC counters, its symbol errors count
-		 * in the effective BER instead (docs/links.md). */
-		if (fx[i] && fx[i]->win[IBW_FWIN_12M].bits > 0)
+		/* Where FEC runs and its counters are read, the symbol
+		 * errors count in the effective BER instead; elsewhere the
+		 * estimate judges (docs/links.md). */
+		if (judged_by_fec(&k->end[i], fx[i]))
 			judge_fec(k, i, fx[i], t);
 		else if (ber_over(x, t->ber_failing))
 			flag(k, i, IBW_LR_BER, IBW_HEALTH_FAILING);
@@ -907,6 +975,8 @@ static size_t fill(struct ibw_link *k, const struct lstate *s, uint64_t now_us,
 		x->sp = e->sp;
 		x->saturated = e->saturated;
 		x->tick = e->tick;
+		x->fec_mode = e->fec_mode;
+		x->fec_mode_src = e->fec_mode_src;
 		if (e->have_last) {
 			x->sample_us = e->last.us;
 			win_from(&x->win[IBW_LWIN_SWEEP], &e->last.v, 0);

@@ -174,6 +174,34 @@ static inline double ibw_link_win_per_hour(const struct ibw_link_win *w,
 			      : 0.0;
 }
 
+/*
+ * What judges an end's bit errors, and why (docs/links.md, "Judged by
+ * FEC or by symbol errors"): its FEC counters only when its link runs an
+ * extended speed with FEC active, its SymbolErrorCounter otherwise.
+ */
+enum ibw_link_judge_why {
+	IBW_LJ_SPEED, /* below FDR (FDR10 too): no FEC at this speed */
+	IBW_LJ_MODE_OFF, /* FECModeActive 0: no FEC runs */
+	IBW_LJ_MODE_ON, /* FECModeActive says FEC runs */
+	IBW_LJ_SPEED_IMPLIES, /* mode unknown; HDR and faster need RS-FEC */
+	IBW_LJ_SPEED_OPTIONAL, /* mode unknown; FEC optional at FDR, EDR */
+	IBW_LJ_NO_READING, /* FEC runs, no FEC counters read (yet) */
+	IBW_LJ_MAX,
+};
+
+/* "speed_not_extended", "fec_mode_off", "fec_mode_active",
+ * "speed_implies_fec", "fec_optional_mode_unknown", "no_fec_counters" */
+const char *ibw_link_judge_why_str(enum ibw_link_judge_why w);
+
+/*
+ * Whether FEC runs at an end whose link is active at @speed, with
+ * PortInfoExtended's FECModeActive @mode when @mode_known: 1 it runs, 0
+ * it does not, -1 unknown (FDR or EDR with no mode: taken as not). @why
+ * (may be NULL) gets the reason.
+ */
+int ibw_link_fec_runs(enum ibw_speed speed, int mode_known, unsigned mode,
+		      enum ibw_link_judge_why *why);
+
 struct ibw_link_end {
 	uint64_t guid;
 	uint8_t port;
@@ -195,6 +223,14 @@ struct ibw_link_end {
 	/* The FEC windows and their judgement (the view's), NULL when the
 	 * port has had no FEC reading: then only the estimate above. */
 	const struct ibw_link_fec *fec;
+	/* FECModeActive as last read with the FEC counters, fec_mode_src
+	 * (enum ibw_fec_mode_src) says how; UNREAD: unknown. fec_active 1
+	 * FEC runs, 0 not, -1 unknown (ibw_link_fec_runs()). by_fec 1: the
+	 * FEC counters judge the end (reasons raw_ber, effective_ber),
+	 * 0: SymbolErrorCounter (ber); why: enum ibw_link_judge_why. */
+	uint8_t fec_mode, fec_mode_src;
+	int8_t fec_active;
+	uint8_t by_fec, why;
 };
 
 struct ibw_link {

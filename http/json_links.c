@@ -183,10 +183,25 @@ static json_t *fec_json(const struct ibw_link_fec *f)
 	return v ? v : json_null();
 }
 
-/* Which BER judges the link: the FEC counters' where an end has them. */
+/* Which BER judges the link: the FEC counters' where an end is judged
+ * by them (FEC runs there and is read). */
 static const char *ber_basis(const struct ibw_link *k)
 {
-	return k->end[0].fec || k->end[1].fec ? "fec" : "symbol_errors";
+	return k->end[0].by_fec || k->end[1].by_fec ? "fec" : "symbol_errors";
+}
+
+/* An end's FECModeActive by name, NULL when unknown. */
+static const char *fec_mode(const struct ibw_link_end *x)
+{
+	if (x->fec_mode_src == IBW_FEC_MODE_UNREAD ||
+	    x->fec_mode_src == IBW_FEC_MODE_FALLBACK)
+		return NULL;
+	return ibw_fec_mode_name(x->fec_mode);
+}
+
+static json_t *fec_active_json(const struct ibw_link_end *x)
+{
+	return x->fec_active < 0 ? json_null() : json_boolean(x->fec_active);
 }
 
 static json_t *link_end(const struct ibw_link_end *x)
@@ -216,6 +231,18 @@ static json_t *link_end(const struct ibw_link_end *x)
 	json_object_set_new(o, "speed_supported",
 			    speeds(x->sp.speeds_supported));
 	json_object_set_new(o, "fec", fec_json(x->fec));
+	json_object_set_new(o, "fec_active", fec_active_json(x));
+	json_object_set_new(o, "fec_mode",
+			    fec_mode(x) ? json_string(fec_mode(x))
+					: json_null());
+	json_object_set_new(o, "fec_mode_source",
+			    json_string(ibw_fec_mode_src_name(
+				    (enum ibw_fec_mode_src)x->fec_mode_src)));
+	json_object_set_new(o, "judged_by",
+			    json_string(x->by_fec ? "fec" : "symbol_errors"));
+	json_object_set_new(o, "judged_why",
+			    json_string(ibw_link_judge_why_str(
+				    (enum ibw_link_judge_why)x->why)));
 	json_object_set_new(o, "reasons", ibw_json_link_reasons(x->reasons));
 	for (k = 0; k < IBW_LERR_MAX; k++)
 		if (x->saturated & (1u << k))
@@ -506,8 +533,26 @@ static void link_end_write(struct ibw_jw *w, const struct ibw_link_end *x)
 	ibw_jw_object(w);
 	ibw_jw_key(w, "fec");
 	fec_write(w, x->fec);
+	ibw_jw_key(w, "fec_active");
+	if (x->fec_active < 0)
+		ibw_jw_null(w);
+	else
+		ibw_jw_bool(w, x->fec_active);
+	ibw_jw_key(w, "fec_mode");
+	if (fec_mode(x))
+		ibw_jw_string(w, fec_mode(x));
+	else
+		ibw_jw_null(w);
+	ibw_jw_key(w, "fec_mode_source");
+	ibw_jw_string(w, ibw_fec_mode_src_name(
+				 (enum ibw_fec_mode_src)x->fec_mode_src));
 	ibw_jw_key(w, "guid");
 	ibw_jw_guid(w, x->guid);
+	ibw_jw_key(w, "judged_by");
+	ibw_jw_string(w, x->by_fec ? "fec" : "symbol_errors");
+	ibw_jw_key(w, "judged_why");
+	ibw_jw_string(w,
+		      ibw_link_judge_why_str((enum ibw_link_judge_why)x->why));
 	ibw_jw_key(w, "lid");
 	ibw_jw_int(w, x->lid);
 	ibw_jw_key(w, "name");

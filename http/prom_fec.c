@@ -275,4 +275,27 @@ void ibw_prom_link_fec(struct ibw_pb *b, const struct ibw_link *const *by,
 			receiver(b, "ibwatch_link_bad_lane", by[i], e);
 			ibw_pb_put(b, "} %d\n", f->bad_lane);
 		}
+	/* Which judges each receiver that has FEC counters: they, or its
+	 * symbol errors where FEC does not run (docs/links.md). */
+	any = 0;
+	for (i = 0; i < n; i++)
+		for (e = 0; e < 2; e++) {
+			const struct ibw_link_end *x = &by[i]->end[e];
+
+			if (!x->fec)
+				continue;
+			if (!any++)
+				ibw_pb_family(
+					b, "ibwatch_link_judged_by_fec",
+					"gauge",
+					"1 where a receiver's FEC counters "
+					"judge it, 0 where its symbol errors "
+					"do (FEC not running); why says why "
+					"(docs/links.md).");
+			receiver(b, "ibwatch_link_judged_by_fec", by[i], e);
+			ibw_pb_put(b, ",why=\"%s\"} %d\n",
+				   ibw_link_judge_why_str(
+					   (enum ibw_link_judge_why)x->why),
+				   x->by_fec ? 1 : 0);
+		}
 }

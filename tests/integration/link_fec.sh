@@ -10,7 +10,11 @@
 #   that rate implies, and ok;
 # - one uncorrectable block at node0005 makes that cable degraded for
 #   effective_ber;
-# - restarted from its state file, the agent has the windows at once.
+# - restarted from its state file, the agent has the windows at once;
+# - FEC judges an end only where FEC runs: node0007 at EDR with FEC off
+#   and node0009, FDR-capable, trained at QDR are judged by their symbol
+#   errors and reach failing; node0011 at HDR with RS-FEC is judged by
+#   FEC (its symbol errors as effective errors).
 # Each is checked in /api/v1/links, /metrics (promtool), ibwLinkTable
 # through snmpd, ibwLinkHealthChange at snmptrapd, the events, Nagios'
 # check_snmp and `ibwatchd --links`.
@@ -27,25 +31,36 @@ check "the model is loaded, with its state directory" \
 fecf=$IBW_KM_STATE_DIR/fec
 l3=$(lid_of node0003)
 l5=$(lid_of node0005)
-check "LIDs of node0003 ($l3) and node0005 ($l5)" \
-	eval '[ -n "$l3" ] && [ -n "$l5" ]'
+l7=$(lid_of node0007)
+l9=$(lid_of node0009)
+l11=$(lid_of node0011)
+check "LIDs of node0003 ($l3), node0005 ($l5), node0007 ($l7), node0009 ($l9), node0011 ($l11)" \
+	eval '[ -n "$l3" ] && [ -n "$l5" ] && [ -n "$l7" ] && [ -n "$l9" ] && [ -n "$l11" ]'
 
 # The links' signalling rate, from a first look (ibsim: 4x SDR).
 at node0001 "$IBWATCHD" --links --no-state-file --no-ping >once.json 2>once.err
 sig=$(jq -r '[.links[] | select(any(.ends[]; .name == "node0003 HCA-1"))][0].signal_bps' once.json)
 check "--links: node0003's cable runs at 10 Gb/s signalling ($sig)" \
 	jq -e -n "$sig == 1e10"
-check "--links: every port answers FEC counters (the model), so every cable is judged by them" \
-	jq -e '[.links[] | .ber_basis] | unique == ["fec"]' once.json
+check "--links: every port answers FEC counters (the model), yet at SDR no end is judged by them" \
+	jq -e '([.links[] | .ber_basis] | unique == ["symbol_errors"]) and
+		([.links[].ends[] | [.judged_by, .judged_why]] | unique ==
+			[["symbol_errors", "speed_not_extended"]]) and
+		([.links[].ends[] | select(.fec != null)] | length > 0)' once.json
 
-# Rates a second: the default raw_ber_degraded is 1e-6.
-r3=15000 # 1.5e-6 at 1e10 b/s, all on lane 2
-r5=1250  # each of 4 lanes: 5e-7 in all
+# node0003 and node0005 run 4x HDR (212.5 Gb/s signalling) with RS-FEC,
+# their switch ends SDR. Rates a second: the default raw_ber_degraded is
+# 1e-6.
+r3=318750  # 1.5e-6 at 2.125e11 b/s, all on lane 2
+r5=26562.5 # each of 4 lanes: 5e-7 in all
 t0=$(date +%s)
 fec_file() { # UNCORRECTABLE at node0005
 	cat >"$fecf.tmp" <<EOF
-$l3 1 rs t0=$t0 FECCorrectableSymbolCtrLane2=0+$r3 PortFECCorrectedSymbolCtr=0+$r3
-$l5 1 rs t0=$t0 FECCorrectableSymbolCtrLane0=0+$r5 FECCorrectableSymbolCtrLane1=0+$r5 FECCorrectableSymbolCtrLane2=0+$r5 FECCorrectableSymbolCtrLane3=0+$r5 PortFECCorrectedSymbolCtr=0+$((4 * r5)) PortFECUncorrectableBlockCtr=$1
+$l3 1 rs speed=HDR t0=$t0 FECCorrectableSymbolCtrLane2=0+$r3 PortFECCorrectedSymbolCtr=0+$r3
+$l5 1 rs speed=HDR t0=$t0 FECCorrectableSymbolCtrLane0=0+$r5 FECCorrectableSymbolCtrLane1=0+$r5 FECCorrectableSymbolCtrLane2=0+$r5 FECCorrectableSymbolCtrLane3=0+$r5 PortFECCorrectedSymbolCtr=0+106250 PortFECUncorrectableBlockCtr=$1
+$l7 1 off speed=EDR
+$l9 1 off speed=QDR
+$l11 1 rs speed=HDR
 EOF
 	mv "$fecf.tmp" "$fecf"
 	sleep 0.2 # the model looks at the file every 0.1 s
@@ -83,9 +98,12 @@ check "... over the sweep, 125 minutes and the day as well" \
 check "... lane 2 at 6e-6 (a quarter of the bits), the other lanes 0" \
 	eval 'within "$(jq ".lane_raw_ber[2]" <<<"$w3")" 6e-6 &&
 		jq -e "[.lane_raw_ber[0,1,3]] == [0,0,0]" <<<"$w3"'
-check "... degraded for raw_ber, at node0003's end, lane 2 named" \
+check "... degraded for raw_ber, at node0003's end (HDR, RS-FEC read), lane 2 named" \
 	jq -e '.health == "degraded" and .reasons == ["raw_ber"] and
 		(.ends[] | select(.name == "node0003 HCA-1") |
+			.speed_active == "HDR" and .judged_by == "fec" and
+			.judged_why == "fec_mode_active" and .fec_active == true and
+			.fec_mode == "rs" and .fec_mode_source == "read" and
 			.reasons == ["raw_ber"] and .fec.bad_lane == 2 and
 			.fec.raw_state == "degraded" and .fec.layout == "rs")' <<<"$k3"
 check "... the link's raw_ber is node0003's, basis fec" \
@@ -213,5 +231,53 @@ check "raw_ber_degraded=2e-6: node0003's cable at 1.5e-6 is not degraded for raw
 	jq -e '(.reasons | index("raw_ber") | not) and
 		(.ends[] | select(.name == "node0003 HCA-1") | .fec.bad_lane == null)' <<<"$k3"
 check "... and its raw BER is still measured (1.5e-6 within 1%)" within "$(jq .raw_ber <<<"$k3")" 1.5e-6
+
+# FEC judges only where it runs. 60,000 symbol errors at each of three
+# receivers whose FEC counters all read zero: node0007 (EDR, FEC off)
+# and node0009 (FDR-capable, at QDR) are judged by them, a BER far over
+# ber_failing; node0011 (HDR, RS-FEC) by FEC, as effective errors.
+for n in node0007 node0009 node0011; do
+	sim "PerformanceSet \"$n\"[1] PortCounters.SymbolErrorCounter=60000"
+done
+wait_counter_sweeps 3
+curl -s -m 5 "$U/api/v1/links" >l4.json
+end_of() { jq -c --arg n "$1 HCA-1" '.ends[] | select(.name == $n)' <<<"$2"; }
+k7=$(link_of node0007 l4.json)
+k9=$(link_of node0009 l4.json)
+k11=$(link_of node0011 l4.json)
+e7=$(end_of node0007 "$k7")
+e9=$(end_of node0009 "$k9")
+e11=$(end_of node0011 "$k11")
+echo "# node0007: $(jq -c '{health, reasons, ber, ber_basis}' <<<"$k7") $(jq -c '{speed_active, judged_by, judged_why, fec_mode, fec_mode_source}' <<<"$e7")"
+echo "# node0009: $(jq -c '{health, reasons, ber, ber_basis}' <<<"$k9") $(jq -c '{speed_active, judged_by, judged_why, fec_mode, fec_mode_source}' <<<"$e9")"
+echo "# node0011: $(jq -c '{health, reasons, ber, ber_basis}' <<<"$k11") $(jq -c '{speed_active, judged_by, judged_why, fec_mode, fec_mode_source}' <<<"$e11")"
+check "node0007 (EDR, FECModeActive 0): judged by symbol errors, fec_mode_off, its FEC counters still read" \
+	jq -e '.speed_active == "EDR" and .judged_by == "symbol_errors" and
+		.judged_why == "fec_mode_off" and .fec_active == false and
+		.fec_mode == "none" and .fec_mode_source == "read" and
+		.fec.layout == "fc" and .reasons == ["ber"]' <<<"$e7"
+check "... its cable failing for ber, basis symbol_errors" \
+	jq -e '.health == "failing" and .reasons == ["ber"] and .ber_basis == "symbol_errors"' <<<"$k7"
+check "node0009 (FDR-capable, at QDR): judged by symbol errors, speed_not_extended" \
+	jq -e '.speed_active == "QDR" and (.speed_supported | index("FDR")) and
+		.judged_by == "symbol_errors" and .judged_why == "speed_not_extended" and
+		.fec_active == false and .fec != null and .reasons == ["ber"]' <<<"$e9"
+check "... its cable failing for ber" \
+	jq -e '.health == "failing" and .reasons == ["ber"]' <<<"$k9"
+check "node0011 (HDR, RS-FEC): judged by FEC, the symbol errors as effective errors" \
+	jq -e '.speed_active == "HDR" and .judged_by == "fec" and
+		.judged_why == "fec_mode_active" and .fec_active == true and
+		.fec_mode == "rs" and .reasons == ["effective_ber"] and
+		.fec.windows["12m"].effective >= 60000' <<<"$e11"
+check "... its cable degraded for effective_ber, not ber; basis fec" \
+	jq -e '.health == "degraded" and .reasons == ["effective_ber"] and .ber_basis == "fec"' <<<"$k11"
+curl -s -m 5 "$U/metrics" >m4.txt
+g7=$(jq -r .guid <<<"$e7")
+g9=$(jq -r .guid <<<"$e9")
+g11=$(jq -r .guid <<<"$e11")
+check "/metrics: ibwatch_link_judged_by_fec 0 for node0007 (fec_mode_off) and node0009 (speed_not_extended), 1 for node0011" \
+	eval 'grep -q "^ibwatch_link_judged_by_fec{.*receiver_guid=\"$g7\",receiver_port=\"1\",why=\"fec_mode_off\"} 0\$" m4.txt &&
+		grep -q "^ibwatch_link_judged_by_fec{.*receiver_guid=\"$g9\",receiver_port=\"1\",why=\"speed_not_extended\"} 0\$" m4.txt &&
+		grep -q "^ibwatch_link_judged_by_fec{.*receiver_guid=\"$g11\",receiver_port=\"1\",why=\"fec_mode_active\"} 1\$" m4.txt'
 check "the agent stops cleanly at the end" stopped_clean "$agent"
 finish

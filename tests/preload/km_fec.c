@@ -24,8 +24,12 @@
 struct kmf_port {
 	uint16_t lid;
 	uint8_t port;
-	uint8_t mode; /* FECModeActive: 1 Fire Code, 2 RS-FEC, 4 RS-FEC2;
-			 0 in the congestion list */
+	uint8_t mode; /* FECModeActive: 0 none (off), 1 Fire Code, 2 RS-FEC,
+			 4 RS-FEC2; 0 in the congestion list */
+	/* speed=: the active speed its PortInfo says, as LinkSpeedActive
+	 * (4: QDR) and LinkSpeedExtActive (1 FDR .. 8 NDR) bits; 0: as
+	 * ibsim says */
+	uint8_t speed, speed_ext;
 	int nset;
 	struct {
 		int field; /* enum MAD_FIELDS */
@@ -112,6 +116,32 @@ static int cong_field_by_name(const char *name)
 	return -1;
 }
 
+/* 1 when FECModeActive @mode has the counters in the RS-FEC form */
+static int mode_rs(unsigned mode)
+{
+	return mode == 2 || mode == 4;
+}
+
+/* speed=NAME: LinkSpeedActive and LinkSpeedExtActive bits. -1 if none. */
+static int parse_speed(const char *name, struct kmf_port *p)
+{
+	static const char *const ext[] = { "FDR", "EDR", "HDR", "NDR" };
+	unsigned i;
+
+	if (!strcmp(name, "QDR")) {
+		p->speed = 4;
+		p->speed_ext = 0;
+		return 0;
+	}
+	for (i = 0; i < 4; i++)
+		if (!strcmp(name, ext[i])) {
+			p->speed = 4;
+			p->speed_ext = (uint8_t)(1u << i);
+			return 0;
+		}
+	return -1;
+}
+
 /* "LID PORT MODE FIELD=VALUE..." of the fec file (@cong 0), "LID PORT
  * FIELD=VALUE..." of the cong file (@cong 1). */
 static int parse_line(char *line, struct kmf_port *p, int cong)
@@ -129,6 +159,8 @@ static int parse_line(char *line, struct kmf_port *p, int cong)
 	p->lid = (uint16_t)lid;
 	p->port = (uint8_t)port;
 	if (cong)
+		p->mode = 0;
+	else if (!strcmp(mode, "off"))
 		p->mode = 0;
 	else if (!strcmp(mode, "fc"))
 		p->mode = 1;
@@ -154,8 +186,13 @@ static int parse_line(char *line, struct kmf_port *p, int cong)
 			p->have_t0 = 1;
 			continue;
 		}
+		if (!cong && !strcmp(tok, "speed")) {
+			if (parse_speed(eq + 1, p) < 0)
+				return -1;
+			continue;
+		}
 		f = cong ? cong_field_by_name(tok)
-			 : field_by_name(tok, p->mode != 1);
+			 : field_by_name(tok, mode_rs(p->mode));
 		if (f < 0)
 			return -1;
 		p->set[p->nset].field = f;
@@ -308,17 +345,37 @@ static int any_lid(const struct kmf_list *l, uint16_t lid, int rs_only)
 	unsigned i;
 
 	for (i = lower_bound(l, lid, 0); i < l->n && l->v[i].lid == lid; i++)
-		if (!rs_only || l->v[i].mode != 1)
+		if (!rs_only || mode_rs(l->v[i].mode))
 			return 1;
 	return 0;
+}
+
+/* A listed port's speed= in its PortInfo @pi: that speed active, and
+ * enabled and supported with the slower ones (an extended-speeds port
+ * supports FDR at least, so a QDR one is an FDR-capable port trained at
+ * QDR). */
+static void set_speed(uint8_t *pi, const struct kmf_port *p)
+{
+	unsigned ext = p->speed_ext ? p->speed_ext : 1;
+	unsigned upto = (ext << 1) - 1; /* FDR .. the one active */
+
+	mad_set_field(pi, 0, IB_PORT_LINK_SPEED_ACTIVE_F, p->speed);
+	mad_set_field(pi, 0, IB_PORT_LINK_SPEED_ENABLED_F, 7);
+	mad_set_field(pi, 0, IB_PORT_LINK_SPEED_SUPPORTED_F, 7);
+	mad_set_field(pi, 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F, p->speed_ext);
+	mad_set_field(pi, 0, IB_PORT_LINK_SPEED_EXT_ENABLED_F, upto);
+	mad_set_field(pi, 0, IB_PORT_LINK_SPEED_EXT_SUPPORTED_F, upto);
 }
 
 void kmf_portinfo(uint8_t *pi, uint32_t attr_mod)
 {
 	uint16_t lid = (uint16_t)mad_get_field(pi, 0, IB_PORT_LID_F);
 	unsigned port = attr_mod & 0xff;
+	const struct kmf_port *p;
 
-	(void)port;
+	/* a CA answers attribute modifier 0 for the port asked through */
+	if (!port)
+		port = mad_get_field(pi, 0, IB_PORT_LOCAL_PORT_F);
 	pthread_mutex_lock(&kmf.lock);
 	check();
 	/* a CA port's own LID; a switch's port 0 carries the LID and the
@@ -331,6 +388,9 @@ void kmf_portinfo(uint8_t *pi, uint32_t attr_mod)
 			      mad_get_field(pi, 0, IB_PORT_CAPMASK2_F) |
 				      0x0002);
 	}
+	p = lid ? find(&kmf.fec, lid, port) : NULL;
+	if (p && p->speed)
+		set_speed(pi, p);
 	pthread_mutex_unlock(&kmf.lock);
 }
 

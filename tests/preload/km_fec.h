@@ -8,11 +8,19 @@
  *   LID PORT MODE [FIELD=VALUE ...]
  *
  * LID: the port's (a CA's) or its switch's; PORT: the port number; MODE:
- * fc (Fire Code FEC active, the FC-FEC form of the counters), rs (RS-FEC,
- * FECModeActive 2) or rs2 (4), both in the RS-FEC form; FIELD: a
- * PortExtendedSpeedsCounters field by libibmad's name
+ * off (no FEC: FECModeActive 0, the FC-FEC form, all zero unless fields
+ * are given), fc (Fire Code FEC active, the FC-FEC form of the
+ * counters), rs (RS-FEC, FECModeActive 2) or rs2 (4), both in the RS-FEC
+ * form; FIELD: a PortExtendedSpeedsCounters field by libibmad's name
  * (FECCorrectableBlockCtrLane0, PortFECCorrectedSymbolCtr, ...), which
- * is perfquery -T's. The file is read again when it changes, so a test
+ * is perfquery -T's. speed=QDR|FDR|EDR|HDR|NDR among the fields makes
+ * the port's PortInfo say that speed active (LinkSpeedActive QDR, and
+ * LinkSpeedExtActive the extended one, 0 for QDR), SDR to QDR enabled
+ * and supported and the extended speeds from FDR to the active one (FDR
+ * for QDR: an FDR-capable port trained at QDR); core/ibrate.c decodes
+ * the extended speed first. It applies to the PortInfo answers that
+ * carry the LID given (a CA port's; the attribute modifier, or for 0
+ * LocalPortNum, names the port). The file is read again when it changes, so a test
  * sets and changes values while daemons run; fields not given are 0.
  * VALUE+RATE makes a field grow by RATE a second (a decimal number) from
  * the time the file was written (its mtime) or from t0=SECONDS (the

@@ -86,6 +86,10 @@ struct fake {
 	/* if set: a NodeInfo names the node this fabric has at the LID */
 	const struct ibw_fabric *fab;
 	int smi_silent; /* no answer to SMPs (an M_Key we do not have) */
+	/* PortInfoExtended: FECModeActive answered, questions seen, and
+	 * whether it is dropped; PortExtendedSpeedsCounters asked */
+	unsigned pie_mode, pie_asked, pesc_asked;
+	int pie_silent;
 };
 
 /* where the last MAD served went */
@@ -190,6 +194,19 @@ static void serve(struct rig *r, struct fake *fk)
 		if (fk->silent)
 			continue;
 		served_lid = to.lid;
+		if (m[1] == IBW_CLASS_SMI && attr == IBW_ATTR_PORT_INFO_EXT) {
+			uint8_t *pie = m + IB_SMP_DATA_OFFS;
+
+			fk->pie_asked++;
+			if (fk->pie_silent)
+				continue;
+			mad_set_field(pie, 0, IB_PORT_EXT_CAPMASK_F, 1);
+			mad_set_field(pie, 0, IB_PORT_EXT_FEC_MODE_ACTIVE_F,
+				      fk->pie_mode);
+			ibw_mem_make_response(m, 0);
+			ibw_mem_inject(r->t, m, IBW_MAD_SIZE, 0);
+			continue;
+		}
 		if (m[1] == IBW_CLASS_SMI) {
 			/* a reading went backwards: who is at this LID? */
 			assert_int_equal(attr, IBW_ATTR_NODE_INFO);
@@ -233,6 +250,8 @@ static void serve(struct rig *r, struct fake *fk)
 					fk->ext_xmit_pkts);
 			mad_set_field64(d, 0, IB_PC_EXT_XMT_BYTES_F, 100);
 			mad_set_field64(d, 0, IB_PC_EXT_ERR_SYM_F, fk->ext_sym);
+		} else if (attr == IBW_ATTR_PORT_EXT_SPEEDS) {
+			fk->pesc_asked++;
 		} else if (attr == IBW_ATTR_PORT_SAMPLES_CONTROL) {
 			fk->psc_asked++;
 			if (fk->psc_silent)
@@ -1467,6 +1486,94 @@ static void test_vl_xmit_wait(void **state)
 	rig_free(&r);
 }
 
+/* One CA as one_ca(5, 0) whose port advertises extended speeds and
+ * PortInfoExtended: its FEC counters are read. */
+static struct ibw_fabric *one_fec_ca(void)
+{
+	struct ibw_fabric *f = ibw_fabric_new();
+	struct ibw_fnode *n = ibw_fabric_add_node(f, 0x10, 2);
+
+	n->ni.node_type = IBW_NODE_CA;
+	n->ni.num_ports = 1;
+	n->ports[1].have_pi = 1;
+	n->ports[1].pi.state = 4;
+	n->ports[1].pi.lid = 5;
+	n->ports[1].pi.capmask = IBW_CAP_EXT_SPEEDS | IBW_CAP_CAPMASK2;
+	n->ports[1].pi.capmask2 = IBW_CAP2_PORT_INFO_EXT;
+	n->lid = 5;
+	ibw_fabric_freeze(f);
+	return f;
+}
+
+/*
+ * FECModeActive travels with the FEC counters; a PortInfoExtended that
+ * goes unanswered costs them nothing: they are read in the form of the
+ * last mode read ("last_known"), or, with none known, in the FC-FEC
+ * form ("fc_fallback"). The mode is asked where PortInfoExtended is,
+ * whether or not the PMA counts in the RS-FEC form.
+ */
+static void test_fec_mode_and_pie_timeout(void **state)
+{
+	struct fake fk = { 0 };
+	const struct ibw_port_ctrs *p;
+	struct rig r;
+
+	(void)state;
+	rig_init(&r);
+	ibw_fabric_unref(r.f);
+	r.f = one_fec_ca();
+	fk.capmask = 0x1200 | 1u << 14; /* IsRSFECCountersSupported */
+	fk.pie_mode = 2;
+	sweep(&r, &fk);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_non_null(p);
+	assert_non_null(p->fec);
+	assert_int_equal(fk.pie_asked, 1);
+	assert_int_equal(fk.pesc_asked, 1);
+	assert_int_equal(p->fec->layout, IBW_FEC_RS);
+	assert_int_equal(p->fec->mode, 2);
+	assert_int_equal(p->fec->mode_src, IBW_FEC_MODE_READ);
+
+	fk.pie_silent = 1;
+	sweep(&r, &fk);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_true(fk.pie_asked >= 2);
+	assert_int_equal(fk.pesc_asked, 2);
+	assert_int_equal(p->fec_fail, IBW_CTR_FAIL_NONE);
+	assert_int_equal(p->fec->layout, IBW_FEC_RS);
+	assert_int_equal(p->fec->mode, 2);
+	assert_int_equal(p->fec->mode_src, IBW_FEC_MODE_LAST);
+	assert_int_equal(p->fec_lost, 0);
+	rig_free(&r);
+
+	/* no mode known: the FC-FEC form; a PMA without the RS-FEC form
+	 * still has the mode asked */
+	rig_init(&r);
+	ibw_fabric_unref(r.f);
+	r.f = one_fec_ca();
+	memset(&fk, 0, sizeof(fk));
+	fk.pie_silent = 1;
+	sweep(&r, &fk);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_true(fk.pie_asked >= 1);
+	assert_int_equal(fk.pesc_asked, 1);
+	assert_non_null(p->fec);
+	assert_int_equal(p->fec_fail, IBW_CTR_FAIL_NONE);
+	assert_int_equal(p->fec->layout, IBW_FEC_FC);
+	assert_int_equal(p->fec->mode_src, IBW_FEC_MODE_FALLBACK);
+	fk.pie_silent = 0;
+	fk.pie_mode = 0;
+	sweep(&r, &fk);
+	p = ibw_counters_find(r.c, 0x10, 1);
+	assert_int_equal(p->fec->layout, IBW_FEC_FC);
+	assert_int_equal(p->fec->mode, 0);
+	assert_int_equal(p->fec->mode_src, IBW_FEC_MODE_READ);
+	assert_string_equal(ibw_fec_mode_src_name(IBW_FEC_MODE_LAST),
+			    "last_known");
+	assert_string_equal(ibw_fec_mode_name(0), "none");
+	rig_free(&r);
+}
+
 /*
  * PortSamplesControl:Tick is read once per PMA (it is mandatory)
  * and kept: a crafted Tick comes back as it was answered; a PMA that
@@ -1876,6 +1983,7 @@ int main(void)
 		cmocka_unit_test(test_device_lost_mid_sweep),
 		cmocka_unit_test(test_vl_xmit_wait),
 		cmocka_unit_test(test_samples_control_tick),
+		cmocka_unit_test(test_fec_mode_and_pie_timeout),
 		cmocka_unit_test(test_shared_table),
 		cmocka_unit_test(test_unspread_is_bounded),
 		cmocka_unit_test(test_dual_port_ca),

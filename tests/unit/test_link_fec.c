@@ -26,9 +26,26 @@
 
 #define SEC 1000000ull
 #define T0 (1699999200ull * SEC)
+/* 4x EDR: its signalling rate, and that over 10 Gb/s (4x SDR) */
+#define SIG 103.125e9
+#define K 10.3125
 
+/* An EDR port (FEC is judged only where an extended speed runs). */
+static void at_edr(struct side *s)
+{
+	s->pi.capmask |= IBW_CAP_EXT_SPEEDS;
+	s->pi.speed_ext_active = 2;
+	s->pi.speed_ext_enabled = 3;
+	s->pi.speed_ext_supported = 3;
+}
+
+/* FEC counters in @layout, read with FECModeActive RS-FEC (rs) or Fire
+ * Code (fc), at EDR. */
 static void with_fec(struct side *s, enum ibw_fec_layout layout)
 {
+	at_edr(s);
+	s->fec.mode = layout == IBW_FEC_RS ? 2 : 1;
+	s->fec.mode_src = IBW_FEC_MODE_READ;
 	s->fec.layout = (uint8_t)layout;
 	s->fec.have = ~0ull;
 	s->in.fec = &s->fec;
@@ -48,9 +65,9 @@ static int has(const struct ibw_link *k, enum ibw_link_reason r)
 }
 
 /*
- * Lane 2 of the HCA's receiver corrects @rate symbols a second (RS-FEC),
- * read every 10 s for 20 minutes on a 4x SDR link (10 Gb/s signalling):
- * the raw BER is rate / 1e10, lane 2's rate / 2.5e9.
+ * Lane 2 of the HCA's receiver corrects @rate x K symbols a second
+ * (RS-FEC), read every 10 s for 20 minutes on a 4x EDR link (K x 10 Gb/s
+ * signalling): the raw BER is rate / 1e10, lane 2's rate / 2.5e9.
  */
 static struct ibw_link_view *steady(struct ibw_links *l, double rate,
 				    uint64_t *end_t)
@@ -64,7 +81,7 @@ static struct ibw_link_view *steady(struct ibw_links *l, double rate,
 	with_fec(&sw, IBW_FEC_RS);
 	with_fec(&hca, IBW_FEC_RS);
 	for (i = 0; i <= 120; i++, t += 10 * SEC) {
-		uint64_t c = (uint64_t)llround(rate * 10 * i);
+		uint64_t c = (uint64_t)llround(rate * K * 10 * i);
 
 		hca.fec.total[IBW_FEC_CORR_SYM0 + 2] = c;
 		hca.fec.total[IBW_FEC_PORT_CORR_SYM] = c;
@@ -100,7 +117,7 @@ static void test_raw_ber_steady_rate(void **state)
 	assert_non_null(s->fec);
 	assert_int_equal(h->fec->layout, IBW_FEC_RS);
 	assert_int_equal(h->fec->lanes, 4);
-	want = (11000.0 + 0.1) / 1e10;
+	want = (11000.0 * K + 0.1) / SIG;
 	for (int wi = 0; wi < IBW_FWIN_MAX; wi++) {
 		w = &h->fec->win[wi];
 		assert_true(w->bits > 0);
@@ -121,7 +138,7 @@ static void test_raw_ber_steady_rate(void **state)
 	assert_true(fabs(h->fec->win[IBW_FWIN_125M].seconds - 1200) < 0.01);
 	assert_true(fabs(h->fec->win[IBW_FWIN_DAY].seconds - 1200) < 0.01);
 	assert_true(fabs(h->fec->win[IBW_FWIN_125M].corrected -
-			 (11000.0 * 1200 + 120)) < 1);
+			 (11000.0 * K * 1200 + 120)) < 1);
 	/* degraded for raw BER at the HCA, the lane named, the switch's
 	 * receiver clean */
 	assert_int_equal(v->links[0].health, IBW_HEALTH_DEGRADED);
@@ -143,7 +160,7 @@ static void test_raw_ber_steady_rate(void **state)
 	assert_int_equal(v->links[0].health, IBW_HEALTH_OK);
 	assert_int_equal(v->links[0].reasons, 0);
 	assert_int_equal(h->fec->bad_lane, -1);
-	want = 9000.1 / 1e10;
+	want = (9000.0 * K + 0.1) / SIG;
 	assert_true(fabs(v->links[0].raw_ber - want) / want < 0.01);
 	ibw_link_view_unref(v);
 	ibw_links_free(l);
@@ -171,11 +188,12 @@ static void test_no_bad_lane_when_spread(void **state)
 	(void)state;
 	mk(&sw, 0x20, 3, 1, IBW_WIDTH_4X);
 	mk(&hca, 0x10, 1, 0, IBW_WIDTH_4X);
+	at_edr(&sw);
 	with_fec(&hca, IBW_FEC_FC);
 	for (i = 0; i <= 30; i++, t += 10 * SEC) {
 		for (k = 0; k < 4; k++)
 			hca.fec.total[IBW_FEC_CORR_BLK0 + k] =
-				(uint64_t)i * 100000 * (k + 1);
+				(uint64_t)(i * 100000 * K * (k + 1));
 		round_at(l, t, &sw, &hca);
 	}
 	v = ibw_links_view(l, t - 10 * SEC);
@@ -193,8 +211,8 @@ static void test_no_bad_lane_when_spread(void **state)
 
 /*
  * Uncorrectable blocks and symbol errors are the effective errors: one
- * block makes the link effective-BER degraded (at 4x SDR, 1e-14 over 12
- * minutes allows 0.058); the larger of the two counts a reading.
+ * block makes the link effective-BER degraded (at 4x EDR, 1e-14 over 12
+ * minutes allows 0.72); the larger of the two counts a reading.
  */
 static void test_effective(void **state)
 {
@@ -224,7 +242,7 @@ static void test_effective(void **state)
 	assert_int_equal(v->links[0].reasons, IBW_LR_BIT(IBW_LR_EFFECTIVE_BER));
 	assert_int_equal(h->fec->win[IBW_FWIN_SWEEP].uncorrectable, 1);
 	assert_int_equal(h->fec->win[IBW_FWIN_12M].effective, 1);
-	assert_true(fabs(h->fec->win[IBW_FWIN_12M].effective_ber * 60 * 1e10 -
+	assert_true(fabs(h->fec->win[IBW_FWIN_12M].effective_ber * 60 * SIG -
 			 1) < 1e-6);
 	assert_int_equal(h->fec->bad_lane, -1);
 	ibw_link_view_unref(v);
@@ -266,6 +284,204 @@ static void test_no_fec_keeps_estimate(void **state)
 	assert_null(v->links[0].end[1].fec);
 	assert_true(has(&v->links[0], IBW_LR_BER));
 	assert_true(v->links[0].raw_ber < 0 && v->links[0].effective_ber < 0);
+	ibw_link_view_unref(v);
+	ibw_links_free(l);
+}
+
+/* When FEC runs: never below FDR; FECModeActive where it was read;
+ * without it, from HDR on (PAM4 needs RS-FEC), unknown at FDR and EDR. */
+static void test_fec_runs_rule(void **state)
+{
+	enum ibw_link_judge_why why;
+	unsigned m;
+
+	(void)state;
+	for (m = 0; m < 5; m++) {
+		assert_int_equal(ibw_link_fec_runs(IBW_SPEED_SDR, 1, m, &why),
+				 0);
+		assert_int_equal(why, IBW_LJ_SPEED);
+		assert_int_equal(ibw_link_fec_runs(IBW_SPEED_QDR, 1, m, &why),
+				 0);
+		assert_int_equal(ibw_link_fec_runs(IBW_SPEED_FDR10, 1, m, &why),
+				 0);
+		assert_int_equal(why, IBW_LJ_SPEED);
+	}
+	assert_int_equal(ibw_link_fec_runs(IBW_SPEED_QDR, 0, 0, &why), 0);
+	assert_int_equal(ibw_link_fec_runs(IBW_SPEED_EDR, 1, 0, &why), 0);
+	assert_int_equal(why, IBW_LJ_MODE_OFF);
+	assert_int_equal(ibw_link_fec_runs(IBW_SPEED_FDR, 1, 1, &why), 1);
+	assert_int_equal(why, IBW_LJ_MODE_ON);
+	assert_int_equal(ibw_link_fec_runs(IBW_SPEED_EDR, 1, 2, &why), 1);
+	assert_int_equal(ibw_link_fec_runs(IBW_SPEED_FDR, 0, 0, &why), -1);
+	assert_int_equal(why, IBW_LJ_SPEED_OPTIONAL);
+	assert_int_equal(ibw_link_fec_runs(IBW_SPEED_EDR, 0, 2, &why), -1);
+	assert_int_equal(ibw_link_fec_runs(IBW_SPEED_HDR, 0, 0, &why), 1);
+	assert_int_equal(why, IBW_LJ_SPEED_IMPLIES);
+	assert_int_equal(ibw_link_fec_runs(IBW_SPEED_NDR, 0, 0, NULL), 1);
+	assert_int_equal(ibw_link_fec_runs(IBW_SPEED_XDR, 0, 0, NULL), 1);
+	/* a mode read wins over the speed */
+	assert_int_equal(ibw_link_fec_runs(IBW_SPEED_HDR, 1, 0, &why), 0);
+	assert_int_equal(why, IBW_LJ_MODE_OFF);
+	assert_string_equal(ibw_link_judge_why_str(IBW_LJ_MODE_OFF),
+			    "fec_mode_off");
+	assert_string_equal(ibw_link_judge_why_str(IBW_LJ_MAX), "unknown");
+}
+
+/*
+ * The HCA's receiver counts 1,000 symbol errors every 10 s for 5 minutes
+ * (1e-9 and more at the speeds used), its FEC counters read all zero:
+ * the view, built as @s's speed and mode say.
+ */
+static struct ibw_link_view *symbol_errors(struct ibw_links *l, struct side *sw,
+					   struct side *hca)
+{
+	uint64_t t = T0;
+	int i;
+
+	for (i = 0; i <= 30; i++, t += 10 * SEC) {
+		hca->in.err[IBW_LERR_SYMBOL] = 1000ull * (uint64_t)i;
+		round_at(l, t, sw, hca);
+	}
+	return ibw_links_view(l, t - 10 * SEC);
+}
+
+/* Both ends at EDR (ext 2), HDR (4) or QDR with FDR supported (0), FEC
+ * counters in @layout with FECModeActive @mode read (@mode -1: unread). */
+static void both_at(struct side *sw, struct side *hca, unsigned ext,
+		    enum ibw_fec_layout layout, int mode)
+{
+	struct side *e[2] = { sw, hca };
+	int i;
+
+	mk(sw, 0x20, 3, 1, IBW_WIDTH_4X);
+	mk(hca, 0x10, 1, 0, IBW_WIDTH_4X);
+	for (i = 0; i < 2; i++) {
+		with_fec(e[i], layout);
+		e[i]->pi.speed_active = 4; /* QDR */
+		e[i]->pi.speed_enabled = e[i]->pi.speed_supported = 7;
+		e[i]->pi.speed_ext_active = (uint8_t)ext;
+		e[i]->pi.speed_ext_enabled = (uint8_t)(ext ? 2 * ext - 1 : 1);
+		e[i]->pi.speed_ext_supported = e[i]->pi.speed_ext_enabled;
+		e[i]->fec.mode = (uint8_t)(mode < 0 ? 0 : mode);
+		e[i]->fec.mode_src = mode < 0 ? IBW_FEC_MODE_UNREAD
+					      : IBW_FEC_MODE_READ;
+	}
+}
+
+/*
+ * Where FEC does not run the SymbolErrorCounter estimate judges, up to
+ * failing, though the port answers FEC counters (all zero): an EDR link
+ * with FECModeActive 0, an FDR-capable one trained at QDR, an EDR one
+ * whose mode is unknown (a PortInfoExtended timeout with none known).
+ */
+static void test_no_fec_running_judged_by_symbols(void **state)
+{
+	static const struct {
+		unsigned ext;
+		int mode;
+		enum ibw_fec_mode_src src;
+		enum ibw_link_judge_why why;
+		int8_t active;
+	} cases[] = {
+		{ 2, 0, IBW_FEC_MODE_READ, IBW_LJ_MODE_OFF, 0 },
+		{ 0, 0, IBW_FEC_MODE_READ, IBW_LJ_SPEED, 0 },
+		{ 0, -1, IBW_FEC_MODE_UNREAD, IBW_LJ_SPEED, 0 },
+		{ 2, -1, IBW_FEC_MODE_UNREAD, IBW_LJ_SPEED_OPTIONAL, -1 },
+		{ 2, 2, IBW_FEC_MODE_FALLBACK, IBW_LJ_SPEED_OPTIONAL, -1 },
+	};
+	unsigned c;
+
+	(void)state;
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct ibw_links *l = ibw_links_new(NULL);
+		struct ibw_link_view *v;
+		const struct ibw_link_end *h;
+		struct side sw, hca;
+
+		both_at(&sw, &hca, cases[c].ext, IBW_FEC_FC, cases[c].mode);
+		hca.fec.mode_src = sw.fec.mode_src = (uint8_t)cases[c].src;
+		v = symbol_errors(l, &sw, &hca);
+		h = end_by_guid(&v->links[0], 0x10);
+		assert_int_equal(h->sp.speed_active,
+				 cases[c].ext ? IBW_SPEED_EDR : IBW_SPEED_QDR);
+		/* the FEC counters are read and shown, not judged by */
+		assert_non_null(h->fec);
+		assert_true(h->fec->win[IBW_FWIN_12M].bits > 0);
+		assert_int_equal(h->by_fec, 0);
+		assert_int_equal(h->why, cases[c].why);
+		assert_int_equal(h->fec_active, cases[c].active);
+		assert_int_equal(h->fec_mode_src, cases[c].src);
+		assert_int_equal(v->links[0].health, IBW_HEALTH_FAILING);
+		assert_int_equal(h->reasons, IBW_LR_BIT(IBW_LR_BER));
+		/* a QDR link that both ends could run at FDR is slow too */
+		assert_int_equal(
+			v->links[0].reasons,
+			IBW_LR_BIT(IBW_LR_BER) |
+				(cases[c].ext ? 0 : IBW_LR_BIT(IBW_LR_SPEED)));
+		assert_true(v->links[0].raw_ber < 0);
+		ibw_link_view_unref(v);
+		ibw_links_free(l);
+	}
+}
+
+/* Where FEC runs (HDR, mode read or not; EDR with RS-FEC read) the FEC
+ * counters judge: the symbol errors count as effective errors. */
+static void test_fec_running_judged_by_fec(void **state)
+{
+	static const struct {
+		unsigned ext;
+		int mode;
+		enum ibw_link_judge_why why;
+	} cases[] = {
+		{ 4, -1, IBW_LJ_SPEED_IMPLIES },
+		{ 4, 2, IBW_LJ_MODE_ON },
+		{ 2, 2, IBW_LJ_MODE_ON },
+	};
+	unsigned c;
+
+	(void)state;
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct ibw_links *l = ibw_links_new(NULL);
+		struct ibw_link_view *v;
+		const struct ibw_link_end *h;
+		struct side sw, hca;
+
+		both_at(&sw, &hca, cases[c].ext, IBW_FEC_RS, cases[c].mode);
+		v = symbol_errors(l, &sw, &hca);
+		h = end_by_guid(&v->links[0], 0x10);
+		assert_int_equal(h->by_fec, 1);
+		assert_int_equal(h->fec_active, 1);
+		assert_int_equal(h->why, cases[c].why);
+		assert_int_equal(v->links[0].health, IBW_HEALTH_DEGRADED);
+		assert_int_equal(h->reasons, IBW_LR_BIT(IBW_LR_EFFECTIVE_BER));
+		assert_true(v->links[0].effective_ber > 0);
+		ibw_link_view_unref(v);
+		ibw_links_free(l);
+	}
+}
+
+/* The mode is kept from the last FEC reading: a sweep whose FEC read
+ * failed (no fec given) judges by the mode before. */
+static void test_mode_kept(void **state)
+{
+	struct ibw_links *l = ibw_links_new(NULL);
+	struct ibw_link_view *v;
+	const struct ibw_link_end *h;
+	struct side sw, hca;
+	uint64_t t = T0 + 400 * SEC;
+
+	(void)state;
+	both_at(&sw, &hca, 2, IBW_FEC_FC, 0);
+	v = symbol_errors(l, &sw, &hca);
+	ibw_link_view_unref(v);
+	hca.in.fec = NULL;
+	hca.in.err[IBW_LERR_SYMBOL] += 1000;
+	round_at(l, t, &sw, &hca);
+	v = ibw_links_view(l, t);
+	h = end_by_guid(&v->links[0], 0x10);
+	assert_int_equal(h->fec_mode_src, IBW_FEC_MODE_READ);
+	assert_int_equal(h->why, IBW_LJ_MODE_OFF);
+	assert_int_equal(v->links[0].health, IBW_HEALTH_FAILING);
 	ibw_link_view_unref(v);
 	ibw_links_free(l);
 }
@@ -366,8 +582,8 @@ static void test_save_load(void **state)
 	with_fec(&sw, IBW_FEC_RS);
 	with_fec(&hca, IBW_FEC_RS);
 	for (i = 0; i <= 120; i++, t += 10 * SEC) {
-		hca.fec.total[IBW_FEC_CORR_SYM0 + 2] = 150000ull * i;
-		hca.fec.total[IBW_FEC_PORT_CORR_SYM] = 150000ull * i;
+		hca.fec.total[IBW_FEC_CORR_SYM0 + 2] = 1546875ull * i;
+		hca.fec.total[IBW_FEC_PORT_CORR_SYM] = 1546875ull * i;
 		hca.fec.total[IBW_FEC_PORT_UNCORR_BLK] = (uint64_t)(i / 60);
 		round_at(l, t, &sw, &hca);
 	}
@@ -422,15 +638,15 @@ static void test_save_load(void **state)
 	/* The base carries over: what was corrected while the agent was
 	 * away counts at its first reading. */
 	t += 10 * SEC;
-	hca.fec.total[IBW_FEC_CORR_SYM0 + 2] += 150000;
-	hca.fec.total[IBW_FEC_PORT_CORR_SYM] += 150000;
+	hca.fec.total[IBW_FEC_CORR_SYM0 + 2] += 1546875;
+	hca.fec.total[IBW_FEC_PORT_CORR_SYM] += 1546875;
 	round_at(m, t, &sw, &hca);
 	w = ibw_links_view(m, t);
 	assert_true(w->links[0].end[0].fec->win[IBW_FWIN_SWEEP].corrected ==
-		    150000);
-	/* 10 s at 10 Gb/s, in a float */
+		    1546875);
+	/* 10 s at 4x EDR, in a float */
 	assert_true(fabs(w->links[0].end[0].fec->win[IBW_FWIN_SWEEP].bits -
-			 1e11) < 1e11 * 1e-6);
+			 10 * SIG) < 10 * SIG * 1e-6);
 	ibw_link_view_unref(w);
 	ibw_link_view_unref(v);
 	ibw_links_free(m);
@@ -471,6 +687,10 @@ int main(void)
 		cmocka_unit_test(test_no_bad_lane_when_spread),
 		cmocka_unit_test(test_effective),
 		cmocka_unit_test(test_no_fec_keeps_estimate),
+		cmocka_unit_test(test_fec_runs_rule),
+		cmocka_unit_test(test_no_fec_running_judged_by_symbols),
+		cmocka_unit_test(test_fec_running_judged_by_fec),
+		cmocka_unit_test(test_mode_kept),
 		cmocka_unit_test(test_rebase),
 		cmocka_unit_test(test_thresholds_by_name),
 		cmocka_unit_test(test_save_load),

@@ -1356,6 +1356,19 @@ static void rich_links(struct ibw_snapshot *s, struct ibw_links **lp)
 			w ? (double)fx.win[w].effective / fx.win[w].bits : -1;
 	}
 	k->end[1].fec = &fx;
+	/* judged by them: RS-FEC read as active */
+	k->end[1].fec_mode = 2;
+	k->end[1].fec_mode_src = IBW_FEC_MODE_READ;
+	k->end[1].fec_active = 1;
+	k->end[1].by_fec = 1;
+	k->end[1].why = IBW_LJ_MODE_ON;
+	/* the other cable's switch end: PortInfoExtended unanswered, no
+	 * mode known, at a speed where FEC is optional */
+	k = &s->links->links[1];
+	k->end[0].fec_mode_src = IBW_FEC_MODE_FALLBACK;
+	k->end[0].fec_active = -1;
+	k->end[0].why = IBW_LJ_SPEED_OPTIONAL;
+	k = &s->links->links[0];
 	k->raw_ber = fx.win[IBW_FWIN_12M].raw_ber;
 	k->effective_ber = fx.win[IBW_FWIN_12M].effective_ber;
 	*lp = l;
@@ -1479,6 +1492,13 @@ static void test_rich_documents(void **state)
 			      "receiver_port=\"1\",lane=\"2\"} 3.3333e-06"));
 	assert_true(has_line_with(t, "ibwatch_link_bad_lane{",
 				  "receiver_port=\"1\"} 2"));
+	/* judged by its FEC counters, and why; no other receiver has them */
+	assert_true(has_line_with(t, "ibwatch_link_judged_by_fec{",
+				  "receiver_guid=\"0x0002c90300000011\","
+				  "receiver_port=\"1\","
+				  "why=\"fec_mode_active\"} 1"));
+	assert_false(has_line_with(t, "ibwatch_link_judged_by_fec{",
+				   "receiver_guid=\"0x0002c90300000001\""));
 	/* the 4x link has no FEC counters: no such series */
 	assert_false(has_line_with(t, "ibwatch_link_raw_ber{",
 				   "guid=\"0x0002c90300000001\",port=\"1\""));
