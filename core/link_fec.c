@@ -280,6 +280,7 @@ int ibw_lfec_view(const struct ibw_lfec *f, int end, uint64_t now_us,
 	/* A counter stuck at its maximum (reset-counters never) counts
 	 * no more errors: every window reaching to now is unknown, never
 	 * an error rate of 0. */
+	out->saturated = e->sat;
 	for (w = 0; e->sat && w < IBW_FWIN_MAX; w++)
 		out->win[w].raw_ber = out->win[w].effective_ber = -1;
 	return 1;

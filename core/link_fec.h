@@ -62,6 +62,9 @@ struct ibw_link_fec {
 	uint8_t lanes; /* lanes counted: the active width's */
 	int8_t bad_lane; /* the lane named, -1: none */
 	uint8_t raw_state, effective_state; /* enum ibw_link_health */
+	/* The last reading had a counter stuck at its maximum: every
+	 * window's BER is unknown (-1), and so is the link's. */
+	uint8_t saturated;
 	struct ibw_link_fec_win win[IBW_FWIN_MAX];
 };
 

@@ -944,9 +944,12 @@ static void judge(struct ibw_link *k, const struct ibw_link_thresholds *t,
 	}
 	/* The worse direction of a link one of whose directions is
 	 * unknown (a saturated SymbolErrorCounter) is unknown too. */
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < 2; i++) {
 		if (k->end[i].saturated & (1u << IBW_LERR_SYMBOL))
 			k->ber = -1;
+		if (fx[i] && fx[i]->saturated)
+			k->raw_ber = k->effective_ber = -1;
+	}
 }
 
 /* @fxs: room for both ends' FEC windows, used when the link has them;

@@ -203,6 +203,12 @@ static void ber_family(struct ibw_pb *b, const struct ibw_link *const *by,
 
 				if (!f)
 					continue;
+				if (f->saturated) {
+					/* one direction unknown: the worse
+					 * is unknown too */
+					worst = -1;
+					break;
+				}
 				v = effective ? f->win[shown[w]].effective_ber
 					      : f->win[shown[w]].raw_ber;
 				if (v > worst)

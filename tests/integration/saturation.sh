@@ -228,4 +228,11 @@ e11=$(jq -c '.links[].ends[] | select(.name == "node0011 HCA-1") | .fec' links.j
 echo "# node0011's FEC windows: $(jq -c '[.windows | to_entries[] | {(.key): .value.raw_ber}] | add' <<<"$e11")"
 check "node0011's end: raw and effective BER unknown (null) in every window" \
 	jq -e '[.windows[] | .raw_ber, .effective_ber] | length == 8 and all(. == null)' <<<"$e11"
+check "... and its link's raw and effective BER (the worse direction) too" \
+	jq -e '.links[] | select(any(.ends[]; .name == "node0011 HCA-1")) |
+		.raw_ber == null and .effective_ber == null' links.json
+curl -s -m 5 "$U/metrics" >m2.txt
+g11=$(port "$l11" | jq -r .node_guid)
+check "... and /metrics has no raw BER series for it ($g11)" \
+	eval '! grep "^ibwatch_link_raw_ber{" m2.txt | grep -q "$g11"'
 finish
