@@ -4,13 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include <infiniband/mad.h>
 
 #include "km_clear.h"
 #include "km_fec.h"
+#include "km_list.h"
 
 #define KMF_MAX 65536 /* listed ports */
 #define KMF_CHECK_NS 100000000ll /* the file looked at this often */
@@ -22,8 +22,7 @@
 #define ATTR_CONG0 0x0030 /* SwPortVLCongestion .. PortVLXmitTimeCong */
 
 struct kmf_port {
-	uint16_t lid;
-	uint8_t port;
+	struct km_key k;
 	uint8_t mode; /* FECModeActive: 0 none (off), 1 Fire Code, 2 RS-FEC,
 			 4 RS-FEC2; 0 in the congestion list */
 	/* speed=: the active speed its PortInfo says, as LinkSpeedActive
@@ -34,29 +33,26 @@ struct kmf_port {
 	struct {
 		int field; /* enum MAD_FIELDS */
 		uint32_t value;
-		double rate; /* per second since the file's mtime */
+		double rate; /* per second since t0 */
 	} set[72];
-	/* when RATE starts: t0=SECONDS on the line, else the file's mtime */
-	struct timespec t0;
-	int have_t0;
-	unsigned ord; /* its place in the file */
 };
 
-/* One of the two files: its path, what it held when last read. */
-struct kmf_list {
-	char path[600];
-	struct timespec mtime;
-	off_t size;
-	struct kmf_port *v;
-	unsigned n;
-};
+static int parse_line(char *rest, void *rec, int cong);
+
+#define KMF_LIST(c)                                              \
+	{                                                        \
+		.elem = sizeof(struct kmf_port), .max = KMF_MAX, \
+		.parse = parse_line, .arg = (c)                  \
+	}
 
 static struct {
 	pthread_mutex_t lock;
 	long long checked_ns;
-	struct kmf_list fec, cong;
+	struct km_list fec, cong;
 	int others; /* unlisted ports answer too (IBW_KM_PESC) */
-} kmf = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} kmf = { .lock = PTHREAD_MUTEX_INITIALIZER,
+	  .fec = KMF_LIST(0),
+	  .cong = KMF_LIST(1) };
 
 /* The congestion attributes (0x30..0x35): libibmad's first and last
  * field of each. */
@@ -142,22 +138,16 @@ static int parse_speed(const char *name, struct kmf_port *p)
 	return -1;
 }
 
-/* "LID PORT MODE FIELD=VALUE..." of the fec file (@cong 0), "LID PORT
- * FIELD=VALUE..." of the cong file (@cong 1). */
-static int parse_line(char *line, struct kmf_port *p, int cong)
+/* "MODE [speed=S] FIELD=VALUE..." of the fec file (@cong 0),
+ * "FIELD=VALUE..." of the cong file (@cong 1), after LID and PORT. */
+static int parse_line(char *rest, void *rec, int cong)
 {
+	struct kmf_port *p = rec;
 	char mode[8], *tok, *save = NULL, *end;
-	unsigned lid, port;
-	int used;
+	int used = 0;
 
-	memset(p, 0, sizeof(*p));
-	if (cong ? sscanf(line, "%u %u %n", &lid, &port, &used) != 2
-		 : sscanf(line, "%u %u %7s %n", &lid, &port, mode, &used) != 3)
+	if (!cong && sscanf(rest, "%7s %n", mode, &used) != 1)
 		return -1;
-	if (!lid || lid >= 0xc000 || port > 254)
-		return -1;
-	p->lid = (uint16_t)lid;
-	p->port = (uint8_t)port;
 	if (cong)
 		p->mode = 0;
 	else if (!strcmp(mode, "off"))
@@ -170,7 +160,7 @@ static int parse_line(char *line, struct kmf_port *p, int cong)
 		p->mode = 4;
 	else
 		return -1;
-	for (tok = strtok_r(line + used, " \t\n", &save); tok;
+	for (tok = strtok_r(rest + used, " \t\n", &save); tok;
 	     tok = strtok_r(NULL, " \t\n", &save)) {
 		char *eq = strchr(tok, '=');
 		int f;
@@ -178,14 +168,8 @@ static int parse_line(char *line, struct kmf_port *p, int cong)
 		if (!eq || p->nset == 72)
 			return -1;
 		*eq = 0;
-		if (!strcmp(tok, "t0")) {
-			double t = strtod(eq + 1, NULL);
-
-			p->t0.tv_sec = (time_t)t;
-			p->t0.tv_nsec = (long)((t - (double)(time_t)t) * 1e9);
-			p->have_t0 = 1;
+		if (km_key_word(&p->k, tok, eq + 1))
 			continue;
-		}
 		if (!cong && !strcmp(tok, "speed")) {
 			if (parse_speed(eq + 1, p) < 0)
 				return -1;
@@ -203,70 +187,6 @@ static int parse_line(char *line, struct kmf_port *p, int cong)
 	return 0;
 }
 
-static int cmp_port(const void *a, const void *b)
-{
-	const struct kmf_port *x = a, *y = b;
-
-	if (x->lid != y->lid)
-		return x->lid < y->lid ? -1 : 1;
-	if (x->port != y->port)
-		return x->port < y->port ? -1 : 1;
-	return x->ord < y->ord ? -1 : x->ord > y->ord;
-}
-
-/* Under kmf.lock: @l's file read again if it changed. */
-static void reload(struct kmf_list *l, int cong)
-{
-	struct kmf_port *v;
-	struct stat st;
-	char line[4096];
-	unsigned n = 0, cap = 64;
-	FILE *f;
-
-	if (!l->path[0])
-		return;
-	if (stat(l->path, &st) < 0) {
-		free(l->v);
-		l->v = NULL;
-		l->n = 0;
-		return;
-	}
-	if (l->v && st.st_mtim.tv_sec == l->mtime.tv_sec &&
-	    st.st_mtim.tv_nsec == l->mtime.tv_nsec && st.st_size == l->size)
-		return;
-	f = fopen(l->path, "re");
-	if (!f)
-		return;
-	v = calloc(cap, sizeof(*v));
-	while (v && n < KMF_MAX && fgets(line, sizeof(line), f)) {
-		if (n == cap) {
-			struct kmf_port *w = realloc(v, 2 * cap * sizeof(*v));
-
-			if (!w)
-				break;
-			v = w;
-			cap *= 2;
-		}
-		memset(&v[n], 0, sizeof(v[n]));
-		if (line[0] != '#' && parse_line(line, &v[n], cong) == 0) {
-			if (!v[n].have_t0)
-				v[n].t0 = st.st_mtim;
-			v[n].ord = n;
-			n++;
-		}
-	}
-	fclose(f);
-	if (!v)
-		return;
-	/* by LID and port (the first listed first), for bsearch */
-	qsort(v, n, sizeof(*v), cmp_port);
-	free(l->v);
-	l->v = v;
-	l->n = n;
-	l->mtime = st.st_mtim;
-	l->size = st.st_size;
-}
-
 /* Under kmf.lock: both files, at most every KMF_CHECK_NS. */
 static void check(void)
 {
@@ -275,17 +195,8 @@ static void check(void)
 	if (kmf.checked_ns && now - kmf.checked_ns < KMF_CHECK_NS)
 		return;
 	kmf.checked_ns = now;
-	reload(&kmf.fec, 0);
-	reload(&kmf.cong, 1);
-}
-
-/* The largest value field @f holds: its width, from libibmad's table. */
-static uint32_t field_max(int f)
-{
-	uint8_t buf[256] = { 0 };
-
-	mad_set_field(buf, 0, (enum MAD_FIELDS)f, 0xffffffffu);
-	return mad_get_field(buf, 0, (enum MAD_FIELDS)f);
+	km_list_reload(&kmf.fec);
+	km_list_reload(&kmf.cong);
 }
 
 /* A FEC field's bit in the CounterSelect of its form: its place among
@@ -304,48 +215,23 @@ static unsigned fec_bit(int field)
 static uint32_t value_now(const struct kmf_port *p, unsigned i, int fec)
 {
 	int f = p->set[i].field;
-	long long cleared = fec ? kmc_last(p->lid, p->port, KMC_FEC, fec_bit(f))
-				: 0;
+	long long cleared =
+		fec ? kmc_last(p->k.lid, p->k.port, KMC_FEC, fec_bit(f)) : 0;
 	uint64_t v =
-		kmc_value(p->set[i].value, p->set[i].rate, &p->t0, cleared);
-	uint32_t max = field_max(f);
+		kmc_value(p->set[i].value, p->set[i].rate, &p->k.t0, cleared);
+	uint32_t max = km_field_max(f);
 
 	return v > max ? max : (uint32_t)v;
 }
 
-/* The first of @l's ports at @lid whose port is @port or more. */
-static unsigned lower_bound(const struct kmf_list *l, uint16_t lid,
-			    unsigned port)
-{
-	unsigned lo = 0, hi = l->n;
-
-	while (lo < hi) {
-		unsigned mid = lo + (hi - lo) / 2;
-		const struct kmf_port *p = &l->v[mid];
-
-		if (p->lid < lid || (p->lid == lid && p->port < port))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static const struct kmf_port *find(const struct kmf_list *l, uint16_t lid,
-				   unsigned port)
-{
-	unsigned i = lower_bound(l, lid, port);
-
-	return i < l->n && l->v[i].lid == lid && l->v[i].port == port ? &l->v[i]
-								      : NULL;
-}
-
-static int any_lid(const struct kmf_list *l, uint16_t lid, int rs_only)
+static int any_lid(const struct km_list *l, uint16_t lid, int rs_only)
 {
 	unsigned i;
 
-	for (i = lower_bound(l, lid, 0); i < l->n && l->v[i].lid == lid; i++)
-		if (!rs_only || mode_rs(l->v[i].mode))
+	for (i = km_list_lower_bound(l, lid, 0);
+	     i < l->n && km_list_key(l, i)->lid == lid; i++)
+		if (!rs_only ||
+		    mode_rs(((const struct kmf_port *)km_list_rec(l, i))->mode))
 			return 1;
 	return 0;
 }
@@ -388,7 +274,7 @@ void kmf_portinfo(uint8_t *pi, uint32_t attr_mod)
 			      mad_get_field(pi, 0, IB_PORT_CAPMASK2_F) |
 				      0x0002);
 	}
-	p = lid ? find(&kmf.fec, lid, port) : NULL;
+	p = lid ? km_list_find(&kmf.fec, lid, port) : NULL;
 	if (p && p->speed)
 		set_speed(pi, p);
 	pthread_mutex_unlock(&kmf.lock);
@@ -428,7 +314,7 @@ int kmf_answer(uint8_t *mad, unsigned len, uint16_t dlid)
 	if (attr >= ATTR_CONG0 && attr < ATTR_CONG0 + 6 && mad[1] == 0x04) {
 		/* a node listed in the cong file has them on every port */
 		port = mad_get_field(mad + PMA_DATA, 0, IB_PC_PORT_SELECT_F);
-		p = find(&kmf.cong, dlid, port);
+		p = km_list_find(&kmf.cong, dlid, port);
 		if (p || any_lid(&kmf.cong, dlid, 0)) {
 			int lo = cong_fields[attr - ATTR_CONG0][0];
 			int hi = cong_fields[attr - ATTR_CONG0][1];
@@ -456,7 +342,7 @@ int kmf_answer(uint8_t *mad, unsigned len, uint16_t dlid)
 	 */
 	if (attr == ATTR_PIE) {
 		port = mad_get_field(mad, 0, IB_MAD_ATTRMOD_F) & 0xff;
-		p = find(&kmf.fec, dlid, port);
+		p = km_list_find(&kmf.fec, dlid, port);
 		if (p || kmf.others) {
 			memset(mad + SMP_DATA, 0, len - SMP_DATA);
 			mad_set_field(mad + SMP_DATA, 0, IB_PORT_EXT_CAPMASK_F,
@@ -468,7 +354,7 @@ int kmf_answer(uint8_t *mad, unsigned len, uint16_t dlid)
 		}
 	} else {
 		port = mad_get_field(mad + PMA_DATA, 0, IB_PESC_PORT_SELECT_F);
-		p = find(&kmf.fec, dlid, port);
+		p = km_list_find(&kmf.fec, dlid, port);
 		if (p || kmf.others) {
 			memset(mad + PMA_DATA, 0, len - PMA_DATA);
 			mad_set_field(mad + PMA_DATA, 0, IB_PESC_PORT_SELECT_F,
@@ -517,9 +403,12 @@ void kmf_set(const uint8_t *mad, uint16_t dlid)
 	sel = mad_get_field64(pesc, 0, IB_PESC_COUNTER_SELECT_F);
 	pthread_mutex_lock(&kmf.lock);
 	check();
-	for (i = lower_bound(&kmf.fec, dlid, 0);
-	     i < kmf.fec.n && kmf.fec.v[i].lid == dlid; i++)
-		if (port == 0xff || kmf.fec.v[i].port == port)
-			kmc_clear(dlid, kmf.fec.v[i].port, KMC_FEC, sel);
+	for (i = km_list_lower_bound(&kmf.fec, dlid, 0);
+	     i < kmf.fec.n && km_list_key(&kmf.fec, i)->lid == dlid; i++) {
+		unsigned pi = km_list_key(&kmf.fec, i)->port;
+
+		if (port == 0xff || pi == port)
+			kmc_clear(dlid, pi, KMC_FEC, sel);
+	}
 	pthread_mutex_unlock(&kmf.lock);
 }

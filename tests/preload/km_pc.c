@@ -4,12 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include <infiniband/mad.h>
 
 #include "km_clear.h"
+#include "km_list.h"
 #include "km_pc.h"
 
 #define KMP_MAX 65536 /* listed ports */
@@ -53,31 +53,28 @@ static const struct {
 #define CTR_QP1 13 /* QP1Dropped's index */
 
 struct kmp_port {
-	uint16_t lid;
-	uint8_t port;
+	struct km_key k;
 	uint8_t x; /* the x flag */
 	uint32_t have; /* bit i: ctrs[i] listed */
 	uint64_t value[NCTR];
 	double rate[NCTR];
-	struct timespec t0; /* t0=SECONDS, else the file's mtime */
-	int have_t0;
-	unsigned ord; /* its place in the file */
 };
+
+static int parse_line(char *rest, void *rec, int arg);
 
 static struct {
 	pthread_mutex_t lock;
-	char path[600];
 	long long checked_ns;
-	struct timespec mtime;
-	off_t size;
-	struct kmp_port *v;
-	unsigned n;
-} kmp = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct km_list l;
+} kmp = { .lock = PTHREAD_MUTEX_INITIALIZER,
+	  .l = { .elem = sizeof(struct kmp_port),
+		 .max = KMP_MAX,
+		 .parse = parse_line } };
 
 void kmp_init(const char *state_dir)
 {
 	if (state_dir && *state_dir)
-		snprintf(kmp.path, sizeof(kmp.path), "%s/pc", state_dir);
+		snprintf(kmp.l.path, sizeof(kmp.l.path), "%s/pc", state_dir);
 }
 
 static int ctr_by_name(const char *name)
@@ -90,30 +87,15 @@ static int ctr_by_name(const char *name)
 	return -1;
 }
 
-/* The largest value field @f holds: its width, from libibmad's table. */
-static uint32_t field_max(int f)
+/* "[x] FIELD=VALUE[+RATE] ... [t0=SECONDS]" after LID and PORT */
+static int parse_line(char *rest, void *rec, int arg)
 {
-	uint8_t buf[256] = { 0 };
-
-	mad_set_field(buf, 0, (enum MAD_FIELDS)f, 0xffffffffu);
-	return mad_get_field(buf, 0, (enum MAD_FIELDS)f);
-}
-
-/* "LID PORT [x] FIELD=VALUE[+RATE] ... [t0=SECONDS]" */
-static int parse_line(char *line, struct kmp_port *p)
-{
+	struct kmp_port *p = rec;
 	char *tok, *save = NULL, *end;
-	unsigned lid, port;
-	int used, i;
+	int i;
 
-	memset(p, 0, sizeof(*p));
-	if (sscanf(line, "%u %u %n", &lid, &port, &used) != 2)
-		return -1;
-	if (!lid || lid >= 0xc000 || port > 254)
-		return -1;
-	p->lid = (uint16_t)lid;
-	p->port = (uint8_t)port;
-	for (tok = strtok_r(line + used, " \t\n", &save); tok;
+	(void)arg;
+	for (tok = strtok_r(rest, " \t\n", &save); tok;
 	     tok = strtok_r(NULL, " \t\n", &save)) {
 		char *eq = strchr(tok, '=');
 
@@ -124,14 +106,8 @@ static int parse_line(char *line, struct kmp_port *p)
 		if (!eq)
 			return -1;
 		*eq = 0;
-		if (!strcmp(tok, "t0")) {
-			double t = strtod(eq + 1, NULL);
-
-			p->t0.tv_sec = (time_t)t;
-			p->t0.tv_nsec = (long)((t - (double)(time_t)t) * 1e9);
-			p->have_t0 = 1;
+		if (km_key_word(&p->k, tok, eq + 1))
 			continue;
-		}
 		i = ctr_by_name(tok);
 		if (i < 0)
 			return -1;
@@ -142,100 +118,24 @@ static int parse_line(char *line, struct kmp_port *p)
 	return 0;
 }
 
-static int cmp_port(const void *a, const void *b)
-{
-	const struct kmp_port *x = a, *y = b;
-
-	if (x->lid != y->lid)
-		return x->lid < y->lid ? -1 : 1;
-	if (x->port != y->port)
-		return x->port < y->port ? -1 : 1;
-	return x->ord < y->ord ? -1 : x->ord > y->ord;
-}
-
 /* Under kmp.lock: the file read again if it changed, at most every
  * KMP_CHECK_NS. */
 static void check(void)
 {
-	struct kmp_port *v;
 	struct timespec now;
-	struct stat st;
-	char line[4096];
-	unsigned n = 0, cap = 64;
 	long long t;
-	FILE *f;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	t = now.tv_sec * 1000000000ll + now.tv_nsec;
-	if (!kmp.path[0] ||
-	    (kmp.checked_ns && t - kmp.checked_ns < KMP_CHECK_NS))
+	if (kmp.checked_ns && t - kmp.checked_ns < KMP_CHECK_NS)
 		return;
 	kmp.checked_ns = t;
-	if (stat(kmp.path, &st) < 0) {
-		free(kmp.v);
-		kmp.v = NULL;
-		kmp.n = 0;
-		return;
-	}
-	if (kmp.v && st.st_mtim.tv_sec == kmp.mtime.tv_sec &&
-	    st.st_mtim.tv_nsec == kmp.mtime.tv_nsec && st.st_size == kmp.size)
-		return;
-	f = fopen(kmp.path, "re");
-	if (!f)
-		return;
-	v = calloc(cap, sizeof(*v));
-	while (v && n < KMP_MAX && fgets(line, sizeof(line), f)) {
-		if (n == cap) {
-			struct kmp_port *w = realloc(v, 2 * cap * sizeof(*v));
-
-			if (!w)
-				break;
-			v = w;
-			cap *= 2;
-		}
-		if (line[0] != '#' && parse_line(line, &v[n]) == 0) {
-			if (!v[n].have_t0)
-				v[n].t0 = st.st_mtim;
-			v[n].ord = n;
-			n++;
-		}
-	}
-	fclose(f);
-	if (!v)
-		return;
-	/* by LID and port (the first listed first), for bsearch */
-	qsort(v, n, sizeof(*v), cmp_port);
-	free(kmp.v);
-	kmp.v = v;
-	kmp.n = n;
-	kmp.mtime = st.st_mtim;
-	kmp.size = st.st_size;
+	km_list_reload(&kmp.l);
 }
 
-/* The first listed port at @lid whose port is @port or more. */
-static unsigned lower_bound(uint16_t lid, unsigned port)
+static const struct kmp_port *port_at(unsigned i)
 {
-	unsigned lo = 0, hi = kmp.n;
-
-	while (lo < hi) {
-		unsigned mid = lo + (hi - lo) / 2;
-		const struct kmp_port *p = &kmp.v[mid];
-
-		if (p->lid < lid || (p->lid == lid && p->port < port))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static const struct kmp_port *find(uint16_t lid, unsigned port)
-{
-	unsigned i = lower_bound(lid, port);
-
-	return i < kmp.n && kmp.v[i].lid == lid && kmp.v[i].port == port
-		       ? &kmp.v[i]
-		       : NULL;
+	return km_list_rec(&kmp.l, i);
 }
 
 /* What the node at @lid has: 1 listed, 2 an x line, 4 QP1Dropped. */
@@ -243,9 +143,10 @@ static unsigned node_flags(uint16_t lid)
 {
 	unsigned i, fl = 0;
 
-	for (i = lower_bound(lid, 0); i < kmp.n && kmp.v[i].lid == lid; i++)
-		fl |= 1 | (kmp.v[i].x ? 2 : 0) |
-		      (kmp.v[i].have >> CTR_QP1 & 1 ? 4 : 0);
+	for (i = km_list_lower_bound(&kmp.l, lid, 0);
+	     i < kmp.l.n && port_at(i)->k.lid == lid; i++)
+		fl |= 1 | (port_at(i)->x ? 2 : 0) |
+		      (port_at(i)->have >> CTR_QP1 & 1 ? 4 : 0);
 	return fl;
 }
 
@@ -275,8 +176,8 @@ void kmp_pma_cpi(uint8_t *cpi, uint16_t lid)
 /* Counter @i of @p now: its true value since its last clear. */
 static uint64_t value_now(const struct kmp_port *p, unsigned i)
 {
-	return kmc_value(p->value[i], p->rate[i], &p->t0,
-			 kmc_last(p->lid, p->port, KMC_PC, i));
+	return kmc_value(p->value[i], p->rate[i], &p->k.t0,
+			 kmc_last(p->k.lid, p->k.port, KMC_PC, i));
 }
 
 void kmp_answer(uint8_t *pc, unsigned attr, uint16_t lid)
@@ -290,7 +191,7 @@ void kmp_answer(uint8_t *pc, unsigned attr, uint16_t lid)
 	port = mad_get_field(pc, 0, IB_PC_PORT_SELECT_F);
 	pthread_mutex_lock(&kmp.lock);
 	check();
-	p = port == ALL_PORTS ? NULL : find(lid, port);
+	p = port == ALL_PORTS ? NULL : km_list_find(&kmp.l, lid, port);
 	x = p ? node_flags(lid) & 2 : 0;
 	for (i = 0; p && i < NCTR; i++) {
 		uint64_t v;
@@ -300,7 +201,7 @@ void kmp_answer(uint8_t *pc, unsigned attr, uint16_t lid)
 		v = value_now(p, i);
 		if (attr == ATTR_PC) {
 			/* saturated at the field's width, as hardware's */
-			uint32_t max = field_max(ctrs[i].pc);
+			uint32_t max = km_field_max(ctrs[i].pc);
 
 			mad_set_field(pc, 0, (enum MAD_FIELDS)ctrs[i].pc,
 				      v > max ? max : (uint32_t)v);
@@ -328,7 +229,7 @@ static void clear_port(const struct kmp_port *p, unsigned attr, uint64_t sel,
 		if (p->have >> i & 1 && sel >> bit & 1)
 			mask |= 1ull << i;
 	}
-	kmc_clear(p->lid, p->port, KMC_PC, mask);
+	kmc_clear(p->k.lid, p->k.port, KMC_PC, mask);
 }
 
 void kmp_set(const uint8_t *pc, unsigned attr, uint16_t dlid)
@@ -351,8 +252,9 @@ void kmp_set(const uint8_t *pc, unsigned attr, uint16_t dlid)
 	pthread_mutex_lock(&kmp.lock);
 	check();
 	x = node_flags(dlid) & 2;
-	for (i = lower_bound(dlid, 0); i < kmp.n && kmp.v[i].lid == dlid; i++)
-		if (port == ALL_PORTS || kmp.v[i].port == port)
-			clear_port(&kmp.v[i], attr, sel, x);
+	for (i = km_list_lower_bound(&kmp.l, dlid, 0);
+	     i < kmp.l.n && port_at(i)->k.lid == dlid; i++)
+		if (port == ALL_PORTS || port_at(i)->k.port == port)
+			clear_port(port_at(i), attr, sel, x);
 	pthread_mutex_unlock(&kmp.lock);
 }
