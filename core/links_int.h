@@ -119,4 +119,10 @@ struct lstate *ibw_links_get(struct ibw_links *l, uint64_t ga, uint8_t pa,
 /* 1 if any of the NERR counts is not 0. */
 int ibw_links_any_error(const uint32_t *err);
 
+/* link_judge.c: the health and reasons of link @k, filled but for them,
+ * against @t: @missing, the last round did not have it; @fx, each end's
+ * FEC windows (NULL: none), judged here too. */
+void ibw_link_judge(struct ibw_link *k, const struct ibw_link_thresholds *t,
+		    int missing, struct ibw_link_fec *const fx[2]);
+
 #endif
