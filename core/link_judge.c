@@ -422,10 +422,13 @@ void ibw_link_judge(struct ibw_link *k, const struct ibw_link_thresholds *t,
 			k->xmit_wait_ratio = s->xmit_wait_ratio;
 	}
 	/* The worse direction of a link one of whose directions is
-	 * unknown (a saturated SymbolErrorCounter) is unknown too. */
+	 * unknown (a saturated SymbolErrorCounter, PortXmitWait or FEC
+	 * counter) is unknown too. */
 	for (i = 0; i < 2; i++) {
 		if (k->end[i].saturated & (1u << IBW_LERR_SYMBOL))
 			k->ber = -1;
+		if (k->end[i].saturated & IBW_LINK_SAT_XMIT_WAIT)
+			k->xmit_wait_ratio = -1;
 		if (fx[i] && fx[i]->saturated)
 			k->raw_ber = k->effective_ber = -1;
 	}

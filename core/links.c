@@ -597,6 +597,9 @@ static size_t fill(struct ibw_link *k, const struct lstate *s, uint64_t now_us,
 		if (x->saturated & (1u << IBW_LERR_SYMBOL))
 			x->win[IBW_LWIN_SWEEP].ber = x->win[IBW_LWIN_HOUR].ber =
 				-1;
+		if (x->saturated & IBW_LINK_SAT_XMIT_WAIT)
+			x->win[IBW_LWIN_SWEEP].xmit_wait_ratio =
+				x->win[IBW_LWIN_HOUR].xmit_wait_ratio = -1;
 	}
 	k->seen_us = s->seen_us;
 	for (i = 0; s->fec && fxs && i < 2; i++)

@@ -130,7 +130,9 @@ struct ibw_link_end_in {
 	uint64_t err[IBW_LERR_MAX];
 	uint64_t xmit_wait; /* PortXmitWait, ticks */
 	uint64_t xmit_bytes; /* PortXmitData, in bytes */
-	uint32_t saturated; /* bit e: err[e]'s field is saturated */
+	/* bit e: err[e]'s field is saturated; IBW_LINK_SAT_XMIT_WAIT:
+	 * PortXmitWait's */
+	uint32_t saturated;
 	/* PortSamplesControl:Tick, -1 when not read: then taken as 0, the
 	 * spec's shortest tick (one symbol time), which makes the ratio a
 	 * lower bound. */
@@ -144,6 +146,10 @@ struct ibw_link_end_in {
 	 * NULL: none (the port has no FEC counters). Not kept. */
 	const struct ibw_fec *fec;
 };
+
+/* In saturated (ends in and out): PortXmitWait is stuck at its maximum,
+ * the transmit-wait ratio of the windows reaching to now unknown. */
+#define IBW_LINK_SAT_XMIT_WAIT (1u << 31)
 
 enum ibw_link_window {
 	IBW_LWIN_SWEEP, /* the last reading against the one before */

@@ -50,6 +50,8 @@ static void link_end(struct ibw_monitor *m, const struct ibw_fnode *n,
 			e->saturated |= 1u << k;
 	}
 	e->xmit_wait = c->v[IBW_CTR_XMIT_WAIT].total;
+	if (c->v[IBW_CTR_XMIT_WAIT].saturated)
+		e->saturated |= IBW_LINK_SAT_XMIT_WAIT;
 	e->xmit_bytes = c->v[IBW_CTR_XMIT_DATA].total;
 	/* only a reading of this sweep: old totals would add bits without
 	 * corrections and thin the raw BER out */

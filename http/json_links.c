@@ -248,6 +248,8 @@ static json_t *link_end(const struct ibw_link_end *x)
 		if (x->saturated & (1u << k))
 			json_array_append_new(sat,
 					      json_string(ibw_link_err_key(k)));
+	if (x->saturated & IBW_LINK_SAT_XMIT_WAIT)
+		json_array_append_new(sat, json_string("transmit_wait"));
 	json_object_set_new(o, "saturated", sat);
 	json_object_set_new(o, "tick_source",
 			    json_string(x->tick >= 0 ? "read" : "assumed"));
@@ -570,6 +572,8 @@ static void link_end_write(struct ibw_jw *w, const struct ibw_link_end *x)
 	for (k = 0; k < IBW_LERR_MAX; k++)
 		if (x->saturated & (1u << k))
 			ibw_jw_string(w, ibw_link_err_key(k));
+	if (x->saturated & IBW_LINK_SAT_XMIT_WAIT)
+		ibw_jw_string(w, "transmit_wait");
 	ibw_jw_end(w);
 	ibw_jw_key(w, "speed_active");
 	speed_write(w, x->sp.speed_active);

@@ -19,9 +19,9 @@
 #    clear is ever sent to it, and its totals equal perfquery -x.
 #    The SM's node (node0016) has FEC and congestion counters in JSON and
 #    /metrics, and --once reads its congestion counters.
-# 2. reset-counters never: node0009's SymbolErrorCounter and node0011's
-#    FEC counter stuck at their maximum while errors flow: nothing is
-#    cleared, both are listed as saturated, and every window that reaches
+# 2. reset-counters never: node0009's SymbolErrorCounter and PortXmitWait
+#    and node0011's FEC counter stuck at their maximum while errors flow:
+#    nothing is cleared, all are listed as saturated, every window that reaches
 #    to now says unknown (null), never 0.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -196,7 +196,7 @@ pids=() # the only process it started so far, stopped
 # 2. reset-counters never: counters stuck at their maximum.
 t1=$(date +%s)
 cat >"$pcf.tmp" <<EOF
-$l9 1 SymbolErrorCounter=70000+100 t0=$t1
+$l9 1 SymbolErrorCounter=70000+100 PortXmitWait=4294967295+1000 t0=$t1
 EOF
 mv "$pcf.tmp" "$pcf"
 cat >"$fecf.tmp" <<EOF
@@ -222,6 +222,10 @@ echo "# node0009's link: $(jq -c '{ber, health, e: [.ends[] | {name, hour: .wind
 check "node0009's end: the sweep and hour BER unknown (null), and the link's" \
 	jq -e '.ber == null and (.ends[] | select(.name == "node0009 HCA-1") |
 		.windows.hour.ber == null and .windows.sweep.ber == null)' <<<"$e9"
+check "... its PortXmitWait stuck too: no wait ratio (null), the link's neither" \
+	jq -e '.xmit_wait_ratio == null and (.ends[] | select(.name == "node0009 HCA-1") |
+		(.saturated | index("transmit_wait") != null) and
+		.windows.hour.xmit_wait_ratio == null and .windows.sweep.xmit_wait_ratio == null)' <<<"$e9"
 check "node0011: PortFECCorrectedSymbolCtr saturated" \
 	eval 'port "$l11" | jq -e ".counters.fec.saturated | index(\"PortFECCorrectedSymbolCtr\") != null"'
 e11=$(jq -c '.links[].ends[] | select(.name == "node0011 HCA-1") | .fec' links.json)

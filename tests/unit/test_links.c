@@ -705,6 +705,16 @@ static void test_saturated_ber_unknown(void **state)
 	/* the other direction still has its own */
 	e = end_by_guid(&v->links[0], 0x10);
 	assert_true(e->win[IBW_LWIN_HOUR].ber == 0);
+	assert_true(e->win[IBW_LWIN_HOUR].xmit_wait_ratio >= 0);
+	ibw_link_view_free(v);
+	/* a PortXmitWait stuck at 2^32 - 1: no wait ratio, not 0 */
+	s[1].in.saturated = IBW_LINK_SAT_XMIT_WAIT;
+	round_at(l, T0 + 200 * SEC, s, 1);
+	v = ibw_links_view(l, T0 + 200 * SEC);
+	e = end_by_guid(&v->links[0], 0x10);
+	assert_true(e->win[IBW_LWIN_SWEEP].xmit_wait_ratio < 0);
+	assert_true(e->win[IBW_LWIN_HOUR].xmit_wait_ratio < 0);
+	assert_true(v->links[0].xmit_wait_ratio < 0);
 	ibw_link_view_free(v);
 	ibw_links_free(l);
 }
