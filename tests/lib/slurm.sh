@@ -65,10 +65,13 @@ EOF
 		slurmd -D -N "$name" >"$dir/slurmd-$name.out" 2>&1 &
 		slurm_pids+=("$!")
 	done
-	for _ in $(seq 1 100); do
+	# 16 slurmd register in 2-3 s alone; on a loaded 2-core machine
+	# (the sanitizer suite beside other work) 10 s was seen not to do
+	for _ in $(seq 1 300); do
 		[ "$(sinfo -h -o '%T %D' 2>/dev/null)" = "idle $n" ] && return 0
 		sleep 0.1
 	done
+	sinfo -h -o '%T %D' >&2
 	return 1
 }
 slurm_stop() {
