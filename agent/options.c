@@ -115,6 +115,11 @@ static const struct choice reset_groups[] = {
 	{ "all", 3 },
 	{ NULL, 0 },
 };
+static const struct choice counter_aligns[] = {
+	{ "scrapers", 0 },
+	{ "interval", 1 },
+	{ NULL, 0 },
+};
 static const struct choice counter_checks[] = {
 	{ "always", IBW_CHECK_ALWAYS },
 	{ "in-flux", IBW_CHECK_IN_FLUX },
@@ -210,6 +215,12 @@ static const struct opt table[] = {
 	  NUM(mon.counters_full_speed),
 	  .help = "read every counter sweep at full speed, none spread over "
 		  "the interval (for benchmarks)" },
+	{ OPT("counter-align", T_CHOICE, IBW_OPT_RESTART),
+	  NUM(mon.no_scrape_align), .choices = counter_aligns, .def = 0,
+	  .arg = "scrapers|interval",
+	  .help = "counter sweeps aligned with the scrapers of /metrics "
+		  "(their interval divides the scrapers', at most "
+		  "counter-interval), or every counter-interval" },
 	{ OPT("state-file", T_STRING, IBW_OPT_RESTART), STR(mon.state_file),
 	  .def_str = IBW_DEFAULT_STATE_FILE, .arg = "PATH",
 	  .help = "counter totals kept here" },

@@ -488,8 +488,10 @@ static void schedule_next(struct ibw_monitor *m, enum ibw_sweep_reason why)
 {
 	uint64_t now = ibw_now_us(), c = m->o.counter_interval_us;
 
-	if (why == IBW_SWEEP_INTERVAL && m->ctr_next_us &&
-	    now >= m->ctr_next_us && now - m->ctr_next_us < c / 4)
+	if (m->plan.nscrapers)
+		m->ctr_next_us = m->plan.start_us;
+	else if (why == IBW_SWEEP_INTERVAL && m->ctr_next_us &&
+		 now >= m->ctr_next_us && now - m->ctr_next_us < c / 4)
 		m->ctr_next_us += c;
 	else
 		m->ctr_next_us = now + c;
@@ -510,6 +512,40 @@ static void schedule_next(struct ibw_monitor *m, enum ibw_sweep_reason why)
  * reading twice, then two at once: rates of 0, then of 1.8 times the
  * truth.
  */
+/*
+ * The schedule for the sweep about to start and the next: aligned with
+ * the scrapers of /metrics when they allow it (core/scrapers.h), so
+ * that each scrape finds every port read one scrape period after the
+ * reading the scrape before found, by a sweep that ended well before
+ * it; else every counter interval. Said when it changes.
+ */
+static void plan_sweeps(struct ibw_monitor *m)
+{
+	struct ibw_sweep_plan p;
+	unsigned pct = m->o.counters_full_speed ? 0 : m->o.spread_percent;
+
+	memset(&p, 0, sizeof(p));
+	if (!m->periodic || m->o.no_scrape_align ||
+	    !ibw_scrapers_plan(m->scrapers, ibw_now_us(),
+			       m->o.counter_interval_us, pct, &p))
+		p.interval_us = m->o.counter_interval_us;
+	if (p.nscrapers != m->plan.nscrapers ||
+	    p.interval_us != m->plan.interval_us) {
+		if (p.nscrapers)
+			log_info("counters",
+				 "counter sweeps every %.3g s, aligned with "
+				 "%u scraper%s of /metrics",
+				 (double)p.interval_us / 1e6, p.nscrapers,
+				 p.nscrapers == 1 ? "" : "s");
+		else if (m->plan.nscrapers)
+			log_info("counters",
+				 "counter sweeps every %.3g s: no steady "
+				 "scraper of /metrics to align with",
+				 (double)p.interval_us / 1e6);
+	}
+	m->plan = p;
+}
+
 static void start_counters(struct ibw_monitor *m, enum ibw_sweep_reason why)
 {
 	uint64_t spread = 0;
@@ -528,9 +564,12 @@ static void start_counters(struct ibw_monitor *m, enum ibw_sweep_reason why)
 		}
 		return;
 	}
+	plan_sweeps(m);
 	if (m->periodic && why == IBW_SWEEP_INTERVAL &&
 	    !m->o.counters_full_speed)
-		spread = m->o.counter_interval_us * m->o.spread_percent / 100;
+		spread = m->plan.nscrapers ? m->plan.spread_us
+					   : m->o.counter_interval_us *
+						     m->o.spread_percent / 100;
 	m->ctr_reason = why;
 	if (why != IBW_SWEEP_INTERVAL)
 		log_info("counters", "counter sweep at full speed (%s)",
@@ -564,6 +603,33 @@ static void on_ctr_timer(struct ibw_timer *t, void *arg)
 		return;
 	}
 	start_counters(m, IBW_SWEEP_INTERVAL);
+}
+
+void ibw_monitor_scrape_seen(struct ibw_monitor *m, uint64_t key, uint64_t t_us)
+{
+	struct ibw_sweep_plan p;
+
+	ibw_scrapers_seen(m->scrapers, key, t_us);
+	/* A scraper just steady: align from the next sweep on, not from
+	 * the one after it. */
+	if (m->plan.nscrapers || !m->periodic || m->o.no_scrape_align ||
+	    m->local_lost || !ibw_timer_armed(m->ctr_timer) ||
+	    ibw_counters_running(m->ctrs) ||
+	    !ibw_scrapers_plan(m->scrapers, ibw_now_us(),
+			       m->o.counter_interval_us, m->o.spread_percent,
+			       &p))
+		return;
+	m->ctr_next_us = p.start_us;
+	ibw_timer_arm_at(m->ctr_timer, p.start_us);
+}
+
+unsigned ibw_monitor_scrapers(struct ibw_monitor *m,
+			      struct ibw_scraper_info *out, unsigned max,
+			      uint64_t *interval_us)
+{
+	*interval_us = m->plan.interval_us ? m->plan.interval_us
+					   : m->o.counter_interval_us;
+	return ibw_scrapers_list(m->scrapers, out, max);
 }
 
 /* Is the port we sweep from active in @f? Its state in @state. */
@@ -935,8 +1001,9 @@ struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
 		ibw_pinger_on_loss(m->pinger, on_ping_loss, m);
 	m->ctr_timer = ibw_timer_new(m->loop, on_ctr_timer, m);
 	m->progress_timer = ibw_timer_new(m->loop, on_progress_timer, m);
+	m->scrapers = ibw_scrapers_new();
 	if (!m->ev || !m->disc || !m->ctrs || !m->disc_timer || !m->ctr_timer ||
-	    !m->progress_timer || !m->links) {
+	    !m->progress_timer || !m->links || !m->scrapers) {
 		snprintf(err, errlen, "out of memory");
 		ibw_monitor_free(m);
 		return NULL;
@@ -992,6 +1059,7 @@ void ibw_monitor_free(struct ibw_monitor *m)
 	ibw_timer_free(m->disc_timer);
 	ibw_timer_free(m->ctr_timer);
 	ibw_timer_free(m->progress_timer);
+	ibw_scrapers_free(m->scrapers);
 	ibw_timer_free(m->pub_timer);
 	ibw_timer_free(m->trace_timer);
 	ibw_pinger_free(m->pinger);

@@ -15,6 +15,7 @@
 #include "fabric.h"
 #include "links.h"
 #include "ping.h"
+#include "scrapers.h"
 #include "snapshot.h"
 #include "trace.h"
 
@@ -39,6 +40,9 @@ struct ibw_monitor_opts {
 	/* every counter sweep at full speed, none spread (benchmarks that
 	 * time a sweep's work, not its spacing) */
 	int counters_full_speed;
+	/* Counter sweeps on the counter interval alone, not aligned with
+	 * the scrapers of /metrics (ibw_monitor_scrape_seen) */
+	int no_scrape_align;
 	const char *state_file; /* NULL: no state file */
 	const char *node_name_map; /* NULL: none */
 	unsigned events_capacity; /* 0: 4096 */
@@ -112,6 +116,19 @@ int ibw_monitor_save_state(struct ibw_monitor *m);
  * interval from now is brought forward. */
 void ibw_monitor_set_intervals(struct ibw_monitor *m, uint64_t discovery_us,
 			       uint64_t counter_us, uint64_t trace_us);
+/*
+ * A scrape of /metrics by the scraper @key (a hash of what tells one
+ * from another) at @t_us (ibw_now_us()). Periodic counter sweeps are
+ * aligned with the steady scrapers (core/scrapers.h) unless
+ * no_scrape_align.
+ */
+void ibw_monitor_scrape_seen(struct ibw_monitor *m, uint64_t key,
+			     uint64_t t_us);
+/* The scrapers seen, the most recent first (up to @max): how many; the
+ * counter sweeps' interval now in @interval_us. */
+unsigned ibw_monitor_scrapers(struct ibw_monitor *m,
+			      struct ibw_scraper_info *out, unsigned max,
+			      uint64_t *interval_us);
 /* New link health thresholds: the links are judged again at once, and
  * health changes become events as usual. */
 void ibw_monitor_set_link_thresholds(struct ibw_monitor *m,
