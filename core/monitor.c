@@ -125,6 +125,9 @@ static void publish(struct ibw_monitor *m)
 	ibw_counters_last_busy(m->ctrs, s->counters_busy_us);
 	s->counter_sweep = ibw_counters_progress(m->ctrs);
 	s->counter_sweep_reason = m->ctr_reason;
+	s->counter_interval_us = m->plan.interval_us ? m->plan.interval_us
+						     : m->o.counter_interval_us;
+	s->counter_aligned_scrapers = m->plan.nscrapers;
 	s->counter_verify = ibw_counters_verify_stats(m->ctrs);
 	s->unreachable_ports = ibw_counters_unreachable(m->ctrs);
 	n = ibw_counters_redirects(m->ctrs, NULL, 0);
