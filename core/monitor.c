@@ -522,18 +522,20 @@ static void schedule_next(struct ibw_monitor *m, enum ibw_sweep_reason why)
  * reading the scrape before found, by a sweep that ended well before
  * it; else every counter interval. Said when it changes.
  */
-static void plan_sweeps(struct ibw_monitor *m)
+static int plan_sweeps(struct ibw_monitor *m)
 {
 	struct ibw_sweep_plan p;
 	unsigned pct = m->o.counters_full_speed ? 0 : m->o.spread_percent;
+	int changed;
 
 	memset(&p, 0, sizeof(p));
 	if (!m->periodic || m->o.no_scrape_align ||
 	    !ibw_scrapers_plan(m->scrapers, ibw_now_us(),
 			       m->o.counter_interval_us, pct, &p))
 		p.interval_us = m->o.counter_interval_us;
-	if (p.nscrapers != m->plan.nscrapers ||
-	    p.interval_us != m->plan.interval_us) {
+	changed = p.nscrapers != m->plan.nscrapers ||
+		  p.interval_us != m->plan.interval_us;
+	if (changed) {
 		if (p.nscrapers)
 			log_info("counters",
 				 "counter sweeps every %.3g s, aligned with "
@@ -547,6 +549,7 @@ static void plan_sweeps(struct ibw_monitor *m)
 				 (double)p.interval_us / 1e6);
 	}
 	m->plan = p;
+	return changed;
 }
 
 static void start_counters(struct ibw_monitor *m, enum ibw_sweep_reason why)
@@ -610,20 +613,16 @@ static void on_ctr_timer(struct ibw_timer *t, void *arg)
 
 void ibw_monitor_scrape_seen(struct ibw_monitor *m, uint64_t key, uint64_t t_us)
 {
-	struct ibw_sweep_plan p;
-
 	ibw_scrapers_seen(m->scrapers, key, t_us);
-	/* A scraper just steady: align from the next sweep on, not from
-	 * the one after it. */
-	if (m->plan.nscrapers || !m->periodic || m->o.no_scrape_align ||
-	    m->local_lost || !ibw_timer_armed(m->ctr_timer) ||
-	    ibw_counters_running(m->ctrs) ||
-	    !ibw_scrapers_plan(m->scrapers, ibw_now_us(),
-			       m->o.counter_interval_us, m->o.spread_percent,
-			       &p))
+	/* A scraper just steady, or one more: the next sweep on the new
+	 * schedule, not the one after it. Only on a change, so that
+	 * scrapes do not keep putting a sweep off. */
+	if (!m->periodic || m->o.no_scrape_align || m->local_lost ||
+	    !ibw_timer_armed(m->ctr_timer) || ibw_counters_running(m->ctrs) ||
+	    !plan_sweeps(m) || !m->plan.nscrapers)
 		return;
-	m->ctr_next_us = p.start_us;
-	ibw_timer_arm_at(m->ctr_timer, p.start_us);
+	m->ctr_next_us = m->plan.start_us;
+	ibw_timer_arm_at(m->ctr_timer, m->plan.start_us);
 }
 
 unsigned ibw_monitor_scrapers(struct ibw_monitor *m,

@@ -142,10 +142,10 @@ static uint64_t gcd(uint64_t a, uint64_t b)
 }
 
 /* Keep this far from a scrape moment: its jitter, ours, and the tail
- * of a sweep (its last answers, a publish). */
+ * of a sweep (its last answers, a publish), on a loaded machine too. */
 static uint64_t margin(uint64_t interval_us)
 {
-	return interval_us / 20 > 100000 ? interval_us / 20 : 100000;
+	return interval_us / 20 > 250000 ? interval_us / 20 : 250000;
 }
 
 static int by_period(const void *a, const void *b)

@@ -31,7 +31,7 @@ if [ -z "${IBW_SIM_DIR:-}" ]; then
 fi
 trap stop_started EXIT
 
-warm=35 span=40
+warm=45 span=40
 rates_drive $((warm + span + 30)) 'spine01[1]=4e9' 'spine02[2]=2e9' 'leaf02[9]=1e9'
 start_agent node0001 --no-state-file --no-snmp --no-ping \
 	--discovery-interval 5 --counter-interval 2 "$@" ||
