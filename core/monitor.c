@@ -502,20 +502,6 @@ static void schedule_next(struct ibw_monitor *m, enum ibw_sweep_reason why)
 }
 
 /*
- * Start a counter sweep for @why. The interval's sweeps are spread over
- * its spread share so that no switch sees a burst; the first after start
- * and after the local port came back run at full speed, since readers
- * have no current counters until they end.
- *
- * Sweeps start an interval apart, start to start, and read the nodes in
- * the same order at the same pace: each port is read once an interval,
- * so its reading is never more than an interval old (plus the second a
- * running sweep waits to publish). Timed from the end instead, a spread
- * sweep made that 1.8 intervals, and a scraper at the interval saw one
- * reading twice, then two at once: rates of 0, then of 1.8 times the
- * truth.
- */
-/*
  * The schedule for the sweep about to start and the next: aligned with
  * the scrapers of /metrics when they allow it (core/scrapers.h), so
  * that each scrape finds every port read one scrape period after the
@@ -552,6 +538,20 @@ static int plan_sweeps(struct ibw_monitor *m)
 	return changed;
 }
 
+/*
+ * Start a counter sweep for @why. The interval's sweeps are spread over
+ * its spread share so that no switch sees a burst; the first after start
+ * and after the local port came back run at full speed, since readers
+ * have no current counters until they end.
+ *
+ * Sweeps start an interval apart, start to start, and read the nodes in
+ * the same order at the same pace: each port is read once an interval,
+ * so its reading is never more than an interval old (plus the second a
+ * running sweep waits to publish). Timed from the end instead, a spread
+ * sweep made that 1.8 intervals, and a scraper at the interval saw one
+ * reading twice, then two at once: rates of 0, then of 1.8 times the
+ * truth.
+ */
 static void start_counters(struct ibw_monitor *m, enum ibw_sweep_reason why)
 {
 	uint64_t spread = 0;
@@ -623,15 +623,6 @@ void ibw_monitor_scrape_seen(struct ibw_monitor *m, uint64_t key, uint64_t t_us)
 		return;
 	m->ctr_next_us = m->plan.start_us;
 	ibw_timer_arm_at(m->ctr_timer, m->plan.start_us);
-}
-
-unsigned ibw_monitor_scrapers(struct ibw_monitor *m,
-			      struct ibw_scraper_info *out, unsigned max,
-			      uint64_t *interval_us)
-{
-	*interval_us = m->plan.interval_us ? m->plan.interval_us
-					   : m->o.counter_interval_us;
-	return ibw_scrapers_list(m->scrapers, out, max);
 }
 
 /* Is the port we sweep from active in @f? Its state in @state. */

@@ -20,8 +20,8 @@
 #include "trace.h"
 
 /* The intervals when ibw_monitor_opts leaves them 0. Counters every
- * 10 s: a Prometheus scraping at 10, 20, 30 or 60 s (a multiple of it)
- * then sees one new reading in each scrape (docs/api.md). */
+ * 10 s at most: sweeps aligned with the scrapers of /metrics
+ * (core/scrapers.h) run every 7.5 s for 15 s scrapes (docs/api.md). */
 #define IBW_DISCOVERY_INTERVAL_US 60000000u
 #define IBW_COUNTER_INTERVAL_US 10000000u
 #define IBW_TRACE_INTERVAL_US 60000000u
@@ -124,11 +124,6 @@ void ibw_monitor_set_intervals(struct ibw_monitor *m, uint64_t discovery_us,
  */
 void ibw_monitor_scrape_seen(struct ibw_monitor *m, uint64_t key,
 			     uint64_t t_us);
-/* The scrapers seen, the most recent first (up to @max): how many; the
- * counter sweeps' interval now in @interval_us. */
-unsigned ibw_monitor_scrapers(struct ibw_monitor *m,
-			      struct ibw_scraper_info *out, unsigned max,
-			      uint64_t *interval_us);
 /* New link health thresholds: the links are judged again at once, and
  * health changes become events as usual. */
 void ibw_monitor_set_link_thresholds(struct ibw_monitor *m,
