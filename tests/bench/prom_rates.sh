@@ -15,7 +15,8 @@
 # --collector.switch (and --collector.hca).
 #   tests/bench/prom_rates.sh [BUILD_DIR] [SPAN] [WARM] [-- IBWATCHD ARGS]
 # Default SPAN 300 s (five 60 s samples at least), WARM 330 s: about 11
-# minutes. On a loaded machine: run `stress-ng --cpu 2` beside it.
+# minutes. On a loaded machine: run `stress-ng --cpu 2` beside it. Its
+# work in BENCH_WORK (default BUILD_DIR/bench-work), so that two can run.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$top/build}" && pwd)
@@ -24,7 +25,7 @@ warm=${3:-330}
 shift $(($# < 3 ? $# : 3))
 [ "${1:-}" = -- ] && shift
 scrapes=${SCRAPES:-10 15 30 60}
-work=$build/bench-work
+work=${BENCH_WORK:-$build/bench-work}
 mkdir -p "$work"
 
 if [ -z "${IBW_SIM_DIR:-}" ]; then
