@@ -210,7 +210,9 @@ static const struct opt table[] = {
 	{ OPT("counter-interval", T_UINT, IBW_OPT_SIGHUP),
 	  NUM(mon.counter_interval_us), .min = 1, .max = 86400,
 	  .scale = US_PER_S, .def = IBW_COUNTER_INTERVAL_US / US_PER_S,
-	  .arg = "S", .help = "seconds between counter sweeps" },
+	  .arg = "S",
+	  .help = "seconds between counter sweeps (at most, aligned with "
+		  "scrapers)" },
 	{ OPT("counter-full-speed", T_FLAG, IBW_OPT_RESTART),
 	  NUM(mon.counters_full_speed),
 	  .help = "read every counter sweep at full speed, none spread over "
@@ -395,8 +397,8 @@ static const struct opt table[] = {
 	  NUM(http.prom.timestamps), .choices = yes_no, .def = 0,
 	  .arg = "yes|no",
 	  .help = "/metrics: port counter samples carry the time of their "
-		  "reading (for scrapes faster than counter-interval, or no "
-		  "multiple of it)" },
+		  "reading (for scrapers the counter sweeps cannot align "
+		  "with)" },
 
 	{ OPT("agentx", T_STRING, IBW_OPT_RESTART), STR(snmp.agentx_socket),
 	  .nonempty = "socket", .def_text = IBW_SNMP_DEFAULT_SOCKET,
