@@ -16,6 +16,8 @@ struct track {
 
 struct ibw_scrapers {
 	struct track t[IBW_SCRAPERS_MAX];
+	/* The last plan's: where in its interval its sweeps started. */
+	uint64_t plan_iv, plan_phase;
 };
 
 struct ibw_scrapers *ibw_scrapers_new(void)
@@ -165,10 +167,11 @@ static int by_value(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The longest stretch of the circle [0, @iv) free of the scrape
- * moments of @set: where it starts (@from) and how long it is. */
-static uint64_t longest_gap(struct track *const *set, unsigned n, uint64_t iv,
-			    uint64_t *from)
+/* The stretch of the circle [0, @iv) free of the scrape moments of
+ * @set that holds @at, or the longest with @at >= @iv: where it starts
+ * (@from) and how long it is. */
+static uint64_t free_gap(struct track *const *set, unsigned n, uint64_t iv,
+			 uint64_t at, uint64_t *from)
 {
 	uint64_t pt[IBW_SCRAPERS_MAX], best, g;
 	unsigned i;
@@ -180,12 +183,22 @@ static uint64_t longest_gap(struct track *const *set, unsigned n, uint64_t iv,
 	*from = pt[n - 1];
 	for (i = 1; i < n; i++) {
 		g = pt[i] - pt[i - 1];
-		if (g > best) {
+		if (at < iv && at >= pt[i - 1] && at < pt[i]) {
+			*from = pt[i - 1];
+			return g;
+		}
+		if (at >= iv && g > best) {
 			best = g;
 			*from = pt[i - 1];
 		}
 	}
-	return best;
+	return best; /* the wrap-around one holds @at, or is the longest */
+}
+
+static uint64_t longest_gap(struct track *const *set, unsigned n, uint64_t iv,
+			    uint64_t *from)
+{
+	return free_gap(set, n, iv, UINT64_MAX, from);
 }
 
 /* The interval for scrapers whose periods have @g as their greatest
@@ -200,12 +213,18 @@ static uint64_t interval_for(uint64_t g, uint64_t c)
 	return g / k;
 }
 
+/* Is a stretch of @gap long enough for a sweep at interval @iv? */
+static int fits_in(uint64_t gap, uint64_t iv)
+{
+	return gap >= 2 * margin(iv) + iv / 10;
+}
+
 /* Does a sweep fit between the scrapes of @set at interval @iv? */
 static int fits(struct track *const *set, unsigned n, uint64_t iv)
 {
 	uint64_t from;
 
-	return longest_gap(set, n, iv, &from) >= 2 * margin(iv) + iv / 10;
+	return fits_in(longest_gap(set, n, iv, &from), iv);
 }
 
 int ibw_scrapers_plan(struct ibw_scrapers *s, uint64_t now_us,
@@ -247,7 +266,14 @@ int ibw_scrapers_plan(struct ibw_scrapers *s, uint64_t now_us,
 		return 0;
 	for (i = 0; i < n; i++)
 		set[i]->aligned = 1;
-	gap = longest_gap(set, n, iv, &from);
+	/* The stretch the sweeps run in already while a sweep fits there:
+	 * two about as long would swap at each scrape's jitter, and each
+	 * move costs a scrape a reading early or late. */
+	gap = 0;
+	if (s->plan_iv == iv)
+		gap = free_gap(set, n, iv, s->plan_phase, &from);
+	if (!fits_in(gap, iv))
+		gap = longest_gap(set, n, iv, &from);
 	m = margin(iv);
 	spread = iv * spread_percent / 100;
 	if (spread > gap - 2 * m)
@@ -257,6 +283,8 @@ int ibw_scrapers_plan(struct ibw_scrapers *s, uint64_t now_us,
 	/* The first such moment more than half an interval from now. */
 	after = now_us + iv / 2;
 	start %= iv;
+	s->plan_iv = iv;
+	s->plan_phase = start;
 	start = after - after % iv + start;
 	if (start <= after)
 		start += iv;

@@ -217,6 +217,42 @@ static void test_missed_and_moved(void **state)
 	ibw_scrapers_free(s);
 }
 
+/* Two stretches between scrapes about as long (3 s and 6 s scrapers
+ * 0.75 s apart, 2 s at most between sweeps: 1.5 s): the sweeps stay in the one they are in,
+ * however the scrapes' jitter makes one or the other the longer. */
+static void test_stays_put(void **state)
+{
+	struct ibw_scrapers *s = ibw_scrapers_new();
+	struct scraper sc[] = { { 1, 3 * S, 0 }, { 2, 6 * S, 750000 } };
+	struct ibw_sweep_plan p;
+	uint64_t t, phase = UINT64_MAX;
+	unsigned k;
+
+	for (k = 0; k < 400; k++) {
+		/* every 0.75 s: a scrape of the 3 s scraper (k even, 4 of
+		 * 8), of the 6 s one (k = 1 of 8), or none */
+		t = T0 + k * 750000ull;
+		if (k % 4 == 0)
+			ibw_scrapers_seen(s, 1, t + (k % 8 ? 8000 : 0));
+		else if (k % 8 == 1)
+			ibw_scrapers_seen(s, 2, t + (k % 16 == 1 ? 8000 : 0));
+		else
+			continue;
+		if (!ibw_scrapers_plan(s, t + 1000, 2 * S, 80, &p))
+			continue;
+		assert_int_equal(p.interval_us, 1500000);
+		if (p.nscrapers < 2)
+			continue;
+		if (phase == UINT64_MAX)
+			phase = p.start_us % p.interval_us;
+		assert_true(p.start_us % p.interval_us + 20000 >= phase &&
+			    p.start_us % p.interval_us <= phase + 20000);
+	}
+	assert_true(phase != UINT64_MAX);
+	assert_clear(&p, sc, 2);
+	ibw_scrapers_free(s);
+}
+
 /* More keys than slots: the ones that scraped longest ago make room. */
 static void test_many_keys(void **state)
 {
@@ -242,6 +278,7 @@ int main(void)
 		cmocka_unit_test(test_left_out),
 		cmocka_unit_test(test_no_plan),
 		cmocka_unit_test(test_missed_and_moved),
+		cmocka_unit_test(test_stays_put),
 		cmocka_unit_test(test_many_keys),
 	};
 
