@@ -113,6 +113,11 @@ static const struct choice reset_groups[] = {
 	{ "never", 0 }, { "data", 1 }, { "errors", 2 },
 	{ "all", 3 },	{ NULL, 0 },
 };
+static const struct choice counter_aligns[] = {
+	{ "scrapers", 0 },
+	{ "interval", 1 },
+	{ NULL, 0 },
+};
 static const struct choice counter_checks[] = {
 	{ "always", IBW_CHECK_ALWAYS },
 	{ "in-flux", IBW_CHECK_IN_FLUX },
@@ -203,11 +208,19 @@ static const struct opt table[] = {
 	{ OPT("counter-interval", T_UINT, IBW_OPT_SIGHUP),
 	  NUM(mon.counter_interval_us), .min = 1, .max = 86400,
 	  .scale = US_PER_S, .def = IBW_COUNTER_INTERVAL_US / US_PER_S,
-	  .arg = "S", .help = "seconds between counter sweeps" },
+	  .arg = "S",
+	  .help = "seconds between counter sweeps (at most, aligned with "
+		  "scrapers)" },
 	{ OPT("counter-full-speed", T_FLAG, IBW_OPT_RESTART),
 	  NUM(mon.counters_full_speed),
 	  .help = "read every counter sweep at full speed, none spread over "
 		  "the interval (for benchmarks)" },
+	{ OPT("counter-align", T_CHOICE, IBW_OPT_RESTART),
+	  NUM(mon.no_scrape_align), .choices = counter_aligns, .def = 0,
+	  .arg = "scrapers|interval",
+	  .help = "counter sweeps aligned with the scrapers of /metrics "
+		  "(their interval divides the scrapers', at most "
+		  "counter-interval), or every counter-interval" },
 	{ OPT("state-file", T_STRING, IBW_OPT_RESTART), STR(mon.state_file),
 	  .def_str = IBW_DEFAULT_STATE_FILE, .arg = "PATH",
 	  .help = "counter totals kept here" },
@@ -382,8 +395,8 @@ static const struct opt table[] = {
 	  NUM(http.prom.timestamps), .choices = yes_no, .def = 0,
 	  .arg = "yes|no",
 	  .help = "/metrics: port counter samples carry the time of their "
-		  "reading (for scrapes faster than counter-interval, or no "
-		  "multiple of it)" },
+		  "reading (for scrapers the counter sweeps cannot align "
+		  "with)" },
 
 	{ OPT("agentx", T_STRING, IBW_OPT_RESTART), STR(snmp.agentx_socket),
 	  .nonempty = "socket", .def_text = IBW_SNMP_DEFAULT_SOCKET,

@@ -125,6 +125,9 @@ static void publish(struct ibw_monitor *m)
 	ibw_counters_last_busy(m->ctrs, s->counters_busy_us);
 	s->counter_sweep = ibw_counters_progress(m->ctrs);
 	s->counter_sweep_reason = m->ctr_reason;
+	s->counter_interval_us = m->plan.interval_us ? m->plan.interval_us
+						     : m->o.counter_interval_us;
+	s->counter_aligned_scrapers = m->plan.nscrapers;
 	s->counter_verify = ibw_counters_verify_stats(m->ctrs);
 	s->counter_clears = ibw_counters_clears(m->ctrs);
 	s->unreachable_ports = ibw_counters_unreachable(m->ctrs);
@@ -489,12 +492,51 @@ static void schedule_next(struct ibw_monitor *m, enum ibw_sweep_reason why)
 {
 	uint64_t now = ibw_now_us(), c = m->o.counter_interval_us;
 
-	if (why == IBW_SWEEP_INTERVAL && m->ctr_next_us &&
-	    now >= m->ctr_next_us && now - m->ctr_next_us < c / 4)
+	if (m->plan.nscrapers)
+		m->ctr_next_us = m->plan.start_us;
+	else if (why == IBW_SWEEP_INTERVAL && m->ctr_next_us &&
+		 now >= m->ctr_next_us && now - m->ctr_next_us < c / 4)
 		m->ctr_next_us += c;
 	else
 		m->ctr_next_us = now + c;
 	ibw_timer_arm_at(m->ctr_timer, m->ctr_next_us);
+}
+
+/*
+ * The schedule for the sweep about to start and the next: aligned with
+ * the scrapers of /metrics when they allow it (core/scrapers.h), so
+ * that each scrape finds every port read one scrape period after the
+ * reading the scrape before found, by a sweep that ended well before
+ * it; else every counter interval. Said when it changes.
+ */
+static int plan_sweeps(struct ibw_monitor *m)
+{
+	struct ibw_sweep_plan p;
+	unsigned pct = m->o.counters_full_speed ? 0 : m->o.spread_percent;
+	int changed;
+
+	memset(&p, 0, sizeof(p));
+	if (!m->periodic || m->o.no_scrape_align ||
+	    !ibw_scrapers_plan(m->scrapers, ibw_now_us(),
+			       m->o.counter_interval_us, pct, &p))
+		p.interval_us = m->o.counter_interval_us;
+	changed = p.nscrapers != m->plan.nscrapers ||
+		  p.interval_us != m->plan.interval_us;
+	if (changed) {
+		if (p.nscrapers)
+			log_info("counters",
+				 "counter sweeps every %.3g s, aligned with "
+				 "%u scraper%s of /metrics",
+				 (double)p.interval_us / 1e6, p.nscrapers,
+				 p.nscrapers == 1 ? "" : "s");
+		else if (m->plan.nscrapers)
+			log_info("counters",
+				 "counter sweeps every %.3g s: no steady "
+				 "scraper of /metrics to align with",
+				 (double)p.interval_us / 1e6);
+	}
+	m->plan = p;
+	return changed;
 }
 
 /*
@@ -529,9 +571,12 @@ static void start_counters(struct ibw_monitor *m, enum ibw_sweep_reason why)
 		}
 		return;
 	}
+	plan_sweeps(m);
 	if (m->periodic && why == IBW_SWEEP_INTERVAL &&
 	    !m->o.counters_full_speed)
-		spread = m->o.counter_interval_us * m->o.spread_percent / 100;
+		spread = m->plan.nscrapers ? m->plan.spread_us
+					   : m->o.counter_interval_us *
+						     m->o.spread_percent / 100;
 	m->ctr_reason = why;
 	if (why != IBW_SWEEP_INTERVAL)
 		log_info("counters", "counter sweep at full speed (%s)",
@@ -565,6 +610,20 @@ static void on_ctr_timer(struct ibw_timer *t, void *arg)
 		return;
 	}
 	start_counters(m, IBW_SWEEP_INTERVAL);
+}
+
+void ibw_monitor_scrape_seen(struct ibw_monitor *m, uint64_t key, uint64_t t_us)
+{
+	ibw_scrapers_seen(m->scrapers, key, t_us);
+	/* A scraper just steady, or one more: the next sweep on the new
+	 * schedule, not the one after it. Only on a change, so that
+	 * scrapes do not keep putting a sweep off. */
+	if (!m->periodic || m->o.no_scrape_align || m->local_lost ||
+	    !ibw_timer_armed(m->ctr_timer) || ibw_counters_running(m->ctrs) ||
+	    !plan_sweeps(m) || !m->plan.nscrapers)
+		return;
+	m->ctr_next_us = m->plan.start_us;
+	ibw_timer_arm_at(m->ctr_timer, m->plan.start_us);
 }
 
 /* Is the port we sweep from active in @f? Its state in @state. */
@@ -936,8 +995,9 @@ struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
 		ibw_pinger_on_loss(m->pinger, on_ping_loss, m);
 	m->ctr_timer = ibw_timer_new(m->loop, on_ctr_timer, m);
 	m->progress_timer = ibw_timer_new(m->loop, on_progress_timer, m);
+	m->scrapers = ibw_scrapers_new();
 	if (!m->ev || !m->disc || !m->ctrs || !m->disc_timer || !m->ctr_timer ||
-	    !m->progress_timer || !m->links) {
+	    !m->progress_timer || !m->links || !m->scrapers) {
 		snprintf(err, errlen, "out of memory");
 		ibw_monitor_free(m);
 		return NULL;
@@ -993,6 +1053,7 @@ void ibw_monitor_free(struct ibw_monitor *m)
 	ibw_timer_free(m->disc_timer);
 	ibw_timer_free(m->ctr_timer);
 	ibw_timer_free(m->progress_timer);
+	ibw_scrapers_free(m->scrapers);
 	ibw_timer_free(m->pub_timer);
 	ibw_timer_free(m->trace_timer);
 	ibw_pinger_free(m->pinger);

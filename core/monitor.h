@@ -15,12 +15,13 @@
 #include "fabric.h"
 #include "links.h"
 #include "ping.h"
+#include "scrapers.h"
 #include "snapshot.h"
 #include "trace.h"
 
 /* The intervals when ibw_monitor_opts leaves them 0. Counters every
- * 10 s: a Prometheus scraping at 10, 20, 30 or 60 s (a multiple of it)
- * then sees one new reading in each scrape (docs/api.md). */
+ * 10 s at most: sweeps aligned with the scrapers of /metrics
+ * (core/scrapers.h) run every 7.5 s for 15 s scrapes (docs/api.md). */
 #define IBW_DISCOVERY_INTERVAL_US 60000000u
 #define IBW_COUNTER_INTERVAL_US 10000000u
 #define IBW_TRACE_INTERVAL_US 60000000u
@@ -39,6 +40,9 @@ struct ibw_monitor_opts {
 	/* every counter sweep at full speed, none spread (benchmarks that
 	 * time a sweep's work, not its spacing) */
 	int counters_full_speed;
+	/* Counter sweeps on the counter interval alone, not aligned with
+	 * the scrapers of /metrics (ibw_monitor_scrape_seen) */
+	int no_scrape_align;
 	const char *state_file; /* NULL: no state file */
 	const char *node_name_map; /* NULL: none */
 	unsigned events_capacity; /* 0: 4096 */
@@ -112,6 +116,14 @@ int ibw_monitor_save_state(struct ibw_monitor *m);
  * interval from now is brought forward. */
 void ibw_monitor_set_intervals(struct ibw_monitor *m, uint64_t discovery_us,
 			       uint64_t counter_us, uint64_t trace_us);
+/*
+ * A scrape of /metrics by the scraper @key (a hash of what tells one
+ * from another) at @t_us (ibw_now_us()). Periodic counter sweeps are
+ * aligned with the steady scrapers (core/scrapers.h) unless
+ * no_scrape_align.
+ */
+void ibw_monitor_scrape_seen(struct ibw_monitor *m, uint64_t key,
+			     uint64_t t_us);
 /* New link health thresholds: the links are judged again at once, and
  * health changes become events as usual. */
 void ibw_monitor_set_link_thresholds(struct ibw_monitor *m,

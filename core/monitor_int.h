@@ -55,6 +55,11 @@ struct ibw_monitor {
 	enum ibw_sweep_reason ctr_reason, again_reason;
 	int ctr_again, ctr_due;
 	uint64_t ctr_next_us; /* monotonic: when the next is due */
+	/* The scrapers of /metrics (core/scrapers.h), and the schedule of
+	 * the sweep under way (or the last): aligned with them when
+	 * plan.nscrapers, else every counter interval. */
+	struct ibw_scrapers *scrapers;
+	struct ibw_sweep_plan plan;
 	/* While a sweep runs: publish what it read at least once a second;
 	 * ports settled (read or not) as of the last snapshot. */
 	struct ibw_timer *progress_timer;

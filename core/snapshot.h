@@ -139,6 +139,10 @@ struct ibw_snapshot {
 	 * are in ports), or else the last one, and why it ran. */
 	struct ibw_counters_progress counter_sweep;
 	enum ibw_sweep_reason counter_sweep_reason;
+	/* Periodic counter sweeps start this far apart now, aligned with
+	 * this many scrapers of /metrics (0: every counter interval). */
+	uint64_t counter_interval_us;
+	unsigned counter_aligned_scrapers;
 	/* LIDs in flux (core/counters.h): the mode, and the readings
 	 * checked and dropped since start. */
 	struct ibw_counters_verify counter_verify;

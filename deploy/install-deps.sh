@@ -16,6 +16,7 @@ monitoring-plugins-standard openssl wrk
 smitools libinih-dev systemd groff-base libjs-d3
 chromium chromium-driver python3-selenium slurm-wlm munge
 git dpkg-dev debhelper lintian rpm
+stress-ng
 "
 
 missing=""

@@ -546,6 +546,10 @@ static json_t *counter_sweep_json(const struct ibw_snapshot *s)
 	json_object_set_new(o, "finished", ibw_json_time(p->end_us));
 	json_object_set_new(o, "spread_seconds",
 			    json_real((double)p->spread_us / 1e6));
+	json_object_set_new(o, "interval_seconds",
+			    json_real((double)s->counter_interval_us / 1e6));
+	json_object_set_new(o, "aligned_scrapers",
+			    json_integer(s->counter_aligned_scrapers));
 	json_object_set_new(o, "ports", json_integer(p->ports));
 	json_object_set_new(o, "ports_read", json_integer(p->read));
 	json_object_set_new(o, "ports_unreachable",

@@ -42,6 +42,15 @@ struct hconn {
 	struct hconn *prev, *next;
 };
 
+/* A /metrics request came: from whom (a hash), when (ibw_now_us()). */
+struct scrape {
+	uint64_t key, t_us;
+};
+
+/* Scrapes between two turns of the loop: more are not told (they are
+ * not scrapers on a schedule). */
+#define SCRAPES_QUEUED 32
+
 /*
  * Threads. libmicrohttpd serves from threads of its own (a pool per
  * listener); the probe loop never waits for a client. What those
@@ -50,7 +59,9 @@ struct hconn {
  * probes, the event ring) is handed over: the request's connection is
  * suspended, the request put on @queue and @efd written; the loop
  * serves it and resumes the connection, whose thread then sends the
- * answer. Only the loop touches the rate-limit buckets.
+ * answer. Only the loop touches the rate-limit buckets. The times of
+ * /metrics scrapes are handed over the same way, on @scrapes, for the
+ * monitor to align its counter sweeps with (core/scrapers.h).
  */
 struct ibw_http {
 	struct ibw_loop *loop;
@@ -71,6 +82,8 @@ struct ibw_http {
 	struct hconn *conns; /* open connections */
 	struct ibw_engine_stats stats; /* the engine's, as of the last wait */
 	int stopping; /* hand nothing over any more */
+	struct scrape scrapes[SCRAPES_QUEUED]; /* not yet handed to the loop */
+	unsigned nscrapes;
 	struct ibw_routes_ctx ctx;
 	/* Atomics, from MHD's threads: connections refused over a limit
 	 * since the last warning, and when that was (mhd_log). */
@@ -415,6 +428,62 @@ static int dispatch(struct ibw_hreq *r)
 	return 0;
 }
 
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	while (n--)
+		h = (h ^ *b++) * 0x100000001b3ull;
+	return h;
+}
+
+/*
+ * On an HTTP thread: a /metrics request's headers came; tell the loop
+ * when, and from whom. A scraper is its address, its User-Agent and
+ * Prometheus' X-Prometheus-Scrape-Timeout-Seconds (two Prometheus
+ * servers on one host, at different intervals, most often differ
+ * there); not its port, which changes with each new connection.
+ */
+static void note_scrape(struct ibw_http *h, struct MHD_Connection *c)
+{
+	static const char *const hdr[] = {
+		"User-Agent", "X-Prometheus-Scrape-Timeout-Seconds"
+	};
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	uint64_t t = ibw_now_us(), key = 0xcbf29ce484222325ull;
+	const char *v;
+	unsigned i;
+	int wake = 0;
+
+	if (ci && ci->client_addr) {
+		const struct sockaddr *sa = ci->client_addr;
+
+		if (sa->sa_family == AF_INET)
+			key = fnv1a(key,
+				    &((const struct sockaddr_in *)sa)->sin_addr,
+				    sizeof(struct in_addr));
+		else if (sa->sa_family == AF_INET6)
+			key = fnv1a(
+				key,
+				&((const struct sockaddr_in6 *)sa)->sin6_addr,
+				sizeof(struct in6_addr));
+	}
+	for (i = 0; i < sizeof(hdr) / sizeof(hdr[0]); i++) {
+		v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, hdr[i]);
+		key = fnv1a(key, v ? v : "", v ? strlen(v) + 1 : 1);
+	}
+	pthread_mutex_lock(&h->lock);
+	if (!h->stopping && h->nscrapes < SCRAPES_QUEUED) {
+		h->scrapes[h->nscrapes].key = key;
+		h->scrapes[h->nscrapes].t_us = t;
+		wake = h->nscrapes++ == 0;
+	}
+	pthread_mutex_unlock(&h->lock);
+	if (wake)
+		wake_loop(h);
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 			       const char *url, const char *method,
 			       const char *version, const char *upload_data,
@@ -448,6 +517,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		r->url = url;
 		r->route = ibw_route_find(url);
 		*con_cls = r;
+		if (!strcmp(url, "/metrics") && !strcmp(method, "GET"))
+			note_scrape(h, c);
 		if (cl && strtoull(cl, NULL, 10) > h->o.max_request_bytes) {
 			ibw_hreq_problem(r, 413, "request body too large");
 			return send_answer(c, r);
@@ -668,6 +739,8 @@ static void on_wake(struct ibw_loop *loop, int fd, unsigned ev, void *arg)
 {
 	struct ibw_http *h = arg;
 	struct ibw_hreq *q, *r;
+	struct scrape sc[SCRAPES_QUEUED];
+	unsigned nsc, i;
 	uint64_t n;
 
 	if (read(h->efd, &n, sizeof(n)) < 0 && errno != EAGAIN)
@@ -676,7 +749,12 @@ static void on_wake(struct ibw_loop *loop, int fd, unsigned ev, void *arg)
 	q = h->queue;
 	h->queue = NULL;
 	h->qtail = &h->queue;
+	nsc = h->nscrapes;
+	memcpy(sc, h->scrapes, nsc * sizeof(sc[0]));
+	h->nscrapes = 0;
 	pthread_mutex_unlock(&h->lock);
+	for (i = 0; i < nsc && h->ctx.m; i++)
+		ibw_monitor_scrape_seen(h->ctx.m, sc[i].key, sc[i].t_us);
 	while ((r = q)) {
 		q = r->qnext;
 		r->qnext = NULL;

@@ -92,6 +92,7 @@ struct ibw_snapshot *ibw_test_snapshot(void)
 	s->counter_sweep.verified = 5;
 	s->counter_sweep.lid_moved = 1;
 	s->counter_sweep_reason = IBW_SWEEP_INTERVAL;
+	s->counter_interval_us = 30000000;
 	s->counter_verify.lids_in_flux = 1;
 	s->counter_verify.nodeinfos = 4;
 	s->counter_verify.verified = 9;
