@@ -90,12 +90,18 @@ int ibw_cong_decode(const uint8_t *data, size_t len, enum ibw_cong_attr a,
 	return 0;
 }
 
+static unsigned field_bits(unsigned i)
+{
+	return ibw_cong_attr_of(i) == IBW_CONG_SW_VL ? 16 : 32;
+}
+
 struct ibw_cong *ibw_cong_fold(const struct ibw_cong *old,
-			       const struct ibw_cong_reading *r)
+			       const struct ibw_cong_reading *r, unsigned ours)
 {
 	struct ibw_cong *n;
 	unsigned i;
-	int reset = 0, changed = !old || (old->have & r->have) != r->have;
+	int reset = 0, changed = !old || (ours & r->have) ||
+				 (old->have & r->have) != r->have;
 
 	for (i = 0; !changed && i < IBW_CONG_NFIELDS; i++)
 		if ((r->have >> ibw_cong_attr_of(i) & 1) &&
@@ -114,13 +120,31 @@ struct ibw_cong *ibw_cong_fold(const struct ibw_cong *old,
 	for (i = 0; i < IBW_CONG_NFIELDS; i++) {
 		unsigned a = ibw_cong_attr_of(i);
 
-		if (r->have >> a & 1)
+		if (!(r->have >> a & 1))
+			continue;
+		if ((ours >> a & 1) && (n->have >> a & 1)) {
+			/* cleared by us: all of it is new */
+			n->total[i] += r->v[i];
+			n->raw[i] = r->v[i];
+		} else {
 			ibw_ctr_fold32(&n->raw[i], &n->total[i], r->v[i],
 				       !(n->have >> a & 1), &reset);
+		}
 	}
 	n->have |= r->have;
 	n->resets += (uint32_t)reset;
 	return n;
+}
+
+unsigned ibw_cong_near_max(const struct ibw_cong_reading *r)
+{
+	unsigned i, m = 0;
+
+	for (i = 0; i < IBW_CONG_NFIELDS; i++)
+		if ((r->have >> ibw_cong_attr_of(i) & 1) &&
+		    ibw_ctr_near_max(r->v[i], ibw_ctr_max(field_bits(i))))
+			m |= 1u << ibw_cong_attr_of(i);
+	return m;
 }
 
 struct ibw_cong *ibw_cong_ref(const struct ibw_cong *c)

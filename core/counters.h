@@ -99,8 +99,9 @@ struct ibw_port_ctrs {
 	uint32_t resets; /* all counters' foreign resets */
 	/* Our clears of its narrow counters before they saturate
 	 * (reset-counters), acknowledged by its PMA since ibwatchd
-	 * started: PortCounters', PortExtendedSpeedsCounters'. */
-	uint32_t clears, fec_clears;
+	 * started: PortCounters', PortExtendedSpeedsCounters', the
+	 * congestion attributes'. */
+	uint32_t clears, fec_clears, cong_clears;
 	/* How long the reads of its node (a CA's: of its LID) took in the
 	 * sweep that last tried it, from ClassPortInfo to the last answer
 	 * or NodeInfo. */
@@ -135,6 +136,7 @@ struct ibw_port_ctrs {
 	 * OptionMask has them: as fec; NULL: never read. */
 	const struct ibw_cong *cong;
 	uint8_t cong_fail;
+	uint8_t cong_cleared; /* attributes cleared by us since read */
 };
 
 enum ibw_ctr_scope {
@@ -260,6 +262,7 @@ struct ibw_sweep_stats ibw_counters_last_sweep(const struct ibw_counters *c);
 struct ibw_counters_clears {
 	uint64_t port_counters; /* PerfSet(PortCounters) */
 	uint64_t ext_speeds; /* PerfSet(PortExtendedSpeedsCounters) */
+	uint64_t congestion; /* PerfSet of a congestion attribute */
 };
 
 struct ibw_counters_clears ibw_counters_clears(const struct ibw_counters *c);

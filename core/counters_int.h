@@ -66,6 +66,9 @@ enum {
 	PSC_NONE, /* a status error: the PMA does not serve it */
 };
 
+/* What a PerfSet of ours clears before saturation (port_op.clear_kind) */
+enum { CLEAR_PC, CLEAR_FEC, CLEAR_CONG };
+
 struct job; /* one node of a sweep */
 
 struct ibw_ctr_table {
@@ -169,6 +172,8 @@ struct port_op {
 	uint8_t det_asked, det_fail; /* the details: asked, and how */
 	uint64_t read_us; /* CLOCK_REALTIME of its last counters answer */
 	uint32_t reset_mask; /* PerfSet: the counters asked to clear */
+	uint8_t clear_kind; /* CLEAR_*: which attribute a PerfSet clears */
+	uint8_t clear_attr; /* CLEAR_CONG: its enum ibw_cong_attr */
 	uint8_t pc[IB_PC_DATA_SZ];
 	uint8_t ext[IB_PC_DATA_SZ];
 	uint8_t got_det[2]; /* PortRcvErrorDetails, PortXmitDiscardDetails */

@@ -95,13 +95,20 @@ static void reset_done(const struct ibw_mad_done *d, void *arg)
 	}
 	if (op->sweep == c->sweep_id && d->result == IBW_MAD_OK) {
 		p = ibw_ctr_port_find_w(c, op->guid, op->port);
-		if (op->fec_todo) {
+		if (op->clear_kind == CLEAR_FEC) {
 			/* PortExtendedSpeedsCounters: all of them */
 			if (p) {
 				p->fec_cleared = 1;
 				p->fec_clears++;
 			}
 			c->clears.ext_speeds++;
+		} else if (op->clear_kind == CLEAR_CONG) {
+			if (p) {
+				p->cong_cleared |=
+					(uint8_t)(1u << op->clear_attr);
+				p->cong_clears++;
+			}
+			c->clears.congestion++;
 		} else {
 			for (i = 0; p && i < IBW_CTR_MAX; i++)
 				if (op->reset_mask & ibw_ctr_select[i])
@@ -130,7 +137,7 @@ static void reset_counters(struct ibw_counters *c, const struct port_op *src,
 		return;
 	*op = *src;
 	op->reset_mask = mask;
-	op->fec_todo = 0;
+	op->clear_kind = CLEAR_PC;
 	memset(payload, 0, sizeof(payload));
 	mad_set_field(payload, 0, IB_PC_PORT_SELECT_F, src->port);
 	mad_set_field(payload, 0, IB_PC_COUNTER_SELECT_F, mask & 0xffff);
@@ -156,13 +163,39 @@ static void reset_fec(struct ibw_counters *c, const struct port_op *src)
 		return;
 	*op = *src;
 	op->reset_mask = 0;
-	op->fec_todo = 1; /* reset_done: this is the FEC clear */
+	op->clear_kind = CLEAR_FEC;
 	memset(payload, 0, sizeof(payload));
 	mad_set_field(payload, 0, IB_PESC_PORT_SELECT_F, src->port);
 	mad_set_field64(payload, 0, IB_PESC_COUNTER_SELECT_F, ~0ull);
 	if (ibw_ctr_pma_submit(c, src->guid, src->lid, IBW_METHOD_SET,
 			       IBW_ATTR_PORT_EXT_SPEEDS, payload, reset_done,
 			       op) < 0)
+		free(op);
+}
+
+/*
+ * PerfSet of congestion attribute @a of the port, with PortSelect and
+ * CounterSelect as perfquery -R --xmitcc (and the others) send it: the
+ * attribute's counters, folded in just before, start again from 0.
+ */
+static void reset_cong(struct ibw_counters *c, const struct port_op *src,
+		       enum ibw_cong_attr a)
+{
+	struct port_op *op = calloc(1, sizeof(*op));
+	uint8_t payload[IB_PC_DATA_SZ];
+
+	if (!op)
+		return;
+	*op = *src;
+	op->reset_mask = 0;
+	op->clear_kind = CLEAR_CONG;
+	op->clear_attr = (uint8_t)a;
+	memset(payload, 0, sizeof(payload));
+	mad_set_field(payload, 0, IB_PC_PORT_SELECT_F, src->port);
+	mad_set_field(payload, 0, IB_PC_COUNTER_SELECT_F, 0xffff);
+	if (ibw_ctr_pma_submit(c, src->guid, src->lid, IBW_METHOD_SET,
+			       (uint16_t)ibw_cong_attr_id(a), payload,
+			       reset_done, op) < 0)
 		free(op);
 }
 
@@ -204,6 +237,7 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 	uint64_t prev_x, prev_r, prev_xp, prev_rp;
 	uint32_t reset_mask = 0;
 	int fec_reset = 0;
+	unsigned cong_reset = 0, a;
 	unsigned nresets = 0;
 	const char *first_reset = NULL;
 	int i;
@@ -293,11 +327,15 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 	}
 	p->fec_fail = op->fec_fail;
 	if (op->cong.have) {
-		const struct ibw_cong *ng = ibw_cong_fold(p->cong, &op->cong);
+		const struct ibw_cong *ng =
+			ibw_cong_fold(p->cong, &op->cong, p->cong_cleared);
 
 		if (ng) {
 			ibw_cong_unref(p->cong);
 			p->cong = ng;
+			p->cong_cleared &= (uint8_t)~op->cong.have;
+			if (c->o.reset_errors)
+				cong_reset = ibw_cong_near_max(&op->cong);
 		}
 	}
 	p->cong_fail = op->cong_fail;
@@ -327,6 +365,9 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 		reset_counters(c, op, reset_mask);
 	if (fec_reset)
 		reset_fec(c, op);
+	for (a = 0; a < IBW_CONG_NATTR; a++)
+		if (cong_reset >> a & 1)
+			reset_cong(c, op, (enum ibw_cong_attr)a);
 }
 
 /* @op's port could not be read this sweep, for @op->fail (an error

@@ -600,10 +600,12 @@ json_t *ibw_json_status(const struct ibw_snapshot *s,
 			    json_boolean(s->counter_verify.lids_in_flux));
 	json_object_set_new(
 		sw, "counter_clears",
-		json_pack("{s:I, s:I}", "port_counters",
+		json_pack("{s:I, s:I, s:I}", "port_counters",
 			  (json_int_t)s->counter_clears.port_counters,
 			  "ext_speeds",
-			  (json_int_t)s->counter_clears.ext_speeds));
+			  (json_int_t)s->counter_clears.ext_speeds,
+			  "congestion",
+			  (json_int_t)s->counter_clears.congestion));
 	json_object_set_new(o, "pma_redirects", ibw_json_pma_redirects(s));
 	json_object_set_new(o, "sweeps", sw);
 	for (i = 0; i < IBW_EP_NSTATES; i++)

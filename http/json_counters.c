@@ -32,8 +32,8 @@ struct block {
 	const uint64_t *total;
 	uint32_t resets;
 	unsigned fail;
-	int is_fec; /* has clears and saturated (the FEC block) */
-	uint32_t clears;
+	uint32_t clears; /* our clears of them */
+	int is_fec; /* has saturated (the FEC block) */
 	uint64_t saturated; /* field i at its largest value */
 };
 
@@ -106,6 +106,7 @@ static void cong_block(struct block *b, const struct ibw_port_ctrs *pc)
 	b->total = g->total;
 	b->resets = g->resets;
 	b->fail = pc->cong_fail;
+	b->clears = pc->cong_clears;
 	b->is_fec = 0;
 }
 
@@ -134,6 +135,7 @@ static json_t *block_json(const struct block *b)
 	json_object_set_new(o, "raw", raw);
 	json_object_set_new(o, "resets", json_integer(b->resets));
 	json_object_set_new(o, "error", why ? json_string(why) : json_null());
+	json_object_set_new(o, "clears", json_integer(b->clears));
 	if (b->is_fec) {
 		json_t *sat = json_array();
 
@@ -142,7 +144,6 @@ static json_t *block_json(const struct block *b)
 				json_array_append_new(sat,
 						      json_string(b->name(i)));
 		json_object_set_new(o, "saturated", sat);
-		json_object_set_new(o, "clears", json_integer(b->clears));
 	}
 	return o;
 }
@@ -170,10 +171,8 @@ static void block_write(struct ibw_jw *w, const struct block *b)
 	const char *why = fail_name(b->fail);
 
 	ibw_jw_object(w);
-	if (b->is_fec) {
-		ibw_jw_key(w, "clears");
-		ibw_jw_int(w, b->clears);
-	}
+	ibw_jw_key(w, "clears");
+	ibw_jw_int(w, b->clears);
 	ibw_jw_key(w, "error");
 	if (why)
 		ibw_jw_string(w, why);

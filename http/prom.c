@@ -398,6 +398,10 @@ static void render_snapshot(struct ibw_pb *bp, const struct ibw_snapshot *s,
 		   "ibwatch_pma_clears_total{attribute="
 		   "\"PortExtendedSpeedsCounters\"} %" PRIu64 "\n",
 		   s->counter_clears.ext_speeds);
+	ibw_pb_put(&b,
+		   "ibwatch_pma_clears_total{attribute=\"congestion\"} "
+		   "%" PRIu64 "\n",
+		   s->counter_clears.congestion);
 	ibw_pb_family(&b, "ibwatch_lids_in_flux", "gauge",
 		      "1 while there is a sign that the SM moves LIDs, until a "
 		      "discovery finds them settled.");

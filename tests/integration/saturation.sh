@@ -15,8 +15,10 @@
 #    atomic with the read, on hardware either); every clear the model saw
 #    is counted by the agent and none is taken for someone else's reset;
 #    the FEC link's raw BER reads above 0 in every window at every look.
-#    node0005's PMA has 64-bit error counters (CapabilityMask2 bit 1): no
-#    clear is ever sent to it, and its totals equal perfquery -x.
+#    node0013's PortXmitTimeCong (a congestion counter, 32 bits) at
+#    4e8/s likewise. node0005's PMA has 64-bit error counters
+#    (CapabilityMask2 bit 1): no clear is ever sent to it, and its
+#    totals equal perfquery -x.
 #    The SM's node (node0016) has FEC and congestion counters in JSON and
 #    /metrics, and --once reads its congestion counters.
 # 2. reset-counters never: node0009's SymbolErrorCounter and PortXmitWait
@@ -42,10 +44,11 @@ l5=$(lid_of node0005)
 l7=$(lid_of node0007)
 l9=$(lid_of node0009)
 l11=$(lid_of node0011)
+l13=$(lid_of node0013)
 lsm=$(lid_of "$IBW_SIM_SM")
 check "LIDs of node0003 ($l3), 0005 ($l5), 0007 ($l7), 0009 ($l9), 0011 ($l11), the SM's ($lsm)" \
 	eval '[ -n "$l3" ] && [ -n "$l5" ] && [ -n "$l7" ] && [ -n "$l9" ] &&
-		[ -n "$l11" ] && [ -n "$lsm" ]'
+		[ -n "$l11" ] && [ -n "$l13" ] && [ -n "$lsm" ]'
 
 # pq HOST ARGS...: FIELD=VALUE lines of perfquery's answer; val FIELD
 pq() {
@@ -73,6 +76,7 @@ EOF
 mv "$fecf.tmp" "$fecf"
 cat >"$congf.tmp" <<EOF
 $lsm 1 PortXmitTimeCong=777 PortPktRcvFECN=5
+$l13 1 PortXmitTimeCong=0+$rf t0=$t0
 EOF
 mv "$congf.tmp" "$congf"
 sleep 0.2 # the model looks at the files every 0.1 s
@@ -169,11 +173,23 @@ check "node0007: PortFECCorrectedSymbolCtr driven past 5 x (2^32 - 1), total $ft
 check "node0007: every FEC clear counted ($fcl = $fseen, at least 6), no reset" \
 	eval '[ "$fcl" = "$fseen" ] && [ "$fcl" -ge 6 ] && [ "$frs" = 0 ]'
 
+# node0013: a congestion counter (PortXmitTimeCong, 32 bits) likewise.
+c13=$(port "$l13" | jq -c .counters)
+read -r cu ct ccl crs <<<"$(jq -r '"\(.updated) \(.congestion.totals.PortXmitTimeCong) \(.congestion.clears) \(.congestion.resets)"' <<<"$c13")"
+truth_c=$(awk -v r=$rf -v s="$(date -d "$cu" +%s.%N)" -v t0="$t0" 'BEGIN { printf "%.0f", r * (s - t0) }')
+cseen=$(clears_seen "$l13" cong)
+echo "# node0013 PortXmitTimeCong $ct of $truth_c driven; $ccl clears ($cseen seen by the model)"
+check "node0013: PortXmitTimeCong driven past 5 x (2^32 - 1), total $ct" \
+	eval '[ "$truth_c" -ge $((5 * 4294967295)) ] && cl=$ccl ok_total "$ct" "$truth_c" $rf'
+check "node0013: every congestion clear counted ($ccl = $cseen, at least 6), no reset" \
+	eval '[ "$ccl" = "$cseen" ] && [ "$ccl" -ge 6 ] && [ "$crs" = 0 ]'
+
 # The clears in all.
 st=$(curl -s -m 5 "$U/api/v1/status")
 check "/api/v1/status counts the clears ($(jq -c .sweeps.counter_clears <<<"$st"))" \
-	jq -e --argjson a "$cl" --argjson b "$fcl" \
-		'.sweeps.counter_clears.port_counters >= $a and .sweeps.counter_clears.ext_speeds >= $b' <<<"$st"
+	jq -e --argjson a "$cl" --argjson b "$fcl" --argjson c "$ccl" \
+		'.sweeps.counter_clears.port_counters >= $a and .sweeps.counter_clears.ext_speeds >= $b and
+		.sweeps.counter_clears.congestion >= $c' <<<"$st"
 check "/metrics: ibwatch_pma_clears_total for both attributes" \
 	eval 'grep -q "^ibwatch_pma_clears_total{attribute=\"PortCounters\"} [1-9]" m.txt &&
 		grep -q "^ibwatch_pma_clears_total{attribute=\"PortExtendedSpeedsCounters\"} [1-9]" m.txt'

@@ -114,6 +114,8 @@ static void apply_line(const char *s)
 		apply((uint16_t)lid, port, KMC_PC, mask, ns);
 	else if (!strcmp(kind, "fec"))
 		apply((uint16_t)lid, port, KMC_FEC, mask, ns);
+	else if (!strcmp(kind, "cong"))
+		apply((uint16_t)lid, port, KMC_CONG, mask, ns);
 }
 
 /* Under kmc.lock: the lines appended since the last look. */
@@ -176,7 +178,10 @@ void kmc_clear(uint16_t lid, unsigned port, int kind, uint64_t mask)
 	apply(lid, port, kind, mask, ns);
 	if (kmc.path[0]) {
 		n = snprintf(line, sizeof(line), "%u %u %s %llx %lld\n", lid,
-			     port & 0xff, kind == KMC_PC ? "pc" : "fec",
+			     port & 0xff,
+			     kind == KMC_PC    ? "pc"
+			     : kind == KMC_FEC ? "fec"
+					       : "cong",
 			     (unsigned long long)mask, ns);
 		fd = open(kmc.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
 			  0644);

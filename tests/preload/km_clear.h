@@ -22,7 +22,9 @@
 #include <stdint.h>
 #include <time.h>
 
-enum { KMC_PC, KMC_FEC };
+/* pc: a counter's index (km_pc.c); fec: a field's CounterSelect bit;
+ * cong: a congestion attribute's index (0x30 + i), all its fields */
+enum { KMC_PC, KMC_FEC, KMC_CONG };
 
 /* The state directory the file is in ("" or NULL: none). */
 void kmc_init(const char *state_dir);

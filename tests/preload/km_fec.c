@@ -210,13 +210,19 @@ static unsigned fec_bit(int field)
 
 /* Field @i of @p now: VALUE, plus RATE a second since the file was written
  * (the same for every process: the file's mtime, the realtime clock),
- * less its value at the port's last clear of it (a FEC port's, @fec),
- * saturated at the field's width as a hardware counter is. */
-static uint32_t value_now(const struct kmf_port *p, unsigned i, int fec)
+ * less its value at the port's last clear of it (@kind KMC_FEC: a FEC
+ * port's field; KMC_CONG: congestion attribute @cong_attr's), saturated
+ * at the field's width as a hardware counter is. */
+static uint32_t value_now(const struct kmf_port *p, unsigned i, int kind,
+			  unsigned cong_attr)
 {
 	int f = p->set[i].field;
 	long long cleared =
-		fec ? kmc_last(p->k.lid, p->k.port, KMC_FEC, fec_bit(f)) : 0;
+		kind == KMC_FEC
+			? kmc_last(p->k.lid, p->k.port, KMC_FEC, fec_bit(f))
+		: kind == KMC_CONG
+			? kmc_last(p->k.lid, p->k.port, KMC_CONG, cong_attr)
+			: 0;
 	uint64_t v =
 		kmc_value(p->set[i].value, p->set[i].rate, &p->k.t0, cleared);
 	uint32_t max = km_field_max(f);
@@ -300,10 +306,12 @@ int kmf_answer(uint8_t *mad, unsigned len, uint16_t dlid)
 	if (len < 256 || (mad[1] != 0x01 && mad[1] != 0x04))
 		return 0;
 	attr = (unsigned)mad[16] << 8 | mad[17];
-	/* a Get; a Set of PortExtendedSpeedsCounters (the clear, kmf_set)
-	 * is answered as the PMA does, with the counters after it */
-	if (mad[3] != 0x01 &&
-	    (mad[3] != 0x02 || mad[1] != 0x04 || attr != ATTR_PESC))
+	/* a Get; a Set of PortExtendedSpeedsCounters or of a congestion
+	 * attribute (the clear, kmf_set) is answered as the PMA does, with
+	 * the counters after it */
+	if (mad[3] != 0x01 && (mad[3] != 0x02 || mad[1] != 0x04 ||
+			       (attr != ATTR_PESC &&
+				(attr < ATTR_CONG0 || attr >= ATTR_CONG0 + 6))))
 		return 0;
 	if (!((mad[1] == 0x04 && attr == ATTR_PESC) ||
 	      (mad[1] == 0x04 && attr >= ATTR_CONG0 && attr < ATTR_CONG0 + 6) ||
@@ -328,7 +336,8 @@ int kmf_answer(uint8_t *mad, unsigned len, uint16_t dlid)
 					mad_set_field(
 						mad + PMA_DATA, 0,
 						(enum MAD_FIELDS)p->set[i].field,
-						value_now(p, i, 0));
+						value_now(p, i, KMC_CONG,
+							  attr - ATTR_CONG0));
 			done = 1;
 		}
 		goto out;
@@ -362,7 +371,7 @@ int kmf_answer(uint8_t *mad, unsigned len, uint16_t dlid)
 			for (i = 0; p && i < (unsigned)p->nset; i++)
 				mad_set_field(mad + PMA_DATA, 0,
 					      (enum MAD_FIELDS)p->set[i].field,
-					      value_now(p, i, 1));
+					      value_now(p, i, KMC_FEC, 0));
 			done = 1;
 		}
 	}
@@ -393,11 +402,24 @@ void kmf_psc(uint8_t *mad, uint16_t dlid)
 void kmf_set(const uint8_t *mad, uint16_t dlid)
 {
 	uint8_t *pesc = (uint8_t *)mad + PMA_DATA;
-	unsigned port, i;
+	unsigned port, i, attr = (unsigned)mad[16] << 8 | mad[17];
 	uint64_t sel;
 
-	if (mad[1] != 0x04 || mad[3] != 0x02 ||
-	    ((unsigned)mad[16] << 8 | mad[17]) != ATTR_PESC)
+	if (mad[1] != 0x04 || mad[3] != 0x02)
+		return;
+	if (attr >= ATTR_CONG0 && attr < ATTR_CONG0 + 6) {
+		/* a node listed in the cong file has them on every port:
+		 * the attribute's counters of the port start again */
+		port = mad_get_field(pesc, 0, IB_PC_PORT_SELECT_F);
+		pthread_mutex_lock(&kmf.lock);
+		check();
+		if (any_lid(&kmf.cong, dlid, 0))
+			kmc_clear(dlid, port, KMC_CONG,
+				  1ull << (attr - ATTR_CONG0));
+		pthread_mutex_unlock(&kmf.lock);
+		return;
+	}
+	if (attr != ATTR_PESC)
 		return;
 	port = mad_get_field(pesc, 0, IB_PESC_PORT_SELECT_F);
 	sel = mad_get_field64(pesc, 0, IB_PESC_COUNTER_SELECT_F);

@@ -60,15 +60,18 @@ void kmf_pma_cpi(uint8_t *cpi, uint16_t lid);
  * it (@mad: the whole MAD, @len bytes), that went to @dlid: a Get of
  * PortExtendedSpeedsCounters (or its Set, kmf_set) or of
  * PortInfoExtended for a listed port, or of a congestion counter of a
- * node listed in the cong file (kmf_psc), is turned into its answer. 1
- * if it was. */
+ * node listed in the cong file (kmf_psc; or its Set), is turned into its
+ * answer. 1 if it was. */
 int kmf_answer(uint8_t *mad, unsigned len, uint16_t dlid);
 
 /* A PerfSet of PortExtendedSpeedsCounters (@mad: the whole MAD) sent to
  * @dlid: the listed port's counters its CounterSelect names are cleared,
  * for every process (km_clear.h; bit i: the form's i-th counter in
  * libibmad's field order, and perfquery -T -R sends all ones). Counters
- * saturate at their field's width (16 or 32 bits), as hardware's. */
+ * saturate at their field's width (16 or 32 bits), as hardware's. A
+ * PerfSet of a congestion attribute to a node listed in the cong file
+ * clears that attribute's counters of the port, whatever its
+ * CounterSelect (perfquery -R --xmitcc and the others send 0xffff). */
 void kmf_set(const uint8_t *mad, uint16_t dlid);
 
 /* The model's PortSamplesControl answer @mad (the whole MAD) from @dlid:

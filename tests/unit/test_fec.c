@@ -299,13 +299,13 @@ static void test_congestion(void **state)
 			 0);
 	assert_int_equal(r.v[x], 1000);
 	assert_int_equal(r.v[vl + 14], 77);
-	a = ibw_cong_fold(NULL, &r);
+	a = ibw_cong_fold(NULL, &r, 0);
 	assert_true(a->total[x] == 1000);
 	assert_int_equal(a->have,
 			 1u << IBW_CONG_XMIT_CC | 1u << IBW_CONG_VL_XMIT_TC);
 	/* cleared, then 30 */
 	r.v[x] = 30;
-	b = ibw_cong_fold(a, &r);
+	b = ibw_cong_fold(a, &r, 0);
 	assert_true(b->total[x] == 1030);
 	assert_int_equal(b->resets, 1);
 	assert_true(b->total[vl + 14] == 77);
@@ -332,7 +332,7 @@ static void test_congestion_state_file(void **state)
 	r.have = 1u << IBW_CONG_SL_FECN | 1u << IBW_CONG_RCV_CC;
 	for (k = 0; k < IBW_CONG_NFIELDS; k++)
 		r.v[k] = 1000 + k;
-	p.cong = ibw_cong_fold(NULL, &r);
+	p.cong = ibw_cong_fold(NULL, &r, 0);
 	assert_int_equal(ibw_ctr_state_save(path, &p, 1, NULL), 0);
 	assert_int_equal(ibw_ctr_state_load(path, &back, &n, &cap, NULL, NULL),
 			 0);
