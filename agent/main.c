@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -68,6 +70,7 @@ struct daemon {
 	int ping_started;
 	int ping_status;
 	int sfd;
+	int lockfd; /* --textfile's lock, held until exit */
 };
 
 /* "ibwatchd: " and @fmt's line(s) on stderr: the errors that end a
@@ -147,6 +150,57 @@ static int write_textfile(struct daemon *d, const char *path)
 	if (rc)
 		unlink(tmp);
 	return rc;
+}
+
+/* Exit status of a --textfile run that another run's lock turned away
+ * (sysexits.h's EX_TEMPFAIL: the next cron run will do). */
+#define TEXTFILE_LOCKED 75
+
+/*
+ * --textfile: take FILE.lock (flock, exclusive, not waiting) before the
+ * fabric is touched or the state file read, and hold it until exit, so
+ * that overlapping cron runs never interleave their state file and
+ * textfile writes. The file holds the holder's pid, for the message of
+ * the run turned away. It stays when we exit: unlinking it would let a
+ * run lock an unlinked file while another locks a new one. Returns the
+ * fd, -EWOULDBLOCK (@err names the holder) or another negative errno.
+ */
+static int lock_textfile(const char *path, char *err, size_t len)
+{
+	char name[4096], pid[32] = "";
+	ssize_t n;
+	int fd, rc;
+
+	if (snprintf(name, sizeof(name), "%s.lock", path) >= (int)sizeof(name))
+		return -ENAMETOOLONG;
+	fd = open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, len, "cannot open %s.lock: %s", path,
+			 strerror(-rc));
+		return rc;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		rc = -errno;
+		n = rc == -EWOULDBLOCK ? pread(fd, pid, sizeof(pid) - 1, 0) : 0;
+		pid[n > 0 ? strcspn(pid, "\n") : 0] = '\0';
+		if (rc == -EWOULDBLOCK)
+			snprintf(
+				err, len,
+				"another --textfile run (pid %s) holds %s.lock: "
+				"%s not written by this one",
+				*pid ? pid : "unknown", path, path);
+		else
+			snprintf(err, len, "cannot lock %s.lock: %s", path,
+				 strerror(-rc));
+		close(fd);
+		return rc;
+	}
+	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n)
+		log_warn("main", "cannot write the pid to %s: %s", name,
+			 strerror(errno));
+	return fd;
 }
 
 /* --links: /api/v1/links's document alone. */
@@ -842,6 +896,7 @@ int main(int argc, char **argv)
 
 	memset(&d, 0, sizeof(d));
 	d.sfd = -1;
+	d.lockfd = -1;
 	/* Block the stop signals before any thread exists (umad2sim starts
 	 * one when the port opens): they must reach the signalfd, not kill
 	 * the process from another thread. */
@@ -890,6 +945,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ibwatchd: %s\n", err);
 		status = 1;
 		goto out;
+	}
+
+	if (d.o.textfile) {
+		d.lockfd = lock_textfile(d.o.textfile, err, sizeof(err));
+		if (d.lockfd < 0) {
+			say_err("%s\n", err);
+			status = d.lockfd == -EWOULDBLOCK ? TEXTFILE_LOCKED : 1;
+			goto out;
+		}
 	}
 
 	if (choose_port(&d.o, port_ca, sizeof(port_ca), err, sizeof(err)) < 0) {
@@ -1075,6 +1139,9 @@ out:
 	if (d.sfd >= 0)
 		close(d.sfd);
 	ibw_loop_free(d.loop);
+	/* After the monitor saved the state file: the lock covers it. */
+	if (d.lockfd >= 0)
+		close(d.lockfd);
 	ibw_opts_free(&d.o);
 	return status;
 }

@@ -200,7 +200,7 @@ static const struct opt table[] = {
 	  .nonempty = "file name", .arg = "FILE",
 	  .help = "run one cycle, write the Prometheus metrics to FILE "
 		  "(atomically, for node_exporter's textfile collector), "
-		  "exit" },
+		  "exit (status 75 if another run holds FILE.lock)" },
 	{ OPT("discovery-interval", T_UINT, IBW_OPT_SIGHUP),
 	  NUM(mon.discovery_interval_us), .min = 1, .max = 86400,
 	  .scale = US_PER_S, .def = IBW_DISCOVERY_INTERVAL_US / US_PER_S,

@@ -79,7 +79,7 @@ void ibw_prom_cong(struct ibw_pb *b, const struct ibw_snapshot *s)
 				ibw_pb_put(b,
 					   "%s{guid=\"0x%016" PRIx64
 					   "\",port=\"%u\"} %" PRIu64 "\n",
-					   name, pv->node->n->guid,
+					   name, ibw_prom_port_guid(pv),
 					   (unsigned)pv->p->num, v);
 			}
 		}

@@ -97,6 +97,11 @@ static uint64_t guid_label(const struct ibw_snapshot_port *pv)
 	return pv->node->is_switch ? pv->node->n->guid : pv->p->guid;
 }
 
+uint64_t ibw_prom_port_guid(const struct ibw_snapshot_port *pv)
+{
+	return guid_label(pv) ? guid_label(pv) : pv->node->n->guid;
+}
+
 /* @pv is a port the exporter lists: a connected switch port, or a
  * connected HCA port whose port GUID we know. */
 static int port_listed(const struct ibw_snapshot *s,
@@ -180,11 +185,11 @@ static void counter_families(struct ibw_pb *b, const struct ibw_snapshot *s,
 		    !(rows[pv - s->port_views] & ROW_COUNTED))
 			continue;
 		r[n].pc = pv->ctrs;
-		r[n].llen = (uint8_t)snprintf(
-			r[n].labels, sizeof(r[n].labels),
-			"{guid=\"0x%016" PRIx64 "\",port=\"%u\"} ",
-			guid_label(pv) ? guid_label(pv) : pv->node->n->guid,
-			(unsigned)pv->p->num);
+		r[n].llen = (uint8_t)snprintf(r[n].labels, sizeof(r[n].labels),
+					      "{guid=\"0x%016" PRIx64
+					      "\",port=\"%u\"} ",
+					      ibw_prom_port_guid(pv),
+					      (unsigned)pv->p->num);
 		if (o->timestamps && !o->runonce)
 			r[n].tslen = (uint8_t)fmt_ts(r[n].ts, sizeof(r[n].ts),
 						     pv->ctrs->updated_us,

@@ -96,7 +96,7 @@ void ibw_prom_fec(struct ibw_pb *b, const struct ibw_snapshot *s)
 				 ibw_pb_kind(is_switch), fams[fam].name);
 			ibw_snapshot_foreach_port(s, pv) {
 				const struct ibw_fec *f;
-				uint64_t guid = pv->node->n->guid;
+				uint64_t guid = ibw_prom_port_guid(pv);
 				unsigned port = pv->p->num, k, n;
 				int rs;
 

@@ -98,7 +98,8 @@ check "cleared, then 20 more: total 1520, raw 20, one reset ($f)" \
 		.raw.FECCorrectableBlockCtrLane0 == 20 and .resets == 1' <<<"$f"
 check "... and raw equals perfquery -T now" \
 	eval "at node0001 perfquery -T $l3 1 | grep -qx 'FECCorrectableBlockCtrLane0:\.*20'"
-g3=$(curl -s -m 5 "$U/api/v1/ports" | jq -r --argjson l "$l3" '.[] | select(.lid == $l) | .node_guid')
+# an HCA port's series are named by its port GUID (issue 36)
+g3=$(curl -s -m 5 "$U/api/v1/ports" | jq -r --argjson l "$l3" '.[] | select(.lid == $l) | .guid')
 curl -s -m 5 "$U/metrics" >m.txt
 check "/metrics: node0003's corrected blocks over its lanes (1520 + 77)" \
 	grep -qx "ibwatch_hca_port_fec_corrected_blocks_total{guid=\"$g3\",port=\"1\"} 1597" m.txt
@@ -110,6 +111,22 @@ check "... one series per active lane (4x: lanes 0-3), lane 0 1520" \
 check "... RS-FEC corrected symbols of node0005 (12354) and leaf01 port 1 (42)" \
 	eval "grep -q '^ibwatch_hca_port_fec_corrected_symbols_total{.*,port=\"1\"} 12354\$' m.txt &&
 		grep -q '^ibwatch_switch_port_fec_corrected_symbols_total{.*,port=\"1\"} 42\$' m.txt"
+# on(guid,port) with infiniband_hca_uplink_info keeps every HCA FEC row
+join_fec() {
+	awk 'function key(l, g, p) {
+		g = l; sub(/^[^{]*\{guid="/, "", g); sub(/".*/, "", g)
+		p = l; sub(/.*[{,]port="/, "", p); sub(/".*/, "", p)
+		return g " " p
+	}
+	/^infiniband_hca_uplink_info\{/ { up[key($0)] = 1; next }
+	/^ibwatch_hca_port_fec_/ { fec[++n] = $0 }
+	END {
+		for (i = 1; i <= n; i++)
+			if (!(key(fec[i]) in up)) { print "no uplink: " fec[i]; bad++ }
+		exit !(n > 0 && !bad)
+	}' m.txt
+}
+check "... every HCA FEC row's guid/port is in infiniband_hca_uplink_info" join_fec
 check "promtool check metrics takes it" \
 	eval "grep -v '^ibwatch_build_info' m.txt | promtool check metrics >promtool.out 2>&1 || ! grep -qi 'error' promtool.out"
 check "the agent stops cleanly" stopped_clean "$agent"

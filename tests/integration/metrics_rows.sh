@@ -18,7 +18,9 @@
 #  3. --textfile: the exposition for node_exporter's textfile collector,
 #     promtool-clean, without timestamps, with the exporter's run-once
 #     collector names and last_execution, renamed into place (no
-#     temporary file left), read by a real node_exporter.
+#     temporary file left), read by a real node_exporter; a run that
+#     finds FILE.lock held (another run, or two started together)
+#     writes nothing and exits 75.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/tap.sh"
@@ -222,8 +224,8 @@ check "... and no counter_reset event" \
 mkdir -p tf
 at node0001 "$IBWATCHD" --textfile "$PWD/tf/ibwatch.prom" --no-state-file --no-ping >tf.out 2>tf.err
 check "--textfile exits 0 and prints nothing on stdout" test $? = 0 -a ! -s tf.out
-check "... it leaves ibwatch.prom alone in the directory (no temporary file)" \
-	test "$(ls tf)" = ibwatch.prom
+check "... it leaves ibwatch.prom and its lock alone in the directory (no temporary file)" \
+	test "$(ls tf | tr '\n' ' ')" = "ibwatch.prom ibwatch.prom.lock "
 promtool check metrics <tf/ibwatch.prom >promtool.txt 2>&1
 check "... promtool check metrics finds nothing" test $? = 0 -a ! -s promtool.txt
 check "... the exporter's run-once collectors, each with its last_execution" \
@@ -248,7 +250,33 @@ check "... and serves its rows" \
 ino1=$(stat -c %i tf/ibwatch.prom)
 at node0001 "$IBWATCHD" --textfile "$PWD/tf/ibwatch.prom" --no-state-file --no-ping >tf2.out 2>tf2.err
 check "a second run replaces the file by a rename (a new inode), nothing else left" \
-	test "$(stat -c %i tf/ibwatch.prom)" != "$ino1" -a "$(ls tf)" = ibwatch.prom
+	test "$(stat -c %i tf/ibwatch.prom)" != "$ino1" -a "$(ls tf | tr '\n' ' ')" = "ibwatch.prom ibwatch.prom.lock "
+# Overlapping cron runs (issue 36): a run finding ibwatch.prom.lock held
+# writes nothing, says who holds it and exits 75 (EX_TEMPFAIL).
+ino1=$(stat -c %i tf/ibwatch.prom)
+exec 9>tf/ibwatch.prom.lock
+flock -n 9 && echo $$ >&9
+at node0001 "$IBWATCHD" --textfile "$PWD/tf/ibwatch.prom" --no-state-file --no-ping >tf3.out 2>tf3.err 9>&-
+rc=$?
+exec 9>&-
+check "a run while the lock is held exits 75 ($rc) and writes nothing" \
+	test "$rc" = 75 -a "$(stat -c %i tf/ibwatch.prom)" = "$ino1" -a ! -s tf3.out
+check "... and says which pid holds the lock ($(head -c 200 tf3.err))" \
+	grep -q "another --textfile run (pid $$) holds $PWD/tf/ibwatch.prom.lock" tf3.err
+# Two runs started together: one writes, the other reports the lock.
+at node0001 "$IBWATCHD" --textfile "$PWD/tf/ibwatch.prom" --no-state-file --no-ping >tf4.out 2>tf4.err &
+p4=$!
+at node0001 "$IBWATCHD" --textfile "$PWD/tf/ibwatch.prom" --no-state-file --no-ping >tf5.out 2>tf5.err &
+p5=$!
+wait "$p4"; rc4=$?
+wait "$p5"; rc5=$?
+check "two runs at once: one exits 0, the other 75 ($rc4, $rc5)" \
+	test "$(printf '%s\n' "$rc4" "$rc5" | sort -n | tr '\n' ' ')" = "0 75 "
+check "... the one turned away says another run (a pid) holds the lock" \
+	grep -q 'another --textfile run (pid [0-9]*) holds' tf4.err tf5.err
+check "... the file was replaced once, and is whole" \
+	eval 'test "$(stat -c %i tf/ibwatch.prom)" != "$ino1" && promtool check metrics <tf/ibwatch.prom >/dev/null 2>&1 &&
+		test "$(ls tf | tr "\n" " ")" = "ibwatch.prom ibwatch.prom.lock "'
 check "--textfile with --links is refused" \
 	bash -c "! '$IBWATCHD' --textfile x.prom --links >/dev/null 2>&1"
 

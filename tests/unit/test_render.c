@@ -18,6 +18,7 @@
 
 #include "cache.h"
 #include "codec.h"
+#include "cong.h"
 #include "fabric.h"
 #include "json.h"
 #include "json_links.h"
@@ -1780,6 +1781,73 @@ static void test_exporter_dual_port(void **state)
 	ibw_snapshot_unref(s);
 }
 
+/* The guid and port label values of the sample @line; 0 if it has none. */
+static int sample_key(const char *line, char *guid, char *port)
+{
+	const char *g = strstr(line, "guid=\""), *p = strstr(line, ",port=\"");
+
+	if (!g || !p || sscanf(g, "guid=\"%18[0-9a-fx]\"", guid) != 1 ||
+	    sscanf(p, ",port=\"%7[0-9]\"", port) != 1)
+		return 0;
+	return 1;
+}
+
+/*
+ * Issue 36: every HCA port counter series, FEC and congestion ones too,
+ * names the port as infiniband_hca_uplink_info does (its port GUID), so
+ * an on(guid,port) join keeps them all.
+ */
+static void test_hca_counters_join_uplink(void **state)
+{
+	struct ibw_snapshot *s = ibw_test_snapshot();
+	struct ibw_cong *g = calloc(1, sizeof(*g));
+	const char *p, *e;
+	unsigned nfec = 0, ncong = 0;
+	char *text;
+
+	/* node0001's port (node GUID ...10, port GUID ...20): congestion
+	 * counters beside the fixture's FEC ones */
+	assert_non_null(g);
+	g->refs = 1;
+	g->have = 1u << IBW_CONG_XMIT_CC | 1u << IBW_CONG_RCV_CC;
+	g->total[ibw_cong_first(IBW_CONG_XMIT_CC)] = 77;
+	s->ports[3].cong = g;
+	text = render_with(s, NULL);
+	for (p = text; p && *p; p = e ? e + 1 : NULL) {
+		char line[256], guid[24], port[8], row[80], sub[40];
+
+		e = strchr(p, '\n');
+		if (strncmp(p, "ibwatch_hca_port_", 17))
+			continue;
+		snprintf(line, sizeof(line), "%.*s",
+			 (int)(e ? e - p : (ptrdiff_t)strlen(p)), p);
+		if (!strncmp(line + 17, "fec_", 4))
+			nfec++;
+		else if (strstr(line, "_cong_total{") ||
+			 strstr(line, "_fecn_total{") ||
+			 strstr(line, "_becn_total{"))
+			ncong++;
+		else
+			continue;
+		assert_true(sample_key(line, guid, port));
+		snprintf(row, sizeof(row),
+			 "infiniband_hca_uplink_info{guid=\"%s\",", guid);
+		snprintf(sub, sizeof(sub), ",port=\"%s\",uplink=", port);
+		if (!has_line_with(text, row, sub))
+			fail_msg("no uplink row for %s", line);
+	}
+	assert_int_not_equal(nfec, 0);
+	assert_int_not_equal(ncong, 0);
+	assert_true(has_line(text, "ibwatch_hca_port_fec_corrected_symbols_"
+				   "total{guid=\"0x0002c90300000020\",port="
+				   "\"1\"} 112354\n"));
+	assert_true(has_line(text, "ibwatch_hca_port_xmit_time_cong_total{"
+				   "guid=\"0x0002c90300000020\",port=\"1\"} "
+				   "77\n"));
+	free(text);
+	ibw_snapshot_unref(s);
+}
+
 int main(void)
 {
 	/* Fixed, so the fixtures do not change with every commit. */
@@ -1801,6 +1869,7 @@ int main(void)
 		cmocka_unit_test(test_exporter_series),
 		cmocka_unit_test(test_exporter_rows),
 		cmocka_unit_test(test_exporter_dual_port),
+		cmocka_unit_test(test_hca_counters_join_uplink),
 		cmocka_unit_test(test_agentx_series),
 		cmocka_unit_test(test_json_links),
 		cmocka_unit_test(test_rich_documents),
