@@ -85,3 +85,21 @@ size_t ibw_name_sanitize(char *dst, size_t dstlen, const void *src,
 	dst[o] = '\0';
 	return o;
 }
+
+void ibw_name_trim(char *s)
+{
+	size_t len = strlen(s), i = len, need;
+	uint8_t c;
+
+	/* Back over at most three continuation bytes to the lead. */
+	while (i > 0 && len - i < 3 && ((uint8_t)s[i - 1] & 0xc0) == 0x80)
+		i--;
+	if (i == 0)
+		return;
+	c = (uint8_t)s[i - 1];
+	if (c < 0xc0)
+		return; /* ASCII, or more continuations than a lead allows */
+	need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+	if (len - (i - 1) < need)
+		s[i - 1] = '\0';
+}

@@ -30,4 +30,8 @@
 size_t ibw_name_sanitize(char *dst, size_t dstlen, const void *src,
 			 size_t srclen);
 
+/* Text built from safe names and cut by snprintf may end inside a
+ * character: drop that last partial character of @s in place. */
+void ibw_name_trim(char *s);
+
 #endif

@@ -34,8 +34,10 @@ static void test_valid_kept(void **state)
 	/* quotes and backslashes are valid text: each front end escapes
 	 * them for its own format */
 	CHECK("a \"q\" \\ b", "a \"q\" \\ b");
-	CHECK("n\xc3\xb8" "de \xe6\x97\xa5 \xf0\x9f\x98\x80",
-	      "n\xc3\xb8" "de \xe6\x97\xa5 \xf0\x9f\x98\x80");
+	CHECK("n\xc3\xb8"
+	      "de \xe6\x97\xa5 \xf0\x9f\x98\x80",
+	      "n\xc3\xb8"
+	      "de \xe6\x97\xa5 \xf0\x9f\x98\x80");
 	CHECK("\xef\xbf\xbf\xf4\x8f\xbf\xbf", "\xef\xbf\xbf\xf4\x8f\xbf\xbf");
 }
 
@@ -50,8 +52,8 @@ static void test_controls(void **state)
 
 static void test_invalid(void **state)
 {
-	CHECK("node0003 \xff\xfe\xc3 HCA-1", "node0003 " FFFD FFFD FFFD
-					      " HCA-1");
+	CHECK("node0003 \xff\xfe\xc3 HCA-1",
+	      "node0003 " FFFD FFFD FFFD " HCA-1");
 	/* a lone continuation byte, a bad lead */
 	CHECK("\x80z\xf5\xbf", FFFD "z" FFFD FFFD);
 	/* overlong forms: C0/C1 leads, E0 80, F0 80 */
@@ -65,8 +67,12 @@ static void test_invalid(void **state)
 	CHECK("\xf4\x90\x80\x80", FFFD FFFD FFFD FFFD);
 	/* a sequence broken inside the string: one U+FFFD for the
 	 * maximal subpart, the next byte starts afresh */
-	CHECK("\xf0\x9f\x98" "A", FFFD "A");
-	CHECK("\xe6\x97" "\xe6\x97\xa5", FFFD "\xe6\x97\xa5");
+	CHECK("\xf0\x9f\x98"
+	      "A",
+	      FFFD "A");
+	CHECK("\xe6\x97"
+	      "\xe6\x97\xa5",
+	      FFFD "\xe6\x97\xa5");
 }
 
 static void test_cut_at_end(void **state)
@@ -112,23 +118,50 @@ static void test_nodedesc(void **state)
 	memset(d, 'x', 61);
 	memcpy(d + 61, "\xf0\x9f\x98", 3);
 	d[64] = 0x80; /* beyond the field: never read */
-	assert_int_equal(ibw_nodedesc_decode(mad, sizeof(mad), buf, sizeof(buf)),
-			 0);
+	assert_int_equal(
+		ibw_nodedesc_decode(mad, sizeof(mad), buf, sizeof(buf)), 0);
 	assert_int_equal(strlen(buf), 61);
 	assert_int_equal(buf[60], 'x');
 
 	memset(d, 0, 64);
 	memcpy(d, "n\0\"q\"\\\xff\n", 8);
-	assert_int_equal(ibw_nodedesc_decode(mad, sizeof(mad), buf, sizeof(buf)),
-			 0);
+	assert_int_equal(
+		ibw_nodedesc_decode(mad, sizeof(mad), buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "n?\"q\"\\" FFFD "?");
 
 	memset(d, 0xfe, 64);
-	assert_int_equal(ibw_nodedesc_decode(mad, sizeof(mad), buf, sizeof(buf)),
-			 0);
+	assert_int_equal(
+		ibw_nodedesc_decode(mad, sizeof(mad), buf, sizeof(buf)), 0);
 	assert_int_equal(strlen(buf), 192);
 	assert_int_equal(ibw_nodedesc_decode(mad, sizeof(mad), buf, 65),
 			 -EINVAL);
+}
+
+static void test_trim(void **state)
+{
+	char s[32];
+
+	strcpy(s, "ab\xf0\x9f\x98");
+	ibw_name_trim(s);
+	assert_string_equal(s, "ab");
+	strcpy(s, "ab\xe6\x97");
+	ibw_name_trim(s);
+	assert_string_equal(s, "ab");
+	strcpy(s, "ab\xc3");
+	ibw_name_trim(s);
+	assert_string_equal(s, "ab");
+	strcpy(s, "ab\xf0\x9f\x98\x80");
+	ibw_name_trim(s);
+	assert_string_equal(s, "ab\xf0\x9f\x98\x80");
+	strcpy(s, "a" FFFD);
+	ibw_name_trim(s);
+	assert_string_equal(s, "a" FFFD);
+	strcpy(s, "abc");
+	ibw_name_trim(s);
+	assert_string_equal(s, "abc");
+	s[0] = '\0';
+	ibw_name_trim(s);
+	assert_string_equal(s, "");
 }
 
 /* A node-name-map name is made safe the same way. */
@@ -154,6 +187,7 @@ int main(void)
 		cmocka_unit_test(test_cut_at_end),
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_nodedesc),
+		cmocka_unit_test(test_trim),
 		cmocka_unit_test(test_namemap),
 	};
 
