@@ -47,8 +47,10 @@ want_host="node0003 $FFFD$FFFD$FFFD 'q' \\ n"$'\xc3\xb8'"de "$'\xe6\x97\xa5'
 want_sw="leaf01 $FFFD$FFFD$FFFD$FFFD$FFFD \\"
 want_cut="node0004 $(printf 'x%.0s' $(seq 1 52))"
 
+snmp_stack || bad "snmpd does not start"
+MIBARGS=(-M "$here/mibs:$here/../mib" -m IBWATCH-MIB)
 start_agent node0001 --no-state-file --discovery-interval 1 \
-	--counter-interval 1 --log-level debug ||
+	--counter-interval 1 --log-level debug --agentx "$SOCK" ||
 	{ echo "not ok - the agent does not start"; exit 1; }
 U=http://127.0.0.1:$P
 for _ in $(seq 1 100); do
@@ -78,6 +80,23 @@ check "a switch label carries the switch's name, escaped" \
 	grep -qF "switch=\"$(esc "$want_sw")\"" metrics.txt
 check "the info row names the host" \
 	grep -qF "hca=\"$(esc "$want_host")\",lid=" metrics.txt
+
+# The MIB's node table through a real snmpd: the rows name the nodes
+# with the same safe text.
+for _ in $(seq 1 100); do
+	snmpwalk "${A[@]}" "${MIBARGS[@]}" -Oqv IBWATCH-MIB::ibwNodeName \
+		>snmp-names.txt 2>snmp.err
+	[ "$(grep -c . snmp-names.txt)" -ge 5 ] && break
+	sleep 0.2
+done
+check "snmpwalk ibwNodeName: the host's row names it" \
+	grep -qxF "$want_host" snmp-names.txt
+check "... the switch's row" grep -qxF "$want_sw" snmp-names.txt
+check "... the cut one's" grep -qxF "$want_cut" snmp-names.txt
+snmptable "${A[@]}" "${MIBARGS[@]}" -Ob -Cf '|' IBWATCH-MIB::ibwNodeTable \
+	>snmptable.txt 2>snmptable.err
+check "snmptable prints the host's row" \
+	grep -qF "|$want_host|$want_host|" snmptable.txt
 
 logf=agent-$P.log
 check "the agent's log is valid UTF-8" iconv -f UTF-8 -t UTF-8 -o /dev/null "$logf"
