@@ -5,6 +5,7 @@
 #include <infiniband/mad.h>
 
 #include "codec.h"
+#include "safename.h"
 
 #define MAD_MIN 256
 #define IBW_NODE_DESC_LEN 64
@@ -172,13 +173,15 @@ int ibw_nodedesc_decode(const uint8_t *mad, size_t len, char *buf,
 			size_t buflen)
 {
 	const uint8_t *p = payload(mad, len);
-	size_t i;
+	size_t n = IBW_NODE_DESC_LEN;
 
-	if (!p || buflen < IBW_NODE_DESC_LEN + 1)
+	if (!p || buflen < IBW_NAME_SIZE)
 		return -EINVAL;
-	for (i = 0; i < IBW_NODE_DESC_LEN && p[i]; i++)
-		buf[i] = (p[i] < 0x20 || p[i] == 0x7f) ? '?' : (char)p[i];
-	buf[i] = '\0';
+	/* NUL pads the field; a NUL before other bytes is a control
+	 * character like any other. */
+	while (n && !p[n - 1])
+		n--;
+	ibw_name_sanitize(buf, buflen, p, n);
 	return 0;
 }
 

@@ -12,6 +12,8 @@
 
 #include <infiniband/mad.h>
 
+#include "safename.h"
+
 enum {
 	IBW_ATTR_NODE_DESC = 0x0010,
 	IBW_ATTR_NODE_INFO = 0x0011,
@@ -172,8 +174,8 @@ int ibw_nodeinfo_decode(const uint8_t *mad, size_t len,
 			struct ibw_nodeinfo *ni);
 int ibw_portinfo_decode(const uint8_t *mad, size_t len,
 			struct ibw_portinfo *pi);
-/* NodeDescription: 64 octets, NUL-terminated into @buf (>= 65 bytes) with
- * control characters replaced, since it comes from the fabric. */
+/* NodeDescription: 64 octets, made safe (ibw_name_sanitize) into @buf
+ * of at least IBW_NAME_SIZE bytes, since any host's root sets it. */
 int ibw_nodedesc_decode(const uint8_t *mad, size_t len, char *buf,
 			size_t buflen);
 int ibw_switchinfo_decode(const uint8_t *mad, size_t len,

@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "events.h"
+#include "safename.h"
 #include "loop.h"
 
 struct ibw_events {
@@ -74,6 +75,11 @@ uint64_t ibw_events_add(struct ibw_events *ev, const struct ibw_event *e)
 	struct ibw_event *slot = &ev->ring[ev->next_seq % ev->cap];
 
 	*slot = *e;
+	/* Texts that name nodes were cut to fit: never inside a
+	 * character, or JSON drops them and SNMP shows half a one. */
+	ibw_name_trim(slot->what);
+	ibw_name_trim(slot->detail);
+	ibw_name_trim(slot->affects);
 	slot->seq = ev->next_seq++;
 	if (!slot->time_us)
 		slot->time_us = ibw_realtime_us();

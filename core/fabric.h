@@ -12,6 +12,7 @@
 #include "codec.h"
 #include "engine.h"
 #include "events.h"
+#include "safename.h"
 
 struct ibw_fport {
 	uint8_t num;
@@ -30,7 +31,7 @@ struct ibw_fport {
 struct ibw_fnode {
 	uint64_t guid;
 	struct ibw_nodeinfo ni;
-	char desc[65];
+	char desc[IBW_NAME_SIZE];
 	struct ibw_dest dr; /* a directed route from the local port */
 	uint16_t lid; /* switch: port 0; CA: its first port with a LID */
 	uint16_t lft_cap, lft_top; /* switches: linear forwarding table */

@@ -17,6 +17,7 @@
 #include "codec.h"
 #include "ibrate.h"
 #include "link_fec.h"
+#include "safename.h"
 
 /* The error counters a link is judged by. */
 enum ibw_link_err {
@@ -213,7 +214,7 @@ struct ibw_link_end {
 	uint8_t port;
 	uint8_t node_type;
 	uint16_t lid;
-	char name[65];
+	char name[IBW_NAME_SIZE];
 	uint8_t state; /* PortState */
 	uint8_t phys_state;
 	struct ibw_port_speeds sp;

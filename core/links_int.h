@@ -73,7 +73,7 @@ struct end_state {
 	uint64_t guid;
 	uint8_t port, node_type;
 	uint16_t lid;
-	char name[65];
+	char name[IBW_NAME_SIZE];
 	uint8_t state, phys;
 	struct ibw_port_speeds sp;
 	uint32_t saturated;

@@ -9,6 +9,7 @@
 
 #include "codec.h"
 #include "engine.h"
+#include "safename.h"
 
 struct ibw_localport_query;
 
@@ -22,7 +23,7 @@ struct ibw_localport_query {
 	int have_nodeinfo, have_portinfo, have_desc;
 	struct ibw_nodeinfo ni;
 	struct ibw_portinfo pi;
-	char desc[65];
+	char desc[IBW_NAME_SIZE];
 	enum ibw_mad_result first_error; /* IBW_MAD_OK when all answered */
 	int first_status;
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "namemap.h"
+#include "safename.h"
 
 #define NAME_MAX_LEN 128
 
@@ -42,6 +43,8 @@ void ibw_namemap_free(struct ibw_namemap *m)
 static int add(struct ibw_namemap *m, uint64_t guid, const char *name,
 	       size_t len)
 {
+	char safe[IBW_NAME_SIZE];
+
 	if (m->n == m->cap) {
 		unsigned cap = m->cap ? m->cap * 2 : 64;
 		struct entry *ne = realloc(m->e, cap * sizeof(*ne));
@@ -51,8 +54,10 @@ static int add(struct ibw_namemap *m, uint64_t guid, const char *name,
 		m->e = ne;
 		m->cap = cap;
 	}
+	/* Names stand in for NodeDescriptions: made safe the same way. */
+	ibw_name_sanitize(safe, sizeof(safe), name, len);
 	m->e[m->n].guid = guid;
-	m->e[m->n].name = strndup(name, len);
+	m->e[m->n].name = strdup(safe);
 	if (!m->e[m->n].name)
 		return -ENOMEM;
 	m->n++;

@@ -66,7 +66,7 @@ struct ibw_endport {
 	uint64_t node_guid;
 	uint8_t port;
 	uint16_t lid;
-	char name[65];
+	char name[IBW_NAME_SIZE];
 	char target[80]; /* as configured, for configured targets */
 	uint8_t found; /* resolved in the fabric */
 	uint8_t echo_answered; /* a responder has answered an echo */

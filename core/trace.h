@@ -36,7 +36,7 @@ struct ibw_hop {
 	uint64_t node_guid;
 	uint64_t port_guid; /* of the port we came in by (CAs) */
 	enum ibw_node_type type;
-	char name[65];
+	char name[IBW_NAME_SIZE];
 	uint16_t lid; /* base LID of the node (switch) or port (CA) */
 	uint8_t lmc;
 	uint8_t in_port; /* 0 for the source */

@@ -349,7 +349,7 @@ static void test_port_counters_vs_perfquery(void **state)
 	/* Non-zero error counters to compare, set on a few CA ports. */
 	for (i = 0; i < fab.nnodes && injected < 4; i++) {
 		struct walk_node *nd = &fab.nodes[i];
-		char desc[80];
+		char desc[IBW_NAME_SIZE];
 		uint8_t mad[IBW_MAD_SIZE];
 
 		if (nd->ni.node_type != IBW_NODE_CA || i == 0)

@@ -121,7 +121,7 @@ static void test_guid_and_name_to_lid(void **state)
 static void test_name_to_lid_matches_saquery(void **state)
 {
 	const struct ibw_fnode *h = host(7);
-	char cmd[128], out[8192], want[128];
+	char cmd[128], out[8192], want[IBW_NAME_SIZE + 32];
 	FILE *p;
 	size_t n;
 

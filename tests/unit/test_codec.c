@@ -82,7 +82,7 @@ static void test_port_counters(void **state)
 static void test_nodedesc_is_sanitised(void **state)
 {
 	uint8_t mad[256] = { 1, 0x81, 1, 0x81 };
-	char buf[65];
+	char buf[IBW_NAME_SIZE];
 
 	memcpy(mad + IB_SMP_DATA_OFFS, "node0001 HCA-1\n\x01", 16);
 	assert_int_equal(
