@@ -41,7 +41,17 @@ static int digits(const char *s, const char *e, unsigned long *v, int *w)
 	return 0;
 }
 
-/* "1-3,07,10-12" between @s and @e into @t's group @g. */
+/*
+ * Slurm refuses a range of more hosts than this ("Too many hosts in
+ * range"), whatever the list's total.
+ */
+#define SLURM_MAX_RANGE 65536
+
+/*
+ * "1-3,07,10-12" between @s and @e into @t's group @g. As Slurm's
+ * _parse_single_range: the width is the lower bound's digit count, the
+ * upper bound's is free ("01-100" is 01..100, "1-03" 1..3, "001-1" 001).
+ */
 static int parse_group(const char *s, const char *e, struct term *t, unsigned g)
 {
 	const char *p = s;
@@ -60,17 +70,14 @@ static int parse_group(const char *s, const char *e, struct term *t, unsigned g)
 			if (digits(p, dash, &r->lo, &wl) ||
 			    digits(dash + 1, end, &r->hi, &wh) || r->hi < r->lo)
 				return -EINVAL;
-			/* a padded lower bound pads the upper one alike */
-			if (p[0] == '0' && wl > 1 && wh != wl)
-				return -EINVAL;
+			if (r->hi - r->lo >= SLURM_MAX_RANGE)
+				return -E2BIG;
 		} else {
 			if (digits(p, end, &r->lo, &wl))
 				return -EINVAL;
 			r->hi = r->lo;
 		}
-		/* zero padding: a lower bound with a leading zero sets the
-		 * width, as Slurm prints it */
-		r->width = p[0] == '0' && wl > 1 ? wl : 0;
+		r->width = wl;
 		if (!c)
 			break;
 		p = c + 1;
@@ -103,6 +110,9 @@ static int parse_term(const char *s, const char *e, struct term *t)
 		p = rb + 1;
 	}
 	if (memchr(p, ']', (size_t)(e - p)))
+		return -EINVAL;
+	/* Slurm refuses text after the last group ("n[1-2]x") */
+	if (t->ng && p != e)
 		return -EINVAL;
 	t->lit[t->ng] = p;
 	t->litlen[t->ng] = (size_t)(e - p);
@@ -218,7 +228,10 @@ static long emit(const struct term *t, char *buf,
 	}
 }
 
-/* The end of the term starting at @p: the next comma outside brackets. */
+/*
+ * The end of the term starting at @p: the next separator outside
+ * brackets, a comma or, as scontrol, a space or a tab.
+ */
 static const char *term_end(const char *p)
 {
 	int depth = 0;
@@ -228,7 +241,7 @@ static const char *term_end(const char *p)
 			depth++;
 		else if (*p == ']')
 			depth--;
-		else if (*p == ',' && depth == 0)
+		else if (depth == 0 && (*p == ',' || *p == ' ' || *p == '\t'))
 			break;
 	}
 	return p;

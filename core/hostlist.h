@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Slurm hostlist expressions, expanded as `scontrol show hostnames` does
- * (docs/jobs.md): names separated by commas, each with any number of
- * bracket groups of numbers and ranges ("node[0001-0003,0007]",
- * "gpu[1-2]-ib[01-02]"); a range keeps the zero padding of its lower
- * bound, whose upper bound must then have as many digits; empty names
- * ("a,,b") are skipped. Unlike scontrol, a stray bracket ("n1]",
- * "n[1-2") is refused rather than taken as part of a name. Ours, small, fuzzed (tests/fuzz/fuzz_hostlist.c) and held to
- * scontrol on a table of cases (tests/integration/slurm.sh).
+ * (docs/jobs.md): names separated by commas, spaces or tabs, each with
+ * any number of bracket groups of numbers and ranges
+ * ("node[0001-0003,0007]", "gpu[1-2]-ib[01-02]"), nothing after the last
+ * group. Widths follow Slurm: a range is printed at its lower bound's
+ * digit count, whatever the upper bound's ("node[01-100]" is node01 ..
+ * node100, "n[1-03]" n1 n2 n3); a range holds at most 65536 names.
+ * Empty names ("a,,b") are skipped. Stricter than scontrol: a stray
+ * bracket ("n1]", "n[1-2"), and a bound other than plain digits
+ * ("n[1-]", "n[ 1]", "n[+1]", more than 18 digits) are refused rather
+ * than guessed at. Ours, small, fuzzed (tests/fuzz/fuzz_hostlist.c) and
+ * held to scontrol on 10,000 generated expressions
+ * (tests/integration/hostlist_scontrol.sh).
  */
 #ifndef IBW_HOSTLIST_H
 #define IBW_HOSTLIST_H
@@ -22,8 +27,9 @@
  * Expand @expr, calling @cb with each name (NUL-terminated, valid during
  * the call) in order; a non-zero return from @cb stops and is returned.
  * Returns the number of names, or -EINVAL (a malformed expression:
- * unbalanced or nested brackets, a bad range, an empty name), -E2BIG
- * (more than IBW_HOSTLIST_MAX names, or a name too long); nothing is
+ * unbalanced or nested brackets, a bad range, text after the last
+ * group), -E2BIG (a range of more than 65536 names, more than
+ * IBW_HOSTLIST_MAX names, or a name too long); nothing is
  * called for a malformed expression.
  */
 long ibw_hostlist_expand(const char *expr,

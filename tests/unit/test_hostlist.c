@@ -2,8 +2,10 @@
 /*
  * Slurm hostlist expressions (core/hostlist.h): a table of cases, each
  * as `scontrol show hostnames` (Slurm 22.05) expands it; the slurm test
- * (tests/integration/slurm.sh) asks scontrol itself again. Malformed
- * expressions are refused and nothing is called; the bounds hold.
+ * (tests/integration/slurm.sh) asks scontrol itself again, and
+ * hostlist_scontrol compares 10,000 generated expressions with it.
+ * Malformed expressions are refused and nothing is called; the bounds
+ * hold.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -54,6 +56,16 @@ static const struct {
 	{ "", "" },
 	{ "node0001", "node0001" },
 	{ "[1-2]", "1 2" },
+	/* widths as Slurm: the lower bound's digits, the upper bound free */
+	{ "n[1-03]", "n1 n2 n3" },
+	{ "n[001-1]", "n001" },
+	{ "n[9-011]", "n9 n10 n11" },
+	{ "n[098-101]", "n098 n099 n100 n101" },
+	{ "n[1-2]x[01-10]",
+	  "n1x01 n1x02 n1x03 n1x04 n1x05 n1x06 n1x07 n1x08 n1x09 n1x10 "
+	  "n2x01 n2x02 n2x03 n2x04 n2x05 n2x06 n2x07 n2x08 n2x09 n2x10" },
+	/* scontrol's separators: a comma, a space, a tab */
+	{ "a b\tc[1-2]", "a b c1 c2" },
 	/* several groups: the last varies fastest, then the first, ... */
 	{ "a[1-2]b[1-2]c[1-2]",
 	  "a1b1c1 a1b1c2 a2b1c1 a2b1c2 a1b2c1 a1b2c2 a2b2c1 a2b2c2" },
@@ -74,12 +86,29 @@ static void test_table(void **state)
 	}
 }
 
+/* node01..node100 as Slurm's own compressor writes it */
+static void test_wider_upper_bound(void **state)
+{
+	struct out o = { .len = 0 };
+	long n = ibw_hostlist_expand("node[01-100]", add, &o);
+
+	(void)state;
+	assert_int_equal(n, 100);
+	assert_int_equal(o.calls, 100);
+	assert_memory_equal(o.buf, "node01 node02 ", 14);
+	assert_non_null(strstr(o.buf, " node09 node10 "));
+	assert_non_null(strstr(o.buf, " node99 node100"));
+	assert_string_equal(o.buf + o.len - 15, " node99 node100");
+	assert_int_equal(ibw_hostlist_expand("n[001-1000]", NULL, NULL), 1000);
+}
+
 static void test_refused(void **state)
 {
 	static const char *const bad[] = {
-		"n[3-1]",  "n[1-2",    "n1]",	 "n[01-2]x", "n[001-1000]",
-		"n[[1]]",  "n[]",      "n[a-b]", "n[1-]",    "n[-1]",
-		"n[1,,2]", "n[1-2-3]", "n]1[",	 NULL,
+		"n[3-1]",      "n[1-2",	   "n1]",    "n[01-2]x", "a[1-2]b,c",
+		"n[[1]]",      "n[]",	   "n[a-b]", "n[1-]",	 "n[-1]",
+		"n[1,,2]",     "n[1-2-3]", "n]1[",   "n[ 1]",	 "n[+1]",
+		"n[1-2]x[1]y", NULL,
 	};
 	size_t i;
 
@@ -117,6 +146,9 @@ static void test_bounds(void **state)
 	memset(name, 'x', sizeof(name) - 1);
 	name[sizeof(name) - 1] = '\0';
 	assert_int_equal(ibw_hostlist_expand(name, NULL, NULL), -E2BIG);
+	/* Slurm's bound on one range: 65536 names */
+	assert_int_equal(ibw_hostlist_expand("n[1-65536]", NULL, NULL), 65536);
+	assert_int_equal(ibw_hostlist_expand("n[0-65536]", NULL, NULL), -E2BIG);
 	/* the count without a callback */
 	assert_int_equal(ibw_hostlist_expand("n[1-1000]", NULL, NULL), 1000);
 }
@@ -125,6 +157,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_wider_upper_bound),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_bounds),
 	};
