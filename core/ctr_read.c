@@ -118,7 +118,11 @@ static void reset_done(const struct ibw_mad_done *d, void *arg)
 			c->clears.port_counters++;
 		}
 	}
-	c->pending--;
+	/* An answer after its sweep is no part of the one under way: with
+	 * clears on by default, a stray one must not take another's place
+	 * (ibw_ctr_settle() keeps the same rule). */
+	if (op->sweep == c->sweep_id && c->pending)
+		c->pending--;
 	free(op);
 	ibw_ctr_sweep_done_if_idle(c);
 }
