@@ -122,14 +122,8 @@ struct ibw_cong *ibw_cong_fold(const struct ibw_cong *old,
 
 		if (!(r->have >> a & 1))
 			continue;
-		if ((ours >> a & 1) && (n->have >> a & 1)) {
-			/* cleared by us: all of it is new */
-			n->total[i] += r->v[i];
-			n->raw[i] = r->v[i];
-		} else {
-			ibw_ctr_fold32(&n->raw[i], &n->total[i], r->v[i],
-				       !(n->have >> a & 1), &reset);
-		}
+		ibw_ctr_fold32(&n->raw[i], &n->total[i], r->v[i],
+			       !(n->have >> a & 1), ours >> a & 1, &reset);
 	}
 	n->have |= r->have;
 	n->resets += (uint32_t)reset;

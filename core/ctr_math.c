@@ -7,13 +7,16 @@ uint64_t ibw_ctr_max(unsigned bits)
 }
 
 uint64_t ibw_ctr_fold32(uint32_t *raw, uint64_t *total, uint32_t v, int first,
-			int *reset)
+			int ours, int *reset)
 {
 	uint64_t d;
 
 	if (first) {
 		*total = v;
 		d = 0;
+	} else if (ours) {
+		/* all of it is new, whether or not it went down */
+		d = v;
 	} else if (v >= *raw) {
 		d = v - *raw;
 	} else {

@@ -37,10 +37,11 @@ uint64_t ibw_ctr_max(unsigned bits);
 
 /* A field of a counter block (FEC, congestion) read again as @v: @first
  * says it was never read, and then @v is the total; else the total grows
- * by the increase, or by all of @v when it went down (a clearing: *@reset
- * is set). @raw becomes @v. Returns the increase. */
+ * by the increase, or by all of @v when @ours says we cleared it since
+ * the last reading, or when it went down (someone else's clearing:
+ * *@reset is set). @raw becomes @v. Returns the increase. */
 uint64_t ibw_ctr_fold32(uint32_t *raw, uint64_t *total, uint32_t v, int first,
-			int *reset);
+			int ours, int *reset);
 
 /* 1 when @raw is at the largest value @max of its field (@max 0: never). */
 int ibw_ctr_saturated(uint64_t raw, uint64_t max);

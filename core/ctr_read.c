@@ -127,6 +127,27 @@ static void reset_done(const struct ibw_mad_done *d, void *arg)
 	ibw_ctr_sweep_done_if_idle(c);
 }
 
+/* A PerfSet of @attr (@payload: PortSelect and CounterSelect set) to
+ * @src's port, clearing what @kind and @mask (CLEAR_PC: the counters'
+ * select bits) or @cong_attr (CLEAR_CONG) say; reset_done() counts it
+ * once the PMA has acknowledged it. */
+static void send_clear(struct ibw_counters *c, const struct port_op *src,
+		       uint8_t kind, uint32_t mask, uint8_t cong_attr,
+		       uint16_t attr, uint8_t *payload)
+{
+	struct port_op *op = calloc(1, sizeof(*op));
+
+	if (!op)
+		return;
+	*op = *src;
+	op->clear_kind = kind;
+	op->reset_mask = mask;
+	op->clear_attr = cong_attr;
+	if (ibw_ctr_pma_submit(c, src->guid, src->lid, IBW_METHOD_SET, attr,
+			       payload, reset_done, op) < 0)
+		free(op);
+}
+
 /* PerfSet(PortCounters) with CounterSelect: clear counters about to
  * saturate, and those only. Their values were folded into the totals
  * just before; what they count between that reading and the clear is
@@ -134,22 +155,13 @@ static void reset_done(const struct ibw_mad_done *d, void *arg)
 static void reset_counters(struct ibw_counters *c, const struct port_op *src,
 			   uint32_t mask)
 {
-	struct port_op *op = calloc(1, sizeof(*op));
 	uint8_t payload[IB_PC_DATA_SZ];
 
-	if (!op)
-		return;
-	*op = *src;
-	op->reset_mask = mask;
-	op->clear_kind = CLEAR_PC;
 	memset(payload, 0, sizeof(payload));
 	mad_set_field(payload, 0, IB_PC_PORT_SELECT_F, src->port);
 	mad_set_field(payload, 0, IB_PC_COUNTER_SELECT_F, mask & 0xffff);
 	mad_set_field(payload, 0, IB_PC_COUNTER_SELECT2_F, (mask >> 16) & 0xff);
-	if (ibw_ctr_pma_submit(c, src->guid, src->lid, IBW_METHOD_SET,
-			       IBW_ATTR_PORT_COUNTERS, payload, reset_done,
-			       op) < 0)
-		free(op);
+	send_clear(c, src, CLEAR_PC, mask, 0, IBW_ATTR_PORT_COUNTERS, payload);
 }
 
 /*
@@ -160,21 +172,12 @@ static void reset_counters(struct ibw_counters *c, const struct port_op *src,
  */
 static void reset_fec(struct ibw_counters *c, const struct port_op *src)
 {
-	struct port_op *op = calloc(1, sizeof(*op));
 	uint8_t payload[IB_PC_DATA_SZ];
 
-	if (!op)
-		return;
-	*op = *src;
-	op->reset_mask = 0;
-	op->clear_kind = CLEAR_FEC;
 	memset(payload, 0, sizeof(payload));
 	mad_set_field(payload, 0, IB_PESC_PORT_SELECT_F, src->port);
 	mad_set_field64(payload, 0, IB_PESC_COUNTER_SELECT_F, ~0ull);
-	if (ibw_ctr_pma_submit(c, src->guid, src->lid, IBW_METHOD_SET,
-			       IBW_ATTR_PORT_EXT_SPEEDS, payload, reset_done,
-			       op) < 0)
-		free(op);
+	send_clear(c, src, CLEAR_FEC, 0, 0, IBW_ATTR_PORT_EXT_SPEEDS, payload);
 }
 
 /*
@@ -185,22 +188,13 @@ static void reset_fec(struct ibw_counters *c, const struct port_op *src)
 static void reset_cong(struct ibw_counters *c, const struct port_op *src,
 		       enum ibw_cong_attr a)
 {
-	struct port_op *op = calloc(1, sizeof(*op));
 	uint8_t payload[IB_PC_DATA_SZ];
 
-	if (!op)
-		return;
-	*op = *src;
-	op->reset_mask = 0;
-	op->clear_kind = CLEAR_CONG;
-	op->clear_attr = (uint8_t)a;
 	memset(payload, 0, sizeof(payload));
 	mad_set_field(payload, 0, IB_PC_PORT_SELECT_F, src->port);
 	mad_set_field(payload, 0, IB_PC_COUNTER_SELECT_F, 0xffff);
-	if (ibw_ctr_pma_submit(c, src->guid, src->lid, IBW_METHOD_SET,
-			       (uint16_t)ibw_cong_attr_id(a), payload,
-			       reset_done, op) < 0)
-		free(op);
+	send_clear(c, src, CLEAR_CONG, 0, (uint8_t)a,
+		   (uint16_t)ibw_cong_attr_id(a), payload);
 }
 
 /*
@@ -879,18 +873,16 @@ static void pie_answer(const struct ibw_mad_done *d, void *arg)
 		else
 			c->cur.errors++;
 		pr = ibw_counters_find(c, op->guid, op->port);
-		if (pr && pr->fec && pr->fec->mode_src != IBW_FEC_MODE_UNREAD &&
-		    pr->fec->mode_src != IBW_FEC_MODE_FALLBACK) {
+		if (pr && pr->fec && ibw_fec_mode_known(pr->fec->mode_src)) {
 			op->fec.mode = pr->fec->mode;
 			op->fec.mode_src = IBW_FEC_MODE_LAST;
 		} else {
 			op->fec.mode_src = IBW_FEC_MODE_FALLBACK;
 		}
 	}
-	if (op->fec.mode_src == IBW_FEC_MODE_READ ||
-	    op->fec.mode_src == IBW_FEC_MODE_LAST)
-		if (ibw_fec_mode_is_rs(pma_rs, op->fec.mode))
-			layout = IBW_FEC_RS;
+	if (ibw_fec_mode_known(op->fec.mode_src) &&
+	    ibw_fec_mode_is_rs(pma_rs, op->fec.mode))
+		layout = IBW_FEC_RS;
 	(void)ask_fec(c, op, layout);
 	port_settled(c, op);
 }

@@ -117,17 +117,8 @@ struct ibw_fec *ibw_fec_fold(const struct ibw_fec *old,
 		n->last_delta[f] = 0;
 		if (!(r->have >> f & 1))
 			continue;
-		if (ours && !first) {
-			/* cleared by us after the last reading: all of it
-			 * is new, whether or not it went down */
-			n->last_delta[f] = r->v[f];
-			n->total[f] += r->v[f];
-			n->raw[f] = r->v[f];
-		} else {
-			n->last_delta[f] = ibw_ctr_fold32(&n->raw[f],
-							  &n->total[f], r->v[f],
-							  first, &reset);
-		}
+		n->last_delta[f] = ibw_ctr_fold32(&n->raw[f], &n->total[f],
+						  r->v[f], first, ours, &reset);
 		if (ibw_ctr_saturated(r->v[f],
 				      ibw_ctr_max(ibw_fec_field_bits(f))))
 			n->saturated |= 1ull << f;

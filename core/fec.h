@@ -135,4 +135,11 @@ const char *ibw_fec_mode_name(unsigned mode);
 /* "unread", "read", "last_known", "fc_fallback" */
 const char *ibw_fec_mode_src_name(enum ibw_fec_mode_src s);
 
+/* 1 when a mode of source @s holds a FECModeActive (read this sweep or
+ * before), 0 when none is known. */
+static inline int ibw_fec_mode_known(unsigned s)
+{
+	return s == IBW_FEC_MODE_READ || s == IBW_FEC_MODE_LAST;
+}
+
 #endif

@@ -317,9 +317,7 @@ static int judged_by_fec(struct ibw_link_end *x, const struct ibw_link_fec *fx)
 {
 	enum ibw_link_judge_why why;
 	int runs = ibw_link_fec_runs((enum ibw_speed)x->sp.speed_active,
-				     x->fec_mode_src != IBW_FEC_MODE_UNREAD &&
-					     x->fec_mode_src !=
-						     IBW_FEC_MODE_FALLBACK,
+				     ibw_fec_mode_known(x->fec_mode_src),
 				     x->fec_mode, &why);
 
 	x->fec_active = (int8_t)runs;

@@ -193,8 +193,7 @@ static const char *ber_basis(const struct ibw_link *k)
 /* An end's FECModeActive by name, NULL when unknown. */
 static const char *fec_mode(const struct ibw_link_end *x)
 {
-	if (x->fec_mode_src == IBW_FEC_MODE_UNREAD ||
-	    x->fec_mode_src == IBW_FEC_MODE_FALLBACK)
+	if (!ibw_fec_mode_known(x->fec_mode_src))
 		return NULL;
 	return ibw_fec_mode_name(x->fec_mode);
 }
