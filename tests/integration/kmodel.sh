@@ -62,13 +62,19 @@ check "ibnetdiscover -o 1 with 2000 us a hop finds all 16 hosts, over $(kstat dr
 	eval '[ "$(grep -c "^Ca" last.out)" = 16 ] && [ "$(kstat dr_hops)" -gt 16 ]'
 
 # (c) A dead LID: perfquery gets no answer on any try, and nothing is
-# sent to it.
+# sent to it. Each try ends in the model's timeout report, except that
+# under load libibmad's own wait for it (as long as the MAD's timeout,
+# begun just after the send) can run out first, on a host as here;
+# perfquery then gives up on that try without a report.
 rm -f "$logf"
 IBW_KM_LOG=$logf IBW_KM_DEAD_LIDS=$l3 at node0001 perfquery -t 200 "$l3" 1 >last.out 2>&1
-tries=$(kstat timeouts)
+tries=$(kstat dead_lid)
 check "perfquery to a dead LID fails" grep -q 'failed' last.out
-check "... each of its $tries tries timed out, none sent to it, none answered" \
-	eval '[ "$tries" -ge 1 ] && [ "$(kstat dead_lid)" = "$tries" ] && [ "$(kstat answered)" = 0 ]'
+check "... each of its $tries tries dropped, $(kstat timeouts) timed out, none answered" \
+	eval '[ "$tries" -ge 1 ] && [ "$(kstat sent)" = "$tries" ] &&
+	      [ "$(kstat timeouts)" -ge $((tries - 1)) ] &&
+	      [ "$(kstat timeouts)" -le "$tries" ] && [ "$(kstat answered)" = 0 ]' ||
+	tail -n1 "$logf" | sed 's/^/# /'
 echo "$l3" >deadlids
 check "a dead LID from IBW_KM_DEAD_FILE: perfquery fails" \
 	eval '! IBW_KM_DEAD_FILE=$PWD/deadlids at node0001 perfquery -t 100 "$l3" 1 >/dev/null 2>&1'
