@@ -57,6 +57,7 @@
 #include <infiniband/umad.h>
 
 #include "km_clear.h"
+#include "km_desc.h"
 #include "km_fec.h"
 #include "km_pc.h"
 
@@ -432,6 +433,7 @@ static void config(void)
 		kmf_init(km.state_dir);
 		kmp_init(km.state_dir);
 		kmc_init(km.state_dir);
+		kmd_init(km.state_dir);
 	}
 	s = getenv("IBW_KM_LOG");
 	if (s && *s)
@@ -1206,6 +1208,7 @@ static uint64_t next_timer(void)
 }
 
 #define ATTR_PORTINFO 0x0015
+#define ATTR_NODEDESC 0x10
 #define SMP_DATA 64 /* LID-routed and directed-route SMPs alike */
 /* PortInfo byte offsets (IBA 14.2.5.6: LocalPortNum is byte 28) */
 #define PI_WIDTH_SUPPORTED 30
@@ -1241,6 +1244,19 @@ static void real_portinfo(struct msg *m)
 		pi[PI_SPEED_SUPPORTED_STATE] =
 			(uint8_t)(en << 4 |
 				  (pi[PI_SPEED_SUPPORTED_STATE] & 0x0f));
+}
+
+/* A NodeDescription answer: as root on that host set it (km_desc.h). */
+static void real_nodedesc(struct msg *m)
+{
+	uint8_t *mad = m->buf + HDR;
+
+	if (m->len < HDR + SMP_DATA + 64 ||
+	    (mad[1] != CLS_SMI && mad[1] != CLS_DR) ||
+	    mad[3] != (METHOD_RESP | 0x01) || mad[16] != 0 ||
+	    mad[17] != ATTR_NODEDESC)
+		return;
+	kmd_answer(mad + SMP_DATA);
 }
 
 #define ATTR_PORT_SAMPLES_CONTROL 0x0010
@@ -1579,6 +1595,7 @@ static void classify(struct kfd *kf, struct msg *m, uint64_t now)
 	method = mad[3];
 	if (!u->status) {
 		real_portinfo(m);
+		real_nodedesc(m);
 		real_fec(m);
 	}
 	resp = (method & METHOD_RESP) || method == METHOD_TRAP_REPRESS;
