@@ -11,6 +11,8 @@ struct ibw_events {
 	struct ibw_event *ring;
 	unsigned cap;
 	uint64_t next_seq;
+	ibw_events_namer namer;
+	void *namer_arg;
 };
 
 static const char *const kind_names[IBW_EVT_KIND_MAX] = {
@@ -70,11 +72,19 @@ void ibw_events_free(struct ibw_events *ev)
 	free(ev);
 }
 
+void ibw_events_set_namer(struct ibw_events *ev, ibw_events_namer fn, void *arg)
+{
+	ev->namer = fn;
+	ev->namer_arg = arg;
+}
+
 uint64_t ibw_events_add(struct ibw_events *ev, const struct ibw_event *e)
 {
 	struct ibw_event *slot = &ev->ring[ev->next_seq % ev->cap];
 
 	*slot = *e;
+	if (!slot->name[0] && slot->node_guid && ev->namer)
+		ev->namer(ev->namer_arg, slot->node_guid, slot->name);
 	/* Texts that name nodes were cut to fit: never inside a
 	 * character, or JSON drops them and SNMP shows half a one. */
 	ibw_name_trim(slot->what);

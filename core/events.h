@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include "safename.h"
+
 enum ibw_event_kind {
 	IBW_EVT_NODE_ADDED,
 	IBW_EVT_NODE_GONE,
@@ -61,6 +63,9 @@ struct ibw_event {
 	uint64_t old_value;
 	uint64_t new_value;
 	uint32_t reasons, old_reasons; /* link health changes */
+	/* the node's name (of @node_guid) when the event was added, ""
+	 * unknown: the name map's, else its NodeDescription, made safe */
+	char name[IBW_NAME_SIZE];
 	char what[48]; /* a counter name, for threshold/reset events */
 	char detail[512]; /* path changes: the old and the new path */
 	/* link health changes: the running jobs whose routes cross the
@@ -72,6 +77,14 @@ struct ibw_events;
 
 struct ibw_events *ibw_events_new(unsigned capacity);
 void ibw_events_free(struct ibw_events *ev);
+
+/* Names node @guid into @buf (IBW_NAME_SIZE bytes; "" unknown). */
+typedef void (*ibw_events_namer)(void *arg, uint64_t guid, char *buf);
+
+/* An event added with a node GUID and no name is named by @fn, called
+ * from ibw_events_add (on the thread that adds: the loop's). */
+void ibw_events_set_namer(struct ibw_events *ev, ibw_events_namer fn,
+			  void *arg);
 
 /* Add a copy of @e, stamping seq and (if 0) time; returns its seq. */
 uint64_t ibw_events_add(struct ibw_events *ev, const struct ibw_event *e);

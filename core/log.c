@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "safename.h"
 
 static enum ibw_log_level cur_level = IBW_LOG_INFO;
 static int to_syslog;
@@ -99,14 +100,22 @@ static const char *level_tag(enum ibw_log_level level)
 
 void ibw_log(enum ibw_log_level level, const char *subsys, const char *fmt, ...)
 {
-	char msg[1024];
+	char raw[1024], msg[3 * sizeof(raw)];
 	va_list ap;
+	int n;
 
 	if (level > __atomic_load_n(&cur_level, __ATOMIC_RELAXED))
 		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	/* Whatever a message quotes (a name from the fabric, a client's
+	 * request, a config line), the log gets one line of valid UTF-8:
+	 * control bytes become '?', ill-formed ones U+FFFD. */
+	if (n < 0)
+		n = 0;
+	ibw_name_sanitize(msg, sizeof(msg), raw,
+			  (size_t)n < sizeof(raw) ? (size_t)n : strlen(raw));
 	if (to_syslog) {
 		/* Our levels are syslog's. */
 		syslog((int)level, "%s: %s", subsys, msg);

@@ -165,13 +165,18 @@ static void log_events(struct ibw_monitor *m)
 	while ((n = ibw_events_since(m->ev, m->logged_seq, evs, 64)) > 0) {
 		for (i = 0; i < n; i++) {
 			const struct ibw_event *e = &evs[i];
+			char q[IBW_NAME_QUOTED_SIZE] = "";
 
+			/* the name quoted: where it ends is plain */
+			if (e->name[0])
+				ibw_name_quote(q, sizeof(q), e->name);
 			log_info("event",
-				 "%s node 0x%016" PRIx64 " port %u%s%s"
+				 "%s node 0x%016" PRIx64 "%s%s port %u%s%s"
 				 " old %" PRIu64 " new %" PRIu64,
 				 ibw_event_kind_str(e->kind), e->node_guid,
-				 e->port, e->what[0] ? " " : "", e->what,
-				 e->old_value, e->new_value);
+				 q[0] ? " " : "", q, e->port,
+				 e->what[0] ? " " : "", e->what, e->old_value,
+				 e->new_value);
 			if (e->kind == IBW_EVT_PATH_CHANGED)
 				log_info("event", "path to %s changed: %s",
 					 e->what, e->detail);
@@ -188,9 +193,9 @@ static void log_events(struct ibw_monitor *m)
 					 e->detail);
 			if (e->kind == IBW_EVT_ENDPORT_STATE)
 				log_info("event",
-					 "endport 0x%016" PRIx64 " is %s (was "
-					 "%s)",
-					 e->peer_guid,
+					 "endport 0x%016" PRIx64 "%s%s is %s "
+					 "(was %s)",
+					 e->peer_guid, q[0] ? " " : "", q,
 					 ibw_endport_state_str(e->new_value),
 					 ibw_endport_state_str(e->old_value));
 			m->logged_seq = e->seq;
@@ -389,6 +394,20 @@ const char *ibw_monitor_name_of(const struct ibw_fnode *n, void *arg)
 	const char *nm = m->names ? ibw_namemap_get(m->names, n->guid) : NULL;
 
 	return nm ? nm : n->desc;
+}
+
+/* ibw_events_namer: a node of the fabric being taken in, else of ours. */
+static void name_event(void *arg, uint64_t guid, char *buf)
+{
+	struct ibw_monitor *m = arg;
+	const struct ibw_fnode *n = NULL;
+
+	if (m->diffing)
+		n = ibw_fabric_find(m->diffing, guid);
+	if (!n && m->fabric)
+		n = ibw_fabric_find(m->fabric, guid);
+	if (n)
+		snprintf(buf, IBW_NAME_SIZE, "%s", ibw_monitor_name_of(n, m));
 }
 
 /* Pings change state between sweeps: publish what they found at the
@@ -820,7 +839,10 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 	}
 	m->last_good_us = ibw_realtime_us();
 	m->discoveries++;
+	/* events of the diff name their nodes from the new fabric */
+	m->diffing = f;
 	nev = ibw_fabric_diff(m->fabric, f, m->ev);
+	m->diffing = NULL;
 	/* No LID changed against the last discovery, and no sign came since
 	 * this one started: the LIDs have settled. */
 	if (!watch_lids(m))
@@ -964,6 +986,8 @@ struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
 	if (!m->o.spread_percent || m->o.spread_percent > 100)
 		m->o.spread_percent = 80;
 	m->ev = ibw_events_new(o->events_capacity ? o->events_capacity : 4096);
+	if (m->ev)
+		ibw_events_set_namer(m->ev, name_event, m);
 	if (!o->have_link_thresholds)
 		ibw_link_thresholds_default(&m->o.link_thresholds);
 	m->links = ibw_links_new(&m->o.link_thresholds);

@@ -29,6 +29,8 @@ struct ibw_monitor {
 	struct ibw_timer *trace_timer;
 	unsigned trace_pending;
 	struct ibw_fabric *fabric; /* last discovery */
+	/* a discovery being diffed against it (events name from it) */
+	const struct ibw_fabric *diffing;
 	/* The published snapshot: swapped here on the loop's thread, taken
 	 * by readers on any thread (the HTTP server's), under snap_lock. */
 	struct ibw_snapshot *snap;

@@ -171,6 +171,7 @@ static void emit_state(struct ibw_events *ev, const struct ibw_endport *ep,
 	memset(&e, 0, sizeof(e));
 	e.kind = IBW_EVT_ENDPORT_STATE;
 	e.node_guid = ep->node_guid;
+	snprintf(e.name, sizeof(e.name), "%s", ep->name);
 	e.port = ep->port;
 	e.peer_guid = ep->port_guid;
 	e.old_value = from;
@@ -467,6 +468,7 @@ static void moved(struct ibw_pinger *p, struct ibw_endport *ep, uint16_t from,
 	memset(&e, 0, sizeof(e));
 	e.kind = IBW_EVT_ENDPORT_MOVED;
 	e.node_guid = ep->node_guid;
+	snprintf(e.name, sizeof(e.name), "%s", ep->name);
 	e.port = ep->port;
 	e.peer_guid = ep->port_guid;
 	e.old_value = from;

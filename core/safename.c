@@ -103,3 +103,31 @@ void ibw_name_trim(char *s)
 	if (len - (i - 1) < need)
 		s[i - 1] = '\0';
 }
+
+const char *ibw_name_quote(char *dst, size_t dstlen, const char *name)
+{
+	size_t o = 0;
+	const char *p;
+
+	if (dstlen < 3) {
+		if (dstlen)
+			dst[0] = '\0';
+		return dst;
+	}
+	dst[o++] = '"';
+	for (p = name; *p; p++) {
+		size_t need = (*p == '"' || *p == '\\') ? 2 : 1;
+
+		if (o + need + 2 > dstlen)
+			break;
+		if (need == 2)
+			dst[o++] = '\\';
+		dst[o++] = *p;
+	}
+	dst[o] = '\0';
+	ibw_name_trim(dst); /* cut short: never inside a character */
+	o = strlen(dst);
+	dst[o++] = '"';
+	dst[o] = '\0';
+	return dst;
+}

@@ -34,4 +34,12 @@ size_t ibw_name_sanitize(char *dst, size_t dstlen, const void *src,
  * character: drop that last partial character of @s in place. */
 void ibw_name_trim(char *s);
 
+/* Room for any safe name quoted by ibw_name_quote(). */
+#define IBW_NAME_QUOTED_SIZE (2 * IBW_NAME_SIZE + 2)
+
+/* @name (a safe name) in double quotes for a log line, with '"' and '\'
+ * escaped by a backslash, so that where the name ends is plain whatever
+ * it holds; cut to @dstlen (>= 3) between characters. Returns @dst. */
+const char *ibw_name_quote(char *dst, size_t dstlen, const char *name);
+
 #endif

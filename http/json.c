@@ -679,6 +679,8 @@ json_t *ibw_json_event(const struct ibw_event *e)
 	json_object_set_new(o, "kind",
 			    json_string(ibw_event_kind_str(e->kind)));
 	json_object_set_new(o, "node_guid", ibw_json_guid(e->node_guid));
+	json_object_set_new(o, "name",
+			    e->name[0] ? json_string(e->name) : json_null());
 	json_object_set_new(o, "port", json_integer(e->port));
 	switch (e->kind) {
 	case IBW_EVT_ENDPORT_STATE:
@@ -784,6 +786,7 @@ static void event_write(struct ibw_jw *w, const struct ibw_event *e)
 	ev_add(&m, "time", EV_TIME, e->time_us, NULL);
 	ev_add(&m, "kind", EV_STR, 0, ibw_event_kind_str(e->kind));
 	ev_add(&m, "node_guid", EV_GUID, e->node_guid, NULL);
+	ev_add(&m, "name", EV_STR, 0, e->name[0] ? e->name : NULL);
 	ev_add(&m, "port", EV_INT, e->port, NULL);
 	switch (e->kind) {
 	case IBW_EVT_ENDPORT_STATE:

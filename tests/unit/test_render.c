@@ -1269,6 +1269,9 @@ static unsigned rich_events(struct ibw_event *ev, unsigned cap)
 				       : (uint64_t)(k % 3);
 		e->reasons = 0x5;
 		e->old_reasons = k % 2 ? 0x2 : 0;
+		if (k % 2) /* a safe name: quotes, backslash, U+FFFD */
+			snprintf(e->name, sizeof(e->name),
+				 "sw \"%d\" \\ \xef\xbf\xbd", k);
 		if (k % 4)
 			snprintf(e->what, sizeof(e->what), "what \"%d\"\t\\",
 				 k);

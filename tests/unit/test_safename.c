@@ -164,6 +164,27 @@ static void test_trim(void **state)
 	assert_string_equal(s, "");
 }
 
+/* A name in a log line: quoted, its quotes and backslashes escaped, cut
+ * between characters; a name of the largest size always fits. */
+static void test_quote(void **state)
+{
+	char q[IBW_NAME_QUOTED_SIZE], small[7], big[IBW_NAME_SIZE];
+
+	(void)state;
+	assert_string_equal(ibw_name_quote(q, sizeof(q), "a \"b\" \\ c"),
+			    "\"a \\\"b\\\" \\\\ c\"");
+	assert_string_equal(ibw_name_quote(q, sizeof(q), ""), "\"\"");
+	/* 7 bytes: the quotes, 4 of text, NUL; U+00E9 never cut in two */
+	assert_string_equal(ibw_name_quote(small, sizeof(small), "ab\xc3\xa9x"),
+			    "\"ab\xc3\xa9\"");
+	assert_string_equal(ibw_name_quote(small, sizeof(small), "abc\xc3\xa9"),
+			    "\"abc\"");
+	memset(big, '"', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	ibw_name_quote(q, sizeof(q), big);
+	assert_int_equal(strlen(q), 2 * (sizeof(big) - 1) + 2);
+}
+
 /* A node-name-map name is made safe the same way. */
 static void test_namemap(void **state)
 {
@@ -188,6 +209,7 @@ int main(void)
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_nodedesc),
 		cmocka_unit_test(test_trim),
+		cmocka_unit_test(test_quote),
 		cmocka_unit_test(test_namemap),
 	};
 
