@@ -41,7 +41,8 @@ void ibw_pb_put(struct ibw_pb *b, const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	if (b->oom)
+	/* a buffer not yet allocated: NULL + 0 is no pointer to write at */
+	if (b->oom || (!b->p && grow(b, 64) < 0))
 		return;
 	for (;;) {
 		va_start(ap, fmt);
