@@ -7,7 +7,7 @@ JSON for tests/integration/browser.sh to check:
   browser.py URL OUT.json [--trace FROM TO] [--then CMD WAIT_JS]
              [--token T] [--screenshot PNG] [--trace-screenshot PNG]
              [--size WxH] [--signal FILE] [--pause FILE] [--click NAME]
-             [--census] [--job ID]
+             [--census] [--job ID] [--eval JS]
 
 - load URL (with --token: URL/?token=T first, as a person signing in);
 - wait for the map to be drawn (the canvas' data-summary), keep it;
@@ -19,6 +19,7 @@ JSON for tests/integration/browser.sh to check:
   summary satisfies the JavaScript expression WAIT_JS (on `s`), keep it;
 - --signal: create FILE; --pause: wait for FILE (the test restarts the
   agent meanwhile), then until the page shows a newer map and no error;
+- --eval: the value of the JavaScript expression JS at the end;
 - the browser console's entries and every URL the page requested.
 """
 import json
@@ -173,6 +174,9 @@ def main():
                 "unreachable" not in d.find_element(By.ID, "age").text, 60)
             res["restart_s"] = time.monotonic() - t2
             res["age_after_restart"] = d.find_element(By.ID, "age").text
+        ev = arg("--eval")
+        if ev:
+            res["eval"] = d.execute_script("return " + ev + ";")
         res["console"] = d.get_log("browser")
         urls = []
         for e in d.get_log("performance"):
