@@ -169,7 +169,7 @@ static int lock_textfile(const char *path, char *err, size_t len)
 {
 	char name[4096], pid[32] = "";
 	ssize_t n;
-	int fd, rc;
+	int fd, rc, i;
 
 	if (snprintf(name, sizeof(name), "%s.lock", path) >= (int)sizeof(name))
 		return -ENAMETOOLONG;
@@ -182,7 +182,15 @@ static int lock_textfile(const char *path, char *err, size_t len)
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
 		rc = -errno;
-		n = rc == -EWOULDBLOCK ? pread(fd, pid, sizeof(pid) - 1, 0) : 0;
+		/* The holder writes its pid just after it locks: a run that
+		 * starts with it can find the file empty, so look again a
+		 * few times (100 ms at most). */
+		for (n = 0, i = 0; rc == -EWOULDBLOCK && n <= 0 && i < 20;
+		     i++) {
+			if (i)
+				usleep(5000);
+			n = pread(fd, pid, sizeof(pid) - 1, 0);
+		}
 		pid[n > 0 ? strcspn(pid, "\n") : 0] = '\0';
 		if (rc == -EWOULDBLOCK)
 			snprintf(
