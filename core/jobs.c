@@ -10,6 +10,7 @@
 
 #include "hostlist.h"
 #include "jobs.h"
+#include "safename.h"
 
 #define FILE_MAX 65536
 
@@ -31,6 +32,17 @@ static void copy(char *dst, size_t cap, const char *s, size_t n)
 		n = cap - 1;
 	memcpy(dst, s, n);
 	dst[n] = '\0';
+}
+
+/* @s (a @cap-byte buffer) made safe in place, as names from the fabric
+ * are (core/safename.h): cut between characters to fit. */
+static void safe_in_place(char *s, size_t cap)
+{
+	char tmp[IBW_NAME_SIZE];
+
+	ibw_name_sanitize(tmp, cap < sizeof(tmp) ? cap : sizeof(tmp), s,
+			  strlen(s));
+	memcpy(s, tmp, strlen(tmp) + 1);
 }
 
 struct hosts {
@@ -125,6 +137,21 @@ int ibw_job_parse(const char *text, size_t len, struct ibw_job *j, char *err,
 #undef KEY
 		/* other keys: a newer prolog's, ignored */
 		p = nl ? nl + 1 : end;
+	}
+	/* The prolog writes what Slurm gave it, and anyone who can write
+	 * the spool can write anything: the texts are made safe where
+	 * they enter, as NodeDescriptions are. */
+	safe_in_place(j->user, sizeof(j->user));
+	safe_in_place(j->partition, sizeof(j->partition));
+	if (j->nodes) {
+		size_t n = strlen(j->nodes);
+		char *safe = malloc(3 * n + 1);
+
+		if (!safe)
+			goto nomem;
+		ibw_name_sanitize(safe, 3 * n + 1, j->nodes, n);
+		free(j->nodes);
+		j->nodes = safe;
 	}
 	if (!valid_id(j->id)) {
 		snprintf(err, errlen, "no valid job_id");

@@ -13,6 +13,7 @@
 
 #include "codec.h"
 #include "namemap.h"
+#include "jobs.h"
 #include "safename.h"
 
 #define FFFD "\xef\xbf\xbd"
@@ -185,6 +186,25 @@ static void test_quote(void **state)
 	assert_int_equal(strlen(q), 2 * (sizeof(big) - 1) + 2);
 }
 
+/* A job file's texts are made safe where they enter, as names are. */
+static void test_jobfile(void **state)
+{
+	static const char text[] = "job_id=4711\nuser=al\xffice\x01\n"
+				   "partition=g\"p\\u\xc3\nnodes=n[1-2]\n";
+	struct ibw_job j;
+	char err[128];
+
+	(void)state;
+	assert_int_equal(
+		ibw_job_parse(text, sizeof(text) - 1, &j, err, sizeof(err)), 0);
+	assert_string_equal(j.user, "al" FFFD "ice?");
+	/* a character cut by the end of the text is dropped */
+	assert_string_equal(j.partition, "g\"p\\u");
+	assert_string_equal(j.nodes, "n[1-2]");
+	assert_int_equal(j.nhosts, 2);
+	ibw_job_clear(&j);
+}
+
 /* A node-name-map name is made safe the same way. */
 static void test_namemap(void **state)
 {
@@ -210,6 +230,7 @@ int main(void)
 		cmocka_unit_test(test_nodedesc),
 		cmocka_unit_test(test_trim),
 		cmocka_unit_test(test_quote),
+		cmocka_unit_test(test_jobfile),
 		cmocka_unit_test(test_namemap),
 	};
 
