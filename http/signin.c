@@ -81,7 +81,7 @@ char *ibw_signin_form_token(const char *body, size_t len)
 	return NULL;
 }
 
-int ibw_signin_same_origin(struct MHD_Connection *c, int tls)
+int ibw_signin_same_origin(struct MHD_Connection *c)
 {
 	const char *site = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						       "Sec-Fetch-Site");
@@ -89,16 +89,24 @@ int ibw_signin_same_origin(struct MHD_Connection *c, int tls)
 		c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ORIGIN);
 	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						       MHD_HTTP_HEADER_HOST);
-	const char *scheme = tls ? "https://" : "http://";
-	size_t n = strlen(scheme);
 
 	if (site && strcmp(site, "same-origin") && strcmp(site, "none"))
 		return 0;
 	if (!origin)
 		return 1;
-	/* The browser writes Origin as it wrote Host: the same host and
-	 * port, the default port left out in both. */
-	return host && !strncmp(origin, scheme, n) && !strcmp(origin + n, host);
+	/*
+	 * The browser writes Origin's host and port as it wrote Host (the
+	 * default port left out of both). The scheme is not compared: a
+	 * proxy in front may end TLS, and another service on this host
+	 * differs by its port, which is compared.
+	 */
+	if (!strncmp(origin, "https://", 8))
+		origin += 8;
+	else if (!strncmp(origin, "http://", 7))
+		origin += 7;
+	else
+		return 0; /* "null": a sandboxed or opaque origin */
+	return host && !strcmp(origin, host);
 }
 
 int ibw_signin_same_token(const char *token, const char *given)
@@ -136,7 +144,7 @@ int ibw_signin_authorized(const struct ibw_signin *si, struct MHD_Connection *c)
 		return 1;
 	if (a && !strncmp(a, "Bearer ", 7))
 		return ibw_signin_same_token(si->token, a + 7);
-	return ibw_signin_same_origin(c, si->tls) &&
+	return ibw_signin_same_origin(c) &&
 	       ibw_session_valid(si->sessions,
 				 MHD_lookup_connection_value(c, MHD_COOKIE_KIND,
 							     cookie_name(si)),
@@ -182,7 +190,7 @@ void ibw_signin_serve(const struct ibw_signin *si, struct ibw_hreq *r)
 		ibw_signin_page(r, 200, NULL);
 		return;
 	}
-	if (!ibw_signin_same_origin(r->conn, si->tls)) {
+	if (!ibw_signin_same_origin(r->conn)) {
 		ibw_hreq_problem(r, 403, "a sign-in from another site's page");
 		return;
 	}
@@ -221,7 +229,7 @@ void ibw_signin_serve(const struct ibw_signin *si, struct ibw_hreq *r)
 /* The session ends here too, not only in the browser. */
 void ibw_signout_serve(const struct ibw_signin *si, struct ibw_hreq *r)
 {
-	if (!ibw_signin_same_origin(r->conn, si->tls)) {
+	if (!ibw_signin_same_origin(r->conn)) {
 		ibw_hreq_problem(r, 403, "a sign-out from another site's page");
 		return;
 	}

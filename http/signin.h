@@ -57,12 +57,12 @@ char *ibw_signin_form_token(const char *body, size_t len);
 /*
  * Whether a browser says that @c comes from a page of this agent (or
  * from the person: typed, a bookmark): Sec-Fetch-Site same-origin or
- * none, and an Origin, if sent, of this scheme, host and port. A client
+ * none, and an Origin, if sent, of this host and port (its Host). A client
  * that sends neither header (curl, or a browser over plain HTTP to a
  * host it does not trust, which omits Sec-Fetch-*) passes: the check
  * stops another site's page from making the browser act for it, and
  * only a browser does that.
  */
-int ibw_signin_same_origin(struct MHD_Connection *c, int tls);
+int ibw_signin_same_origin(struct MHD_Connection *c);
 
 #endif

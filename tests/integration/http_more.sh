@@ -299,7 +299,11 @@ check "... GET /signin needs no token: the form ($r)" test "$r" = "200 text/html
 r=$(get tok.html -D hdr.txt -H "Content-Type: application/json" --data '{"token":"s3cret-token"}' "$T/signin")
 check "... a sign-in that is no form: 415, no cookie ($r)" \
 	bash -c '[ "${1%% *}" = 415 ] && ! grep -qi "^set-cookie" hdr.txt' _ "$r"
-r=$(get tok.html -D hdr.txt -c jar.txt --data-urlencode "token=s3cret-token" "$T/signin")
+r=$(get tok.html -D hdr.txt -H "Origin: http://127.0.0.1:1" --data-urlencode "token=s3cret-token" "$T/signin")
+check "... a sign-in whose Origin is another port (another service's page): 403, no cookie ($r)" \
+	bash -c '[ "${1%% *}" = 403 ] && ! grep -qi "^set-cookie" hdr.txt' _ "$r"
+# Origin https:// for this host and port: a proxy in front that ends TLS
+r=$(get tok.html -D hdr.txt -c jar.txt -H "Origin: https://127.0.0.1:$P" --data-urlencode "token=s3cret-token" "$T/signin")
 sc=$(tr -d '\r' <hdr.txt | sed -n 's/^[Ss]et-[Cc]ookie: //p')
 check "... POST /signin: 303 and an HttpOnly, SameSite=Strict session cookie, not Secure over HTTP ($r)" \
 	bash -c '[ "${1%% *}" = 303 ] && [[ "$2" =~ ^ibwatch_session=[0-9a-f]{64}\;\ Path=/\;\ Max-Age=43200\;\ HttpOnly\;\ SameSite=Strict$ ]]' _ "$r" "$sc"
