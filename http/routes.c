@@ -39,6 +39,8 @@ struct ibw_route {
 	int prefix; /* @path and whatever follows it */
 	unsigned methods; /* enum ibw_http_method bits */
 	int token_always; /* else only with --http-token-everywhere */
+	int open; /* never the token: the sign-in */
+	int body; /* reads the request body (r->upload) */
 	int loop; /* served on the loop's thread (ibw_route_on_loop) */
 	enum route_cache cache;
 	void (*serve)(struct ibw_hreq *r, struct ibw_snapshot *s);
@@ -65,6 +67,7 @@ static const struct {
 } methods[] = {
 	{ MHD_HTTP_METHOD_GET, IBW_HTTP_GET },
 	{ MHD_HTTP_METHOD_HEAD, IBW_HTTP_HEAD },
+	{ MHD_HTTP_METHOD_POST, IBW_HTTP_POST },
 };
 
 static void on_trace(const struct ibw_trace *t, void *arg)
@@ -815,6 +818,19 @@ static void serve_ui(struct ibw_hreq *r, struct ibw_snapshot *s)
 	r->ctype = a->ctype;
 }
 
+/* The map page's session (server.c holds the token and the sessions). */
+static void serve_signin(struct ibw_hreq *r, struct ibw_snapshot *s)
+{
+	(void)s;
+	ibw_http_sign_in(r);
+}
+
+static void serve_signout(struct ibw_hreq *r, struct ibw_snapshot *s)
+{
+	(void)s;
+	ibw_http_sign_out(r);
+}
+
 /*
  * The API. A cached answer (CACHE_ANSWER) depends on the snapshot and
  * its query alone: rendered once per snapshot and shared by every
@@ -829,6 +845,17 @@ static const struct ibw_route routes[] = {
 	  .serve = serve_ui,
 	  .about = "the fabric map (docs/map.md)" },
 	{ .path = "/ui/", .prefix = 1, .methods = GET_HEAD, .serve = serve_ui },
+	{ .path = "/signin",
+	  .methods = GET_HEAD | IBW_HTTP_POST,
+	  .open = 1,
+	  .body = 1,
+	  .serve = serve_signin,
+	  .about = "the map's sign-in: POST the token as a form, get a "
+		   "session cookie" },
+	{ .path = "/signout",
+	  .methods = IBW_HTTP_POST,
+	  .open = 1,
+	  .serve = serve_signout },
 	{ .path = "/api",
 	  .methods = GET_HEAD,
 	  .serve = serve_index,
@@ -988,6 +1015,16 @@ int ibw_route_token_always(const struct ibw_route *rt)
 	return rt->token_always;
 }
 
+int ibw_route_open(const struct ibw_route *rt)
+{
+	return rt->open;
+}
+
+int ibw_route_takes_body(const struct ibw_route *rt)
+{
+	return rt->body;
+}
+
 int ibw_route_on_loop(const struct ibw_route *rt)
 {
 	return rt->loop;
@@ -1143,7 +1180,8 @@ void ibw_route_serve(struct ibw_hreq *r)
 	/* The API answers JSON (problems as problem+json): a client that
 	 * refuses both is told so, rather than sent what it cannot read. */
 	if (r->route->serve != serve_metrics &&
-	    r->route->serve != serve_index &&
+	    r->route->serve != serve_index && r->route->serve != serve_signin &&
+	    r->route->serve != serve_signout &&
 	    !ibw_neg_media_q(acc, "application/json", NULL) &&
 	    !ibw_neg_media_q(acc, "application/problem+json", NULL)) {
 		ibw_hreq_problem(r, 406, "this path answers application/json");

@@ -36,6 +36,7 @@ enum ibw_hreq_state {
 enum ibw_http_method {
 	IBW_HTTP_GET = 1u << 0,
 	IBW_HTTP_HEAD = 1u << 1,
+	IBW_HTTP_POST = 1u << 2,
 };
 
 /* What handlers reach; one per server, which owns it. */
@@ -53,6 +54,7 @@ struct ibw_hreq {
 	const struct ibw_routes_ctx *ctx;
 	struct MHD_Connection *conn;
 	const char *url; /* the path (libmicrohttpd's, valid until answered) */
+	const char *method; /* libmicrohttpd's, as long as @url */
 	const struct ibw_route *route; /* NULL: no such path */
 	enum ibw_hreq_state state;
 	/* Handed over to the loop (server.c): probing and orphan under the
@@ -70,7 +72,8 @@ struct ibw_hreq {
 	const char *ctype;
 	const char *location; /* a Location header, static */
 	char *set_cookie; /* a Set-Cookie header, freed with the request */
-	size_t uploaded; /* request body bytes seen (and dropped) */
+	size_t uploaded; /* request body bytes seen */
+	char *upload; /* ... and kept, for a route that reads them */
 	struct ibw_hreq *next; /* the server's list of waiting requests */
 };
 
@@ -81,6 +84,11 @@ int ibw_route_allows(const struct ibw_route *rt, const char *method);
 /* Whether @rt wants the token whenever one is configured (on-demand
  * probes); the others want it only with --http-token-everywhere. */
 int ibw_route_token_always(const struct ibw_route *rt);
+/* Whether @rt never wants the token, --http-token-everywhere or not
+ * (the sign-in: else no browser could sign in). */
+int ibw_route_open(const struct ibw_route *rt);
+/* Whether @rt's handler reads the request body (r->upload). */
+int ibw_route_takes_body(const struct ibw_route *rt);
 /* The methods @rt serves as an Allow header value: "GET, HEAD". */
 void ibw_route_allow(const struct ibw_route *rt, char *buf, size_t len);
 /* Whether @rt's handler needs the loop's thread (on-demand probes, the
@@ -106,6 +114,9 @@ int ibw_http_allow_probe(struct ibw_hreq *r);
 void ibw_http_suspend(struct ibw_hreq *r);
 /* The engine's counts as of the loop's last wait: any thread. */
 void ibw_http_engine_stats(struct ibw_hreq *r, struct ibw_engine_stats *st);
+/* The page's sign-in and sign-out (POST /signin, POST /signout). */
+void ibw_http_sign_in(struct ibw_hreq *r);
+void ibw_http_sign_out(struct ibw_hreq *r);
 /* In a probe's callback: whether @r still wants the answer (its
  * connection is there and nothing answered it meanwhile). */
 int ibw_http_probe_wanted(const struct ibw_hreq *r);

@@ -19,11 +19,16 @@
 #include "log.h"
 #include "ratelimit.h"
 #include "routes.h"
+#include "session.h"
+#include "signin.h"
 #include "ui.h"
 #include "server.h"
 
 #define ONDEMAND_CLIENTS 64
 #define JSON_CACHE_SLOTS 16
+/* The sign-in form's body: a token (at most 4096 bytes) percent-encoded
+ * fits, whatever --http-max-request-bytes allows other requests. */
+#define SIGNIN_MAX_BODY 16384
 
 struct bucket {
 	char addr[INET6_ADDRSTRLEN];
@@ -70,6 +75,9 @@ struct ibw_http {
 	struct listener l[IBW_HTTP_MAX_LISTEN];
 	unsigned nl;
 	char *token;
+	/* the token, the page's sessions (locked inside), TLS or not:
+	 * set before the first listener starts */
+	struct ibw_signin si;
 	char *cert, *key;
 	struct ibw_timer *timer; /* the next header deadline */
 	int efd; /* eventfd: work for the loop, or a new deadline */
@@ -189,6 +197,12 @@ static void wake_loop(struct ibw_http *h)
 static void hreq_free(struct ibw_hreq *r)
 {
 	free(r->body);
+	/* the sign-in form's body and the cookie carry secrets */
+	if (r->upload)
+		explicit_bzero(r->upload, r->uploaded);
+	free(r->upload);
+	if (r->set_cookie)
+		explicit_bzero(r->set_cookie, strlen(r->set_cookie));
 	free(r->set_cookie);
 	ibw_share_free(r->shared);
 	ibw_stream_free(r->stream);
@@ -346,63 +360,14 @@ int ibw_http_allow_probe(struct ibw_hreq *r)
 	return ibw_ratelimit_take(&b->rl, now);
 }
 
-/* Constant time: the token is a secret. */
-static int same_token(const struct ibw_http *h, const char *a)
+void ibw_http_sign_in(struct ibw_hreq *r)
 {
-	size_t n, i;
-	unsigned diff = 0;
-
-	if (!a)
-		return 0;
-	n = strlen(h->token);
-	if (strlen(a) != n)
-		return 0;
-	for (i = 0; i < n; i++)
-		diff |= (unsigned)(a[i] ^ h->token[i]);
-	return diff == 0;
+	ibw_signin_serve(&r->h->si, r);
 }
 
-/* The bearer token, or the map page's cookie (docs/map.md: a browser
- * cannot send a header on navigation). */
-static int token_ok(const struct ibw_http *h, struct MHD_Connection *c)
+void ibw_http_sign_out(struct ibw_hreq *r)
 {
-	const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-						    "Authorization");
-
-	if (a && !strncmp(a, "Bearer ", 7))
-		return same_token(h, a + 7);
-	return same_token(h, MHD_lookup_connection_value(c, MHD_COOKIE_KIND,
-							 IBW_TOKEN_COOKIE));
-}
-
-/* GET /?token=T with the right T: the cookie, and the page without the
- * token in its address. 1 if answered so. */
-static int token_login(struct ibw_hreq *r)
-{
-	struct ibw_http *h = r->h;
-	size_t n;
-	char *c;
-
-	if (strcmp(r->url, "/") ||
-	    !same_token(h, MHD_lookup_connection_value(
-				   r->conn, MHD_GET_ARGUMENT_KIND, "token")))
-		return 0;
-	/* a token that is no valid cookie value cannot be one */
-	if (strspn(h->token,
-		   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-		   "0123456789-._~+/=") != strlen(h->token))
-		return 0;
-	n = strlen(h->token) + 64;
-	c = malloc(n);
-	if (!c)
-		return 0;
-	/* Secure under TLS: the browser sends it back over TLS only */
-	snprintf(c, n, "%s=%s; Path=/; HttpOnly; SameSite=Strict%s",
-		 IBW_TOKEN_COOKIE, h->token, h->cert ? "; Secure" : "");
-	ibw_hreq_problem(r, 303, "signed in: see /");
-	r->location = "/";
-	r->set_cookie = c;
-	return 1;
+	ibw_signout_serve(&r->h->si, r);
 }
 
 /* The token (when the route, or --http-token-everywhere, wants it),
@@ -412,11 +377,25 @@ static int token_login(struct ibw_hreq *r)
 static int dispatch(struct ibw_hreq *r)
 {
 	struct ibw_http *h = r->h;
-	int guarded = h->o.token_everywhere ||
-		      (r->route && ibw_route_token_always(r->route));
+	int open = r->route && ibw_route_open(r->route);
+	int guarded = !open && (h->o.token_everywhere ||
+				(r->route && ibw_route_token_always(r->route)));
 
-	if (h->token && guarded && !token_ok(h, r->conn)) {
-		if (!token_login(r))
+	if (h->token && !strcmp(r->url, "/") &&
+	    MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND,
+					"token")) {
+		/* The old sign-in, /?token=: the address is kept in the
+		 * browser's history and proxies' logs. No more. */
+		ibw_signin_page(r, 400,
+				"The token is not taken in the address (it "
+				"would stay in the browser's history and in "
+				"logs): type it here.");
+	} else if (h->token && guarded &&
+		   !ibw_signin_authorized(&h->si, r->conn)) {
+		/* A person at the map's address gets the form. */
+		if (!strcmp(r->url, "/"))
+			ibw_signin_page(r, 401, NULL);
+		else
 			ibw_hreq_problem(r, 401,
 					 "a bearer token is required here");
 	} else if (!r->route)
@@ -515,6 +494,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		r->ctx = &h->ctx;
 		r->conn = c;
 		r->url = url;
+		r->method = method;
 		r->route = ibw_route_find(url);
 		*con_cls = r;
 		if (!strcmp(url, "/metrics") && !strcmp(method, "GET"))
@@ -530,14 +510,31 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
-		/* No endpoint takes a body: count it, and once it is more
-		 * than a request may be, answer 413 at once. */
-		r->uploaded += *upload_data_size;
+		/* Only the sign-in reads a body: keep it there, count it
+		 * elsewhere; once it is more than a request may be, answer
+		 * 413 at once. */
+		size_t n = *upload_data_size;
+		int keep = r->route && ibw_route_takes_body(r->route);
+		size_t max = keep ? SIGNIN_MAX_BODY : h->o.max_request_bytes;
+
 		*upload_data_size = 0;
-		if (r->uploaded > h->o.max_request_bytes && !r->code) {
+		if (r->code)
+			return MHD_YES;
+		if (n > max || r->uploaded > max - n) {
 			ibw_hreq_problem(r, 413, "request body too large");
 			return send_answer(c, r);
 		}
+		if (keep) {
+			if (!r->upload)
+				r->upload = malloc(SIGNIN_MAX_BODY + 1);
+			if (!r->upload) {
+				ibw_hreq_problem(r, 503, "out of memory");
+				return send_answer(c, r);
+			}
+			memcpy(r->upload + r->uploaded, upload_data, n);
+			r->upload[r->uploaded + n] = '\0';
+		}
+		r->uploaded += n;
 		return MHD_YES;
 	}
 	/* The loop sets READY on a request handed over to it. */
@@ -1009,7 +1006,15 @@ struct ibw_http *ibw_http_new(struct ibw_loop *loop, struct ibw_monitor *m,
 				 h->o.token_file);
 			goto fail;
 		}
+		h->si.token = h->token;
+		h->si.sessions = ibw_sessions_new(
+			IBW_SESSION_MAX, IBW_SESSION_TTL_S * 1000000ull);
+		if (!h->si.sessions) {
+			snprintf(err, errlen, "out of memory");
+			goto fail;
+		}
 	}
+	h->si.tls = h->cert != NULL;
 	for (i = 0; i < h->o.nlisten && i < IBW_HTTP_MAX_LISTEN; i++)
 		if (listen_on(h, h->o.listen[i], err, errlen) < 0)
 			goto fail;
@@ -1064,8 +1069,9 @@ void ibw_http_free(struct ibw_http *h)
 	ibw_cache_free(h->ctx.json);
 	ibw_cache_free(h->ctx.metrics);
 	if (h->token)
-		memset(h->token, 0, strlen(h->token));
+		explicit_bzero(h->token, strlen(h->token));
 	free(h->token);
+	ibw_sessions_free(h->si.sessions);
 	free(h->cert);
 	free(h->key);
 	pthread_mutex_destroy(&h->lock);

@@ -22,9 +22,6 @@ extern const struct ibw_ui_asset ibw_ui_assets[];
 /* The asset at @path, or NULL. */
 const struct ibw_ui_asset *ibw_ui_asset(const char *path);
 
-/* The cookie the page's sign-in sets with --http-token-everywhere. */
-#define IBW_TOKEN_COOKIE "ibwatch_token"
-
 /* The Content-Security-Policy of the UI's pages: scripts, styles and
  * requests from this agent only; no inline script. */
 #define IBW_UI_CSP                                                    \

@@ -9,7 +9,10 @@ JSON for tests/integration/browser.sh to check:
              [--size WxH] [--signal FILE] [--pause FILE] [--click NAME]
              [--census] [--job ID] [--eval JS]
 
-- load URL (with --token: URL/?token=T first, as a person signing in);
+- load URL; with --token, whenever the page shows its sign-in form
+  (the agent's own form at / with --http-token-everywhere, the map's
+  when an API call got 401), type T there and submit, as a person would;
+  the console up to then is kept apart (a 401 logs an error);
 - wait for the map to be drawn (the canvas' data-summary), keep it;
 - --click: click switch NAME, keep the details panel's text and its
   ports table's rows; --census: tick "route census", keep the overlay;
@@ -48,9 +51,31 @@ def summary(d):
     return json.loads(s) if s else None
 
 
+# --token: the token, the sign-ins done, the console up to the last one
+SIGNIN = {"token": None, "count": 0, "console": []}
+
+
+def sign_in_if_asked(d):
+    """Fill in and submit the sign-in form if the page shows one."""
+    if not SIGNIN["token"]:
+        return
+    try:
+        f = d.find_elements(By.ID, "signin-token")
+        if not f or not f[0].is_displayed():
+            return
+        SIGNIN["console"] += d.get_log("browser")
+        f[0].send_keys(SIGNIN["token"])
+        d.find_element(By.CSS_SELECTOR, "#signin button[type=submit]").click()
+        SIGNIN["count"] += 1
+        time.sleep(0.3)  # the form goes away, or the page is replaced
+    except Exception:  # the page changed under us: look again
+        pass
+
+
 def wait(d, pred, seconds):
     end = time.monotonic() + seconds
     while time.monotonic() < end:
+        sign_in_if_asked(d)
         s = summary(d)
         if s is not None and pred(s):
             return s
@@ -96,9 +121,9 @@ def main():
     res = {"ok": False}
     try:
         d.set_page_load_timeout(30)
-        token = arg("--token")
+        SIGNIN["token"] = arg("--token")
         t0 = time.monotonic()
-        d.get(url + ("/?token=" + token if token else "/"))
+        d.get(url + "/")
         s = wait(d, lambda s: True, 30)
         res["load_s"] = time.monotonic() - t0
         res["url_after_load"] = d.current_url
@@ -178,6 +203,8 @@ def main():
         if ev:
             res["eval"] = d.execute_script("return " + ev + ";")
         res["console"] = d.get_log("browser")
+        res["signins"] = SIGNIN["count"]
+        res["console_before_signin"] = SIGNIN["console"]
         urls = []
         for e in d.get_log("performance"):
             msg = json.loads(e["message"])["message"]

@@ -11,8 +11,11 @@
 # prints; unlinking a host shows its leaf's tile down within a sweep or
 # two; the page follows a daemon restart without reloading; the console
 # has no errors and every request went to the agent.
-# With --http-token-everywhere the page and every file it loads need the
-# token; signing in with ?token= sets the cookie and the map is drawn.
+# With --http-token-file alone, the map's Trace (a 401 at first) asks
+# for the token once, in the page, and then traces. With
+# --http-token-everywhere the page and every file it loads need the
+# token; the agent's sign-in form at / signs in and the map is drawn.
+# Neither puts the token in an address; ?token= signs nothing in.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/tap.sh"
@@ -137,9 +140,26 @@ check "through the restart the page went on with the new agent's maps, without r
 	jq -e '.after_restart != null and (.age_after_restart | test("^data [0-9]+ s old$"))' b1.json
 check "the restarted agent stops cleanly" stopped_clean "$agent"
 
-# The token everywhere: the page and its files need it; ?token= signs in.
+# The token alone (issue 36, Found 7): / is open, trace is not. The
+# page's Trace gets 401, asks for the token once, and then traces.
 printf 'map-test-token-%s\n' "$RANDOM$RANDOM" >token
 tok=$(cat token)
+start_agent node0001 --no-state-file --no-ping --counter-interval 1 \
+	--http-token-file "$PWD/token"
+U=http://127.0.0.1:$P
+/usr/bin/python3 "$here/integration/browser.py" "$U" b3.json --token "$tok" \
+	--trace "node0002 HCA-1" "node0007 HCA-1" >browser3.out 2>&1
+check "--http-token-file alone: the page asks for the token once ($(jq -c '[.signins, .trace_status]' b3.json))" \
+	jq -e '.ok and .first != null and .signins == 1' b3.json
+check "... and then the trace node0002 -> node0007 highlights $ref_path, as ibtracert" \
+	jq -e --arg p "$ref_path" '(.traced.path | join(",")) == $p' b3.json
+check "... no console errors after signing in, every request to the agent, none with the token" \
+	jq -e --arg u "$U/" --arg t "$tok" '([.console[] | select(.level == "SEVERE")] | length == 0) and
+		all(.requests[]; startswith($u) and (contains($t) | not))' b3.json
+check "the agent stops cleanly" stopped_clean "$agent"
+
+# The token everywhere: the page and its files need it; the agent's own
+# form at / signs in.
 start_agent node0001 --no-state-file --no-ping --counter-interval 1 \
 	--http-token-file "$PWD/token" --http-token-everywhere
 U=http://127.0.0.1:$P
@@ -151,14 +171,14 @@ check "without the token: 401 for the page and everything it loads ($codes)" \
 	[ "$codes" = " 401 401 401 401 401" ]
 check "... with the bearer token: 200" \
 	eval '[ "$(curl -s -o /dev/null -w "%{http_code}" -m 5 -H "Authorization: Bearer $tok" "$U/ui/map.js")" = 200 ]'
-check "... a wrong ?token=: 401, no cookie" \
-	eval '! curl -s -D - -o /dev/null -m 5 "$U/?token=wrong" | grep -qi "^set-cookie"'
+check "... /?token= with the right token: 400, no cookie (no sign-in by address)" \
+	eval '[ "$(curl -s -D h.txt -o /dev/null -w "%{http_code}" -m 5 "$U/?token=$tok")" = 400 ] && ! grep -qi "^set-cookie" h.txt'
 /usr/bin/python3 "$here/integration/browser.py" "$U" b2.json --token "$tok" >browser2.out 2>&1
-check "signed in with ?token=: the map is drawn ($(tail -c 200 browser2.out | tr '\n' ' '))" \
-	jq -e '.ok and .first != null and .first.levels["1"] > 0' b2.json
-check "... the address no longer has the token, and no console errors" \
+check "signed in with the form at /: the map is drawn ($(tail -c 200 browser2.out | tr '\n' ' '))" \
+	jq -e '.ok and .first != null and .first.levels["1"] > 0 and .signins == 1' b2.json
+check "... at /, and no console errors after signing in" \
 	jq -e --arg u "$U/" '.url_after_load == $u and ([.console[] | select(.level == "SEVERE")] | length == 0)' b2.json
-check "... every request went to the agent" \
-	jq -e --arg u "$U/" 'all(.requests[]; startswith($u))' b2.json
+check "... every request went to the agent, none with the token" \
+	jq -e --arg u "$U/" --arg t "$tok" 'all(.requests[]; startswith($u) and (contains($t) | not))' b2.json
 check "the agent stops cleanly again" stopped_clean "$agent"
 finish

@@ -296,4 +296,53 @@ check "token: a wrong one is refused" problem 401 -k -H "Authorization: Bearer n
 check "IPv6: the same agent on [::1]" [ "$(curl -sk -m 20 -o /dev/null -w '%{http_code}' "https://[::1]:$p6/api/v1/status")" = 200 ]
 check "token: /metrics needs none (not --http-token-everywhere)" [ "$(curl -sk -m 20 -o /dev/null -w '%{http_code}' "$T/metrics")" = 200 ]
 
+# The page's session (docs/operations.md), over TLS with the token alone:
+# the map's sign-in is a form POSTed to /signin, whose cookie holds a
+# random session, never the token, and works for trace where the token
+# does; the old /?token= sign-in sets nothing.
+hdrs() { tr -d '\r' <"$1"; }
+r=$(curl -sk -m 20 -D old.hdr -o old.html -w '%{http_code}' "$T/?token=s3cret-token")
+check "session: GET /?token= no longer signs in: 400, the form, no cookie ($r)" \
+	eval '[ "$r" = 400 ] && grep -q "action=\"/signin\"" old.html && ! grep -qi "^set-cookie" old.hdr'
+r=$(curl -sk -m 20 -D bad.hdr -o bad.html -w '%{http_code}' --data-urlencode "token=nope" "$T/signin")
+check "session: a wrong token: 401, the form again, no cookie ($r)" \
+	eval '[ "$r" = 401 ] && grep -q "Wrong token" bad.html && ! grep -qi "^set-cookie" bad.hdr'
+r=$(curl -sk -m 20 -D xs.hdr -o /dev/null -w '%{http_code}' -H "Sec-Fetch-Site: same-site" \
+	--data-urlencode "token=s3cret-token" "$T/signin")
+check "session: a sign-in from another site's page (another port's): 403, no cookie ($r)" \
+	eval '[ "$r" = 403 ] && ! grep -qi "^set-cookie" xs.hdr'
+r=$(curl -sk -m 20 -D in.hdr -o /dev/null -w '%{http_code}' -c jar.txt \
+	-H "Origin: $T" -H "Sec-Fetch-Site: same-origin" --data-urlencode "token=s3cret-token" "$T/signin")
+sc=$(hdrs in.hdr | sed -n 's/^[Ss]et-[Cc]ookie: //p')
+sv=$(sed -n 's/^__Host-ibwatch_session=\([^;]*\);.*/\1/p' <<<"$sc")
+echo "# Set-Cookie: ${sc/$sv/<session>}"
+check "session: the right token POSTed: 303 to / with a __Host- cookie ($r)" \
+	eval '[ "$r" = 303 ] && hdrs in.hdr | grep -qx "Location: /" && [ -n "$sv" ]'
+check "... Secure, HttpOnly, SameSite=Strict, Path=/, no Domain" \
+	eval 'grep -q "; Secure" <<<"$sc" && grep -q "; HttpOnly" <<<"$sc" &&
+		grep -q "; SameSite=Strict" <<<"$sc" && grep -q "; Path=/;" <<<"$sc" && ! grep -qi "domain=" <<<"$sc"'
+check "... its value is 64 hex digits, not the token nor holding it" \
+	eval '[[ "$sv" =~ ^[0-9a-f]{64}$ ]] && [[ "$sv" != *s3cret-token* ]] && ! grep -q s3cret <<<"$sc"'
+check "... and it is no bearer token: another service that got it cannot trace" \
+	problem 401 -k -H "Authorization: Bearer $sv" "$T/api/v1/trace?target=1"
+r=$(get -k -b jar.txt "$T/api/v1/trace?target=1")
+check "session: with the cookie alone, trace works (--http-token-file, not everywhere) ($r)" \
+	[ "${r%% *}" = 200 ]
+r=$(get -k -b jar.txt "$T/api/v1/ping?target=1&count=1")
+check "... and ping gets past the token (503: this agent runs --no-ping) ($r)" \
+	eval '[ "${r%% *}" = 503 ] && jq -e ".detail | contains(\"--no-ping\")" body.json >/dev/null'
+check "... but not on a request another site's page made (Sec-Fetch-Site: same-site)" \
+	problem 401 -k -b jar.txt -H "Sec-Fetch-Site: same-site" "$T/api/v1/trace?target=1"
+check "... nor from another origin (Origin: https://127.0.0.1:1)" \
+	problem 401 -k -b jar.txt -H "Origin: https://127.0.0.1:1" "$T/api/v1/trace?target=1"
+check "the old cookie that held the token is no credential" \
+	problem 401 -k -b "ibwatch_token=s3cret-token" "$T/api/v1/trace?target=1"
+check "a made-up session is none" \
+	problem 401 -k -b "__Host-ibwatch_session=$(printf '%064d' 0)" "$T/api/v1/trace?target=1"
+r=$(curl -sk -m 20 -D out.hdr -o /dev/null -w '%{http_code}' -b jar.txt -X POST "$T/signout")
+check "session: POST /signout: 303, the cookie cleared ($r)" \
+	eval '[ "$r" = 303 ] && hdrs out.hdr | grep -q "^[Ss]et-[Cc]ookie: __Host-ibwatch_session=; .*Max-Age=0"'
+check "... and the session is over in the agent too" \
+	problem 401 -k -b "__Host-ibwatch_session=$sv" "$T/api/v1/trace?target=1"
+
 finish

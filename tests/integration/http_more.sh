@@ -5,6 +5,9 @@
 #  - a method a path does not serve: 405 with an Allow header from the
 #    path's row in the route table; an unknown path: 404, any method;
 #  - --http-token-everywhere: 401 on every endpoint without the token;
+#    the map's address answers the sign-in form; POST /signin sets a
+#    session cookie (over plain HTTP: no __Host- prefix, not Secure) that
+#    opens every endpoint, and GET /signin stays open;
 #  - on-demand traces: reverse=1 against ibtracert run at the
 #    destination (and no reverse path without it), a trace whose source
 #    does not answer (504 with what was found), timeout_ms honoured (a
@@ -287,5 +290,26 @@ r=$(get tok.json -H "Authorization: Bearer s3cret-token" "$T/api/v1/status")
 check "... with it: /api/v1/status 200 ($r)" jt '.fabric.nodes == 14' tok.json
 r=$(get tok.txt -H "Authorization: Bearer s3cret-token" "$T/metrics")
 check "... with it: /metrics 200 ($r)" bash -c '[ "${1%% *}" = 200 ] && grep -q "^ibwatch_local_port_active 1$" tok.txt' _ "$r"
+r=$(get tok.html -D hdr.txt "$T/")
+check "... the map's address without it: 401, the sign-in form, no cookie ($r)" \
+	bash -c '[ "$1" = "401 text/html; charset=utf-8" ] && grep -q "<form id=\"signin\" method=\"post\" action=\"/signin\">" tok.html &&
+		! grep -qi "^set-cookie" hdr.txt' _ "$r"
+r=$(get tok.html "$T/signin")
+check "... GET /signin needs no token: the form ($r)" test "$r" = "200 text/html; charset=utf-8"
+r=$(get tok.html -D hdr.txt -H "Content-Type: application/json" --data '{"token":"s3cret-token"}' "$T/signin")
+check "... a sign-in that is no form: 415, no cookie ($r)" \
+	bash -c '[ "${1%% *}" = 415 ] && ! grep -qi "^set-cookie" hdr.txt' _ "$r"
+r=$(get tok.html -D hdr.txt -H "Origin: http://127.0.0.1:1" --data-urlencode "token=s3cret-token" "$T/signin")
+check "... a sign-in whose Origin is another port (another service's page): 403, no cookie ($r)" \
+	bash -c '[ "${1%% *}" = 403 ] && ! grep -qi "^set-cookie" hdr.txt' _ "$r"
+# Origin https:// for this host and port: a proxy in front that ends TLS
+r=$(get tok.html -D hdr.txt -c jar.txt -H "Origin: https://127.0.0.1:$P" --data-urlencode "token=s3cret-token" "$T/signin")
+sc=$(tr -d '\r' <hdr.txt | sed -n 's/^[Ss]et-[Cc]ookie: //p')
+check "... POST /signin: 303 and an HttpOnly, SameSite=Strict session cookie, not Secure over HTTP ($r)" \
+	bash -c '[ "${1%% *}" = 303 ] && [[ "$2" =~ ^ibwatch_session=[0-9a-f]{64}\;\ Path=/\;\ Max-Age=43200\;\ HttpOnly\;\ SameSite=Strict$ ]]' _ "$r" "$sc"
+r=$(get tok.json -b jar.txt "$T/api/v1/status")
+check "... the session opens /api/v1/status ($r)" jt '.fabric.nodes == 14' tok.json
+r=$(get tok.html -b jar.txt "$T/")
+check "... and the map's page ($r)" bash -c '[ "$1" = "200 text/html" ] || [ "$1" = "200 text/html; charset=utf-8" ]' _ "$r"
 
 finish
