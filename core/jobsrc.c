@@ -18,8 +18,6 @@
 #include "jobsrc.h"
 #include "log.h"
 
-extern char **environ;
-
 #define RESCAN_US 20000 /* after the last change seen */
 #define RETRY_US 5000000 /* a missing directory */
 #define SQUEUE_TIMEOUT_MS 20000
@@ -33,7 +31,8 @@ struct ibw_jobsrc {
 	struct hmap *map; /* --jobs-host-map, by from */
 	size_t nmap;
 	struct ibw_loop *loop;
-	char *dir, *squeue;
+	char *dir, *squeue, *scontrol;
+	char *env[3]; /* squeue's: PATH, and SLURM_CONF if we have one */
 	uint64_t check_us;
 	int ifd, wd;
 	struct ibw_timer *rescan, *retry;
@@ -46,6 +45,7 @@ struct ibw_jobsrc {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int stop;
+	pid_t child; /* squeue or scontrol running, or 0 */
 	struct ibw_jobsrc_check st;
 };
 
@@ -205,12 +205,12 @@ static void on_inotify(struct ibw_loop *loop, int fd, unsigned events,
 
 /* ---- the squeue check (its own thread) ---- */
 
-/* squeue's running jobs as "id|array|task|user|partition|nodes" lines:
- * its output, NUL-terminated, or NULL. */
-static char *run_squeue(const char *bin)
+/* Run @argv[0] with @argv in the environment made at start (no SQUEUE_*
+ * or SLURM_* of the daemon's own: they change what squeue prints) and
+ * return its output, NUL-terminated, or NULL (errno) when it could not
+ * run, failed, or took longer than SQUEUE_TIMEOUT_MS. */
+static char *run_cmd(struct ibw_jobsrc *js, char *const argv[])
 {
-	char *const argv[] = { (char *)bin,	    "-h", "-t", "R", "-o",
-			       "%A|%F|%K|%u|%P|%N", NULL };
 	posix_spawn_file_actions_t fa;
 	int pfd[2], st = 0, rc, failed = 0;
 	pid_t pid, w;
@@ -225,7 +225,7 @@ static char *run_squeue(const char *bin)
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	rc = posix_spawn(&pid, bin, &fa, NULL, argv, environ);
+	rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, js->env);
 	posix_spawn_file_actions_destroy(&fa);
 	close(pfd[1]);
 	if (rc) {
@@ -233,6 +233,12 @@ static char *run_squeue(const char *bin)
 		errno = rc;
 		return NULL;
 	}
+	/* ibw_jobsrc_free kills it rather than wait up to 20 s */
+	pthread_mutex_lock(&js->lock);
+	js->child = pid;
+	if (js->stop)
+		kill(pid, SIGKILL);
+	pthread_mutex_unlock(&js->lock);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		struct pollfd p = { pfd[0], POLLIN, 0 };
@@ -266,12 +272,18 @@ static char *run_squeue(const char *bin)
 		len += (size_t)n;
 	}
 	close(pfd[0]);
+	/* not reaped yet, so the pid cannot name another process when
+	 * ibw_jobsrc_free kills it */
+	pthread_mutex_lock(&js->lock);
+	js->child = 0;
+	pthread_mutex_unlock(&js->lock);
 	while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
 		;
 	/* Killed, cut short, failed or not reaped: no answer at all. An
 	 * empty list from a squeue that failed would remove every file. */
 	if (failed || w < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
 		free(out);
+		errno = EIO;
 		return NULL;
 	}
 	if (!out)
@@ -280,24 +292,254 @@ static char *run_squeue(const char *bin)
 	return out;
 }
 
+/* Why files squeue does not list must stay. */
+enum {
+	KEEP_NONE,
+	KEEP_PRIVATE, /* PrivateData=jobs hides other users' jobs from us */
+	KEEP_UNKNOWN, /* scontrol did not say */
+};
+
+/* "KEY = VALUE" of `scontrol show config` (@conf): VALUE, its length in
+ * @len, or NULL. */
+static const char *conf_value(const char *conf, const char *key, size_t *len)
+{
+	size_t klen = strlen(key);
+	const char *p;
+
+	for (p = conf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		const char *v = p + klen;
+
+		if (strncmp(p, key, klen) || (*v != ' ' && *v != '='))
+			continue;
+		v += strspn(v, " ");
+		if (*v++ != '=')
+			continue;
+		v += strspn(v, " ");
+		*len = strcspn(v, "\n");
+		return v;
+	}
+	return NULL;
+}
+
+/*
+ * Whether squeue shows us every running job. With PrivateData=jobs
+ * slurmctld lists only our own jobs to a user who is neither root nor
+ * SlurmUser (slurm.conf(5)), even with --all: the rest would look ended.
+ * Operators and administrators of the accounting database see them all
+ * too, but nothing here tells them apart, so they are kept from
+ * removing files as well.
+ */
+static int keep_why(struct ibw_jobsrc *js)
+{
+	char *const argv[] = { js->scontrol, "show", "config", NULL };
+	char *conf = run_cmd(js, argv), *end;
+	const char *v;
+	size_t len;
+	int why = KEEP_UNKNOWN;
+	uid_t me = geteuid();
+
+	if (!conf)
+		return KEEP_UNKNOWN;
+	v = conf_value(conf, "PrivateData", &len);
+	if (v) {
+		char list[256], *w, *save = NULL;
+
+		snprintf(list, sizeof(list), "%.*s", (int)len, v);
+		why = KEEP_NONE;
+		for (w = strtok_r(list, ",", &save); w;
+		     w = strtok_r(NULL, ",", &save))
+			if (!strcmp(w, "jobs"))
+				why = KEEP_PRIVATE;
+	}
+	/* "SlurmUser = slurm(64030)" */
+	v = conf_value(conf, "SlurmUser", &len);
+	if (why == KEEP_PRIVATE && me == 0)
+		why = KEEP_NONE;
+	if (why == KEEP_PRIVATE && v && (v = memchr(v, '(', len)) &&
+	    strtoul(v + 1, &end, 10) == me && *end == ')')
+		why = KEEP_NONE;
+	free(conf);
+	return why;
+}
+
+/* The id (first field) of each line of squeue's output of @nf fields
+ * split at '|': an array of pointers into @out, and all @nf fields of
+ * each line in @fp unless it is NULL. -ENOMEM or the count. */
+static long parse_squeue(char *out, int nf, char ***idsp, char ***fp)
+{
+	char *line, *save = NULL, **ids = NULL, **f = NULL;
+	size_t n = 0, cap = 0;
+
+	for (line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *v[6], *p = line;
+		int k;
+
+		for (k = 0; k < nf && p; k++) {
+			v[k] = p;
+			p = strchr(p, '|');
+			if (p)
+				*p++ = '\0';
+		}
+		if (k < nf || !v[0][0])
+			continue;
+		if (n == cap) {
+			char **a, **b;
+
+			cap = cap ? 2 * cap : 256;
+			a = realloc(ids, cap * sizeof(*a));
+			if (a)
+				ids = a;
+			b = fp ? realloc(f, (size_t)nf * cap * sizeof(*b))
+			       : NULL;
+			if (b)
+				f = b;
+			if (!a || (fp && !b)) {
+				free(ids);
+				free(f);
+				return -ENOMEM;
+			}
+		}
+		ids[n] = v[0];
+		if (fp)
+			memcpy(&f[(size_t)nf * n], v, (size_t)nf * sizeof(*v));
+		n++;
+	}
+	*idsp = ids;
+	if (fp)
+		*fp = f;
+	return (long)n;
+}
+
 static int cmp_idp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static int listed(char **ids, size_t n, const char *id)
+{
+	return n && bsearch(&id, ids, n, sizeof(*ids), cmp_idp);
+}
+
+/* A running job without a file (a missed prolog): write it. 1 when
+ * written. */
+static int add_job(struct ibw_jobsrc *js, char **f)
+{
+	char path[4096];
+	struct ibw_job j;
+	struct stat st;
+	int rc;
+
+	memset(&j, 0, sizeof(j));
+	snprintf(j.id, sizeof(j.id), "%s", f[0]);
+	/* %K is "N/A" outside arrays (an array's last task has the
+	 * array's own id: %F = %A) */
+	if (strcmp(f[2], "N/A")) {
+		snprintf(j.array_id, sizeof(j.array_id), "%s", f[1]);
+		snprintf(j.task, sizeof(j.task), "%s", f[2]);
+	}
+	snprintf(j.user, sizeof(j.user), "%s", f[3]);
+	snprintf(j.partition, sizeof(j.partition), "%s", f[4]);
+	j.nodes = f[5];
+	snprintf(path, sizeof(path), "%s/%s", js->dir, j.id);
+	if (!stat(path, &st) || errno != ENOENT)
+		return 0;
+	rc = ibw_job_write(js->dir, &j);
+	if (rc < 0) {
+		log_warn("jobs",
+			 "job %s runs (squeue) without a file, and %s cannot "
+			 "be written: %s",
+			 j.id, path, strerror(-rc));
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * Files just written for jobs squeue listed (@wrote): a job that ended
+ * between squeue's answer and the write had its epilog remove nothing,
+ * so ask again and take back the files of those no longer running. A
+ * job still running now ends later, and its epilog removes the file.
+ */
+static void confirm_added(struct ibw_jobsrc *js, char **wrote, size_t nw,
+			  uint64_t *added)
+{
+	char *const argv[] = { js->squeue, "--all", "-h", "-t",
+			       "R",	   "-o",    "%A", NULL };
+	char *out = run_cmd(js, argv), **ids = NULL, path[4096];
+	long n = out ? parse_squeue(out, 1, &ids, NULL) : -1;
+	size_t i;
+
+	if (n > 0)
+		qsort(ids, (size_t)n, sizeof(*ids), cmp_idp);
+	for (i = 0; i < nw; i++) {
+		if (n >= 0 && listed(ids, (size_t)n, wrote[i])) {
+			(*added)++;
+			log_info("jobs",
+				 "job %s runs (squeue) without a file: "
+				 "written (a missed prolog?)",
+				 wrote[i]);
+			continue;
+		}
+		/* not running any more, or squeue did not say: the next
+		 * check writes it again if it runs */
+		snprintf(path, sizeof(path), "%s/%s", js->dir, wrote[i]);
+		if (unlink(path) && errno != ENOENT)
+			log_warn("jobs", "%s: cannot remove: %s", path,
+				 strerror(errno));
+	}
+	free(ids);
+	free(out);
+}
+
+static const char *const keep_text[] = {
+	[KEEP_PRIVATE] = "PrivateData=jobs hides other users' jobs from "
+			 "this user",
+	[KEEP_UNKNOWN] = "scontrol show config does not say whether "
+			 "PrivateData hides jobs",
+};
+
+/* Log a change of why files are kept, once. */
+static void note_keep(struct ibw_jobsrc *js, int why)
+{
+	int was;
+
+	pthread_mutex_lock(&js->lock);
+	was = js->st.keeping;
+	js->st.keeping = why;
+	pthread_mutex_unlock(&js->lock);
+	if (why == was)
+		return;
+	if (why)
+		log_warn("jobs",
+			 "%s: the squeue check removes no job file while "
+			 "it does (run ibwatchd as SlurmUser, or let the "
+			 "epilog alone remove files)",
+			 keep_text[why]);
+	else
+		log_info("jobs", "the squeue check removes the files of "
+				 "ended jobs again");
+}
+
 static void check_once(struct ibw_jobsrc *js)
 {
+	char *const argv[] = {
+		js->squeue,	     "--all", "-h", "-t", "R", "-o",
+		"%A|%F|%K|%u|%P|%N", NULL
+	};
 	/* files written after squeue was asked are newer than its list */
 	time_t asked = time(NULL);
-	char *out = run_squeue(js->squeue), *line, *save = NULL;
-	int partial = 0;
-	char **ids = NULL;
-	size_t n = 0, cap = 0;
+	int why = keep_why(js);
+	char *out = run_cmd(js, argv), **ids = NULL, **f = NULL;
+	char **wrote = NULL;
+	size_t nw = 0, k;
+	long n;
 	uint64_t dropped = 0, added = 0;
 	struct dirent *de;
-	DIR *d;
+	DIR *d = NULL;
 
-	if (!out) {
+	n = out ? parse_squeue(out, 6, &ids, &f) : -1;
+	if (n < 0) {
 		pthread_mutex_lock(&js->lock);
 		js->st.checks++;
 		js->st.failures++;
@@ -306,70 +548,26 @@ static void check_once(struct ibw_jobsrc *js)
 			 "%s: no answer from squeue; the spool "
 			 "directory is taken as it is",
 			 js->squeue);
+		free(out);
 		return;
 	}
-	for (line = strtok_r(out, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *f[6], *p = line;
-		struct ibw_job j;
-		int k;
-
-		for (k = 0; k < 6 && p; k++) {
-			f[k] = p;
-			p = strchr(p, '|');
-			if (p)
-				*p++ = '\0';
-		}
-		if (k < 6 || !f[0][0])
-			continue;
-		if (n == cap) {
-			char **v;
-
-			cap = cap ? 2 * cap : 256;
-			v = realloc(ids, cap * sizeof(*v));
-			if (!v) {
-				partial = 1;
-				break;
-			}
-			ids = v;
-		}
-		ids[n++] = f[0];
-		memset(&j, 0, sizeof(j));
-		snprintf(j.id, sizeof(j.id), "%s", f[0]);
-		/* %K is "N/A" outside arrays (an array's last task has
-		 * the array's own id: %F = %A) */
-		if (strcmp(f[2], "N/A")) {
-			snprintf(j.array_id, sizeof(j.array_id), "%s", f[1]);
-			snprintf(j.task, sizeof(j.task), "%s", f[2]);
-		}
-		snprintf(j.user, sizeof(j.user), "%s", f[3]);
-		snprintf(j.partition, sizeof(j.partition), "%s", f[4]);
-		j.nodes = f[5];
-		{
-			char path[4096];
-			struct stat st;
-
-			snprintf(path, sizeof(path), "%s/%s", js->dir, j.id);
-			if (stat(path, &st) && errno == ENOENT &&
-			    ibw_job_write(js->dir, &j) == 0) {
-				added++;
-				log_info("jobs",
-					 "job %s runs (squeue) without a "
-					 "file: written (a missed prolog?)",
-					 j.id);
-			}
-		}
-	}
+	note_keep(js, why);
+	wrote = n ? calloc((size_t)n, sizeof(*wrote)) : NULL;
+	for (k = 0; wrote && k < (size_t)n; k++)
+		if (add_job(js, &f[6 * k]))
+			wrote[nw++] = ids[k];
+	if (nw)
+		confirm_added(js, wrote, nw, &added);
 	if (n)
-		qsort(ids, n, sizeof(*ids), cmp_idp);
-	d = partial ? NULL : opendir(js->dir);
+		qsort(ids, (size_t)n, sizeof(*ids), cmp_idp);
+	if (why == KEEP_NONE && !(d = opendir(js->dir)))
+		log_warn("jobs", "%s: %s", js->dir, strerror(errno));
 	while (d && (de = readdir(d))) {
 		const char *name = de->d_name;
-		size_t k = strspn(name, "0123456789_");
+		size_t len = strspn(name, "0123456789_");
 		struct stat st;
 
-		if (!k || name[k] ||
-		    (n && bsearch(&name, ids, n, sizeof(*ids), cmp_idp)))
+		if (!len || name[len] || listed(ids, (size_t)n, name))
 			continue;
 		/* a prolog that ran while squeue answered: the next check
 		 * judges it */
@@ -382,11 +580,18 @@ static void check_once(struct ibw_jobsrc *js)
 				 "job %s is not running (squeue): its file "
 				 "removed (a missed epilog?)",
 				 name);
+		} else if (errno != ENOENT) {
+			log_warn("jobs",
+				 "job %s is not running (squeue), but "
+				 "%s/%s cannot be removed: %s",
+				 name, js->dir, name, strerror(errno));
 		}
 	}
 	if (d)
 		closedir(d);
+	free(wrote);
 	free(ids);
+	free(f);
 	free(out);
 	pthread_mutex_lock(&js->lock);
 	js->st.checks++;
@@ -420,6 +625,20 @@ static void *checker(void *arg)
 	return NULL;
 }
 
+/* @a, then @len bytes of @b, then @c: a new string, or NULL. */
+static char *join(const char *a, const char *b, size_t len, const char *c)
+{
+	size_t la = strlen(a), lc = strlen(c);
+	char *s = malloc(la + len + lc + 1);
+
+	if (!s)
+		return NULL;
+	memcpy(s, a, la);
+	memcpy(s + la, b, len);
+	memcpy(s + la + len, c, lc + 1);
+	return s;
+}
+
 struct ibw_jobsrc *ibw_jobsrc_new(struct ibw_loop *loop,
 				  const struct ibw_jobsrc_opts *o,
 				  void (*changed)(void *arg), void *arg,
@@ -439,11 +658,27 @@ struct ibw_jobsrc *ibw_jobsrc_new(struct ibw_loop *loop,
 	js->dir = strdup(o->dir);
 	js->squeue = strdup(o->squeue ? o->squeue : "/usr/bin/squeue");
 	js->check_us = o->check_interval_us;
+	if (js->squeue) {
+		const char *slash = strrchr(js->squeue, '/');
+
+		/* scontrol from where squeue is: the same Slurm */
+		js->scontrol = join("", js->squeue,
+				    slash ? (size_t)(slash - js->squeue) : 0,
+				    slash ? "/scontrol" : "scontrol");
+	}
+	/* Nothing of our environment but where slurm.conf is: SQUEUE_*
+	 * variables choose users, partitions, states, even the format
+	 * (SQUEUE_FORMAT2 wins over -o), SLURM_CLUSTERS the cluster. */
+	js->env[0] = strdup("PATH=/usr/sbin:/usr/bin:/sbin:/bin");
+	if (getenv("SLURM_CONF"))
+		js->env[1] = join("SLURM_CONF=", getenv("SLURM_CONF"),
+				  strlen(getenv("SLURM_CONF")), "");
 	pthread_mutex_init(&js->lock, NULL);
 	pthread_cond_init(&js->cond, NULL);
 	js->rescan = ibw_timer_new(loop, on_rescan, js);
 	js->retry = ibw_timer_new(loop, on_rescan, js);
-	if (!js->dir || !js->squeue || !js->rescan || !js->retry)
+	if (!js->dir || !js->squeue || !js->scontrol || !js->env[0] ||
+	    (getenv("SLURM_CONF") && !js->env[1]) || !js->rescan || !js->retry)
 		goto nomem;
 	if (o->host_map && load_map(js, o->host_map, err, errlen)) {
 		ibw_jobsrc_free(js);
@@ -484,6 +719,9 @@ void ibw_jobsrc_free(struct ibw_jobsrc *js)
 	if (js->have_th) {
 		pthread_mutex_lock(&js->lock);
 		js->stop = 1;
+		/* a squeue that hangs would hold the loop up to 20 s */
+		if (js->child > 0)
+			kill(js->child, SIGKILL);
 		pthread_cond_signal(&js->cond);
 		pthread_mutex_unlock(&js->lock);
 		pthread_join(js->th, NULL);
@@ -504,6 +742,9 @@ void ibw_jobsrc_free(struct ibw_jobsrc *js)
 	free(js->map);
 	free(js->dir);
 	free(js->squeue);
+	free(js->scontrol);
+	free(js->env[0]);
+	free(js->env[1]);
 	free(js);
 }
 

@@ -5,7 +5,10 @@
  * again when it changes; and a check against squeue every so often, on a
  * thread of its own, that removes the files of jobs no longer running (a
  * missed epilog) and writes those of running jobs without one (a missed
- * prolog). The directory is the only thing the two share.
+ * prolog). The directory is the only thing the two share. squeue runs
+ * with --all and an environment of PATH and SLURM_CONF only; while
+ * PrivateData=jobs hides jobs from us (scontrol show config, scontrol
+ * beside squeue) the check removes nothing.
  */
 #ifndef IBW_JOBSRC_H
 #define IBW_JOBSRC_H
@@ -41,6 +44,9 @@ struct ibw_jobset *ibw_jobsrc_set(struct ibw_jobsrc *js);
 struct ibw_jobsrc_check {
 	uint64_t checks, failures;
 	uint64_t dropped, added; /* files removed, files written */
+	/* why no file is removed: 0 none; 1 PrivateData=jobs hides jobs
+	 * from us; 2 scontrol show config did not say */
+	int keeping;
 };
 void ibw_jobsrc_checks(struct ibw_jobsrc *js, struct ibw_jobsrc_check *out);
 
