@@ -521,6 +521,16 @@ static void note_keep(struct ibw_jobsrc *js, int why)
 				 "ended jobs again");
 }
 
+static int stopping(struct ibw_jobsrc *js)
+{
+	int stop;
+
+	pthread_mutex_lock(&js->lock);
+	stop = js->stop;
+	pthread_mutex_unlock(&js->lock);
+	return stop;
+}
+
 static void check_once(struct ibw_jobsrc *js)
 {
 	char *const argv[] = {
@@ -539,6 +549,13 @@ static void check_once(struct ibw_jobsrc *js)
 	DIR *d = NULL;
 
 	n = out ? parse_squeue(out, 6, &ids, &f) : -1;
+	if (stopping(js)) {
+		/* ibw_jobsrc_free killed squeue or scontrol: no verdict */
+		free(ids);
+		free(f);
+		free(out);
+		return;
+	}
 	if (n < 0) {
 		pthread_mutex_lock(&js->lock);
 		js->st.checks++;
