@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -35,6 +36,7 @@ struct ibw_jobsrc {
 	char *env[3]; /* squeue's: PATH, and SLURM_CONF if we have one */
 	uint64_t check_us;
 	int ifd, wd;
+	int efd; /* the check thread's word that its state changed */
 	struct ibw_timer *rescan, *retry;
 	struct ibw_jobset *set;
 	void (*changed)(void *arg);
@@ -161,10 +163,25 @@ static void scan(struct ibw_jobsrc *js)
 			return;
 		s->refs = 1;
 	}
+	pthread_mutex_lock(&js->lock);
+	s->check = !js->have_th ? 0 : 1 + js->st.keeping;
+	pthread_mutex_unlock(&js->lock);
 	ibw_jobset_unref(js->set);
 	js->set = s;
 	if (js->changed)
 		js->changed(js->arg);
+}
+
+/* The check removes files, or stopped doing so: a set that says it. */
+static void on_checked(struct ibw_loop *loop, int fd, unsigned events,
+		       void *arg)
+{
+	uint64_t v;
+
+	(void)loop;
+	(void)events;
+	if (read(fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+		scan(arg);
 }
 
 static void on_rescan(struct ibw_timer *t, void *arg)
@@ -292,13 +309,6 @@ static char *run_cmd(struct ibw_jobsrc *js, char *const argv[])
 	return out;
 }
 
-/* Why files squeue does not list must stay. */
-enum {
-	KEEP_NONE,
-	KEEP_PRIVATE, /* PrivateData=jobs hides other users' jobs from us */
-	KEEP_UNKNOWN, /* scontrol did not say */
-};
-
 /* "KEY = VALUE" of `scontrol show config` (@conf): VALUE, its length in
  * @len, or NULL. */
 static const char *conf_value(const char *conf, const char *key, size_t *len)
@@ -335,29 +345,29 @@ static int keep_why(struct ibw_jobsrc *js)
 	char *conf = run_cmd(js, argv), *end;
 	const char *v;
 	size_t len;
-	int why = KEEP_UNKNOWN;
+	int why = IBW_JOBS_KEEP_UNKNOWN;
 	uid_t me = geteuid();
 
 	if (!conf)
-		return KEEP_UNKNOWN;
+		return IBW_JOBS_KEEP_UNKNOWN;
 	v = conf_value(conf, "PrivateData", &len);
 	if (v) {
 		char list[256], *w, *save = NULL;
 
 		snprintf(list, sizeof(list), "%.*s", (int)len, v);
-		why = KEEP_NONE;
+		why = IBW_JOBS_KEEP_NONE;
 		for (w = strtok_r(list, ",", &save); w;
 		     w = strtok_r(NULL, ",", &save))
 			if (!strcmp(w, "jobs"))
-				why = KEEP_PRIVATE;
+				why = IBW_JOBS_KEEP_PRIVATE;
 	}
 	/* "SlurmUser = slurm(64030)" */
 	v = conf_value(conf, "SlurmUser", &len);
-	if (why == KEEP_PRIVATE && me == 0)
-		why = KEEP_NONE;
-	if (why == KEEP_PRIVATE && v && (v = memchr(v, '(', len)) &&
+	if (why == IBW_JOBS_KEEP_PRIVATE && me == 0)
+		why = IBW_JOBS_KEEP_NONE;
+	if (why == IBW_JOBS_KEEP_PRIVATE && v && (v = memchr(v, '(', len)) &&
 	    strtoul(v + 1, &end, 10) == me && *end == ')')
-		why = KEEP_NONE;
+		why = IBW_JOBS_KEEP_NONE;
 	free(conf);
 	return why;
 }
@@ -493,10 +503,11 @@ static void confirm_added(struct ibw_jobsrc *js, char **wrote, size_t nw,
 }
 
 static const char *const keep_text[] = {
-	[KEEP_PRIVATE] = "PrivateData=jobs hides other users' jobs from "
-			 "this user",
-	[KEEP_UNKNOWN] = "scontrol show config does not say whether "
-			 "PrivateData hides jobs",
+	[IBW_JOBS_KEEP_PRIVATE] =
+		"PrivateData=jobs hides other users' jobs from "
+		"this user",
+	[IBW_JOBS_KEEP_UNKNOWN] = "scontrol show config does not say whether "
+				  "PrivateData hides jobs",
 };
 
 /* Log a change of why files are kept, once. */
@@ -504,12 +515,17 @@ static void note_keep(struct ibw_jobsrc *js, int why)
 {
 	int was;
 
+	uint64_t one = 1;
+
 	pthread_mutex_lock(&js->lock);
 	was = js->st.keeping;
 	js->st.keeping = why;
 	pthread_mutex_unlock(&js->lock);
 	if (why == was)
 		return;
+	/* the loop makes a set that says so (/api/v1/jobs) */
+	if (write(js->efd, &one, sizeof(one)) < 0)
+		log_debug("jobs", "eventfd: %s", strerror(errno));
 	if (why)
 		log_warn("jobs",
 			 "%s: the squeue check removes no job file while "
@@ -577,7 +593,7 @@ static void check_once(struct ibw_jobsrc *js)
 		confirm_added(js, wrote, nw, &added);
 	if (n)
 		qsort(ids, (size_t)n, sizeof(*ids), cmp_idp);
-	if (why == KEEP_NONE && !(d = opendir(js->dir)))
+	if (why == IBW_JOBS_KEEP_NONE && !(d = opendir(js->dir)))
 		log_warn("jobs", "%s: %s", js->dir, strerror(errno));
 	while (d && (de = readdir(d))) {
 		const char *name = de->d_name;
@@ -671,7 +687,7 @@ struct ibw_jobsrc *ibw_jobsrc_new(struct ibw_loop *loop,
 	if (!js)
 		goto nomem;
 	js->loop = loop;
-	js->ifd = js->wd = -1;
+	js->ifd = js->wd = js->efd = -1;
 	js->dir = strdup(o->dir);
 	js->squeue = strdup(o->squeue ? o->squeue : "/usr/bin/squeue");
 	js->check_us = o->check_interval_us;
@@ -708,10 +724,13 @@ struct ibw_jobsrc *ibw_jobsrc_new(struct ibw_loop *loop,
 		ibw_jobsrc_free(js);
 		return NULL;
 	}
-	/* the first set before anyone asks */
-	scan(js);
-	js->changed = changed;
-	js->arg = arg;
+	js->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (js->efd < 0 ||
+	    ibw_loop_watch(loop, js->efd, IBW_EV_READ, on_checked, js) < 0) {
+		snprintf(err, errlen, "eventfd: %s", strerror(errno));
+		ibw_jobsrc_free(js);
+		return NULL;
+	}
 	if (js->check_us && access(js->squeue, X_OK)) {
 		log_info(
 			"jobs",
@@ -722,6 +741,11 @@ struct ibw_jobsrc *ibw_jobsrc_new(struct ibw_loop *loop,
 		   pthread_create(&js->th, NULL, checker, js) == 0) {
 		js->have_th = 1;
 	}
+	/* the first set before anyone asks (and whether a check runs),
+	 * told nobody: changed is called from the next one on */
+	scan(js);
+	js->changed = changed;
+	js->arg = arg;
 	return js;
 nomem:
 	snprintf(err, errlen, "out of memory");
@@ -746,6 +770,10 @@ void ibw_jobsrc_free(struct ibw_jobsrc *js)
 	if (js->ifd >= 0) {
 		ibw_loop_unwatch(js->loop, js->ifd);
 		close(js->ifd);
+	}
+	if (js->efd >= 0) {
+		ibw_loop_unwatch(js->loop, js->efd);
+		close(js->efd);
 	}
 	ibw_timer_free(js->rescan);
 	ibw_timer_free(js->retry);

@@ -29,6 +29,13 @@ struct ibw_jobsrc_opts {
 
 struct ibw_jobsrc;
 
+/* Why the squeue check removes no file. */
+enum {
+	IBW_JOBS_KEEP_NONE, /* it does remove them */
+	IBW_JOBS_KEEP_PRIVATE, /* PrivateData=jobs hides jobs from us */
+	IBW_JOBS_KEEP_UNKNOWN, /* scontrol show config did not say */
+};
+
 /* @changed is called (on the loop) after the set changed. NULL with a
  * message in @err when @dir is not a usable path. A directory that does
  * not exist yet is looked for again every 5 s. */
@@ -44,9 +51,7 @@ struct ibw_jobset *ibw_jobsrc_set(struct ibw_jobsrc *js);
 struct ibw_jobsrc_check {
 	uint64_t checks, failures;
 	uint64_t dropped, added; /* files removed, files written */
-	/* why no file is removed: 0 none; 1 PrivateData=jobs hides jobs
-	 * from us; 2 scontrol show config did not say */
-	int keeping;
+	int keeping; /* why no file is removed: IBW_JOBS_KEEP_* */
 };
 void ibw_jobsrc_checks(struct ibw_jobsrc *js, struct ibw_jobsrc_check *out);
 

@@ -348,6 +348,8 @@ check "no check yet (jobs-check-interval 0): the map is the spool, $H, $S, $Q an
 	until_ok eval '[ "$(ours)" = "$H,$S,$Q,999998" ]'
 check "job $H's node0015 is the fabric's node0013 (jobs-host-map)" \
 	until_ok eval '[ "$(named $H node0015)" = "node0013 HCA-1" ]'
+sqcheck() { curl -s -m 5 "$U/api/v1/jobs" | jq -c .squeue_check; }
+check "... and /api/v1/jobs says no squeue check runs ($(sqcheck))" test "$(sqcheck)" = null
 # the shipped scripts as SlurmUser runs them (slurm, the spool's group):
 # the agent's user reads what the prolog wrote
 as_slurm() {
@@ -371,6 +373,8 @@ check "... the host map read again: $H's node0015 is now node0014" \
 	until_ok eval '[ "$(named $H node0015)" = "node0014 HCA-1" ]'
 check "... and the log says jobs-check-interval was applied" \
 	grep -q 'SIGHUP: jobs-check-interval changed in .*: applied' "$alog"
+check "... /api/v1/jobs: the check removes files ($(sqcheck))" \
+	test "$(sqcheck)" = '{"removes_files":true,"reason":null}'
 sleep 3
 check "three checks on, $H (hidden partition) and $S (AllowGroups) keep their files and stay in the view" \
 	eval '[ -e "$jobs/$H" ] && [ -e "$jobs/$S" ] && [ "$(ours)" = "$H,$S,$Q" ]'
@@ -384,6 +388,8 @@ check "PrivateData=jobs: squeue --all shows the agent's user none of the 3 jobs"
 ghost 999997
 check "the agent warns that PrivateData hides jobs, and removes nothing" \
 	until_ok grep -q 'PrivateData=jobs hides other users.* jobs from this user: the squeue check removes no job file' "$alog"
+check "... and /api/v1/jobs says why" \
+	until_ok eval '[ "$(sqcheck)" = '"'"'{"removes_files":false,"reason":"private_data"}'"'"' ]'
 sleep 3
 check "three checks on, all 3 jobs keep their files and stay in the view (and the ghost 999997 too)" \
 	eval '[ -e "$jobs/$H" ] && [ -e "$jobs/$S" ] && [ -e "$jobs/$Q" ] && [ "$(ours)" = "$H,$S,$Q,999997" ]'
