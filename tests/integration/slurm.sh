@@ -17,7 +17,8 @@
 #   sites run it: a job in a hidden partition, one in a partition the
 #   agent's group may not use, and all of them under PrivateData=jobs
 #   stay in the view; the squeue check mends the spool in the sandbox;
-#   the jobs options and the host map follow SIGHUP.
+#   the jobs options and the host map follow SIGHUP; a job that ends
+#   between squeue's answer and the check's write is not written back.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 top=$(cd "$here/.." && pwd)
@@ -298,7 +299,7 @@ check "the unit: ProtectSystem=strict, NoNewPrivileges=yes, UMask=$umask_u, User
 # umad2sim makes its simulated sysfs in the working directory: the test
 # bed's one writable directory more, not the unit's
 simcwd=$PWD/sim-cwd
-mkdir -p "$simcwd" && chmod 1777 "$simcwd"
+mkdir -p "$simcwd" && chmod 0777 "$simcwd" # not sticky: race.arm below
 cat >sandbox <<SANDBOX
 #!/bin/bash
 # ibwatchd in the unit's sandbox (tests/integration/slurm.sh, section 7);
@@ -378,6 +379,43 @@ check "... /api/v1/jobs: the check removes files ($(sqcheck))" \
 sleep 3
 check "three checks on, $H (hidden partition) and $S (AllowGroups) keep their files and stay in the view" \
 	eval '[ -e "$jobs/$H" ] && [ -e "$jobs/$S" ] && [ "$(ours)" = "$H,$S,$Q" ]'
+
+# The race: job R runs when squeue answers, without a file (a missed
+# prolog), and ends before the check writes one. squeue here is the real
+# one behind a wrapper (jobs-squeue, applied on SIGHUP; scontrol beside
+# it) that, armed, holds its answer until the test has cancelled R and
+# slurmctld has ended it. The check must not leave R's file behind.
+R=$(sb -w node0011)
+check "job $R runs, its file written by the prolog" until_ok eval 'in_map "$R" && [ -e "$jobs/$R" ]'
+mkdir -p sq
+ln -sf "$(command -v scontrol)" sq/scontrol
+cat >sq/squeue <<SQUEUE
+#!/bin/bash
+# squeue for slurm.sh's race: armed (race.arm), it answers only once
+# race.done exists (15 s at most); each call a line of sq.calls
+echo "\$*" >>"$simcwd/sq.calls"
+out=\$("$(command -v squeue)" "\$@") || exit 1
+if mv "$simcwd/race.arm" "$simcwd/race.fired" 2>/dev/null; then
+	for _ in \$(seq 1 150); do [ -e "$simcwd/race.done" ] && break; sleep 0.1; done
+fi
+printf '%s\n' "\$out"
+SQUEUE
+chmod 755 sq/squeue
+printf 'jobs-squeue = %s\n' "$PWD/sq/squeue" >>jobs.conf
+kill -HUP "$agent"
+calls() { cat "$simcwd/sq.calls" 2>/dev/null | wc -l; }
+check "SIGHUP: the check runs the squeue jobs-squeue names" until_ok eval '[ "$(calls)" -ge 1 ]'
+rm -f "${jobs:?}/$R"
+touch "$simcwd/race.arm"
+check "... which answers with $R running, then holds its answer" until_ok test -e "$simcwd/race.fired"
+scancel "$R"
+for _ in $(seq 1 100); do [ -z "$(squeue -h -j "$R" -t R,CG -o %A 2>/dev/null)" ] && break; sleep 0.1; done
+touch "$simcwd/race.done"
+n0=$(calls)
+# the check goes on (its confirming squeue, if any), then two more
+until_ok eval '[ "$(calls)" -ge $((n0 + 3)) ]'
+check "job $R ended between squeue's answer and the write: its file is not left behind, nor logged as written" \
+	eval '[ ! -e "$jobs/$R" ] && ! in_map "$R" && ! grep -q "job $R runs (squeue) without a file: written" "$alog"'
 
 # PrivateData=jobs: the agent's user sees none of root's jobs now
 echo PrivateData=jobs >>"$SLURM_CONF"
