@@ -735,8 +735,8 @@ static void on_changed(const char *name, enum ibw_opt_when when, void *arg)
  * SIGHUP: read the config file again. A broken file changes nothing (each
  * error logged); a good one applies the options the table marks
  * IBW_OPT_SIGHUP (sweep and trace intervals, log level, link health
- * thresholds), re-reads the
- * node-name map's contents, and names each other changed option as
+ * thresholds, the jobs options), re-reads the node-name map's and the
+ * jobs host map's contents, and names each other changed option as
  * needing a restart. Counters, ping history and the SNMP registration
  * stay as they are.
  */
@@ -745,6 +745,7 @@ static void reload(struct daemon *d)
 	static struct opts n; /* large: not on the stack */
 	char errs[4096], err[256], *line, *save = NULL;
 	const char *file = d->o.config ? d->o.config : "the command line";
+	int jobs_were = d->o.mon.jobs_dir != NULL;
 	int rc;
 
 	rc = ibw_opts_load(d->argc, d->argv, &n, errs, sizeof(errs));
@@ -774,6 +775,14 @@ static void reload(struct daemon *d)
 	}
 	ibw_opts_diff(&d->o, &n, on_changed, (void *)file);
 	ibw_opts_adopt(&d->o, &n);
+	/* after the adopt: the job source keeps d->o's strings. Made anew
+	 * even when nothing changed, to read the host map again. */
+	if (d->mon && (d->o.mon.jobs_dir || jobs_were) &&
+	    ibw_monitor_set_jobs(d->mon, d->o.mon.jobs_dir,
+				 d->o.mon.jobs_check_us, d->o.mon.jobs_squeue,
+				 d->o.mon.jobs_host_map, err, sizeof(err)) < 0)
+		log_warn("main",
+			 "SIGHUP: jobs: %s; the job view stays as it was", err);
 	log_info("main",
 		 "SIGHUP: %s applied: discovery every %llu s, counters every "
 		 "%llu s",

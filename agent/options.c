@@ -326,20 +326,20 @@ static const struct opt table[] = {
 	  .help = "seconds between reads of every switch's forwarding table "
 		  "for the route census" },
 
-	{ OPT("jobs-dir", T_STRING, IBW_OPT_RESTART), STR(mon.jobs_dir),
+	{ OPT("jobs-dir", T_STRING, IBW_OPT_SIGHUP), STR(mon.jobs_dir),
 	  .group = "Jobs:", .arg = "DIR",
 	  .help = "the running jobs: one file per job, written by the "
 		  "shipped Slurm prolog (docs/jobs.md)" },
-	{ OPT("jobs-check-interval", T_UINT, IBW_OPT_RESTART),
+	{ OPT("jobs-check-interval", T_UINT, IBW_OPT_SIGHUP),
 	  NUM(mon.jobs_check_us), .max = 86400, .scale = US_PER_S, .def = 60,
 	  .arg = "S",
 	  .help = "seconds between checks of --jobs-dir against squeue; 0: "
 		  "none" },
-	{ OPT("jobs-host-map", T_STRING, IBW_OPT_RESTART),
+	{ OPT("jobs-host-map", T_STRING, IBW_OPT_SIGHUP),
 	  STR(mon.jobs_host_map), .arg = "FILE",
 	  .help = "Slurm node names to fabric names (\"NAME FABRIC_NAME\" "
-		  "lines)" },
-	{ OPT("jobs-squeue", T_STRING, IBW_OPT_RESTART), STR(mon.jobs_squeue),
+		  "lines; re-read on SIGHUP)" },
+	{ OPT("jobs-squeue", T_STRING, IBW_OPT_SIGHUP), STR(mon.jobs_squeue),
 	  .def_str = "/usr/bin/squeue", .arg = "FILE",
 	  .help = "the squeue to check with" },
 
@@ -1127,8 +1127,8 @@ void ibw_opts_usage(FILE *f)
 {
 	enum { HELP_COL = 23 };
 	const struct opt *r;
-	char left[64], text[512], choices[128], def[32], applied[256];
-	const char *d, *sighup[8];
+	char left[64], text[768], choices[128], def[32], applied[512];
+	const char *d, *sighup[16];
 	size_t i, n = 0, nsighup = 0;
 	int col;
 
@@ -1266,17 +1266,53 @@ void ibw_opts_diff(const struct opts *run, const struct opts *next,
 	}
 }
 
-void ibw_opts_adopt(struct opts *run, const struct opts *next)
+/* The slot of @o->strings holding @s, or -1 (a default, the command
+ * line's argv, NULL). */
+static int owned(const struct opts *o, const char *s)
+{
+	unsigned i;
+
+	for (i = 0; s && i < o->nstrings; i++)
+		if (o->strings[i] == s)
+			return (int)i;
+	return -1;
+}
+
+/* @run takes @next's string for row @r, and with it the string's
+ * storage; its old one goes to @next, freed with it. */
+static void adopt_str(struct opts *run, struct opts *next, const struct opt *r)
+{
+	const char *was = get_str(run, r), *now = get_str(next, r);
+	int k = owned(next, now), j = owned(run, was);
+
+	if (!str_differs(was, now))
+		return;
+	if (k >= 0 && j >= 0) {
+		run->strings[j] = next->strings[k];
+		next->strings[k] = (char *)was;
+	} else if (k >= 0 && run->nstrings < IBW_OPTS_MAX_STRINGS) {
+		run->strings[run->nstrings++] = next->strings[k];
+		next->strings[k] = NULL;
+	} else if (k >= 0) {
+		return; /* no room: the next SIGHUP names it again */
+	}
+	put_str(run, r, now);
+}
+
+void ibw_opts_adopt(struct opts *run, struct opts *next)
 {
 	const struct opt *r;
 	size_t i;
 
 	for (i = 0; i < ARRAY_LEN(table); i++) {
 		r = &table[i];
-		/* Strings would point into @next's storage: an option
-		 * SIGHUP applies holds a number. */
-		if (r->when == IBW_OPT_SIGHUP && r->type != T_STRING &&
-		    r->type != T_LIST && r->type != T_UNSET)
+		if (r->when != IBW_OPT_SIGHUP)
+			continue;
+		/* A list would point into @next's storage: none is
+		 * applied by SIGHUP. */
+		if (r->type == T_STRING)
+			adopt_str(run, next, r);
+		else if (r->type != T_LIST && r->type != T_UNSET)
 			memcpy(field(run, r), cfield(next, r), r->size);
 	}
 }

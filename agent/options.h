@@ -103,8 +103,9 @@ void ibw_opts_diff(const struct opts *run, const struct opts *next,
 		   void (*cb)(const char *name, enum ibw_opt_when when,
 			      void *arg),
 		   void *arg);
-/* Copy the values of the options SIGHUP applies from @next into @run. */
-void ibw_opts_adopt(struct opts *run, const struct opts *next);
+/* Copy the values of the options SIGHUP applies from @next into @run;
+ * the strings among them move to @run's storage. */
+void ibw_opts_adopt(struct opts *run, struct opts *next);
 
 /*
  * The M_Key in @path (--mkey-file): one number, 0x-prefixed hex or

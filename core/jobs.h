@@ -40,6 +40,10 @@ struct ibw_jobset {
 	struct ibw_job *jobs; /* by id (numbers in numeric order) */
 	unsigned n;
 	unsigned bad; /* files that could not be read */
+	/* the squeue check (core/jobsrc.h): 0 none runs; else it runs,
+	 * and check - 1 is IBW_JOBS_KEEP_NONE when it removes the files
+	 * of ended jobs, or why it removes none */
+	int check;
 };
 
 /* The most job files read from a spool directory. */

@@ -5,7 +5,10 @@
  * again when it changes; and a check against squeue every so often, on a
  * thread of its own, that removes the files of jobs no longer running (a
  * missed epilog) and writes those of running jobs without one (a missed
- * prolog). The directory is the only thing the two share.
+ * prolog). The directory is the only thing the two share. squeue runs
+ * with --all and an environment of PATH and SLURM_CONF only; while
+ * PrivateData=jobs hides jobs from us (scontrol show config, scontrol
+ * beside squeue) the check removes nothing.
  */
 #ifndef IBW_JOBSRC_H
 #define IBW_JOBSRC_H
@@ -26,6 +29,13 @@ struct ibw_jobsrc_opts {
 
 struct ibw_jobsrc;
 
+/* Why the squeue check removes no file. */
+enum {
+	IBW_JOBS_KEEP_NONE, /* it does remove them */
+	IBW_JOBS_KEEP_PRIVATE, /* PrivateData=jobs hides jobs from us */
+	IBW_JOBS_KEEP_UNKNOWN, /* scontrol show config did not say */
+};
+
 /* @changed is called (on the loop) after the set changed. NULL with a
  * message in @err when @dir is not a usable path. A directory that does
  * not exist yet is looked for again every 5 s. */
@@ -41,6 +51,7 @@ struct ibw_jobset *ibw_jobsrc_set(struct ibw_jobsrc *js);
 struct ibw_jobsrc_check {
 	uint64_t checks, failures;
 	uint64_t dropped, added; /* files removed, files written */
+	int keeping; /* why no file is removed: IBW_JOBS_KEEP_* */
 };
 void ibw_jobsrc_checks(struct ibw_jobsrc *js, struct ibw_jobsrc_check *out);
 

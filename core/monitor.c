@@ -1141,6 +1141,39 @@ int ibw_monitor_start(struct ibw_monitor *m)
 	return 0;
 }
 
+int ibw_monitor_set_jobs(struct ibw_monitor *m, const char *dir,
+			 uint64_t check_us, const char *squeue,
+			 const char *host_map, char *err, size_t errlen)
+{
+	struct ibw_jobsrc_opts jo = { dir, check_us, squeue, host_map };
+	struct ibw_jobsrc *js = NULL;
+
+	/* the caller's strings from now on, even if the old source stays:
+	 * it holds copies, and the old strings may be gone */
+	m->o.jobs_dir = dir;
+	m->o.jobs_check_us = check_us;
+	m->o.jobs_squeue = squeue;
+	m->o.jobs_host_map = host_map;
+	if (m->periodic && dir) {
+		if (!m->jroutes && !(m->jroutes = ibw_jobroutes_new())) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		/* Made before the old one goes, so a bad host map leaves
+		 * the job view as it was. Their squeue checks may overlap
+		 * for a moment: the old one's squeue is killed, and each
+		 * acts only on what its own squeue said. */
+		js = ibw_jobsrc_new(m->loop, &jo, on_jobs, m, err, errlen);
+		if (!js)
+			return -EINVAL;
+	}
+	ibw_jobsrc_free(m->jobsrc);
+	m->jobsrc = js;
+	if (m->periodic && m->fabric)
+		publish(m);
+	return 0;
+}
+
 int ibw_monitor_once(struct ibw_monitor *m,
 		     void (*cb)(struct ibw_monitor *m, void *arg), void *arg)
 {

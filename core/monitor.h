@@ -130,5 +130,15 @@ void ibw_monitor_set_link_thresholds(struct ibw_monitor *m,
 				     const struct ibw_link_thresholds *t);
 /* Re-read the node-name map; the old one stays if the new one is bad. */
 int ibw_monitor_reload_names(struct ibw_monitor *m, char *err, size_t errlen);
+/*
+ * SIGHUP: the jobs options (@dir NULL: no job view) take effect, and the
+ * host map is read again: a new job source replaces the running one.
+ * The strings are the caller's and must outlive the monitor. If the new
+ * source cannot start (an unreadable host map) the old one stays:
+ * -EINVAL with the reason in @err.
+ */
+int ibw_monitor_set_jobs(struct ibw_monitor *m, const char *dir,
+			 uint64_t check_us, const char *squeue,
+			 const char *host_map, char *err, size_t errlen);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "jobroutes.h"
+#include "jobsrc.h"
 #include "jobview.h"
 #include "json_jobs.h"
 #include "json_links.h"
@@ -193,6 +194,24 @@ int ibw_json_write_jobs(struct ibw_jw *w, struct ibw_snapshot *s)
 	ibw_jw_end(w);
 	ibw_jw_key(w, "unreadable_files");
 	ibw_jw_int(w, s->jobs->bad);
+	ibw_jw_key(w, "squeue_check");
+	if (s->jobs->check) {
+		int keep = s->jobs->check - 1;
+
+		ibw_jw_object(w);
+		ibw_jw_key(w, "removes_files");
+		ibw_jw_bool(w, keep == IBW_JOBS_KEEP_NONE);
+		ibw_jw_key(w, "reason");
+		if (keep == IBW_JOBS_KEEP_PRIVATE)
+			ibw_jw_string(w, "private_data");
+		else if (keep == IBW_JOBS_KEEP_UNKNOWN)
+			ibw_jw_string(w, "scontrol_silent");
+		else
+			ibw_jw_null(w);
+		ibw_jw_end(w);
+	} else {
+		ibw_jw_null(w);
+	}
 	if (s->jroutes) {
 		uint64_t walked, reused;
 

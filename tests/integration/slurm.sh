@@ -11,9 +11,17 @@
 #   hosts in two jobs (and an array's tasks on one host) are shared;
 # - with a leaf-spine cable failing, /api/v1/links lists exactly the
 #   running jobs whose host pairs ibtracert routes over it, and its
-#   link_health_changed event names them; ibwatch_job_* in /metrics.
+#   link_health_changed event names them; ibwatch_job_* in /metrics;
+# - ibwatchd as the shipped unit runs it (its user, umask and sandbox,
+#   the spool as the shipped tmpfiles.d entry makes it) and Slurm as
+#   sites run it: a job in a hidden partition, one in a partition the
+#   agent's group may not use, and all of them under PrivateData=jobs
+#   stay in the view; the squeue check mends the spool in the sandbox;
+#   the jobs options and the host map follow SIGHUP; a job that ends
+#   between squeue's answer and the check's write is not written back.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$here/.." && pwd)
 . "$here/lib/tap.sh"
 . "$here/lib/slurm.sh"
 : "${IBWATCHD:?}" "${IBW_FATTREE:?}" "${IBW_HOSTLIST:?}"
@@ -24,8 +32,29 @@ done
 on_fattree slurm 16
 trap 'slurm_stop; stop_started' EXIT
 
-jobs=$PWD/jobs
-check "Slurm starts: 16 slurmd idle" slurm_start 16 "$jobs"
+# The spool where the shipped scripts write it, moved under ./root, as
+# the shipped tmpfiles.d entry makes it: its owner the unit's User=
+# (ibwatch; nobody stands in for it here), its group SlurmUser's.
+prolog=$top/deploy/slurm/ibwatch-prolog epilog=$top/deploy/slurm/ibwatch-epilog
+tmpfiles=$top/deploy/slurm/ibwatch-jobs.tmpfiles
+units=("$top/deploy/systemd/ibwatchd.service.in" "$top/deploy/systemd/ibwatchd@.service.in")
+spool=$(sed -n 's/^dir=\([^ ]*\) .*/\1/p' "$prolog")
+unit_user=$(sed -n 's/^User=//p' "${units[0]}")
+read -r _ _ tmode towner tgroup _ < <(awk -v p="$spool" '$1 == "d" && $2 == p' "$tmpfiles")
+same_spool() {
+	[ -n "$spool" ] && grep -qx "dir=$spool # ibwatchd's --jobs-dir" "$epilog" &&
+		[ "$towner" = "$unit_user" ] && getent group "$tgroup" >/dev/null &&
+		grep -qx "ReadWritePaths=-$spool" "${units[0]}" && grep -qx "ReadWritePaths=-$spool" "${units[1]}"
+}
+check "one spool, $spool: the prolog's, the epilog's, the tmpfiles.d entry's (${tmode:-?} ${towner:-?}:${tgroup:-?}) and the units' ReadWritePaths" same_spool
+standin=nobody standin_group=nogroup
+jobs=$PWD/root${spool:-/run/ibwatch/jobs}
+mkdir -p "$jobs"
+chown "$standin:${tgroup:-root}" "$jobs" && chmod "${tmode:-0770}" "$jobs"
+# two partitions a site hides from users, for section 7
+check "Slurm starts: 16 slurmd idle" slurm_start 16 "$jobs" \
+	"PartitionName=hidden Nodes=node0015 Hidden=YES MaxTime=INFINITE State=UP
+PartitionName=staff Nodes=node0016 AllowGroups=root MaxTime=INFINITE State=UP"
 
 # 1. The hostlist parser against scontrol.
 same=1
@@ -257,5 +286,152 @@ scancel -u "$(id -un)"
 check "all cancelled: the map is empty within 2 s" wait_same
 check "... and the spool directory holds no job file" eval '[ -z "$(ls "$jobs")" ]'
 check "the agent stops cleanly" stopped_clean "$agent"
+
+# 7. ibwatchd as the shipped unit runs it, without systemd: its User=
+# (the stand-in), UMask=, NoNewPrivileges=, no capabilities, and
+# ProtectSystem=strict (the whole tree read-only in a mount namespace of
+# its own) but for ReadWritePaths= (moved under ./root); the jobs options
+# in a config file, as SIGHUP reads them.
+umask_u=$(sed -n 's/^UMask=//p' "${units[0]}")
+rw=$(sed -n 's/^ReadWritePaths=-\{0,1\}//p' "${units[0]}" | sed "s|^/|$PWD/root/|" | paste -sd' ')
+check "the unit: ProtectSystem=strict, NoNewPrivileges=yes, UMask=$umask_u, User=$unit_user" \
+	eval 'grep -qx ProtectSystem=strict "${units[0]}" && grep -qx NoNewPrivileges=yes "${units[0]}" && [ -n "$umask_u" ]'
+# umad2sim makes its simulated sysfs in the working directory: the test
+# bed's one writable directory more, not the unit's
+simcwd=$PWD/sim-cwd
+mkdir -p "$simcwd" && chmod 0777 "$simcwd" # not sticky: race.arm below
+cat >sandbox <<SANDBOX
+#!/bin/bash
+# ibwatchd in the unit's sandbox (tests/integration/slurm.sh, section 7);
+# umad2sim is preloaded into ibwatchd alone
+pre=\${LD_PRELOAD:-}
+unset LD_PRELOAD
+exec unshare -m --propagation private -- bash -c '
+	mount -o remount,bind,ro / || exit 1
+	for p in $rw $simcwd; do
+		mount --bind "\$p" "\$p" && mount -o remount,bind,rw "\$p" || exit 1
+	done
+	cd $simcwd || exit 1
+	umask $umask_u
+	exec setpriv --reuid=$standin --regid=$standin_group --clear-groups \
+		--no-new-privs --inh-caps=-all --bounding-set=-all \
+		env LD_PRELOAD="\$0" "\$@"' "\$pre" "$IBWATCHD" "\$@"
+SANDBOX
+chmod 755 sandbox
+# as_agent CMD...: CMD as the agent's user, in a clean environment
+as_agent() { setpriv --reuid=$standin --regid=$standin_group --clear-groups env -i PATH=/usr/bin:/bin SLURM_CONF="$SLURM_CONF" "$@"; }
+H=$(sb -p hidden -w node0015)
+S=$(sb -p staff -w node0016)
+Q=$(sb -w node0012)
+for _ in $(seq 1 100); do [ "$(squeue -h -t R | wc -l)" = 3 ] && break; sleep 0.1; done
+check "running: $H in the hidden partition, $S in staff (AllowGroups=root), $Q in debug" \
+	eval '[ "$(running)" = "$H,$S,$Q" ]'
+check "... squeue without --all hides $H and $S from the agent's user: $(as_agent squeue -h -t R -o %A | paste -sd,)" \
+	eval '[ "$(as_agent squeue -h -t R -o %A | paste -sd,)" = "$Q" ]'
+# a missed epilog's file, a minute old
+ghost() {
+	[ -d "$jobs" ] || return 1
+	printf 'job_id=%s\nuser=ghost\npartition=debug\nnodes=node0007\n' "$1" >"$jobs/$1" &&
+		touch -d '-1 min' "$jobs/$1"
+}
+ghost 999998
+printf 'node0015 node0013\n' >hostmap2
+printf 'jobs-dir = %s\njobs-check-interval = 0\njobs-host-map = %s\n' "$jobs" "$PWD/hostmap2" >jobs.conf
+chmod 644 hostmap2 jobs.conf
+IBWATCHD=$PWD/sandbox start_agent node0001 -c "$PWD/jobs.conf" --no-state-file --no-snmp \
+	--discovery-interval 2 --counter-interval 2
+check "the agent listens, in the sandbox as $standin" \
+	eval '[ -n "${P:-}" ] && [ "$(stat -c %U /proc/$agent)" = "$standin" ]'
+U=http://127.0.0.1:$P
+alog=agent-$P.log
+named() { curl -s -m 5 "$U/api/v1/jobs/$1" | jq -r --arg h "$2" '[.ports[] | select(.host == $h) | .name] | join(",")'; }
+check "no check yet (jobs-check-interval 0): the map is the spool, $H, $S, $Q and 999998" \
+	until_ok eval '[ "$(ours)" = "$H,$S,$Q,999998" ]'
+check "job $H's node0015 is the fabric's node0013 (jobs-host-map)" \
+	until_ok eval '[ "$(named $H node0015)" = "node0013 HCA-1" ]'
+sqcheck() { curl -s -m 5 "$U/api/v1/jobs" | jq -c .squeue_check; }
+check "... and /api/v1/jobs says no squeue check runs ($(sqcheck))" test "$(sqcheck)" = null
+# the shipped scripts as SlurmUser runs them (slurm, the spool's group):
+# the agent's user reads what the prolog wrote
+as_slurm() {
+	setpriv --reuid=slurm --regid=slurm --clear-groups env -i SLURM_JOB_ID=999990 SLURM_JOB_USER=alice \
+		SLURM_JOB_PARTITION=debug SLURM_JOB_NODELIST=node0007 "$@"
+}
+as_slurm "$PWD/slurm/prolog"
+check "the prolog, run as slurm, writes a job the agent reads" until_ok in_map 999990
+as_slurm "$PWD/slurm/epilog"
+check "... and its epilog removes it" until_ok eval '! in_map 999990 && [ ! -e "$jobs/999990" ]'
+
+# SIGHUP: the check every second, node0015 mapped elsewhere
+printf 'node0015 node0014\n' >hostmap2
+printf 'jobs-dir = %s\njobs-check-interval = 1\njobs-host-map = %s\n' "$jobs" "$PWD/hostmap2" >jobs.conf
+kill -HUP "$agent"
+check "SIGHUP: the check runs now; in the sandbox, as $standin, it removes a missed epilog's file" \
+	until_ok eval '[ ! -e "$jobs/999998" ] && ! in_map 999998'
+rm -f "${jobs:?}/$Q"
+check "... and writes a missed prolog's job ($Q)" until_ok test -e "$jobs/$Q"
+check "... the host map read again: $H's node0015 is now node0014" \
+	until_ok eval '[ "$(named $H node0015)" = "node0014 HCA-1" ]'
+check "... and the log says jobs-check-interval was applied" \
+	grep -q 'SIGHUP: jobs-check-interval changed in .*: applied' "$alog"
+check "... /api/v1/jobs: the check removes files ($(sqcheck))" \
+	test "$(sqcheck)" = '{"removes_files":true,"reason":null}'
+sleep 3
+check "three checks on, $H (hidden partition) and $S (AllowGroups) keep their files and stay in the view" \
+	eval '[ -e "$jobs/$H" ] && [ -e "$jobs/$S" ] && [ "$(ours)" = "$H,$S,$Q" ]'
+
+# The race: job R runs when squeue answers, without a file (a missed
+# prolog), and ends before the check writes one. squeue here is the real
+# one behind a wrapper (jobs-squeue, applied on SIGHUP; scontrol beside
+# it) that, armed, holds its answer until the test has cancelled R and
+# slurmctld has ended it. The check must not leave R's file behind.
+R=$(sb -w node0011)
+check "job $R runs, its file written by the prolog" until_ok eval 'in_map "$R" && [ -e "$jobs/$R" ]'
+mkdir -p sq
+ln -sf "$(command -v scontrol)" sq/scontrol
+cat >sq/squeue <<SQUEUE
+#!/bin/bash
+# squeue for slurm.sh's race: armed (race.arm), it answers only once
+# race.done exists (15 s at most); each call a line of sq.calls
+echo "\$*" >>"$simcwd/sq.calls"
+out=\$("$(command -v squeue)" "\$@") || exit 1
+if mv "$simcwd/race.arm" "$simcwd/race.fired" 2>/dev/null; then
+	for _ in \$(seq 1 150); do [ -e "$simcwd/race.done" ] && break; sleep 0.1; done
+fi
+printf '%s\n' "\$out"
+SQUEUE
+chmod 755 sq/squeue
+printf 'jobs-squeue = %s\n' "$PWD/sq/squeue" >>jobs.conf
+kill -HUP "$agent"
+calls() { cat "$simcwd/sq.calls" 2>/dev/null | wc -l; }
+check "SIGHUP: the check runs the squeue jobs-squeue names" until_ok eval '[ "$(calls)" -ge 1 ]'
+rm -f "${jobs:?}/$R"
+touch "$simcwd/race.arm"
+check "... which answers with $R running, then holds its answer" until_ok test -e "$simcwd/race.fired"
+scancel "$R"
+for _ in $(seq 1 100); do [ -z "$(squeue -h -j "$R" -t R,CG -o %A 2>/dev/null)" ] && break; sleep 0.1; done
+touch "$simcwd/race.done"
+n0=$(calls)
+# the check goes on (its confirming squeue, if any), then two more
+until_ok eval '[ "$(calls)" -ge $((n0 + 3)) ]'
+check "job $R ended between squeue's answer and the write: its file is not left behind, nor logged as written" \
+	eval '[ ! -e "$jobs/$R" ] && ! in_map "$R" && ! grep -q "job $R runs (squeue) without a file: written" "$alog"'
+
+# PrivateData=jobs: the agent's user sees none of root's jobs now
+echo PrivateData=jobs >>"$SLURM_CONF"
+scontrol reconfigure
+for _ in $(seq 1 50); do [ -z "$(as_agent squeue --all -h -t R -o %A)" ] && break; sleep 0.1; done
+check "PrivateData=jobs: squeue --all shows the agent's user none of the 3 jobs" \
+	eval '[ -z "$(as_agent squeue --all -h -t R -o %A)" ] && [ "$(running)" = "$H,$S,$Q" ]'
+ghost 999997
+check "the agent warns that PrivateData hides jobs, and removes nothing" \
+	until_ok grep -q 'PrivateData=jobs hides other users.* jobs from this user: the squeue check removes no job file' "$alog"
+check "... and /api/v1/jobs says why" \
+	until_ok eval '[ "$(sqcheck)" = '"'"'{"removes_files":false,"reason":"private_data"}'"'"' ]'
+sleep 3
+check "three checks on, all 3 jobs keep their files and stay in the view (and the ghost 999997 too)" \
+	eval '[ -e "$jobs/$H" ] && [ -e "$jobs/$S" ] && [ -e "$jobs/$Q" ] && [ "$(ours)" = "$H,$S,$Q,999997" ]'
+check "the sandboxed agent stops cleanly" stopped_clean "$agent"
+rm -f "${jobs:?}/999997"
 slurm_stop
 finish

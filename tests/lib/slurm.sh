@@ -3,15 +3,17 @@
 # on a socket of the test's own, one slurmctld and one slurmd per
 # simulated host name, all on 127.0.0.1 (docs/testing.md, "Slurm").
 #
-#   slurm_start N JOBS_DIR: node0001..N, the shipped PrologSlurmctld and
-#     EpilogSlurmctld (deploy/slurm) writing into JOBS_DIR; exports
-#     SLURM_CONF; 1 when the nodes are not idle within 10 s
+#   slurm_start N JOBS_DIR [LINES]: node0001..N in partition debug, the
+#     shipped PrologSlurmctld and EpilogSlurmctld (deploy/slurm) writing
+#     into JOBS_DIR, and LINES (more partitions, say) at the end of
+#     slurm.conf; exports SLURM_CONF; 1 when the nodes are not idle
+#     within 30 s
 #   slurm_stop: scancel everything, wait until squeue is empty (10 s at
 #     most), then stop exactly the PIDs started: every slurmd, slurmctld,
 #     munged (killing slurmd first would orphan its slurmstepd)
 slurm_pids=()
 slurm_start() {
-	local n=$1 jobs=$2 base i name dir=$PWD/slurm
+	local n=$1 jobs=$2 extra=${3:-} base i name dir=$PWD/slurm
 	mkdir -p "$dir/state" "$dir/spool" "$jobs"
 	dd if=/dev/urandom of="$dir/munge.key" bs=1 count=1024 2>/dev/null
 	chmod 400 "$dir/munge.key"
@@ -55,6 +57,7 @@ PrologSlurmctld=$dir/prolog
 EpilogSlurmctld=$dir/epilog
 NodeName=node[0001-$(printf %04d "$n")] NodeAddr=127.0.0.1 Port=[$((base + 1))-$((base + n))] CPUs=1 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
+$extra
 EOF
 	export SLURM_CONF=$dir/slurm.conf
 	slurmctld -D -i >"$dir/slurmctld.out" 2>&1 &
@@ -68,10 +71,10 @@ EOF
 	# 16 slurmd register in 2-3 s alone; on a loaded 2-core machine
 	# (the sanitizer suite beside other work) 10 s was seen not to do
 	for _ in $(seq 1 300); do
-		[ "$(sinfo -h -o '%T %D' 2>/dev/null)" = "idle $n" ] && return 0
+		[ "$(sinfo -h -p debug -o '%T %D' 2>/dev/null)" = "idle $n" ] && return 0
 		sleep 0.1
 	done
-	sinfo -h -o '%T %D' >&2
+	sinfo -h -p debug -o '%T %D' >&2
 	return 1
 }
 slurm_stop() {

@@ -328,6 +328,52 @@ static void test_diff(void **state)
 				     "http:restart");
 }
 
+/* SIGHUP applies the jobs options, strings among them: the running
+ * options take the new file's strings, which outlive the new options,
+ * and the next SIGHUP's diff finds nothing changed. */
+static void test_adopt_strings(void **state)
+{
+	static struct opts o3;
+
+	assert_int_equal(load_into(&o,
+				   "jobs-dir = /run/a\n"
+				   "jobs-host-map = /etc/map-a\n",
+				   NULL),
+			 0);
+	assert_int_equal(load_into(&o2,
+				   "jobs-dir = /run/b\n"
+				   "jobs-check-interval = 5\n"
+				   "jobs-host-map = /etc/map-a\n"
+				   "jobs-squeue = /opt/slurm/bin/squeue\n",
+				   NULL),
+			 0);
+	changed[0] = '\0';
+	ibw_opts_diff(&o, &o2, on_changed, NULL);
+	assert_string_equal(changed, "jobs-dir:sighup "
+				     "jobs-check-interval:sighup "
+				     "jobs-squeue:sighup");
+	ibw_opts_adopt(&o, &o2);
+	ibw_opts_free(&o2);
+	assert_string_equal(o.mon.jobs_dir, "/run/b");
+	assert_string_equal(o.mon.jobs_host_map, "/etc/map-a");
+	assert_string_equal(o.mon.jobs_squeue, "/opt/slurm/bin/squeue");
+	assert_int_equal(o.mon.jobs_check_us, 5000000);
+	/* again, back to the defaults and no jobs-dir */
+	assert_int_equal(load_into(&o3, "jobs-host-map = /etc/map-c\n", NULL),
+			 0);
+	ibw_opts_adopt(&o, &o3);
+	ibw_opts_free(&o3);
+	assert_null(o.mon.jobs_dir);
+	assert_string_equal(o.mon.jobs_host_map, "/etc/map-c");
+	assert_string_equal(o.mon.jobs_squeue, "/usr/bin/squeue");
+	assert_int_equal(o.mon.jobs_check_us, 60000000);
+	assert_int_equal(load_into(&o2, "jobs-host-map = /etc/map-c\n", NULL),
+			 0);
+	changed[0] = '\0';
+	ibw_opts_diff(&o, &o2, on_changed, NULL);
+	assert_string_equal(changed, "");
+}
+
 static char *capture(void (*fn)(FILE *f))
 {
 	char *buf = NULL;
@@ -451,7 +497,9 @@ static void test_dump_and_usage(void **state)
 	}
 	assert_true(lines > 40);
 	assert_string_equal(sighup, "discovery-interval counter-interval "
-				    "link-threshold trace-interval log-level ");
+				    "link-threshold trace-interval jobs-dir "
+				    "jobs-check-interval jobs-host-map "
+				    "jobs-squeue log-level ");
 	assert_null(strstr(usage, "dump-options"));
 	free(dump);
 	free(usage);
@@ -469,6 +517,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_command_line_errors, teardown),
 		cmocka_unit_test_teardown(test_reset_never, teardown),
 		cmocka_unit_test_teardown(test_diff, teardown),
+		cmocka_unit_test_teardown(test_adopt_strings, teardown),
 		cmocka_unit_test_teardown(test_mkey_file, teardown),
 		cmocka_unit_test(test_dump_and_usage),
 	};
