@@ -166,12 +166,17 @@ start_agent() {
 		spawn "$node" "$IBWATCHD" --http "127.0.0.1:$P" "$@" \
 			>"agent-$P.out" 2>"agent-$P.log" &
 		agent=$!
-		for _ in $(seq 1 100); do
+		# An agent that runs is starting, however slowly (TLS under
+		# TSan takes seconds); one that exited (a port taken) is
+		# tried again. 60 s at most.
+		for _ in $(seq 1 600); do
 			grep -q "listening on 127.0.0.1:$P" "agent-$P.log" && { pids+=("$agent"); return 0; }
 			kill -0 "$agent" 2>/dev/null || break
 			sleep 0.1
 		done
-		kill "$agent" 2>/dev/null
+		# gone before the next try, so that it holds no port of the
+		# caller's (a fixed --http address) when that one starts
+		kill "$agent" 2>/dev/null && wait "$agent" 2>/dev/null
 	done
 	return 1
 }
