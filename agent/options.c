@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * ibwatchd's options: one table. A row names an option (long option,
- * config-file keyword, short option), says how its value is read and
- * checked, where it goes in struct opts, its default (core's named
- * constants), whether SIGHUP applies a change and its help. getopt's
+ * ibwatchd's options: one table (opt_table.c). A row names an option
+ * (long option, config-file keyword, short option), says how its value
+ * is read and checked, where it goes in struct opts, its default (core's
+ * named constants), whether SIGHUP applies a change and its help. getopt's
  * table, the config file's keywords, --help, --dump-options and the
  * SIGHUP diff are all made from it. The file holds "name = value"
  * lines, is read first, and the command line overrides it. Errors say
@@ -27,419 +27,7 @@
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
-/* How an option's value is read. */
-enum opt_type {
-	T_FLAG, /* no value: sets @bits in an int field */
-	T_UNSET, /* no value: clears a string field (no-state-file) */
-	T_UINT, /* a number in @min..@max, stored times @scale */
-	T_STRING, /* a string, kept as given */
-	T_CHOICE, /* one of @choices, stored as its value */
-	T_LIST, /* a string, repeatable: the array at @off, its count at
-		   @count_off, @max of them */
-	T_CUSTOM, /* @parse reads it into the field at @off */
-};
-
-struct choice {
-	const char *name;
-	int value;
-};
-
-struct opt {
-	const char *name; /* long option and config-file keyword */
-	char short_name; /* or 0 */
-	enum opt_type type;
-	enum ibw_opt_when when;
-	size_t off, size; /* its field in struct opts */
-	size_t count_off; /* T_LIST */
-	unsigned long long min, max, scale; /* T_UINT; T_LIST: max */
-	unsigned long long def; /* T_UINT (in the option's unit), T_CHOICE */
-	unsigned bits; /* T_FLAG: 0 means 1 */
-	const char *def_str; /* T_STRING, T_LIST: the default value */
-	/* the default as shown, where no value above says it */
-	const char *def_text;
-	const char *def_note; /* shown after the default */
-	const struct choice *choices; /* T_CHOICE, ended by a NULL name */
-	const char *nonempty; /* T_STRING: "" is refused as "empty ..." */
-	int (*parse)(struct opts *o, const char *arg); /* T_CUSTOM */
-	const char *group; /* --help: a heading before this row */
-	const char *arg; /* --help: the value's name */
-	const char *help; /* --help: one phrase; NULL hides the option */
-};
-
-/* A row's first fields. */
-#define OPT(n, t, w) .name = n, .type = t, .when = w
-/*
- * A row's field in struct opts. Numbers and flags must be 4 or 8 bytes,
- * strings pointers, lists arrays of pointers counted by an unsigned:
- * anything else does not compile (MUST() makes a negative array size).
- */
-#define MUST(cond) (0 * sizeof(char[(cond) ? 1 : -1]))
-#define OPTS_FIELD(f) (((struct opts *)0)->f)
-#define FIELD(f) .off = offsetof(struct opts, f), .size = sizeof(OPTS_FIELD(f))
-#define NUM(f)     \
-	FIELD(f) + \
-		MUST(sizeof(OPTS_FIELD(f)) == 4 || sizeof(OPTS_FIELD(f)) == 8)
-#define STR(f) FIELD(f) + MUST(sizeof(OPTS_FIELD(f)) == sizeof(char *))
-#define LIST(a, n)                                                          \
-	FIELD(a), .count_off = offsetof(struct opts, n),                    \
-		  .max = ARRAY_LEN(OPTS_FIELD(a)) +                         \
-			 MUST(sizeof(OPTS_FIELD(a)[0]) == sizeof(char *) && \
-			      sizeof(OPTS_FIELD(n)) == sizeof(unsigned))
-
-static int parse_threshold(struct opts *o, const char *arg);
-static int parse_link_threshold(struct opts *o, const char *arg);
-static int parse_capmask(struct opts *o, const char *arg);
-static int parse_port_guid(struct opts *o, const char *arg);
-
-static const struct choice log_levels[] = {
-	{ "err", IBW_LOG_ERR },
-	{ "warn", IBW_LOG_WARN },
-	{ "info", IBW_LOG_INFO },
-	{ "debug", IBW_LOG_DEBUG },
-	{ NULL, 0 },
-};
-static const struct choice log_targets[] = {
-	{ "stderr", 0 },
-	{ "syslog", 1 },
-	{ NULL, 0 },
-};
-static const struct choice scopes[] = {
-	{ "all", IBW_SCOPE_ALL },
-	{ "switches", IBW_SCOPE_SWITCHES },
-	{ "cas", IBW_SCOPE_CAS },
-	{ NULL, 0 },
-};
-static const struct choice reset_groups[] = {
-	{ "never", 0 }, { "data", 1 }, { "errors", 2 },
-	{ "all", 3 },	{ NULL, 0 },
-};
-static const struct choice counter_aligns[] = {
-	{ "scrapers", 0 },
-	{ "interval", 1 },
-	{ NULL, 0 },
-};
-static const struct choice counter_checks[] = {
-	{ "always", IBW_CHECK_ALWAYS },
-	{ "in-flux", IBW_CHECK_IN_FLUX },
-	{ NULL, 0 },
-};
-static const struct choice yes_no[] = {
-	{ "yes", 1 },
-	{ "no", 0 },
-	{ NULL, 0 },
-};
-static const struct choice ping_methods[] = {
-	{ "auto", IBW_PING_AUTO },
-	{ "echo", IBW_PING_ECHO },
-	{ "pma", IBW_PING_PMA },
-	{ "smp", IBW_PING_SMP },
-	{ NULL, 0 },
-};
-static const struct choice ping_types[] = {
-	{ "echo", IBW_ECHO_REQ },
-	{ "timestamp", IBW_TS_REQ },
-	{ "info", IBW_INFO_REQ },
-	{ "ibping", IBW_ECHO_IBPING },
-	{ NULL, 0 },
-};
-
-#define US_PER_S 1000000u
-
-/*
- * The options, in --help's order. Adding one: a row here (and in both
- * man pages; the docs_options test holds them to this table), and its
- * use where the field is read.
- */
-static const struct opt table[] = {
-	{ OPT("config", T_STRING, IBW_OPT_CLI), .short_name = 'c', STR(config),
-	  .def_text = IBW_DEFAULT_CONFIG, .def_note = "read only if it exists",
-	  .group = "", .arg = "FILE",
-	  .help = "read options from FILE; the command line overrides it" },
-	{ OPT("check-config", T_FLAG, IBW_OPT_CLI), NUM(check_config),
-	  .help = "check the configuration and exit" },
-	/* Prints the table for the man page test (tests/lib). */
-	{ OPT("dump-options", T_FLAG, IBW_OPT_CLI), NUM(dump_options) },
-
-	{ OPT("ca", T_STRING, IBW_OPT_RESTART), STR(ca),
-	  .def_text = "the first CA with an active port",
-	  .group = "Port and engine:", .arg = "NAME",
-	  .help = "CA to attach to" },
-	{ OPT("port", T_UINT, IBW_OPT_RESTART), NUM(port), .max = 254,
-	  .def_text = "its first active port", .arg = "N",
-	  .help = "port on that CA" },
-	{ OPT("port-guid", T_CUSTOM, IBW_OPT_RESTART), FIELD(port_guid),
-	  .parse = parse_port_guid, .def_text = "by ca and port", .arg = "GUID",
-	  .help = "the local port with this port GUID, on whatever CA" },
-	{ OPT("max-inflight", T_UINT, IBW_OPT_RESTART), NUM(ecfg.max_inflight),
-	  .max = IBW_ENGINE_MAX_INFLIGHT,
-	  .def = IBW_ENGINE_DEFAULT_MAX_INFLIGHT, .arg = "N",
-	  .help = "MADs in flight in all" },
-	{ OPT("max-per-dest", T_UINT, IBW_OPT_RESTART), NUM(ecfg.max_per_dest),
-	  .max = IBW_ENGINE_MAX_INFLIGHT,
-	  .def = IBW_ENGINE_DEFAULT_MAX_PER_DEST, .arg = "N",
-	  .help = "MADs in flight to one destination" },
-	{ OPT("timeout-ms", T_UINT, IBW_OPT_RESTART), NUM(ecfg.timeout_ms),
-	  .max = 60000, .def = IBW_ENGINE_DEFAULT_TIMEOUT_MS, .arg = "N",
-	  .help = "deadline of one try, in milliseconds" },
-	{ OPT("retries", T_UINT, IBW_OPT_RESTART), NUM(ecfg.retries), .max = 20,
-	  .def = IBW_ENGINE_DEFAULT_RETRIES, .arg = "N",
-	  .help = "further tries after a timeout" },
-	{ OPT("mkey-file", T_STRING, IBW_OPT_RESTART), STR(mkey_file),
-	  .nonempty = "file name", .arg = "FILE",
-	  .help = "put the M_Key in FILE (mode 0600) into every SMP" },
-
-	{ OPT("once", T_FLAG, IBW_OPT_CLI), NUM(once), .group = "Probes:",
-	  .help = "run one cycle, print its summary as JSON, exit" },
-	{ OPT("full", T_FLAG, IBW_OPT_CLI), NUM(full),
-	  .help = "with --once: print every document (nodes, ports, links, "
-		  "endports, events), not the summary" },
-	/* --once printing the link view alone (bit 2 of once) */
-	{ OPT("links", T_FLAG, IBW_OPT_CLI), NUM(once), .bits = 3,
-	  .help = "run one cycle, print the link view as JSON, exit" },
-	{ OPT("textfile", T_STRING, IBW_OPT_CLI), STR(textfile),
-	  .nonempty = "file name", .arg = "FILE",
-	  .help = "run one cycle, write the Prometheus metrics to FILE "
-		  "(atomically, for node_exporter's textfile collector), "
-		  "exit (status 75 if another run holds FILE.lock)" },
-	{ OPT("discovery-interval", T_UINT, IBW_OPT_SIGHUP),
-	  NUM(mon.discovery_interval_us), .min = 1, .max = 86400,
-	  .scale = US_PER_S, .def = IBW_DISCOVERY_INTERVAL_US / US_PER_S,
-	  .arg = "S", .help = "seconds between discovery sweeps" },
-	{ OPT("counter-interval", T_UINT, IBW_OPT_SIGHUP),
-	  NUM(mon.counter_interval_us), .min = 1, .max = 86400,
-	  .scale = US_PER_S, .def = IBW_COUNTER_INTERVAL_US / US_PER_S,
-	  .arg = "S",
-	  .help = "seconds between counter sweeps (at most, aligned with "
-		  "scrapers)" },
-	{ OPT("counter-full-speed", T_FLAG, IBW_OPT_RESTART),
-	  NUM(mon.counters_full_speed),
-	  .help = "read every counter sweep at full speed, none spread over "
-		  "the interval (for benchmarks)" },
-	{ OPT("counter-align", T_CHOICE, IBW_OPT_RESTART),
-	  NUM(mon.no_scrape_align), .choices = counter_aligns, .def = 0,
-	  .arg = "scrapers|interval",
-	  .help = "counter sweeps aligned with the scrapers of /metrics "
-		  "(their interval divides the scrapers', at most "
-		  "counter-interval), or every counter-interval" },
-	{ OPT("state-file", T_STRING, IBW_OPT_RESTART), STR(mon.state_file),
-	  .def_str = IBW_DEFAULT_STATE_FILE, .arg = "PATH",
-	  .help = "counter totals kept here" },
-	{ OPT("no-state-file", T_UNSET, IBW_OPT_RESTART), STR(mon.state_file),
-	  .help = "keep no state file" },
-	{ OPT("node-name-map", T_STRING, IBW_OPT_RESTART),
-	  STR(mon.node_name_map), .arg = "PATH",
-	  .help = "infiniband-diags node-name-map (its contents re-read on "
-		  "SIGHUP)" },
-	{ OPT("scope", T_CHOICE, IBW_OPT_RESTART), NUM(mon.counters.scope),
-	  .choices = scopes, .def = IBW_SCOPE_ALL, .arg = "SCOPE",
-	  .help = "whose counters to read" },
-	{ OPT("threshold", T_CUSTOM, IBW_OPT_RESTART),
-	  FIELD(mon.counters.thresholds), .parse = parse_threshold,
-	  .def_text = "those of infiniband-diags' error_thresholds",
-	  .arg = "NAME=N",
-	  .help = "error threshold, e.g. SymbolErrorCounter=10; repeatable" },
-	{ OPT("link-threshold", T_CUSTOM, IBW_OPT_SIGHUP),
-	  FIELD(mon.link_thresholds), .parse = parse_link_threshold,
-	  .def_text = "those of docs/links.md", .arg = "NAME=VALUE",
-	  .help = "link health threshold, e.g. ber_degraded=1e-12 or "
-		  "link_downed_per_hour=10; repeatable" },
-	{ OPT("reset-counters", T_CHOICE, IBW_OPT_RESTART), NUM(reset_counters),
-	  .choices = reset_groups, .def = 3, .arg = "GROUP",
-	  .help = "clear narrow counters before they saturate" },
-	{ OPT("counter-check", T_CHOICE, IBW_OPT_RESTART),
-	  NUM(mon.counters.check), .choices = counter_checks,
-	  .def = IBW_CHECK_ALWAYS, .arg = "WHEN",
-	  .help = "when a NodeInfo to its LID checks whose counters a "
-		  "reading holds (one per node and sweep)" },
-	{ OPT("detail-counters", T_FLAG, IBW_OPT_RESTART),
-	  NUM(mon.counters.details),
-	  .help = "also PortRcvErrorDetails and PortXmitDiscardDetails" },
-
-	{ OPT("responder", T_FLAG, IBW_OPT_RESTART), NUM(responder),
-	  .group = "Pings:",
-	  .help = "also answer echo pings (ibping and ibwatchd)" },
-	{ OPT("no-probes", T_FLAG, IBW_OPT_RESTART), NUM(no_probes),
-	  .help = "no discovery, counters or pings (with --responder)" },
-	{ OPT("no-ping", T_FLAG, IBW_OPT_RESTART), NUM(mon.no_ping),
-	  .help = "no endport pings" },
-	{ OPT("ping-interval-ms", T_UINT, IBW_OPT_RESTART),
-	  NUM(mon.ping.interval_us), .min = 1, .max = 86400000, .scale = 1000,
-	  .def = IBW_PING_DEFAULT_INTERVAL_MS, .arg = "N",
-	  .help = "interval between pings of one endport" },
-	{ OPT("ping-method", T_CHOICE, IBW_OPT_RESTART), NUM(mon.ping.method),
-	  .choices = ping_methods, .def = IBW_PING_AUTO, .arg = "M",
-	  .help = "how to ping" },
-	{ OPT("ping-timeout-ms", T_UINT, IBW_OPT_RESTART),
-	  NUM(mon.ping.timeout_ms), .min = 1, .max = 60000,
-	  .def = IBW_PING_DEFAULT_TIMEOUT_MS, .arg = "N",
-	  .help = "deadline of one ping" },
-	{ OPT("ping-retries", T_UINT, IBW_OPT_RESTART), NUM(mon.ping.retries),
-	  .max = 20, .def = IBW_PING_DEFAULT_RETRIES, .arg = "N",
-	  .help = "further tries of a ping" },
-	{ OPT("ping-target", T_LIST, IBW_OPT_RESTART),
-	  LIST(targets, mon.ping.ntargets),
-	  .def_text = "every CA port of the fabric", .arg = "T",
-	  .help = "ping T (LID, GUID or node name); repeatable" },
-	{ OPT("ping-capmask", T_CUSTOM, IBW_OPT_RESTART),
-	  FIELD(mon.ping.capmask_bits), .parse = parse_capmask, .arg = "BITS",
-	  .help = "ping the endports with these capability bits" },
-	{ OPT("down-after", T_UINT, IBW_OPT_RESTART), NUM(mon.ping.down_after),
-	  .min = 1, .max = 1000, .def = IBW_PING_DEFAULT_DOWN_AFTER,
-	  .def_note = "1 with --once", .arg = "N",
-	  .help = "lost pings in a row that make an endport down" },
-	{ OPT("up-after", T_UINT, IBW_OPT_RESTART), NUM(mon.ping.up_after),
-	  .min = 1, .max = 1000, .def = IBW_PING_DEFAULT_UP_AFTER,
-	  .def_note = "1 with --once", .arg = "N",
-	  .help = "answered pings in a row that bring it up" },
-	{ OPT("ping-window", T_UINT, IBW_OPT_RESTART), NUM(mon.ping.window),
-	  .min = 1, .max = IBW_PING_WINDOW_MAX, .def = IBW_PING_DEFAULT_WINDOW,
-	  .arg = "N", .help = "pings in the loss window" },
-	{ OPT("ping", T_STRING, IBW_OPT_CLI), STR(ping), .arg = "TARGET",
-	  .help = "ping TARGET now, print the result as JSON, exit" },
-	{ OPT("count", T_UINT, IBW_OPT_CLI), NUM(count), .min = 1, .max = 10000,
-	  .def = IBW_PING_DEFAULT_COUNT, .arg = "N",
-	  .help = "pings for --ping" },
-	{ OPT("ping-type", T_CHOICE, IBW_OPT_CLI), NUM(ping_type),
-	  .choices = ping_types, .def = IBW_ECHO_REQ, .arg = "T",
-	  .help = "with --ping" },
-
-	{ OPT("trace", T_STRING, IBW_OPT_CLI), STR(trace),
-	  .group = "Traces:", .arg = "TARGET",
-	  .help = "trace the path to TARGET now, print it as JSON, exit" },
-	{ OPT("reverse", T_FLAG, IBW_OPT_CLI), NUM(trace_flags),
-	  .bits = IBW_TRACE_REVERSE,
-	  .help = "with --trace: also the path back" },
-	{ OPT("confirm", T_FLAG, IBW_OPT_CLI), NUM(trace_flags),
-	  .bits = IBW_TRACE_CONFIRM,
-	  .help = "with --trace: ask a responder there who it is" },
-	{ OPT("watch-path", T_LIST, IBW_OPT_RESTART), LIST(watch, mon.nwatch),
-	  .arg = "T",
-	  .help = "trace the path to T (LID, GUID or name) at an interval, an "
-		  "event when it changes; repeatable" },
-	{ OPT("trace-interval", T_UINT, IBW_OPT_SIGHUP),
-	  NUM(mon.trace_interval_us), .min = 1, .max = 86400, .scale = US_PER_S,
-	  .def = IBW_TRACE_INTERVAL_US / US_PER_S, .arg = "S",
-	  .help = "seconds between traces of watched paths" },
-	{ OPT("lft-interval", T_UINT, IBW_OPT_RESTART),
-	  NUM(mon.lft_interval_us), .min = 1, .max = 86400, .scale = US_PER_S,
-	  .def = IBW_LFT_INTERVAL_US / US_PER_S, .arg = "S",
-	  .help = "seconds between reads of every switch's forwarding table "
-		  "for the route census" },
-
-	{ OPT("jobs-dir", T_STRING, IBW_OPT_SIGHUP), STR(mon.jobs_dir),
-	  .group = "Jobs:", .arg = "DIR",
-	  .help = "the running jobs: one file per job, written by the "
-		  "shipped Slurm prolog (docs/jobs.md)" },
-	{ OPT("jobs-check-interval", T_UINT, IBW_OPT_SIGHUP),
-	  NUM(mon.jobs_check_us), .max = 86400, .scale = US_PER_S, .def = 60,
-	  .arg = "S",
-	  .help = "seconds between checks of --jobs-dir against squeue; 0: "
-		  "none" },
-	{ OPT("jobs-host-map", T_STRING, IBW_OPT_SIGHUP),
-	  STR(mon.jobs_host_map), .arg = "FILE",
-	  .help = "Slurm node names to fabric names (\"NAME FABRIC_NAME\" "
-		  "lines; re-read on SIGHUP)" },
-	{ OPT("jobs-squeue", T_STRING, IBW_OPT_SIGHUP), STR(mon.jobs_squeue),
-	  .def_str = "/usr/bin/squeue", .arg = "FILE",
-	  .help = "the squeue to check with" },
-
-	{ OPT("http", T_LIST, IBW_OPT_RESTART), LIST(http.listen, http.nlisten),
-	  .def_str = IBW_HTTP_DEFAULT_LISTEN,
-	  .group = "HTTP:", .arg = "ADDR:PORT",
-	  .help = "serve JSON and Prometheus metrics here ([::1]:9776 for "
-		  "IPv6); repeatable" },
-	{ OPT("no-http", T_FLAG, IBW_OPT_RESTART), NUM(no_http),
-	  .help = "no HTTP endpoint" },
-	{ OPT("http-cert", T_STRING, IBW_OPT_RESTART), STR(http.tls_cert),
-	  .arg = "FILE", .help = "serve HTTPS with this PEM certificate" },
-	{ OPT("http-key", T_STRING, IBW_OPT_RESTART), STR(http.tls_key),
-	  .arg = "FILE", .help = "... and this PEM key" },
-	{ OPT("http-token-file", T_STRING, IBW_OPT_RESTART),
-	  STR(http.token_file), .arg = "F",
-	  .help = "require this bearer token on trace and ping" },
-	{ OPT("http-token-everywhere", T_FLAG, IBW_OPT_RESTART),
-	  NUM(http.token_everywhere), .help = "... and on every endpoint" },
-	{ OPT("http-max-connections", T_UINT, IBW_OPT_RESTART),
-	  NUM(http.max_connections), .min = 1, .max = 10000,
-	  .def = IBW_HTTP_DEFAULT_MAX_CONNECTIONS, .arg = "N",
-	  .help = "connections at once; more wait in the listen backlog" },
-	{ OPT("http-max-per-address", T_UINT, IBW_OPT_RESTART),
-	  NUM(http.max_per_address), .min = 1, .max = 10000,
-	  .def = IBW_HTTP_DEFAULT_MAX_PER_ADDRESS, .arg = "N",
-	  .help = "connections at once from one client address; more are "
-		  "closed at once" },
-	{ OPT("http-header-timeout", T_UINT, IBW_OPT_RESTART),
-	  NUM(http.header_timeout_s), .min = 1, .max = 3600,
-	  .def = IBW_HTTP_DEFAULT_HEADER_TIMEOUT, .arg = "S",
-	  .help = "seconds from a connection's accept to its request's "
-		  "headers" },
-	{ OPT("http-idle-timeout", T_UINT, IBW_OPT_RESTART),
-	  NUM(http.idle_timeout_s), .min = 1, .max = 86400,
-	  .def = IBW_HTTP_DEFAULT_IDLE_TIMEOUT, .arg = "S",
-	  .help = "seconds a connection (keep-alive too) may sit idle" },
-	{ OPT("http-nice", T_UINT, IBW_OPT_RESTART), NUM(http.nice), .max = 19,
-	  .def = IBW_HTTP_DEFAULT_NICE, .arg = "N",
-	  .help = "nice value of the threads that serve HTTP, so that "
-		  "probing goes first under load (0: the loop's)" },
-	{ OPT("http-cache-mb", T_UINT, IBW_OPT_RESTART), NUM(http.cache_bytes),
-	  .max = 65536, .scale = 1048576, .def = IBW_HTTP_DEFAULT_CACHE_MB,
-	  .arg = "MB",
-	  .help = "JSON answers kept per snapshot, in all; bigger ones are "
-		  "streamed (0: none kept)" },
-
-	{ OPT("metrics-all-ports", T_FLAG, IBW_OPT_RESTART),
-	  NUM(http.prom.all_ports),
-	  .help = "/metrics: counters of every switch port, unconnected ones "
-		  "too (infiniband_exporter has connected ports only)" },
-	{ OPT("metrics-timestamps", T_CHOICE, IBW_OPT_RESTART),
-	  NUM(http.prom.timestamps), .choices = yes_no, .def = 0,
-	  .arg = "yes|no",
-	  .help = "/metrics: port counter samples carry the time of their "
-		  "reading (for scrapers the counter sweeps cannot align "
-		  "with)" },
-
-	{ OPT("agentx", T_STRING, IBW_OPT_RESTART), STR(snmp.agentx_socket),
-	  .nonempty = "socket", .def_text = IBW_SNMP_DEFAULT_SOCKET,
-	  .group = "SNMP (an AgentX subagent of snmpd):", .arg = "SOCKET",
-	  .help = "the master agent's AgentX socket" },
-	{ OPT("snmp-context", T_STRING, IBW_OPT_RESTART), STR(snmp.context),
-	  .def_text = "none", .def_note = "the unnamed context \"\"",
-	  .arg = "NAME",
-	  .help = "register IBWATCH-MIB in this SNMP context (one instance "
-		  "per HCA port, each its own)" },
-	{ OPT("agentx-ping-interval", T_UINT, IBW_OPT_RESTART),
-	  NUM(snmp.ping_interval_s), .min = 1, .max = 3600,
-	  .def = IBW_SNMP_DEFAULT_PING_INTERVAL_S, .arg = "S",
-	  .help = "seconds between pings of the master; reconnect at least "
-		  "this often when it is gone" },
-	{ OPT("agentx-timeout", T_UINT, IBW_OPT_RESTART), NUM(snmp.timeout_ms),
-	  .min = 10, .max = 60000, .def = IBW_SNMP_DEFAULT_TIMEOUT_MS,
-	  .arg = "MS",
-	  .help = "milliseconds the loop waits for the master at most: a "
-		  "connection, one AgentX round trip" },
-	{ OPT("snmp-trap-rate", T_UINT, IBW_OPT_RESTART), NUM(snmp.trap_rate),
-	  .min = 1, .max = 60000, .def = IBW_SNMP_DEFAULT_TRAP_RATE, .arg = "N",
-	  .help = "notifications per minute at most" },
-	{ OPT("no-snmp", T_FLAG, IBW_OPT_RESTART), NUM(no_snmp),
-	  .help = "no SNMP subagent" },
-
-	{ OPT("log-level", T_CHOICE, IBW_OPT_SIGHUP), NUM(log_level),
-	  .choices = log_levels, .def = IBW_LOG_INFO,
-	  .group = "The daemon:", .arg = "LEVEL", .help = "what to log" },
-	{ OPT("log-target", T_CHOICE, IBW_OPT_RESTART), NUM(log_syslog),
-	  .choices = log_targets, .def = 0, .arg = "T",
-	  .help = "where to log" },
-	{ OPT("user", T_STRING, IBW_OPT_RESTART), STR(user),
-	  .nonempty = "user name", .arg = "NAME",
-	  .help = "drop to this user (and its group) once the port is open and "
-		  "HTTP bound" },
-	{ OPT("version", T_FLAG, IBW_OPT_CLI), NUM(version),
-	  .help = "print the version and exit" },
-	{ OPT("help", T_FLAG, IBW_OPT_CLI), NUM(help),
-	  .help = "print this help and exit" },
-};
-
-_Static_assert(ARRAY_LEN(table) <= IBW_OPTS_MAX, "raise IBW_OPTS_MAX");
+#include "opt_table.h"
 
 enum { SRC_DEFAULT, SRC_FILE, SRC_CLI };
 
@@ -453,7 +41,7 @@ static struct {
 	unsigned n;
 } sink;
 
-static void __attribute__((format(printf, 1, 2))) opt_err(const char *fmt, ...)
+void ibw_opt_err(const char *fmt, ...)
 {
 	char msg[512];
 	const char *m = msg;
@@ -481,8 +69,8 @@ static void __attribute__((format(printf, 1, 2))) opt_err(const char *fmt, ...)
 				    : sink.cap - sink.len - 1;
 }
 
-static int parse_uint(const char *opt, const char *s, unsigned long long max,
-		      unsigned long long *out)
+int ibw_opt_parse_uint(const char *opt, const char *s, unsigned long long max,
+		       unsigned long long *out)
 {
 	char *end;
 	unsigned long long v;
@@ -490,96 +78,11 @@ static int parse_uint(const char *opt, const char *s, unsigned long long max,
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (errno || end == s || *end || *s == '-' || v > max) {
-		opt_err("%s: '%s' is not a number in 0..%llu\n", opt, s, max);
+		ibw_opt_err("%s: '%s' is not a number in 0..%llu\n", opt, s,
+			    max);
 		return -EINVAL;
 	}
 	*out = v;
-	return 0;
-}
-
-static int parse_threshold(struct opts *o, const char *arg)
-{
-	const char *eq = strchr(arg, '=');
-	char name[64];
-	unsigned long long v;
-	int c;
-
-	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(name)) {
-		opt_err("--threshold: '%s' is not NAME=VALUE\n", arg);
-		return -1;
-	}
-	snprintf(name, sizeof(name), "%.*s", (int)(eq - arg), arg);
-	c = ibw_ctr_lookup(name);
-	if (c < 0 || !ibw_ctr_desc(c)->is_error) {
-		opt_err("--threshold: '%s' is not an error counter\n", name);
-		return -1;
-	}
-	if (parse_uint("--threshold", eq + 1, 0xffffffffu, &v) < 0)
-		return -1;
-	if (!v) {
-		opt_err("--threshold must be at least 1\n");
-		return -1;
-	}
-	o->mon.counters.thresholds[c] = v;
-	return 0;
-}
-
-static int parse_link_threshold(struct opts *o, const char *arg)
-{
-	const char *eq = strchr(arg, '=');
-	char name[64];
-	int rc;
-
-	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(name)) {
-		opt_err("--link-threshold: '%s' is not NAME=VALUE\n", arg);
-		return -1;
-	}
-	snprintf(name, sizeof(name), "%.*s", (int)(eq - arg), arg);
-	rc = ibw_link_thresholds_set(&o->mon.link_thresholds, name, eq + 1);
-	if (rc == -ENOENT) {
-		opt_err("--link-threshold: '%s' is not a link threshold "
-			"(docs/links.md)\n",
-			name);
-		return -1;
-	}
-	if (rc < 0) {
-		opt_err("--link-threshold: '%s' is not a value for %s\n",
-			eq + 1, name);
-		return -1;
-	}
-	return 0;
-}
-
-static int parse_capmask(struct opts *o, const char *arg)
-{
-	char *end;
-	unsigned long m;
-
-	errno = 0;
-	m = strtoul(arg, &end, 0);
-	if (errno || *end || !m || m > 0xffffffffu) {
-		opt_err("--ping-capmask: '%s' is not a non-zero 32-bit mask\n",
-			arg);
-		return -1;
-	}
-	o->mon.ping.capmask_bits = (uint32_t)m;
-	return 0;
-}
-
-static int parse_port_guid(struct opts *o, const char *arg)
-{
-	char *end;
-	unsigned long long g;
-
-	errno = 0;
-	g = strtoull(arg, &end, 0);
-	if (errno || *end || !g || arg[0] == '-') {
-		opt_err("--port-guid: '%s' is not a non-zero 64-bit GUID "
-			"(0x0002c90300a1b2c3)\n",
-			arg);
-		return -1;
-	}
-	o->port_guid = g;
 	return 0;
 }
 
@@ -703,7 +206,7 @@ static const char *default_text(const struct opt *r, char *buf, size_t len)
 /* Apply row @i with argument @arg (NULL for flags) from @src. */
 static int apply(struct opts *o, unsigned i, const char *arg, int src)
 {
-	const struct opt *r = &table[i];
+	const struct opt *r = &ibw_opt_table[i];
 	const struct choice *c;
 	unsigned long long v;
 	char name[64], list[128];
@@ -718,17 +221,17 @@ static int apply(struct opts *o, unsigned i, const char *arg, int src)
 		put_str(o, r, NULL);
 		break;
 	case T_UINT:
-		if (parse_uint(name, arg, r->max, &v) < 0)
+		if (ibw_opt_parse_uint(name, arg, r->max, &v) < 0)
 			return -1;
 		if (v < r->min) {
-			opt_err("%s must be at least %llu\n", name, r->min);
+			ibw_opt_err("%s must be at least %llu\n", name, r->min);
 			return -1;
 		}
 		put_num(o, r, v * (r->scale ? r->scale : 1));
 		break;
 	case T_STRING:
 		if (r->nonempty && !*arg) {
-			opt_err("%s: empty %s\n", name, r->nonempty);
+			ibw_opt_err("%s: empty %s\n", name, r->nonempty);
 			return -1;
 		}
 		put_str(o, r, arg);
@@ -738,9 +241,9 @@ static int apply(struct opts *o, unsigned i, const char *arg, int src)
 			if (!strcmp(arg, c->name))
 				break;
 		if (!c->name) {
-			opt_err("%s: '%s' is not one of %s\n", name, arg,
-				choice_list(r->choices, ", ", list,
-					    sizeof(list)));
+			ibw_opt_err("%s: '%s' is not one of %s\n", name, arg,
+				    choice_list(r->choices, ", ", list,
+						sizeof(list)));
 			return -1;
 		}
 		put_num(o, r, (unsigned)c->value);
@@ -752,7 +255,7 @@ static int apply(struct opts *o, unsigned i, const char *arg, int src)
 		if (o->src[i] < src)
 			*n = 0;
 		if (*n == r->max) {
-			opt_err("%s: at most %llu values\n", name, r->max);
+			ibw_opt_err("%s: at most %llu values\n", name, r->max);
 			return -1;
 		}
 		list_put(o, r, (*n)++, arg);
@@ -784,8 +287,8 @@ static void set_defaults(struct opts *o)
 	const char *s;
 	unsigned i;
 
-	for (i = 0; i < ARRAY_LEN(table); i++) {
-		r = &table[i];
+	for (i = 0; i < ibw_opt_table_len; i++) {
+		r = &ibw_opt_table[i];
 		switch (r->type) {
 		case T_UINT:
 			put_num(o, r, r->def * (r->scale ? r->scale : 1));
@@ -818,8 +321,8 @@ static int row_of(const char *name)
 {
 	unsigned i;
 
-	for (i = 0; i < ARRAY_LEN(table); i++)
-		if (!strcmp(table[i].name, name))
+	for (i = 0; i < ibw_opt_table_len; i++)
+		if (!strcmp(ibw_opt_table[i].name, name))
 			return (int)i;
 	return -1;
 }
@@ -874,25 +377,25 @@ static int cfg_handler(void *user, const char *section, const char *name,
 
 	snprintf(sink.where, sizeof(sink.where), "%s:%u", r->path, r->line);
 	if (section && *section) {
-		opt_err("sections are not used ([%s]): put '%s' at the top "
-			"level",
-			section, name);
+		ibw_opt_err("sections are not used ([%s]): put '%s' at the top "
+			    "level",
+			    section, name);
 		r->errors++;
 		return 1;
 	}
-	if (i >= 0 && table[i].when == IBW_OPT_CLI) {
-		opt_err("'%s' goes only on the command line", name);
+	if (i >= 0 && ibw_opt_table[i].when == IBW_OPT_CLI) {
+		ibw_opt_err("'%s' goes only on the command line", name);
 		r->errors++;
 		return 1;
 	}
 	if (i < 0) {
-		opt_err("unknown option '%s' (see ibwatch.conf(5))", name);
+		ibw_opt_err("unknown option '%s' (see ibwatch.conf(5))", name);
 		r->errors++;
 		return 1;
 	}
-	if (!takes_value(&table[i])) {
+	if (!takes_value(&ibw_opt_table[i])) {
 		if (parse_bool(value, &b) < 0) {
-			opt_err("%s: '%s' is not yes or no", name, value);
+			ibw_opt_err("%s: '%s' is not yes or no", name, value);
 			r->errors++;
 		} else if (b && apply(r->o, (unsigned)i, NULL, SRC_FILE) < 0) {
 			r->errors++;
@@ -900,14 +403,14 @@ static int cfg_handler(void *user, const char *section, const char *name,
 		return 1;
 	}
 	if (!*value) {
-		opt_err("%s: no value", name);
+		ibw_opt_err("%s: no value", name);
 		r->errors++;
 		return 1;
 	}
 	arg = keep(r->o, value);
 	if (!arg) {
-		opt_err("%s: too many values in the file (at most %d)", name,
-			IBW_OPTS_MAX_STRINGS);
+		ibw_opt_err("%s: too many values in the file (at most %d)",
+			    name, IBW_OPTS_MAX_STRINGS);
 		r->errors++;
 		return 1;
 	}
@@ -929,7 +432,7 @@ static int read_config(struct opts *o, const char *path, int must_exist)
 		if (errno == ENOENT && !must_exist)
 			return 0;
 		snprintf(sink.where, sizeof(sink.where), "%s", path);
-		opt_err("cannot read it: %s", strerror(errno));
+		ibw_opt_err("cannot read it: %s", strerror(errno));
 		return -1;
 	}
 	sink.in_file = 1;
@@ -939,11 +442,11 @@ static int read_config(struct opts *o, const char *path, int must_exist)
 	if (rc > 0) {
 		/* A line inih could not parse (the handler never saw it). */
 		snprintf(sink.where, sizeof(sink.where), "%s:%d", path, rc);
-		opt_err("not 'name = value'");
+		ibw_opt_err("not 'name = value'");
 		r.errors++;
 	} else if (rc < 0) {
 		snprintf(sink.where, sizeof(sink.where), "%s", path);
-		opt_err("cannot parse it (out of memory)");
+		ibw_opt_err("cannot parse it (out of memory)");
 		r.errors++;
 	}
 	o->config_read = 1;
@@ -975,8 +478,8 @@ static void getopt_tables(struct option *lo, char *so, size_t solen)
 	const struct opt *r;
 	size_t i, n = 0;
 
-	for (i = 0; i < ARRAY_LEN(table); i++) {
-		r = &table[i];
+	for (i = 0; i < ibw_opt_table_len; i++) {
+		r = &ibw_opt_table[i];
 		lo[i].name = r->name;
 		lo[i].has_arg = takes_value(r) ? required_argument
 					       : no_argument;
@@ -997,10 +500,11 @@ static int row_of_getopt(int c)
 {
 	unsigned i;
 
-	if (c >= 256 && c < 256 + (int)ARRAY_LEN(table))
+	if (c >= 256 && c < 256 + (int)ibw_opt_table_len)
 		return c - 256;
-	for (i = 0; i < ARRAY_LEN(table); i++)
-		if (table[i].short_name && table[i].short_name == c)
+	for (i = 0; i < ibw_opt_table_len; i++)
+		if (ibw_opt_table[i].short_name &&
+		    ibw_opt_table[i].short_name == c)
 			return (int)i;
 	return -1;
 }
@@ -1015,8 +519,8 @@ static int given(const struct opts *o, const char *name)
 int ibw_opts_load(int argc, char **argv, struct opts *o, char *errs,
 		  size_t errlen)
 {
-	static struct option longopts[ARRAY_LEN(table) + 1];
-	char shortopts[2 * ARRAY_LEN(table) + 1];
+	static struct option longopts[IBW_OPTS_MAX + 1];
+	char shortopts[2 * IBW_OPTS_MAX + 1];
 	const char *path = config_arg(argc, argv);
 	int c, i, failed = 0;
 
@@ -1044,22 +548,22 @@ int ibw_opts_load(int argc, char **argv, struct opts *o, char *errs,
 	if (failed)
 		return -1;
 	if (optind < argc) {
-		opt_err("unexpected argument '%s'\n", argv[optind]);
+		ibw_opt_err("unexpected argument '%s'\n", argv[optind]);
 		return -1;
 	}
 	if (o->textfile && (o->once & 2)) {
-		opt_err("--textfile and --links do not go together\n");
+		ibw_opt_err("--textfile and --links do not go together\n");
 		return -1;
 	}
 	if (o->full && (!(o->once & 1) || (o->once & 2) || o->textfile)) {
-		opt_err("--full goes with --once alone\n");
+		ibw_opt_err("--full goes with --once alone\n");
 		return -1;
 	}
 	if (o->textfile)
 		o->once |= 1;
 	if (o->no_probes && o->once) {
-		opt_err("--once needs the probes; drop "
-			"--no-probes\n");
+		ibw_opt_err("--once needs the probes; drop "
+			    "--no-probes\n");
 		return -1;
 	}
 	/* One round decides: an endport that answers its one ping is up. */
@@ -1068,13 +572,13 @@ int ibw_opts_load(int argc, char **argv, struct opts *o, char *errs,
 	if (o->once && !given(o, "down-after"))
 		o->mon.ping.down_after = 1;
 	if (o->trace && (o->once || o->ping)) {
-		opt_err("--trace goes with neither --once "
-			"nor --ping\n");
+		ibw_opt_err("--trace goes with neither --once "
+			    "nor --ping\n");
 		return -1;
 	}
 	if (o->ping && o->once) {
-		opt_err("--ping and --once do not go "
-			"together\n");
+		ibw_opt_err("--ping and --once do not go "
+			    "together\n");
 		return -1;
 	}
 	/* Where core reads what the table filled in. */
@@ -1137,8 +641,8 @@ void ibw_opts_usage(FILE *f)
 	      "[--ping-type T]\n"
 	      "       ibwatchd --trace TARGET [--reverse] [--confirm]\n",
 	      f);
-	for (i = 0; i < ARRAY_LEN(table); i++) {
-		r = &table[i];
+	for (i = 0; i < ibw_opt_table_len; i++) {
+		r = &ibw_opt_table[i];
 		if (!r->help)
 			continue;
 		if (r->group)
@@ -1198,8 +702,8 @@ void ibw_opts_dump(FILE *f)
 	const char *d;
 	size_t i;
 
-	for (i = 0; i < ARRAY_LEN(table); i++) {
-		r = &table[i];
+	for (i = 0; i < ibw_opt_table_len; i++) {
+		r = &ibw_opt_table[i];
 		if (!r->help)
 			continue;
 		d = default_text(r, def, sizeof(def));
@@ -1243,7 +747,7 @@ static int shares_field(const struct opt *r)
 {
 	const struct opt *p;
 
-	for (p = table; p < r; p++)
+	for (p = ibw_opt_table; p < r; p++)
 		if (p->off == r->off)
 			return 1;
 	return 0;
@@ -1257,8 +761,8 @@ void ibw_opts_diff(const struct opts *run, const struct opts *next,
 	const struct opt *r;
 	size_t i;
 
-	for (i = 0; i < ARRAY_LEN(table); i++) {
-		r = &table[i];
+	for (i = 0; i < ibw_opt_table_len; i++) {
+		r = &ibw_opt_table[i];
 		if (r->when == IBW_OPT_CLI || shares_field(r))
 			continue;
 		if (differs(run, next, r))
@@ -1304,8 +808,8 @@ void ibw_opts_adopt(struct opts *run, struct opts *next)
 	const struct opt *r;
 	size_t i;
 
-	for (i = 0; i < ARRAY_LEN(table); i++) {
-		r = &table[i];
+	for (i = 0; i < ibw_opt_table_len; i++) {
+		r = &ibw_opt_table[i];
 		if (r->when != IBW_OPT_SIGHUP)
 			continue;
 		/* A list would point into @next's storage: none is
