@@ -577,6 +577,8 @@ static void complete_now(struct ibw_engine *e, struct req *r,
 		e->st.cancelled++;
 		break;
 	}
+	ibw_mad_kinds_count(&e->st.kinds, r->mad, res == IBW_MAD_TIMEOUT,
+			    res == IBW_MAD_STATUS);
 	r->r.cb(&d, r->r.arg);
 	free(r);
 }

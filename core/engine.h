@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "loop.h"
+#include "madkind.h"
 #include "transport.h"
 
 #define IBW_DR_MAX_HOPS 63
@@ -187,6 +188,8 @@ struct ibw_engine_stats {
 	/* the engine's loop's wakeups (ibw_loop_wakeups): not the
 	 * engine's own count, but where its readers already look */
 	uint64_t loop_wakeups;
+	/* requests as they ended, by class, method and attribute */
+	struct ibw_mad_kinds kinds;
 };
 
 struct ibw_engine;

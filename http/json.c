@@ -24,7 +24,10 @@ json_t *ibw_json_guid(uint64_t guid)
 
 json_t *ibw_json_engine_stats(const struct ibw_engine_stats *st)
 {
-	return json_pack(
+	json_t *a, *kinds = json_array();
+	unsigned i;
+
+	a = json_pack(
 		"{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
 		" s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
 		" s:I, s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
@@ -58,6 +61,23 @@ json_t *ibw_json_engine_stats(const struct ibw_engine_stats *st)
 		(json_int_t)st->blind_waits, "smp_limit",
 		(json_int_t)st->smp_limit, "sa_limit", (json_int_t)st->sa_limit,
 		"recv_queue_size", (json_int_t)st->recv_queue_size);
+	/* what each kind of request came to: a timeout explained by what
+	 * was asked */
+	for (i = 0; i < st->kinds.n && i < IBW_MAD_KINDS; i++) {
+		const struct ibw_mad_kind *k = &st->kinds.k[i];
+		char cls[16], method[16], attr[32];
+
+		ibw_mad_kind_names(k, cls, method, attr);
+		json_array_append_new(
+			kinds,
+			json_pack("{s:s, s:s, s:s, s:I, s:I, s:I}", "class",
+				  cls, "method", method, "attribute", attr,
+				  "requests", (json_int_t)k->requests,
+				  "timeouts", (json_int_t)k->timeouts, "errors",
+				  (json_int_t)k->errors));
+	}
+	json_object_set_new(a, "requests_by_kind", kinds);
+	return a;
 }
 
 json_t *ibw_json_local_port(const struct ibw_local_port *lp,

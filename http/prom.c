@@ -482,6 +482,40 @@ int ibw_prom_render_snapshot_to(const struct ibw_snapshot *s,
 	return rc;
 }
 
+/* The engine's requests by kind: a timeout explained by what was asked. */
+static void prom_kinds(struct ibw_pb *b, const struct ibw_mad_kinds *t)
+{
+	static const char *const fam[3][2] = {
+		{ "ibwatch_mad_requests_total",
+		  "Requests ended, by management class, method and "
+		  "attribute." },
+		{ "ibwatch_mad_request_timeouts_total",
+		  "Requests that ran out of tries, by kind." },
+		{ "ibwatch_mad_request_errors_total",
+		  "Requests answered with an error status, by kind." },
+	};
+	unsigned f, i, n = t->n < IBW_MAD_KINDS ? t->n : IBW_MAD_KINDS;
+
+	if (!n)
+		return;
+	for (f = 0; f < 3; f++) {
+		ibw_pb_family(b, fam[f][0], "counter", fam[f][1]);
+		for (i = 0; i < n; i++) {
+			const struct ibw_mad_kind *k = &t->k[i];
+			char cls[16], method[16], attr[32];
+			uint64_t v = f == 0   ? k->requests
+				     : f == 1 ? k->timeouts
+					      : k->errors;
+
+			ibw_mad_kind_names(k, cls, method, attr);
+			ibw_pb_put(b,
+				   "%s{class=\"%s\",method=\"%s\","
+				   "attribute=\"%s\"} %" PRIu64 "\n",
+				   fam[f][0], cls, method, attr, v);
+		}
+	}
+}
+
 /* process_* as the Go client (the exporter's) writes them. */
 static void process_families(struct ibw_pb *b)
 {
@@ -570,6 +604,7 @@ char *ibw_prom_render_live(const struct ibw_snapshot *s,
 			      "Tries sent again.");
 		ibw_pb_put(&b, "ibwatch_mad_retries_total %" PRIu64 "\n",
 			   st->retries);
+		prom_kinds(&b, &st->kinds);
 	}
 	if (ax) {
 		ibw_pb_family(

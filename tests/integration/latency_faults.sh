@@ -99,6 +99,15 @@ for n in 1 2; do
 		jq -e '.sweeps.unreachable_ports == 3 and .sweeps.counters.timeouts == 9 and .sweeps.counters.errors == 0' swept$n.json
 done
 
+# The engine says what timed out, by kind (class, method, attribute):
+# the dead ports' three reads, in both sweeps at least.
+check "timeouts by kind: PortCounters, PortCountersExtended and PortVLXmitWaitCounters Gets, 6 or more each ($(jq -c '[.engine.requests_by_kind[] | select(.timeouts > 0) | "\(.class) \(.method) \(.attribute) \(.timeouts)/\(.requests)"]' swept2.json))" \
+	jq -e '[.engine.requests_by_kind[] | select(.class == "PerfMgt" and .method == "Get" and .timeouts >= 6) | .attribute] as $a
+		| ["PortCounters", "PortCountersExtended", "PortVLXmitWaitCounters"] - $a == []' swept2.json
+curl -s -m 10 "$U/metrics" >kinds.prom
+check "... and on /metrics, by the same labels" \
+	grep -qE '^ibwatch_mad_request_timeouts_total\{class="PerfMgt",method="Get",attribute="PortCounters"\} ([6-9]|[1-9][0-9]+)$' kinds.prom
+
 # They answer again.
 : >"$IBW_KM_DEAD_FILE"
 for _ in $(seq 1 100); do

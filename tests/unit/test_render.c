@@ -255,6 +255,46 @@ static void promtool_clean(const char *text, size_t len)
 		fail_msg("promtool (exit %d) says:\n%s", rc, out);
 }
 
+/* The engine's requests by kind on /metrics: one row a kind in each of
+ * the three families, named by the IBA's names, and promtool content. */
+static void test_request_kinds(void **state)
+{
+	struct ibw_snapshot *s = ibw_test_snapshot();
+	struct ibw_engine_stats st = { 0 };
+	uint8_t mad[24] = { 1, 0x04, 1, 0x01 };
+	size_t len;
+	char *text;
+	unsigned i;
+
+	(void)state;
+	mad[17] = 0x1f;
+	for (i = 0; i < 5; i++)
+		ibw_mad_kinds_count(&st.kinds, mad, i < 3, 0);
+	/* more kinds than the table keeps: the rest share "other" */
+	for (i = 0; i < 40; i++) {
+		mad[16] = (uint8_t)(0x80 + i);
+		ibw_mad_kinds_count(&st.kinds, mad, 0, 1);
+	}
+	text = ibw_prom_render_live(s, &st, NULL, T0, NULL, &len);
+	assert_non_null(strstr(
+		text,
+		"\nibwatch_mad_request_timeouts_total{class=\"PerfMgt\","
+		"method=\"Get\",attribute=\"PortExtendedSpeedsCounters\"} "
+		"3\n"));
+	assert_non_null(strstr(
+		text,
+		"\nibwatch_mad_requests_total{class=\"PerfMgt\","
+		"method=\"Get\",attribute=\"PortExtendedSpeedsCounters\"} "
+		"5\n"));
+	/* 30 named kinds beside the first, 10 in "other" */
+	assert_non_null(strstr(
+		text, "\nibwatch_mad_request_errors_total{class=\"other\","
+		      "method=\"other\",attribute=\"other\"} 10\n"));
+	promtool_clean(text, len);
+	free(text);
+	ibw_snapshot_unref(s);
+}
+
 static void test_promtool_finds_nothing(void **state)
 {
 	struct ibw_snapshot *s = ibw_test_snapshot();
@@ -335,8 +375,18 @@ static void test_json_documents(void **state)
 	struct ibw_port_filter all = { 0, 0, -1, 0 }, errs = { 0, 0, -1, 1 };
 	struct ibw_engine_stats st = { 0 };
 	struct ibw_jw w;
+	uint8_t mad[24] = { 1, 0x04, 1, 0x01 };
 	char *t;
 
+	/* requests by kind: PerfMgt Get PortCounters twice, one timed out;
+	 * an SMP Get of an attribute without a name, answered in error */
+	mad[17] = 0x12;
+	ibw_mad_kinds_count(&st.kinds, mad, 0, 0);
+	ibw_mad_kinds_count(&st.kinds, mad, 1, 0);
+	mad[1] = 0x81;
+	mad[16] = 0xbe;
+	mad[17] = 0xef;
+	ibw_mad_kinds_count(&st.kinds, mad, 0, 1);
 	ibw_jw_init(&w);
 	ibw_json_write_ports(&w, s, &all);
 	t = written(&w);
@@ -1859,6 +1909,7 @@ int main(void)
 		cmocka_unit_test(test_metrics_document),
 		cmocka_unit_test(test_metrics_structure),
 		cmocka_unit_test(test_promtool_finds_nothing),
+		cmocka_unit_test(test_request_kinds),
 		cmocka_unit_test(test_openmetrics),
 		cmocka_unit_test(test_json_documents),
 		cmocka_unit_test(test_events_written),

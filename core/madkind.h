@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Kinds of MAD request (management class, method, attribute) and what
+ * each kind's requests came to: the engine keeps a small table of them
+ * in its stats, so that a timeout is explained by what was asked
+ * (/api/v1/status, /metrics). Names are the IBA's, as perfquery and
+ * libibmad spell them.
+ */
+#ifndef IBW_MADKIND_H
+#define IBW_MADKIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The kinds kept; once they are all taken, one slot counts the rest. */
+#define IBW_MAD_KINDS 32
+
+struct ibw_mad_kind {
+	uint8_t mgmt_class; /* 0: the slot of every other kind */
+	uint8_t method;
+	uint16_t attr;
+	uint64_t requests; /* ended, whatever the result */
+	uint64_t timeouts; /* of them, out of tries */
+	uint64_t errors; /* of them, answered with an error status */
+};
+
+struct ibw_mad_kinds {
+	struct ibw_mad_kind k[IBW_MAD_KINDS]; /* in the order first seen */
+	unsigned n;
+};
+
+/* A request of @mad's kind (its MAD header) ended: @timeout if it ran
+ * out of tries, @error if it was answered with an error status. */
+void ibw_mad_kinds_count(struct ibw_mad_kinds *t, const uint8_t *mad,
+			 int timeout, int error);
+
+/* "PerfMgt" ... or NULL for a class, method or attribute without a name
+ * here (a renderer shows its number). */
+const char *ibw_mad_class_str(uint8_t mgmt_class);
+const char *ibw_mad_method_str(uint8_t method);
+const char *ibw_mad_attr_str(uint8_t mgmt_class, uint16_t attr);
+
+/* @k's class, method and attribute as text into the three buffers
+ * (names, else "0x.." numbers; "other" for the slot of the rest). */
+void ibw_mad_kind_names(const struct ibw_mad_kind *k, char cls[16],
+			char method[16], char attr[32]);
+
+#endif
