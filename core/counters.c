@@ -263,6 +263,19 @@ static void pma_dest(struct ibw_counters *c, uint64_t guid, uint16_t lid,
 	}
 }
 
+/* The PerfMgt attributes a PMA need not implement: the detail counters,
+ * PortVLXmitWaitCounters, PortExtendedSpeedsCounters and the
+ * congestion counters (IBA 16.1.4, annex A10). */
+static int optional_attr(uint16_t attr)
+{
+	/* 0x15, 0x16: PortRcvErrorDetails, PortXmitDiscardDetails; 0x30 to
+	 * 0x35: core/cong.h's */
+	return attr == 0x0015 || attr == 0x0016 ||
+	       attr == IBW_ATTR_PORT_VL_XMIT_WAIT ||
+	       attr == IBW_ATTR_PORT_EXT_SPEEDS ||
+	       (attr >= 0x0030 && attr <= 0x0035);
+}
+
 /* One PerfMgt MAD of the sweep to the PMA of node @guid at @lid (or
  * where it redirected us), with @payload (IB_PC_DATA_SZ bytes) or none;
  * counted as pending once it is submitted. Negative errno when not. */
@@ -283,6 +296,10 @@ int ibw_ctr_pma_submit_tries(struct ibw_counters *c, uint64_t guid,
 	r.data_len = payload ? IB_PC_DATA_SZ : 0;
 	r.timeout_ms = c->o.timeout_ms;
 	r.retries = retries;
+	/* Attributes a PMA may implement and still never answer (ibsim's
+	 * drops PortExtendedSpeedsCounters): silence is learned once */
+	if (method == IBW_METHOD_GET && optional_attr(attr))
+		r.flags = IBW_MAD_F_OPTIONAL;
 	r.cb = cb;
 	r.arg = arg;
 	rc = ibw_engine_submit(c->e, &r);

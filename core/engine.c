@@ -53,6 +53,10 @@ struct req {
 	uint8_t try_state;
 	struct req *fprev, *fnext;
 	uint64_t try_seq;
+	/* IBW_MAD_F_OPTIONAL: ended unsent (its kind silent), or the one
+	 * request of a silent kind out (its kind's index + 1) */
+	uint8_t skipped;
+	uint8_t probe;
 };
 
 /* TRY_BLIND: a wait no later try has overtaken yet (on the blind list,
@@ -110,6 +114,8 @@ struct ibw_engine {
 	struct dest_q *blk_head[3], *blk_tail[3];
 
 	struct req *done_head, *done_tail; /* completed, callback due */
+	/* requests out of each silent kind of st.kinds (0 or 1) */
+	uint8_t probing[IBW_MAD_KINDS];
 	struct ibw_timer *done_timer;
 
 	ibw_request_cb req_cb;
@@ -545,6 +551,55 @@ static void leave_flight(struct ibw_engine *e, struct req *r,
 		unblock(e, g);
 }
 
+/* What @r's kind came to, as it ends with @res. */
+static void count_kind(struct ibw_engine *e, struct req *r,
+		       enum ibw_mad_result res)
+{
+	struct ibw_mad_kind *k = ibw_mad_kinds_get(&e->st.kinds, r->mad);
+
+	k->requests++;
+	if (r->skipped)
+		k->skipped++;
+	else if (res == IBW_MAD_TIMEOUT)
+		k->timeouts++;
+	if (res == IBW_MAD_STATUS)
+		k->errors++;
+	if (res == IBW_MAD_OK || res == IBW_MAD_STATUS)
+		k->answered++;
+	if (r->probe)
+		e->probing[r->probe - 1] = 0;
+}
+
+/* A try of @r went unanswered. */
+static void kind_try_timeout(struct ibw_engine *e, const struct req *r)
+{
+	ibw_mad_kinds_get(&e->st.kinds, r->mad)->try_timeouts++;
+}
+
+/*
+ * Whether @r (IBW_MAD_F_OPTIONAL) ends unsent: its kind has never been
+ * answered, IBW_MAD_SILENT_TRIES of its tries went unanswered, and one
+ * of it is out already. Else, for a silent kind, @r is that one.
+ */
+static int skip_silent(struct ibw_engine *e, struct req *r)
+{
+	struct ibw_mad_kind *k;
+	unsigned i;
+
+	if (!(r->r.flags & IBW_MAD_F_OPTIONAL))
+		return 0;
+	k = ibw_mad_kinds_get(&e->st.kinds, r->mad);
+	i = (unsigned)(k - e->st.kinds.k);
+	if (!k->mgmt_class || k->answered ||
+	    k->try_timeouts < IBW_MAD_SILENT_TRIES)
+		return 0;
+	if (e->probing[i])
+		return 1;
+	e->probing[i] = 1;
+	r->probe = (uint8_t)(i + 1);
+	return 0;
+}
+
 static void complete_now(struct ibw_engine *e, struct req *r,
 			 enum ibw_mad_result res, int status,
 			 const struct ibw_rx *rx, uint64_t now)
@@ -565,7 +620,10 @@ static void complete_now(struct ibw_engine *e, struct req *r,
 		e->st.ok++;
 		break;
 	case IBW_MAD_TIMEOUT:
-		e->st.timeouts++;
+		if (r->skipped)
+			e->st.skipped++;
+		else
+			e->st.timeouts++;
 		break;
 	case IBW_MAD_STATUS:
 		e->st.status_errors++;
@@ -577,8 +635,7 @@ static void complete_now(struct ibw_engine *e, struct req *r,
 		e->st.cancelled++;
 		break;
 	}
-	ibw_mad_kinds_count(&e->st.kinds, r->mad, res == IBW_MAD_TIMEOUT,
-			    res == IBW_MAD_STATUS);
+	count_kind(e, r, res);
 	r->r.cb(&d, r->r.arg);
 	free(r);
 }
@@ -650,6 +707,19 @@ static void pump(struct ibw_engine *e)
 		unsigned g = class_group(r->mad[1]);
 		int rc;
 
+		if (!r->probe && skip_silent(e, r)) {
+			/* a silent kind's: it ends now, as a timeout */
+			q->head = r->next;
+			if (!q->head)
+				q->tail = NULL;
+			r->next = NULL;
+			e->st.queued--;
+			r->skipped = 1;
+			finish(e, r, IBW_MAD_TIMEOUT, ETIMEDOUT);
+			run_push(e, q);
+			dest_put(e, q);
+			continue;
+		}
 		if (e->grp_inflight[g] >= e->grp_cap[g]) {
 			block(e, q, g);
 			continue;
@@ -861,6 +931,7 @@ static void on_deadline(struct ibw_timer *t, void *arg)
 
 	while ((r = e->fl_head) && r->deadline <= now && n++ <= limit) {
 		e->st.try_timeouts++;
+		kind_try_timeout(e, r);
 		retry_or_fail(e, r, IBW_MAD_TIMEOUT, ETIMEDOUT, now);
 	}
 	pump(e);
@@ -927,6 +998,7 @@ static void handle_rx(struct ibw_engine *e, const struct ibw_rx *rx,
 		 * is the try's timeout: counted once, here. */
 		e->st.try_timeouts++;
 		e->st.kernel_timeouts++;
+		kind_try_timeout(e, r);
 		retry_or_fail(e, r, IBW_MAD_TIMEOUT, ETIMEDOUT, now);
 		pump(e);
 		return;

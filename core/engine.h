@@ -91,9 +91,22 @@ struct ibw_mad_req {
 	size_t data_len;
 	unsigned timeout_ms; /* 0: the engine's default */
 	int retries; /* -1: the engine's default */
+	unsigned flags; /* IBW_MAD_F_* */
 	ibw_mad_cb cb;
 	void *arg;
 };
+
+/*
+ * An attribute a node may never answer (an optional PerfMgt attribute:
+ * ibsim's PMA drops PortExtendedSpeedsCounters, some firmware drops
+ * others). Silence is learned once, across the fabric: while no request
+ * of the kind (class, method, attribute) has ever been answered and
+ * IBW_MAD_SILENT_TRIES of its tries went unanswered, one request of it
+ * goes out at a time and the others end at once as timeouts, unsent
+ * (counted as skipped). The first answer ends that for good.
+ */
+#define IBW_MAD_F_OPTIONAL 1u
+#define IBW_MAD_SILENT_TRIES 16
 
 /* The defaults of struct ibw_engine_config, measured under the latency
  * model (docs/benchmarks.md, "Under modelled hardware latency"). */
@@ -190,6 +203,9 @@ struct ibw_engine_stats {
 	uint64_t loop_wakeups;
 	/* requests as they ended, by class, method and attribute */
 	struct ibw_mad_kinds kinds;
+	/* requests ended unsent as timeouts: their kind is silent
+	 * (IBW_MAD_F_OPTIONAL) */
+	uint64_t skipped;
 };
 
 struct ibw_engine;

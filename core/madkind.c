@@ -9,33 +9,41 @@
 #define CLS_SA 0x03
 #define CLS_PERF 0x04
 
-void ibw_mad_kinds_count(struct ibw_mad_kinds *t, const uint8_t *mad,
-			 int timeout, int error)
+struct ibw_mad_kind *ibw_mad_kinds_get(struct ibw_mad_kinds *t,
+				       const uint8_t *mad)
 {
 	uint8_t cls = mad[1], method = mad[3];
 	uint16_t attr = (uint16_t)(mad[16] << 8 | mad[17]);
-	struct ibw_mad_kind *k = NULL;
+	struct ibw_mad_kind *k;
 	unsigned i;
 
-	for (i = 0; i < t->n && !k; i++)
-		if (t->k[i].mgmt_class == cls && t->k[i].method == method &&
-		    t->k[i].attr == attr)
-			k = &t->k[i];
-	if (!k && t->n < IBW_MAD_KINDS - 1) {
+	for (i = 0; i < t->n && i < IBW_MAD_KINDS; i++) {
+		k = &t->k[i];
+		if (k->mgmt_class == cls && k->method == method &&
+		    k->attr == attr)
+			return k;
+	}
+	if (t->n < IBW_MAD_KINDS - 1) {
 		k = &t->k[t->n++];
 		k->mgmt_class = cls;
 		k->method = method;
 		k->attr = attr;
+		return k;
 	}
-	if (!k) {
-		/* the last slot: every kind beyond the others */
-		k = &t->k[IBW_MAD_KINDS - 1];
-		memset(k, 0, offsetof(struct ibw_mad_kind, requests));
-		t->n = IBW_MAD_KINDS;
-	}
+	/* the last slot: every kind beyond the others */
+	t->n = IBW_MAD_KINDS;
+	return &t->k[IBW_MAD_KINDS - 1];
+}
+
+void ibw_mad_kinds_count(struct ibw_mad_kinds *t, const uint8_t *mad,
+			 int timeout, int error)
+{
+	struct ibw_mad_kind *k = ibw_mad_kinds_get(t, mad);
+
 	k->requests++;
 	k->timeouts += timeout != 0;
 	k->errors += error != 0;
+	k->answered += !timeout;
 }
 
 const char *ibw_mad_class_str(uint8_t c)

@@ -22,6 +22,11 @@ struct ibw_mad_kind {
 	uint64_t requests; /* ended, whatever the result */
 	uint64_t timeouts; /* of them, out of tries */
 	uint64_t errors; /* of them, answered with an error status */
+	uint64_t answered; /* of them, answered (well or with an error) */
+	/* of them, ended at once unsent: the kind is silent (engine.h,
+	 * IBW_MAD_F_OPTIONAL) */
+	uint64_t skipped;
+	uint64_t try_timeouts; /* tries of the kind that went unanswered */
 };
 
 struct ibw_mad_kinds {
@@ -29,8 +34,13 @@ struct ibw_mad_kinds {
 	unsigned n;
 };
 
-/* A request of @mad's kind (its MAD header) ended: @timeout if it ran
- * out of tries, @error if it was answered with an error status. */
+/* The slot of @mad's kind (its MAD header), taken if new; once the
+ * table is full, the slot of every other kind (mgmt_class 0). */
+struct ibw_mad_kind *ibw_mad_kinds_get(struct ibw_mad_kinds *t,
+				       const uint8_t *mad);
+
+/* A request of @mad's kind ended: @timeout if it ran out of tries,
+ * @error if it was answered with an error status, else answered. */
 void ibw_mad_kinds_count(struct ibw_mad_kinds *t, const uint8_t *mad,
 			 int timeout, int error);
 

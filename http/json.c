@@ -70,13 +70,18 @@ json_t *ibw_json_engine_stats(const struct ibw_engine_stats *st)
 		ibw_mad_kind_names(k, cls, method, attr);
 		json_array_append_new(
 			kinds,
-			json_pack("{s:s, s:s, s:s, s:I, s:I, s:I}", "class",
-				  cls, "method", method, "attribute", attr,
-				  "requests", (json_int_t)k->requests,
+			json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:b}",
+				  "class", cls, "method", method, "attribute",
+				  attr, "requests", (json_int_t)k->requests,
 				  "timeouts", (json_int_t)k->timeouts, "errors",
-				  (json_int_t)k->errors));
+				  (json_int_t)k->errors, "skipped",
+				  (json_int_t)k->skipped, "silent",
+				  k->mgmt_class && !k->answered &&
+					  k->try_timeouts >=
+						  IBW_MAD_SILENT_TRIES));
 	}
 	json_object_set_new(a, "requests_by_kind", kinds);
+	json_object_set_new(a, "skipped", ibw_json_u64(st->skipped));
 	return a;
 }
 

@@ -485,7 +485,7 @@ int ibw_prom_render_snapshot_to(const struct ibw_snapshot *s,
 /* The engine's requests by kind: a timeout explained by what was asked. */
 static void prom_kinds(struct ibw_pb *b, const struct ibw_mad_kinds *t)
 {
-	static const char *const fam[3][2] = {
+	static const char *const fam[4][2] = {
 		{ "ibwatch_mad_requests_total",
 		  "Requests ended, by management class, method and "
 		  "attribute." },
@@ -493,19 +493,23 @@ static void prom_kinds(struct ibw_pb *b, const struct ibw_mad_kinds *t)
 		  "Requests that ran out of tries, by kind." },
 		{ "ibwatch_mad_request_errors_total",
 		  "Requests answered with an error status, by kind." },
+		{ "ibwatch_mad_requests_skipped_total",
+		  "Requests of a kind no node has answered, ended unsent as "
+		  "timeouts while one of it is out." },
 	};
 	unsigned f, i, n = t->n < IBW_MAD_KINDS ? t->n : IBW_MAD_KINDS;
 
 	if (!n)
 		return;
-	for (f = 0; f < 3; f++) {
+	for (f = 0; f < 4; f++) {
 		ibw_pb_family(b, fam[f][0], "counter", fam[f][1]);
 		for (i = 0; i < n; i++) {
 			const struct ibw_mad_kind *k = &t->k[i];
 			char cls[16], method[16], attr[32];
 			uint64_t v = f == 0   ? k->requests
 				     : f == 1 ? k->timeouts
-					      : k->errors;
+				     : f == 2 ? k->errors
+					      : k->skipped;
 
 			ibw_mad_kind_names(k, cls, method, attr);
 			ibw_pb_put(b,

@@ -15,6 +15,9 @@
 #   echo silent   --once with IBW_KM_UNSUPPORTED=0 (no host answers the
 #                 echo class at all, as ibsim: every first echo waits
 #                 out its timeout)
+#   PESC silent   --once with IBW_KM_PESC=0 (no PMA answers
+#                 PortExtendedSpeedsCounters, as ibsim, though every
+#                 port says it has extended speeds)
 # and, beside them, the sweep alone in one process (bench_sweep's warm
 # sweeps, the isolated figure of docs/benchmarks.md). Reported: medians
 # of the counter sweep's duration and its timeouts as the sweep counts
@@ -77,6 +80,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 		once "$name-pings" --
 		once "$name-psc0" IBW_KM_PSC=0 --
 		once "$name-echo0" IBW_KM_UNSUPPORTED=0 --
+		once "$name-pesc0" IBW_KM_PESC=0 --
 		base=$(med "$name-alone" 1)
 		ref=-
 		if [ "$name" = a ] && [ -z "${SKIP_REF:-}" ]; then
@@ -90,7 +94,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 			"sweep to" "eng. to" waits "--once s" "MADs"
 		printf '%-14s %10.1f %9s %9s %8s %8s %9s %8s\n' "isolated" \
 			"$(echo "$iso * 1000" | bc -l)" "$(printf '%.2f' "$(echo "$iso * 1000 / $base" | bc -l)")" - - - - -
-		for k in alone pings psc0 echo0; do
+		for k in alone pings psc0 echo0 pesc0; do
 			printf '%-14s %10.1f %9.2f %9s %8s %8s %9s %8s\n' "$k" \
 				"$(med "$name-$k" 1)" "$(echo "$(med "$name-$k" 1) / $base" | bc -l)" \
 				"$(med "$name-$k" 2)" "$(med "$name-$k" 3)" "$(med "$name-$k" 4)" \

@@ -115,4 +115,20 @@ for _ in $(seq 1 100); do
 	sleep 0.1
 done
 check "when they answer again all 32 are up" bash -c "curl -s -m 5 $U/api/v1/endports | jq -e '[.[] | select(.state == \"up\")] | length == 32' >/dev/null"
+
+# Silence learned once (issue 37): with no PMA answering
+# PortExtendedSpeedsCounters (IBW_KM_PESC=0, as ibsim, though every port
+# says it has extended speeds), --once pays the deadline for the tries
+# out before the kind is known silent, then sends one at a time and ends
+# the rest at once; every port's PortCounters are read all the same.
+IBW_KM_PESC=0 at node0002 "$IBWATCHD" --once --no-state-file --no-ping \
+	>pesc0.json 2>pesc0.err
+pesc() { jq -c '.status.engine.requests_by_kind[] | select(.attribute == "PortExtendedSpeedsCounters")' pesc0.json; }
+check "PESC silent everywhere: the kind is silent, most of its reads skipped ($(pesc))" \
+	jq -e '.status.engine.requests_by_kind[] | select(.attribute == "PortExtendedSpeedsCounters")
+		| .silent and .skipped > 0 and .timeouts >= 16
+		  and .requests == .timeouts + .skipped and .errors == 0' pesc0.json
+check "... every port's counters read all the same ($(jq -c '[.status.sweeps.unreachable_ports, .status.sweeps.counters.mads]' pesc0.json))" \
+	jq -e '.status.sweeps.unreachable_ports == 0 and
+		(.status.engine.requests_by_kind[] | select(.attribute == "PortCounters") | .timeouts == 0 and .requests > 0)' pesc0.json
 finish

@@ -229,6 +229,107 @@ static void test_deadline_expiry(void **state)
 	assert_int_equal(ibw_mem_sent_count(f->t), 1);
 }
 
+static void submit_pma(struct fx *f, uint16_t lid, uint16_t attr,
+		       unsigned flags, struct outcome *o)
+{
+	struct ibw_mad_req r;
+
+	memset(&r, 0, sizeof(r));
+	ibw_dest_lid(&r.dest, lid);
+	r.mgmt_class = IBW_CLASS_PERF;
+	r.method = IBW_METHOD_GET;
+	r.attr_id = attr;
+	r.retries = 0;
+	r.flags = flags;
+	r.cb = on_done;
+	r.arg = o;
+	assert_int_equal(ibw_engine_submit(f->e, &r), 0);
+}
+
+static const struct ibw_mad_kind *kind_of(const struct ibw_engine_stats *st,
+					  uint16_t attr)
+{
+	unsigned i;
+
+	for (i = 0; i < st->kinds.n; i++)
+		if (st->kinds.k[i].mgmt_class == IBW_CLASS_PERF &&
+		    st->kinds.k[i].attr == attr)
+			return &st->kinds.k[i];
+	return NULL;
+}
+
+/*
+ * Silence learned once (IBW_MAD_F_OPTIONAL): an attribute no node has
+ * answered, after IBW_MAD_SILENT_TRIES unanswered tries, goes out one at
+ * a time and the rest end at once as timeouts, unsent and counted as
+ * skipped; a request without the flag is never skipped; the first answer
+ * to the one out ends the silence.
+ */
+static void test_silence_learned(void **state)
+{
+	struct fx *f = *state;
+	struct outcome first[IBW_MAD_SILENT_TRIES], later[40], plain[4],
+		again[8];
+	struct ibw_engine_stats st;
+	const struct ibw_mad_kind *k;
+	uint8_t req[IBW_MAD_SIZE];
+	unsigned i, n, sent0;
+
+	memset(first, 0, sizeof(first));
+	memset(later, 0, sizeof(later));
+	memset(plain, 0, sizeof(plain));
+	memset(again, 0, sizeof(again));
+	for (i = 0; i < IBW_MAD_SILENT_TRIES; i++)
+		submit_pma(f, (uint16_t)(10 + i), IBW_ATTR_PORT_EXT_SPEEDS,
+			   IBW_MAD_F_OPTIONAL, &first[i]);
+	RUN_UNTIL(f, first[IBW_MAD_SILENT_TRIES - 1].calls);
+	st = stats(f);
+	assert_int_equal(st.timeouts, IBW_MAD_SILENT_TRIES);
+	assert_int_equal(st.skipped, 0);
+	sent0 = ibw_mem_sent_count(f->t);
+	assert_int_equal(sent0, IBW_MAD_SILENT_TRIES);
+
+	/* Now silent: of 40 more, one goes out, 39 end at once. */
+	for (i = 0; i < 40; i++)
+		submit_pma(f, (uint16_t)(100 + i), IBW_ATTR_PORT_EXT_SPEEDS,
+			   IBW_MAD_F_OPTIONAL, &later[i]);
+	/* ... and the same attribute without the flag is sent as ever */
+	for (i = 0; i < 4; i++)
+		submit_pma(f, (uint16_t)(200 + i), IBW_ATTR_PORT_EXT_SPEEDS, 0,
+			   &plain[i]);
+	run_past(f, 5);
+	for (i = 0, n = 0; i < 40; i++)
+		n += later[i].calls && later[i].d.result == IBW_MAD_TIMEOUT &&
+		     later[i].d.tries == 0;
+	assert_int_equal(n, 39);
+	assert_int_equal(ibw_mem_sent_count(f->t), sent0 + 1 + 4);
+	st = stats(f);
+	assert_int_equal(st.skipped, 39);
+	k = kind_of(&st, IBW_ATTR_PORT_EXT_SPEEDS);
+	assert_non_null(k);
+	assert_int_equal(k->skipped, 39);
+	assert_int_equal(k->answered, 0);
+
+	/* The one out is answered: the kind is heard, nothing skipped. */
+	for (i = 0; i < sent0; i++)
+		ibw_mem_next_sent(f->t, req, NULL);
+	ibw_mem_next_sent(f->t, req, NULL);
+	answer(f, req, 0, 1);
+	RUN_UNTIL(f, stats(f).ok == 1);
+	for (i = 0, n = 0; i < 40; i++)
+		n += later[i].calls && later[i].d.result == IBW_MAD_OK;
+	assert_int_equal(n, 1);
+	st = stats(f);
+	assert_int_equal(kind_of(&st, IBW_ATTR_PORT_EXT_SPEEDS)->answered, 1);
+	sent0 = ibw_mem_sent_count(f->t);
+	for (i = 0; i < 8; i++)
+		submit_pma(f, (uint16_t)(300 + i), IBW_ATTR_PORT_EXT_SPEEDS,
+			   IBW_MAD_F_OPTIONAL, &again[i]);
+	run_past(f, 5);
+	assert_int_equal(ibw_mem_sent_count(f->t), sent0 + 8);
+	assert_int_equal(stats(f).skipped, 39);
+}
+
 static void test_retries_then_timeout(void **state)
 {
 	struct fx *f = *state;
@@ -1231,6 +1332,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_only_low_32_tid_bits_matter,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_deadline_expiry, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_silence_learned, fx_setup,
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_retries_then_timeout,
 						fx_setup, fx_teardown),
