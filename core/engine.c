@@ -53,8 +53,9 @@ struct req {
 	uint8_t try_state;
 	struct req *fprev, *fnext;
 	uint64_t try_seq;
+	uint8_t kind; /* its slot in st.kinds, found once at submit */
 	/* IBW_MAD_F_OPTIONAL: ended unsent (its kind silent), or the one
-	 * request of a silent kind out (its kind's index + 1) */
+	 * request of a silent kind out */
 	uint8_t skipped;
 	uint8_t probe;
 };
@@ -555,7 +556,7 @@ static void leave_flight(struct ibw_engine *e, struct req *r,
 static void count_kind(struct ibw_engine *e, struct req *r,
 		       enum ibw_mad_result res)
 {
-	struct ibw_mad_kind *k = ibw_mad_kinds_get(&e->st.kinds, r->mad);
+	struct ibw_mad_kind *k = &e->st.kinds.k[r->kind];
 
 	k->requests++;
 	if (r->skipped)
@@ -567,36 +568,23 @@ static void count_kind(struct ibw_engine *e, struct req *r,
 	if (res == IBW_MAD_OK || res == IBW_MAD_STATUS)
 		k->answered++;
 	if (r->probe)
-		e->probing[r->probe - 1] = 0;
-}
-
-/* A try of @r went unanswered. */
-static void kind_try_timeout(struct ibw_engine *e, const struct req *r)
-{
-	ibw_mad_kinds_get(&e->st.kinds, r->mad)->try_timeouts++;
+		e->probing[r->kind] = 0;
 }
 
 /*
- * Whether @r (IBW_MAD_F_OPTIONAL) ends unsent: its kind has never been
- * answered, IBW_MAD_SILENT_TRIES of its tries went unanswered, and one
- * of it is out already. Else, for a silent kind, @r is that one.
+ * Whether @r (IBW_MAD_F_OPTIONAL) ends unsent: its kind is silent
+ * (ibw_mad_kind_silent) and one of it is out already. Else, for a
+ * silent kind, @r is that one.
  */
 static int skip_silent(struct ibw_engine *e, struct req *r)
 {
-	struct ibw_mad_kind *k;
-	unsigned i;
-
-	if (!(r->r.flags & IBW_MAD_F_OPTIONAL))
+	if (!(r->r.flags & IBW_MAD_F_OPTIONAL) ||
+	    !ibw_mad_kind_silent(&e->st.kinds.k[r->kind]))
 		return 0;
-	k = ibw_mad_kinds_get(&e->st.kinds, r->mad);
-	i = (unsigned)(k - e->st.kinds.k);
-	if (!k->mgmt_class || k->answered ||
-	    k->try_timeouts < IBW_MAD_SILENT_TRIES)
-		return 0;
-	if (e->probing[i])
+	if (e->probing[r->kind])
 		return 1;
-	e->probing[i] = 1;
-	r->probe = (uint8_t)(i + 1);
+	e->probing[r->kind] = 1;
+	r->probe = 1;
 	return 0;
 }
 
@@ -851,6 +839,8 @@ int ibw_engine_submit(struct ibw_engine *e, const struct ibw_mad_req *q)
 		free(r);
 		return rc;
 	}
+	r->kind = (uint8_t)(ibw_mad_kinds_get(&e->st.kinds, r->mad) -
+			    e->st.kinds.k);
 	dq = dest_get(e, dest_key(&q->dest));
 	if (!dq) {
 		free(r);
@@ -931,7 +921,7 @@ static void on_deadline(struct ibw_timer *t, void *arg)
 
 	while ((r = e->fl_head) && r->deadline <= now && n++ <= limit) {
 		e->st.try_timeouts++;
-		kind_try_timeout(e, r);
+		e->st.kinds.k[r->kind].try_timeouts++;
 		retry_or_fail(e, r, IBW_MAD_TIMEOUT, ETIMEDOUT, now);
 	}
 	pump(e);
@@ -998,7 +988,7 @@ static void handle_rx(struct ibw_engine *e, const struct ibw_rx *rx,
 		 * is the try's timeout: counted once, here. */
 		e->st.try_timeouts++;
 		e->st.kernel_timeouts++;
-		kind_try_timeout(e, r);
+		e->st.kinds.k[r->kind].try_timeouts++;
 		retry_or_fail(e, r, IBW_MAD_TIMEOUT, ETIMEDOUT, now);
 		pump(e);
 		return;

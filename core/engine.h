@@ -99,14 +99,13 @@ struct ibw_mad_req {
 /*
  * An attribute a node may never answer (an optional PerfMgt attribute:
  * ibsim's PMA drops PortExtendedSpeedsCounters, some firmware drops
- * others). Silence is learned once, across the fabric: while no request
- * of the kind (class, method, attribute) has ever been answered and
- * IBW_MAD_SILENT_TRIES of its tries went unanswered, one request of it
- * goes out at a time and the others end at once as timeouts, unsent
- * (counted as skipped). The first answer ends that for good.
+ * others). Silence is learned once, across the fabric: while the kind
+ * (class, method, attribute) is silent (madkind.h: never answered, and
+ * IBW_MAD_SILENT_TRIES of its tries unanswered), one request of it goes
+ * out at a time and the others end at once as timeouts, unsent (counted
+ * as skipped). The first answer ends that for good.
  */
 #define IBW_MAD_F_OPTIONAL 1u
-#define IBW_MAD_SILENT_TRIES 16
 
 /* The defaults of struct ibw_engine_config, measured under the latency
  * model (docs/benchmarks.md, "Under modelled hardware latency"). */

@@ -39,6 +39,18 @@ struct ibw_mad_kinds {
 struct ibw_mad_kind *ibw_mad_kinds_get(struct ibw_mad_kinds *t,
 				       const uint8_t *mad);
 
+/* Tries of a kind that went unanswered before it may be silent. */
+#define IBW_MAD_SILENT_TRIES 16
+
+/* Silent: a kind no node has ever answered, well or with an error, of
+ * which IBW_MAD_SILENT_TRIES tries went unanswered (never the slot of
+ * every other kind). The engine sends one of it at a time then. */
+static inline int ibw_mad_kind_silent(const struct ibw_mad_kind *k)
+{
+	return k->mgmt_class && !k->answered &&
+	       k->try_timeouts >= IBW_MAD_SILENT_TRIES;
+}
+
 /* A request of @mad's kind ended: @timeout if it ran out of tries,
  * @error if it was answered with an error status, else answered. */
 void ibw_mad_kinds_count(struct ibw_mad_kinds *t, const uint8_t *mad,

@@ -76,9 +76,7 @@ json_t *ibw_json_engine_stats(const struct ibw_engine_stats *st)
 				  "timeouts", (json_int_t)k->timeouts, "errors",
 				  (json_int_t)k->errors, "skipped",
 				  (json_int_t)k->skipped, "silent",
-				  k->mgmt_class && !k->answered &&
-					  k->try_timeouts >=
-						  IBW_MAD_SILENT_TRIES));
+				  ibw_mad_kind_silent(k)));
 	}
 	json_object_set_new(a, "requests_by_kind", kinds);
 	json_object_set_new(a, "skipped", ibw_json_u64(st->skipped));
