@@ -216,23 +216,20 @@ struct node_cap *ibw_ctr_cap_find(struct ibw_counters *c, uint64_t guid)
 	return i < c->ncaps && c->caps[i].guid == guid ? &c->caps[i] : NULL;
 }
 
-static void cap_set(struct ibw_counters *c, uint64_t guid, uint32_t mask,
-		    uint32_t mask2)
+/* Node @guid's entry, made (no mask yet) if new; NULL without memory.
+ * Entries move when one is made: pointers to others go stale. */
+static struct node_cap *cap_get(struct ibw_counters *c, uint64_t guid)
 {
 	unsigned lo = ibw_ctr_cap_index(c, guid);
 
-	if (lo < c->ncaps && c->caps[lo].guid == guid) {
-		c->caps[lo].capmask = mask;
-		c->caps[lo].capmask2 = mask2;
-		c->caps[lo].have_mask = 1;
-		return;
-	}
+	if (lo < c->ncaps && c->caps[lo].guid == guid)
+		return &c->caps[lo];
 	if (c->ncaps == c->capcap) {
 		unsigned cap = c->capcap ? c->capcap * 2 : 256;
 		struct node_cap *n = realloc(c->caps, cap * sizeof(*n));
 
 		if (!n)
-			return;
+			return NULL;
 		c->caps = n;
 		c->capcap = cap;
 	}
@@ -240,10 +237,21 @@ static void cap_set(struct ibw_counters *c, uint64_t guid, uint32_t mask,
 		(c->ncaps - lo) * sizeof(*c->caps));
 	memset(&c->caps[lo], 0, sizeof(c->caps[lo]));
 	c->caps[lo].guid = guid;
-	c->caps[lo].capmask = mask;
-	c->caps[lo].capmask2 = mask2;
-	c->caps[lo].have_mask = 1;
 	c->ncaps++;
+	return &c->caps[lo];
+}
+
+static void cap_set(struct ibw_counters *c, uint64_t guid, uint32_t mask,
+		    uint32_t mask2)
+{
+	struct node_cap *nc = cap_get(c, guid);
+
+	if (!nc)
+		return;
+	nc->capmask = mask;
+	nc->capmask2 = mask2;
+	nc->have_mask = 1;
+	nc->cpi_lost = 0;
 }
 
 /* Where the PMA of node @guid (at @lid) answers: its LID and QP1, or
@@ -323,6 +331,7 @@ struct cpi_op {
 	struct ibw_counters *c;
 	uint64_t sweep;
 	unsigned job;
+	uint8_t early; /* counted in early_out */
 };
 
 /* None of @j's ports can be read this sweep, for @why. */
@@ -398,9 +407,7 @@ static int follow_redirect(struct ibw_counters *c, unsigned idx,
 	struct node_cap *nc;
 	int was, why;
 
-	if (!ibw_ctr_cap_find(c, j->guid))
-		cap_set(c, j->guid, 0, 0);
-	if (!(nc = ibw_ctr_cap_find(c, j->guid)))
+	if (!(nc = cap_get(c, j->guid)))
 		return 0;
 	nc->have_mask = 0;
 	was = nc->redirect;
@@ -462,41 +469,68 @@ static int redirected_here(struct ibw_counters *c, const struct job *j)
 	       !nc->have_mask;
 }
 
+/* @j's ClassPortInfo came to nothing (@d): its ports stay unread this
+ * sweep, told so now or, when it was sent ahead, at the job's turn. */
+static void cpi_failed(struct ibw_counters *c, struct job *j,
+		       const struct ibw_mad_done *d)
+{
+	enum ibw_ctr_fail why = d->result == IBW_MAD_TIMEOUT
+					? IBW_CTR_FAIL_TIMEOUT
+					: IBW_CTR_FAIL_ERROR;
+	struct node_cap *nc;
+
+	if (d->result == IBW_MAD_TIMEOUT) {
+		c->cur.timeouts++;
+		nc = cap_get(c, j->guid);
+		if (nc && nc->cpi_lost < UINT8_MAX)
+			nc->cpi_lost++;
+	} else {
+		c->cur.errors++;
+	}
+	if (j->early == EARLY_OUT && !j->turn) {
+		j->early = EARLY_FAILED;
+		j->early_fail = (uint8_t)why;
+		return;
+	}
+	j->early = EARLY_NONE;
+	fail_job_ports(c, j, why);
+}
+
 static void cpi_answer(const struct ibw_mad_done *d, void *arg)
 {
 	struct cpi_op *op = arg;
 	struct ibw_counters *c = op->c;
 	struct job *j;
+	int ahead;
 
+	if (op->early && op->sweep == c->sweep_id && c->early_out)
+		c->early_out--;
 	if (!ibw_ctr_settle(c, op->sweep, d)) {
 		free(op);
 		return;
 	}
 	j = &c->jobs[op->job];
-	j->t_end = ibw_now_us();
-	unreserve(c, j);
+	/* sent at the sweep's start, and the job's turn not come yet */
+	ahead = j->early == EARLY_OUT && !j->turn;
+	if (!ahead) {
+		j->t_end = ibw_now_us();
+		unreserve(c, j);
+	}
 	if (d->result == IBW_MAD_OK) {
 		const uint8_t *cpi = d->mad + IB_PC_DATA_OFFS;
 
 		cap_set(c, j->guid, ibw_mad_get(cpi, IB_CPI_CAPMASK_F),
 			ibw_mad_get(cpi, IB_CPI_CAPMASK2_F));
-		ibw_ctr_run_job(c, j);
+		j->early = EARLY_NONE;
+		if (!ahead)
+			ibw_ctr_run_job(c, j);
 	} else if (d->result == IBW_MAD_STATUS &&
 		   (d->status & IB_MAD_STS_REDIRECT) && d->mad &&
 		   d->len >= IBW_MAD_SIZE && !redirected_here(c, j) &&
 		   follow_redirect(c, op->job, d->mad)) {
 		/* asked again where it sent us */
 	} else {
-		/* No ClassPortInfo, no counters: the node's ports stay
-		 * unread this sweep. */
-		if (d->result == IBW_MAD_TIMEOUT)
-			c->cur.timeouts++;
-		else
-			c->cur.errors++;
-		fail_job_ports(c, j,
-			       d->result == IBW_MAD_TIMEOUT
-				       ? IBW_CTR_FAIL_TIMEOUT
-				       : IBW_CTR_FAIL_ERROR);
+		cpi_failed(c, j, d);
 	}
 	free(op);
 	ibw_ctr_sweep_done_if_idle(c);
@@ -512,6 +546,12 @@ static void start_job(struct ibw_counters *c, unsigned idx)
 		ibw_ctr_run_job(c, j);
 		return;
 	}
+	if (j->early == EARLY_FAILED) {
+		/* counted when it failed */
+		j->early = EARLY_NONE;
+		fail_job_ports(c, j, (enum ibw_ctr_fail)j->early_fail);
+		return;
+	}
 	if (nc && nc->redirect == IBW_PMA_REDIRECT_REFUSED &&
 	    nc->lid == j->lid) {
 		fail_job_ports(c, j, IBW_CTR_FAIL_ERROR);
@@ -523,33 +563,118 @@ static void start_job(struct ibw_counters *c, unsigned idx)
 	 * once. */
 	j->reserved = (uint16_t)((3 + (c->o.details ? 2 : 0)) * j->nports + 1);
 	c->reserved += j->reserved;
+	if (j->early == EARLY_OUT) {
+		j->turn = 1; /* the answer starts the ports */
+		return;
+	}
 	start_cpi(c, idx);
 }
 
 /* ClassPortInfo first: its CapabilityMask says which counters the PMA
- * has, and its status whether it is served elsewhere. */
+ * has, and its status whether it is served elsewhere. A node whose last
+ * one went unanswered gets one try: it is asked again every sweep, and
+ * a silent node costs one deadline, not the retries' too. */
 static void start_cpi(struct ibw_counters *c, unsigned idx)
 {
 	struct job *j = &c->jobs[idx];
+	const struct node_cap *nc = ibw_ctr_cap_find(c, j->guid);
+	int ahead = j->early == EARLY_OUT && !j->turn;
 	struct cpi_op *op;
 
 	op = calloc(1, sizeof(*op));
-	if (!op) {
-		unreserve(c, j);
-		c->cur.errors++;
-		fail_job_ports(c, j, IBW_CTR_FAIL_ERROR);
-		return;
-	}
+	if (!op)
+		goto fail;
 	op->c = c;
 	op->sweep = c->sweep_id;
 	op->job = idx;
-	if (ibw_ctr_pma_submit(c, j->guid, j->lid, IBW_METHOD_GET,
-			       IBW_ATTR_CLASS_PORT_INFO, NULL, cpi_answer,
-			       op) < 0) {
+	op->early = (uint8_t)ahead;
+	c->early_out += (unsigned)ahead;
+	if (ibw_ctr_pma_submit_tries(c, j->guid, j->lid, IBW_METHOD_GET,
+				     IBW_ATTR_CLASS_PORT_INFO, NULL,
+				     nc && nc->cpi_lost ? 0 : c->o.retries,
+				     cpi_answer, op) < 0) {
+		c->early_out -= (unsigned)ahead;
 		free(op);
-		unreserve(c, j);
-		c->cur.errors++;
-		fail_job_ports(c, j, IBW_CTR_FAIL_ERROR);
+		goto fail;
+	}
+	return;
+fail:
+	c->cur.errors++;
+	if (ahead) {
+		j->early = EARLY_FAILED;
+		j->early_fail = IBW_CTR_FAIL_ERROR;
+		return;
+	}
+	j->early = EARLY_NONE;
+	unreserve(c, j);
+	fail_job_ports(c, j, IBW_CTR_FAIL_ERROR);
+}
+
+/*
+ * Every PMA whose ClassPortInfo is not known (a new node, one that never
+ * answered, one whose reads all went unanswered) is asked for it at the
+ * sweep's start, not at its node's turn: a PMA that does not answer then
+ * waits out its deadline while the sweep reads the others, rather than
+ * after them (in order, the last silent node's deadline would end the
+ * sweep). Its answer waits for the node's turn.
+ */
+static void send_early_cpis(struct ibw_counters *c)
+{
+	unsigned i;
+
+	c->early_out = 0;
+	for (i = 0; i < c->njobs; i++) {
+		struct job *j = &c->jobs[i];
+		const struct node_cap *nc = ibw_ctr_cap_find(c, j->guid);
+
+		if (nc && (nc->have_mask ||
+			   (nc->redirect == IBW_PMA_REDIRECT_REFUSED &&
+			    nc->lid == j->lid)))
+			continue;
+		j->early = EARLY_OUT;
+		start_cpi(c, i);
+	}
+}
+
+/* Whether none of @j's ports answered this sweep: each timed out. */
+static int job_silent(struct ibw_counters *c, const struct job *j)
+{
+	unsigned k;
+
+	if (!j->t0 || !j->nports)
+		return 0;
+	for (k = 0; k < j->nports; k++) {
+		const struct ibw_port_ctrs *p =
+			ibw_ctr_port_find_w(c, j->guid, j->port_list[k]);
+
+		if (!p || !p->stale || p->fail != IBW_CTR_FAIL_TIMEOUT)
+			return 0;
+	}
+	return 1;
+}
+
+/* After a sweep: a node with a mask none of whose ports answered (at any
+ * of its LIDs: a node's jobs are next to each other) is asked for its
+ * ClassPortInfo again, at the next sweep's start and with one try,
+ * rather than every port's reads waiting out their tries again. */
+static void learn_silent_nodes(struct ibw_counters *c)
+{
+	unsigned i = 0, k;
+
+	while (i < c->njobs) {
+		uint64_t guid = c->jobs[i].guid;
+		struct node_cap *nc;
+		int silent = 1;
+
+		for (k = i; k < c->njobs && c->jobs[k].guid == guid; k++)
+			if (!job_silent(c, &c->jobs[k]))
+				silent = 0;
+		i = k;
+		nc = ibw_ctr_cap_find(c, guid);
+		if (silent && nc && nc->have_mask) {
+			nc->have_mask = 0;
+			nc->cpi_lost = 1;
+		}
 	}
 }
 
@@ -627,7 +752,8 @@ void ibw_ctr_sweep_done_if_idle(struct ibw_counters *c)
 		return;
 	if (c->next_job < c->njobs) {
 		if (!c->pace_interval_us &&
-		    c->pending + c->reserved < IBW_CTR_FEED_MADS &&
+		    c->pending - c->early_out + c->reserved <
+			    IBW_CTR_FEED_MADS &&
 		    !ibw_timer_armed(c->pace))
 			ibw_timer_arm(c->pace, 0);
 		return;
@@ -635,6 +761,7 @@ void ibw_ctr_sweep_done_if_idle(struct ibw_counters *c)
 	if (c->pending)
 		return;
 	sweep_times(c);
+	learn_silent_nodes(c);
 	sort_ports(c);
 	c->cur.duration_us = ibw_now_us() - c->t0_mono;
 	c->last = c->cur;
@@ -677,7 +804,8 @@ static void on_pace(struct ibw_timer *t, void *arg)
 		/* Unspread: start jobs while there is room; answers make
 		 * more (sweep_done_if_idle). */
 		while (c->next_job < c->njobs &&
-		       c->pending + c->reserved < IBW_CTR_FEED_MADS)
+		       c->pending - c->early_out + c->reserved <
+			       IBW_CTR_FEED_MADS)
 			start_job(c, c->next_job++);
 		if (c->next_job >= c->njobs)
 			ibw_ctr_sweep_done_if_idle(c);
@@ -843,6 +971,7 @@ int ibw_counters_sweep(struct ibw_counters *c, const struct ibw_fabric *f,
 		return -ENOENT;
 	}
 	c->prog.running = 1;
+	send_early_cpis(c);
 	set_pace(c, c->njobs, spread_us);
 	on_pace(c->pace, c);
 	return 0;

@@ -42,6 +42,10 @@ struct node_cap {
 	uint8_t psc;
 	uint8_t tick;
 	uint8_t psc_lost; /* PortSamplesControl requests unanswered */
+	/* sweeps in a row whose ClassPortInfo of it went unanswered, or
+	 * whose reads all did (the mask is then asked again): from one,
+	 * it is asked with one try, at the sweep's start */
+	uint8_t cpi_lost;
 	uint64_t psc_sweep; /* the sweep that last asked it (one a sweep) */
 	/* PMA ClassPortInfo redirection (IBA 13.4.8.1: status "redirect
 	 * required"): where this node's PMA is really served. */
@@ -65,6 +69,9 @@ enum {
 	PSC_READ, /* tick holds PortSamplesControl:Tick */
 	PSC_NONE, /* a status error: the PMA does not serve it */
 };
+
+/* A job's ClassPortInfo sent ahead of its turn (job.early) */
+enum { EARLY_NONE, EARLY_OUT, EARLY_FAILED };
 
 /* What a PerfSet of ours clears before saturation (port_op.clear_kind) */
 enum { CLEAR_PC, CLEAR_FEC, CLEAR_CONG };
@@ -104,6 +111,9 @@ struct ibw_counters {
 	/* MADs the started jobs still waiting for their ClassPortInfo will
 	 * send: an unspread sweep counts them as pending already. */
 	unsigned reserved;
+	/* ClassPortInfo sent at the sweep's start and not yet answered:
+	 * pending, but not held against the feed (IBW_CTR_FEED_MADS) */
+	unsigned early_out;
 	uint64_t sweep_id;
 	struct ibw_timer *pace;
 	uint64_t pace_interval_us;
@@ -150,6 +160,10 @@ struct job {
 	uint8_t pie;
 	uint32_t esc[8];
 	uint16_t reserved; /* its share of ibw_counters.reserved */
+	/* EARLY_*: its ClassPortInfo went out at the sweep's start; when it
+	 * failed, why (enum ibw_ctr_fail); whether its turn came while that
+	 * was still out (its answer then starts the ports) */
+	uint8_t early, early_fail, turn;
 	/* Its ports whose readings are not all in yet, and the readings
 	 * held for the NodeInfo sent once they are (verify_job). */
 	uint16_t open;

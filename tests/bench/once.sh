@@ -5,7 +5,9 @@
 # model (IBW_KM_LATENCY=1, docs/testing.md) on the 3-level fat tree (2592
 # hosts, 324 switches, 14256 ports). Settings as tests/bench/latency.sh:
 #   (a) nothing dead;
-#   (b) 1% of CA ports dead (SMA, PMA and echo silent; fixed seed).
+#   (b) 1% of CA ports dead (SMA, PMA and echo silent; fixed seed);
+#   (c) the same CA ports' PMAs silent, their SMAs answering (a whole
+#       class silent on those nodes).
 # In each, ROUNDS runs of:
 #   sweep alone   --once --no-ping, PMAs answer PortSamplesControl
 #   with pings    --once (auto pings: echo first, a host without a
@@ -19,7 +21,9 @@
 #                 PortExtendedSpeedsCounters, as ibsim, though every
 #                 port says it has extended speeds)
 # and, beside them, the sweep alone in one process (bench_sweep's warm
-# sweeps, the isolated figure of docs/benchmarks.md). Reported: medians
+# sweeps, the isolated figure of docs/benchmarks.md), and a running
+# daemon's later sweeps (`--counter-full-speed`, pings on: sweeps 2 to
+# DAEMON_SWEEPS, from its debug log). Reported: medians
 # of the counter sweep's duration and its timeouts as the sweep counts
 # them, the engine's timeouts and waits, the whole --once's wall time,
 # and each against the sweep alone; under (a) also one run of
@@ -27,7 +31,8 @@
 # pings.
 #   tests/bench/once.sh [BUILD_DIR]
 # Environment: SVC_SMA_US (50), SVC_PMA_US (100), ROUNDS (5), DEAD_PERCENT
-# (1), SEED (7), SETTINGS ("a b"), SKIP_REF=1 (no ibqueryerrors).
+# (1), SEED (7), SETTINGS ("a b"; c as well: "a b c"), SKIP_REF=1 (no
+# ibqueryerrors), DAEMON_SWEEPS (6; 0: no daemon runs).
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$top/build}" && pwd)
@@ -58,7 +63,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 		for ((i = 0; i < rounds; i++)); do
 			t0=$(date +%s%N)
 			env "${envs[@]}" LD_PRELOAD="$IBW_SIM_PRELOAD" \
-				"$build/agent/ibwatchd" --once --no-state-file "$@" \
+				timeout -k 5 120 "$build/agent/ibwatchd" --once --no-state-file "$@" \
 				>"once-$name.json" 2>"once-$name.err" || true
 			t1=$(date +%s%N)
 			jq -r --arg w "$(echo "scale=3; ($t1 - $t0) / 1000000000" | bc)" \
@@ -69,6 +74,36 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 		done
 	}
 	med() { awk -v c="$2" '{ print $c }' "once-$1.txt" | median; }
+	# daemon NAME [ENV...] -- [ARGS...]: a running agent's counter
+	# sweeps at full speed, 2 s apart; the median of sweeps 2 to
+	# DAEMON_SWEEPS in ms (its debug log's "sweep:" lines), into
+	# daemon-NAME.txt. Bounded: 300 s at most.
+	daemon() {
+		local name=$1 pid end envs=() want=${DAEMON_SWEEPS:-6}
+		shift
+		while [ "$1" != -- ]; do envs+=("$1"); shift; done
+		shift
+		: >"daemon-$name.err"
+		env "${envs[@]}" LD_PRELOAD="$IBW_SIM_PRELOAD" \
+			"$build/agent/ibwatchd" --no-state-file --no-snmp --no-http \
+			--counter-full-speed --counter-interval 2 --log-level debug "$@" \
+			>/dev/null 2>"daemon-$name.err" &
+		pid=$!
+		end=$((SECONDS + 300))
+		while [ "$(grep -c 'counters: sweep:' "daemon-$name.err")" -lt "$want" ] &&
+			[ $SECONDS -lt $end ] && kill -0 "$pid" 2>/dev/null; do
+			sleep 1
+		done
+		kill "$pid" 2>/dev/null || true
+		# a wedged simulator link (docs/testing.md) ignores SIGTERM
+		end=$((SECONDS + 10))
+		while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 1; done
+		kill -9 "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+		grep 'counters: sweep:' "daemon-$name.err" |
+			sed -n 's/.* timeouts, .* \([0-9.]*\) s$/\1/p' | sed 1d |
+			awk '{ print $1 * 1000 }' >"daemon-$name.txt"
+	}
 	run_setting() {
 		local name=$1 base iso k
 		echo "== setting $name: SMA ${IBW_KM_SVC_SMA_US} us, PMA ${IBW_KM_SVC_PMA_US} us per MAD per node;" \
@@ -81,6 +116,10 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 		once "$name-psc0" IBW_KM_PSC=0 --
 		once "$name-echo0" IBW_KM_UNSUPPORTED=0 --
 		once "$name-pesc0" IBW_KM_PESC=0 --
+		if [ "${DAEMON_SWEEPS:-6}" -gt 1 ]; then
+			daemon "$name" --
+			daemon "$name-pesc0" IBW_KM_PESC=0 --
+		fi
 		base=$(med "$name-alone" 1)
 		ref=-
 		if [ "$name" = a ] && [ -z "${SKIP_REF:-}" ]; then
@@ -100,6 +139,15 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 				"$(med "$name-$k" 2)" "$(med "$name-$k" 3)" "$(med "$name-$k" 4)" \
 				"$(med "$name-$k" 5)" "$(med "$name-$k" 6)"
 		done
+		if [ -s "daemon-$name.txt" ]; then
+			local d da dp
+			d=$(median <"daemon-$name.txt")
+			da=$(median <daemon-a.txt 2>/dev/null || echo "$d")
+			dp=$(median <"daemon-$name-pesc0.txt")
+			printf 'daemon, later sweeps (%s, with pings): %.1f ms, %.2fx setting a'"'"'s; PESC silent: %.1f ms, %.2fx\n' \
+				"$(wc -l <"daemon-$name.txt")" "$d" "$(echo "$d / $da" | bc -l)" \
+				"$dp" "$(echo "$dp / $da" | bc -l)"
+		fi
 		if [ "$ref" != - ]; then
 			printf 'ibqueryerrors --counters (one run, whole command): %s s; against the sweep with pings: %.1fx\n' \
 				"$ref" "$(echo "$ref * 1000 / $(med "$name-pings" 1)" | bc -l)"
@@ -111,6 +159,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 		case $s in
 		a) export IBW_KM_DEAD_FILE=$PWD/none.txt ;;
 		b) export IBW_KM_DEAD_FILE=$PWD/dead-lids.txt IBW_KM_DEAD_CLASSES=pma,sma,vendor ;;
+		c) export IBW_KM_DEAD_FILE=$PWD/dead-lids.txt IBW_KM_DEAD_CLASSES=pma ;;
 		esac
 		run_setting "$s"
 	done

@@ -90,6 +90,10 @@ struct fake {
 	 * whether it is dropped; PortExtendedSpeedsCounters asked */
 	unsigned pie_mode, pie_asked, pesc_asked;
 	int pie_silent;
+	/* PerfMgt MADs to this LID (0: none) are dropped: how many, and
+	 * the place of the first among all MADs served (seen) */
+	uint16_t dead_lid;
+	unsigned dead_asked, dead_first, seen;
 };
 
 /* where the last MAD served went */
@@ -191,6 +195,13 @@ static void serve(struct rig *r, struct fake *fk)
 		unsigned attr = ibw_mad_get(m, IB_MAD_ATTRID_F);
 		uint8_t *d = m + IB_PC_DATA_OFFS;
 
+		fk->seen++;
+		if (fk->dead_lid && to.lid == fk->dead_lid &&
+		    m[1] == IBW_CLASS_PERF) {
+			if (!fk->dead_asked++)
+				fk->dead_first = fk->seen;
+			continue;
+		}
 		if (fk->silent)
 			continue;
 		served_lid = to.lid;
@@ -1739,10 +1750,30 @@ static void test_progress_and_order(void **state)
 	rig_free(&r);
 }
 
+/* run_until_done(), and the most requests the engine held queued. */
+static unsigned run_queue_max(struct rig *r, struct fake *fk)
+{
+	uint64_t end = ibw_now_us() + 30000000u;
+	struct ibw_engine_stats st;
+	unsigned most = 0;
+
+	while (!r->done && ibw_now_us() < end) {
+		serve(r, fk);
+		ibw_loop_run_once(r->loop, 5000);
+		ibw_engine_get_stats(r->e, &st);
+		if (st.queued > most)
+			most = st.queued;
+	}
+	assert_true(r->done);
+	return most;
+}
+
 /*
- * An unspread sweep keeps about 1,024 MADs queued or in flight, cold
- * (every job asks ClassPortInfo first) and warm, not one per MAD of the
- * fabric; a respread in the middle takes over the rest.
+ * An unspread sweep keeps about 1,024 MADs queued or in flight, not one
+ * per MAD of the fabric: warm, that alone; cold, beside it one
+ * ClassPortInfo per PMA whose mask is not known, all sent at the start
+ * (a silent PMA then waits out its deadline beside the others' reads).
+ * A respread in the middle takes over the rest.
  */
 static void test_unspread_is_bounded(void **state)
 {
@@ -1750,22 +1781,28 @@ static void test_unspread_is_bounded(void **state)
 	struct ibw_counters_progress p;
 	struct ibw_engine_stats st;
 	struct fake fk = { 0 };
+	unsigned warm_max = 0;
 	uint64_t end;
 	struct rig r;
-	int i;
 
 	/* The fake answers from this thread between loop turns: on a busy
 	 * machine a turn can take longer than 20 ms, and a try timed out
 	 * here would be a port not read, which this test is not about. */
 	rig_init_cfg(&r, NULL, 5000);
 	fk.fab = f;
-	for (i = 0; i < 2; i++) {
-		r.done = 0;
-		assert_int_equal(ibw_counters_sweep(r.c, f, 0, swept, &r), 0);
-		run_until_done(&r, &fk);
-		p = ibw_counters_progress(r.c);
-		assert_int_equal(p.read, 3000);
-	}
+	assert_int_equal(ibw_counters_sweep(r.c, f, 0, swept, &r), 0);
+	run_until_done(&r, &fk);
+	assert_int_equal(ibw_counters_progress(r.c).read, 3000);
+	ibw_engine_get_stats(r.e, &st);
+	assert_true(st.queued_hwm >= 3000);
+	assert_true(st.queued_hwm <= 3000 + 1024 + 2);
+	r.done = 0;
+	assert_int_equal(ibw_counters_sweep(r.c, f, 0, swept, &r), 0);
+	warm_max = run_queue_max(&r, &fk);
+	p = ibw_counters_progress(r.c);
+	assert_int_equal(p.read, 3000);
+	assert_true(warm_max > 0);
+	assert_true(warm_max <= 1024 + 2);
 	ibw_engine_get_stats(r.e, &st);
 	/* 3,000 ClassPortInfo and PortSamplesControl (once per PMA, for
 	 * its Tick), then 18,000 counter reads: PortCounters,
@@ -1773,7 +1810,6 @@ static void test_unspread_is_bounded(void **state)
 	 * advertises PortXmitWait) per port, twice, and the NodeInfo that
 	 * checks each node's readings, twice */
 	assert_int_equal(st.submitted, 2 * 3000 + 2 * 3 * 3000 + 2 * 3000);
-	assert_true(st.queued_hwm <= 1024 + 2);
 
 	/* A respread (a SIGHUP) once some are read only ever hurries a
 	 * sweep: a full-speed one is not spread over the new interval. */
@@ -1801,10 +1837,78 @@ static void test_unspread_is_bounded(void **state)
 	assert_false(r.done);
 	assert_true(p.read < 3000);
 	ibw_counters_respread(r.c, 0);
-	run_until_done(&r, &fk);
+	assert_true(run_queue_max(&r, &fk) <= 1024 + 2);
 	assert_int_equal(ibw_counters_progress(r.c).read, 3000);
-	ibw_engine_get_stats(r.e, &st);
-	assert_true(st.queued_hwm <= 1024 + 2);
+	ibw_fabric_unref(f);
+	rig_free(&r);
+}
+
+/* sweep() over @f */
+static void sweep_over(struct rig *r, const struct ibw_fabric *f,
+		       struct fake *fk)
+{
+	r->done = 0;
+	assert_int_equal(ibw_counters_sweep(r->c, f, 0, swept, r), 0);
+	run_until_done(r, fk);
+}
+
+/*
+ * A PMA that never answers: its ClassPortInfo goes out at the sweep's
+ * start, not at its node's turn, so it waits out its deadline beside the
+ * others' reads; the next sweep asks it with one try; once it answers it
+ * is read again. A node known to answer that falls silent costs its
+ * reads' tries once, then one ClassPortInfo try a sweep.
+ */
+static void test_silent_pma_asked_early(void **state)
+{
+	struct ibw_fabric *f = many_cas(0x1000, 40);
+	const struct ibw_port_ctrs *p;
+	struct fake fk = { .dead_lid = 40 };
+	struct ibw_counters_opts co = { .retries = 2 };
+	struct rig r;
+	int i;
+
+	(void)state;
+	rig_init_opts(&r, &co);
+	fk.fab = f;
+	for (i = 0; i < 2; i++) {
+		fk.dead_asked = fk.seen = 0;
+		r.done = 0;
+		assert_int_equal(ibw_counters_sweep(r.c, f, 0, swept, &r), 0);
+		run_until_done(&r, &fk);
+		/* the last node in order, asked among the first 40 MADs */
+		assert_true(fk.dead_first >= 1 && fk.dead_first <= 40);
+		/* three tries at first, then one */
+		assert_int_equal(fk.dead_asked, i == 0 ? 3 : 1);
+		p = ibw_counters_find(r.c, 0x1000 + 39, 1);
+		assert_non_null(p);
+		assert_true(p->stale);
+		assert_int_equal(p->fail, IBW_CTR_FAIL_TIMEOUT);
+		assert_int_equal(p->unreachable, i + 1);
+		assert_int_equal(ibw_counters_progress(r.c).read, 39);
+		assert_int_equal(ibw_counters_last_sweep(r.c).timeouts, 1);
+	}
+	/* it answers again: read, and known */
+	fk.dead_lid = 0;
+	sweep_over(&r, f, &fk);
+	p = ibw_counters_find(r.c, 0x1000 + 39, 1);
+	assert_false(p->stale);
+	assert_int_equal(ibw_counters_progress(r.c).read, 40);
+	/* known, then silent: its reads wait out their tries once... */
+	fk.dead_lid = 40;
+	fk.dead_asked = 0;
+	sweep_over(&r, f, &fk);
+	assert_true(fk.dead_asked >= 2 * 3);
+	p = ibw_counters_find(r.c, 0x1000 + 39, 1);
+	assert_true(p->stale);
+	/* ... then it is one ClassPortInfo try a sweep */
+	fk.dead_asked = 0;
+	sweep_over(&r, f, &fk);
+	assert_int_equal(fk.dead_asked, 1);
+	assert_int_equal(ibw_counters_progress(r.c).read, 39);
+	fk.dead_lid = 0;
+	sweep_over(&r, f, &fk);
+	assert_int_equal(ibw_counters_progress(r.c).read, 40);
 	ibw_fabric_unref(f);
 	rig_free(&r);
 }
@@ -1994,6 +2098,7 @@ int main(void)
 		cmocka_unit_test(test_shared_table),
 		cmocka_unit_test(test_unspread_is_bounded),
 		cmocka_unit_test(test_dual_port_ca),
+		cmocka_unit_test(test_silent_pma_asked_early),
 		cmocka_unit_test(test_samples_control_silent_fabric),
 	};
 
