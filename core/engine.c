@@ -67,6 +67,11 @@ enum { TRY_NONE, TRY_FRESH, TRY_WAIT, TRY_BLIND };
 struct dest_q {
 	uint64_t key;
 	unsigned inflight;
+	/* PerfMgt here since the queue was made (a destination's silence
+	 * lasts as long as its queue: a sweep's reads of it): answered
+	 * (well or with an error status), or a request out of tries with
+	 * none answered yet (perf_silent: dest_silent()) */
+	uint8_t perf_heard, perf_silent;
 	struct req *head, *tail; /* waiting for the window */
 	int runnable;
 	int blocked; /* its next request's class is at its limit */
@@ -588,6 +593,20 @@ static int skip_silent(struct ibw_engine *e, struct req *r)
 	return 0;
 }
 
+/*
+ * Whether @r ends unsent: a PerfMgt request to a destination whose PMA
+ * let one request run out of its tries and has answered none since its
+ * queue was made, while another request to it is out. A node's PMA that
+ * stopped answering so costs a sweep one request's tries at each place
+ * of its per-destination limit, not its every port's (36 ports of a
+ * switch, three attributes each, four at a time: 27 deadlines and their
+ * retries). The one out probes: an answer ends the silence.
+ */
+static int dest_silent(const struct dest_q *q, const struct req *r)
+{
+	return r->mad[1] == IBW_CLASS_PERF && q->perf_silent && q->inflight;
+}
+
 static void complete_now(struct ibw_engine *e, struct req *r,
 			 enum ibw_mad_result res, int status,
 			 const struct ibw_rx *rx, uint64_t now)
@@ -695,7 +714,7 @@ static void pump(struct ibw_engine *e)
 		unsigned g = class_group(r->mad[1]);
 		int rc;
 
-		if (!r->probe && skip_silent(e, r)) {
+		if (!r->probe && (skip_silent(e, r) || dest_silent(q, r))) {
 			/* a silent kind's: it ends now, as a timeout */
 			q->head = r->next;
 			if (!q->head)
@@ -902,6 +921,9 @@ static void retry_or_fail(struct ibw_engine *e, struct req *r,
 		res = IBW_MAD_TRANSPORT;
 		status = -rc;
 	}
+	if (res == IBW_MAD_TIMEOUT && r->mad[1] == IBW_CLASS_PERF && r->dq &&
+	    !r->dq->perf_heard)
+		r->dq->perf_silent = 1;
 	leave_flight(e, r,
 		     res == IBW_MAD_TIMEOUT ? SLOT_TIMEDOUT : SLOT_CLOSED);
 	finish(e, r, res, status);
@@ -1013,6 +1035,10 @@ static void handle_rx(struct ibw_engine *e, const struct ibw_rx *rx,
 		return;
 	}
 	answered(e, r->try_seq);
+	if (r->mad[1] == IBW_CLASS_PERF && r->dq) {
+		r->dq->perf_heard = 1;
+		r->dq->perf_silent = 0;
+	}
 	/* what an answered try takes, an average over the last few */
 	if (now > r->sent_at) {
 		int64_t d =

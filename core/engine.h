@@ -203,7 +203,9 @@ struct ibw_engine_stats {
 	/* requests as they ended, by class, method and attribute */
 	struct ibw_mad_kinds kinds;
 	/* requests ended unsent as timeouts: their kind is silent
-	 * (IBW_MAD_F_OPTIONAL) */
+	 * (IBW_MAD_F_OPTIONAL), or their destination's PMA is (a PerfMgt
+	 * request out of tries there, none answered since its queue was
+	 * made) */
 	uint64_t skipped;
 };
 

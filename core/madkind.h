@@ -24,7 +24,8 @@ struct ibw_mad_kind {
 	uint64_t errors; /* of them, answered with an error status */
 	uint64_t answered; /* of them, answered (well or with an error) */
 	/* of them, ended at once unsent: the kind is silent (engine.h,
-	 * IBW_MAD_F_OPTIONAL) */
+	 * IBW_MAD_F_OPTIONAL), or the destination's PMA is (engine.c,
+	 * dest_silent()) */
 	uint64_t skipped;
 	uint64_t try_timeouts; /* tries of the kind that went unanswered */
 };

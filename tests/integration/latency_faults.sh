@@ -9,8 +9,8 @@
 #    lost pings, plus at most the one in flight when it died;
 #  - counter sweeps with dead ports go on, one after the other (each
 #    starts after the one before ended, by the agent's own account),
-#    each with exactly the dead ports unreachable and their reads timed
-#    out, every other port read (how long such a sweep takes against
+#    each with exactly the dead ports unreachable, their reads timed out
+#    once and then their ClassPortInfo with one try, every other port read (how long such a sweep takes against
 #    its interval is measured by tests/bench/timing.sh, not asserted);
 #  - when it answers again it comes back up.
 set -u
@@ -91,22 +91,27 @@ end1=$(($(us .sweeps.counters.start swept1.json) + $(jq '.sweeps.counters.durati
 start2=$(us .sweeps.counters.start swept2.json)
 check "... the second starts after the first ended: no overlap (by the agent's start and duration, $((start2 - end1)) us apart)" \
 	test "$start2" -ge "$end1"
-# ClassPortInfo is known from the first sweep: what times out is
-# PortCounters, PortCountersExtended and PortVLXmitWaitCounters (ibsim's
-# PMA advertises PortXmitWait) of each dead port.
-for n in 1 2; do
-	check "... sweep $n: the three dead ports unreachable, no other, their three reads each timed out, nothing else ($(jq -c '[.sweeps.unreachable_ports, .sweeps.counters.timeouts, .sweeps.counters.errors]' swept$n.json))" \
-		jq -e '.sweeps.unreachable_ports == 3 and .sweeps.counters.timeouts == 9 and .sweeps.counters.errors == 0' swept$n.json
-done
+# ClassPortInfo is known from the first sweep: in the first sweep that
+# finds a port dead, what times out is its PortCounters,
+# PortCountersExtended and PortVLXmitWaitCounters (ibsim's PMA
+# advertises PortXmitWait), 3 timeouts; none of its reads answered, so
+# its ClassPortInfo is asked again from the next sweep on, at the
+# sweep's start and with one try: 1 timeout (issue 37). The sweep after
+# the next may be either for a port (the next may have read it before it
+# died); the one after that is the second for every one.
+check "... sweep 1: the three dead ports unreachable, no other, 3 timeouts each at first, 1 after ($(jq -c '[.sweeps.unreachable_ports, .sweeps.counters.timeouts, .sweeps.counters.errors]' swept1.json))" \
+	jq -e '.sweeps.unreachable_ports == 3 and .sweeps.counters.timeouts >= 3 and .sweeps.counters.timeouts <= 9 and .sweeps.counters.errors == 0' swept1.json
+check "... sweep 2: each asked once, its ClassPortInfo with one try ($(jq -c '[.sweeps.unreachable_ports, .sweeps.counters.timeouts, .sweeps.counters.errors]' swept2.json))" \
+	jq -e '.sweeps.unreachable_ports == 3 and .sweeps.counters.timeouts == 3 and .sweeps.counters.errors == 0' swept2.json
 
 # The engine says what timed out, by kind (class, method, attribute):
-# the dead ports' three reads, in both sweeps at least.
-check "timeouts by kind: PortCounters, PortCountersExtended and PortVLXmitWaitCounters Gets, 6 or more each ($(jq -c '[.engine.requests_by_kind[] | select(.timeouts > 0) | "\(.class) \(.method) \(.attribute) \(.timeouts)/\(.requests)"]' swept2.json))" \
-	jq -e '[.engine.requests_by_kind[] | select(.class == "PerfMgt" and .method == "Get" and .timeouts >= 6) | .attribute] as $a
-		| ["PortCounters", "PortCountersExtended", "PortVLXmitWaitCounters"] - $a == []' swept2.json
+# the dead ports' three reads once each, then their ClassPortInfo.
+check "timeouts by kind: PortCounters, PortCountersExtended, PortVLXmitWaitCounters and ClassPortInfo Gets, 3 or more each ($(jq -c '[.engine.requests_by_kind[] | select(.timeouts > 0) | "\(.class) \(.method) \(.attribute) \(.timeouts)/\(.requests)"]' swept2.json))" \
+	jq -e '[.engine.requests_by_kind[] | select(.class == "PerfMgt" and .method == "Get" and .timeouts >= 3) | .attribute] as $a
+		| ["PortCounters", "PortCountersExtended", "PortVLXmitWaitCounters", "ClassPortInfo"] - $a == []' swept2.json
 curl -s -m 10 "$U/metrics" >kinds.prom
 check "... and on /metrics, by the same labels" \
-	grep -qE '^ibwatch_mad_request_timeouts_total\{class="PerfMgt",method="Get",attribute="PortCounters"\} ([6-9]|[1-9][0-9]+)$' kinds.prom
+	grep -qE '^ibwatch_mad_request_timeouts_total\{class="PerfMgt",method="Get",attribute="ClassPortInfo"\} ([3-9]|[1-9][0-9]+)$' kinds.prom
 
 # They answer again.
 : >"$IBW_KM_DEAD_FILE"

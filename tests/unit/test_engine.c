@@ -330,6 +330,68 @@ static void test_silence_learned(void **state)
 	assert_int_equal(stats(f).skipped, 39);
 }
 
+static int all_called(const struct outcome *o, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (!o[i].calls)
+			return 0;
+	return 1;
+}
+
+/*
+ * A destination's PMA falls silent: once a PerfMgt request to it has run
+ * out of tries with none answered since its queue was made, the requests
+ * queued for it end at once as timeouts (skipped) while one is out; a
+ * queue made later, or one whose PMA answered, sends as ever, and so do
+ * other classes.
+ */
+static void test_dest_silence(void **state)
+{
+	struct fx *f = *state;
+	struct outcome o[40], heard[20], smp = { 0 };
+	uint8_t req[IBW_MAD_SIZE];
+	struct ibw_mad_addr to;
+	unsigned i, n, sent0;
+
+	memset(o, 0, sizeof(o));
+	for (i = 0; i < 40; i++)
+		submit_pma(f, 9, IBW_ATTR_PORT_COUNTERS, 0, &o[i]);
+	RUN_UNTIL(f, all_called(o, 40));
+	for (i = 0, n = 0; i < 40; i++)
+		n += o[i].calls && o[i].d.result == IBW_MAD_TIMEOUT;
+	assert_int_equal(n, 40);
+	/* eight at once (the per-destination limit), then one probe */
+	assert_int_equal(ibw_mem_sent_count(f->t), 9);
+	assert_int_equal(stats(f).skipped, 31);
+	assert_int_equal(stats(f).timeouts, 9);
+
+	/* a later queue (the next sweep) sends as ever; an SMP too */
+	sent0 = ibw_mem_sent_count(f->t);
+	memset(o, 0, sizeof(o));
+	for (i = 0; i < 8; i++)
+		submit_pma(f, 9, IBW_ATTR_PORT_COUNTERS, 0, &o[i]);
+	submit_get(f, 9, IBW_ATTR_NODE_INFO, &smp, 0);
+	RUN_UNTIL(f, all_called(o, 8) && smp.calls);
+	assert_int_equal(ibw_mem_sent_count(f->t), sent0 + 9);
+	assert_int_equal(stats(f).skipped, 31);
+
+	/* a PMA that answered one is not silent when others go unanswered */
+	while (ibw_mem_next_sent(f->t, req, NULL))
+		;
+	memset(heard, 0, sizeof(heard));
+	for (i = 0; i < 20; i++)
+		submit_pma(f, 10, IBW_ATTR_PORT_COUNTERS, 0, &heard[i]);
+	assert_true(ibw_mem_next_sent(f->t, req, &to));
+	answer(f, req, 0, 1);
+	RUN_UNTIL(f, all_called(heard, 20));
+	for (i = 0, n = 0; i < 20; i++)
+		n += heard[i].d.result == IBW_MAD_OK;
+	assert_int_equal(n, 1);
+	assert_int_equal(stats(f).skipped, 31);
+}
+
 static void test_retries_then_timeout(void **state)
 {
 	struct fx *f = *state;
@@ -1334,6 +1396,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_deadline_expiry, fx_setup,
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_silence_learned, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_dest_silence, fx_setup,
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_retries_then_timeout,
 						fx_setup, fx_teardown),
