@@ -7,7 +7,7 @@
 #   (a) nothing dead;
 #   (b) 1% of CA ports dead (SMA, PMA and echo silent; fixed seed);
 #   (c) the same CA ports' PMAs silent, their SMAs answering (a whole
-#       class silent on those nodes).
+#       class silent on those nodes: IBW_KM_SILENT=pma@LIDS).
 # In each, ROUNDS runs of:
 #   sweep alone   --once --no-ping, PMAs answer PortSamplesControl
 #   with pings    --once (auto pings: echo first, a host without a
@@ -107,7 +107,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	run_setting() {
 		local name=$1 base iso k
 		echo "== setting $name: SMA ${IBW_KM_SVC_SMA_US} us, PMA ${IBW_KM_SVC_PMA_US} us per MAD per node;" \
-			"dead CA ports: $(wc -w <"$IBW_KM_DEAD_FILE") of $ncas; medians of $rounds =="
+			"dead CA ports: $(wc -w <"$IBW_KM_DEAD_FILE") of $ncas${IBW_KM_SILENT:+; silent: ${IBW_KM_SILENT%%@*} at $(wc -l <dead-lids.txt) CA LIDs}; medians of $rounds =="
 		echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 		pre "$build/tests/bench_sweep" --rounds 3 >"iso-$name.txt"
 		iso=$(awk '$1 == "counters" { n++; if (n > 1) print $4 }' "iso-$name.txt" | median)
@@ -157,9 +157,9 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	: >none.txt
 	for s in ${SETTINGS:-a b}; do
 		case $s in
-		a) export IBW_KM_DEAD_FILE=$PWD/none.txt ;;
+		a) export IBW_KM_DEAD_FILE=$PWD/none.txt IBW_KM_SILENT= ;;
 		b) export IBW_KM_DEAD_FILE=$PWD/dead-lids.txt IBW_KM_DEAD_CLASSES=pma,sma,vendor ;;
-		c) export IBW_KM_DEAD_FILE=$PWD/dead-lids.txt IBW_KM_DEAD_CLASSES=pma ;;
+		c) export IBW_KM_DEAD_FILE=$PWD/none.txt IBW_KM_SILENT="pma@$(paste -sd, dead-lids.txt)" ;;
 		esac
 		run_setting "$s"
 	done

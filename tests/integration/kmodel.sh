@@ -26,6 +26,7 @@ check "opensm's SM and SA agents are registered on its node" \
 	grep -q ' 3 2 ' "$IBW_KM_STATE_DIR/agents.$IBW_SIM_SM"
 
 l3=$(lid_of node0003)
+l2=$(lid_of node0002)
 l5=$(lid_of node0005)
 check "LIDs of node0003 ($l3) and node0005 ($l5)" eval '[ -n "$l3" ] && [ -n "$l5" ]'
 
@@ -83,6 +84,19 @@ check "... and works again once the file is emptied" \
 	eval 'IBW_KM_DEAD_FILE=$PWD/deadlids at node0001 perfquery -t 100 "$l3" 1 >/dev/null 2>&1'
 desc=$(IBW_KM_DEAD_LIDS=$l3 at node0001 smpquery -D nodedesc 0,1,3 2>&1)
 check "a directed-route SMP still reaches the dead LID's node" grep -q 'node0003 HCA-1' <<<"$desc"
+
+# Silent kinds (IBW_KM_SILENT, tests/preload/km_silent.h): one attribute
+# at one LID, one attribute everywhere, a whole class at one LID; what
+# is not named answers.
+sil() { IBW_KM_SILENT=$1 at node0001 "${@:2}" >/dev/null 2>&1; }
+check "IBW_KM_SILENT=pma:0x12@LID: PortCounters there unanswered" \
+	eval '! sil "pma:0x12@$l3" perfquery -t 100 "$l3" 1'
+check "... PortCountersExtended there answered, PortCounters elsewhere too" \
+	eval 'sil "pma:0x12@$l3" perfquery -x -t 100 "$l3" 1 && sil "pma:0x12@$l3" perfquery -t 100 "$l2" 1'
+check "IBW_KM_SILENT=sma:0x15: PortInfo by LID unanswered, NodeInfo answered" \
+	eval '! sil sma:0x15 smpquery -t 100 portinfo "$l3" 1 && sil sma:0x15 smpquery -t 100 nodeinfo "$l3"'
+check "IBW_KM_SILENT=pma@LID (a whole class at one LID): PortCountersExtended unanswered there, SMPs answered" \
+	eval '! sil "pma@$l3" perfquery -x -t 100 "$l3" 1 && sil "pma@$l3" smpquery -t 100 nodeinfo "$l3"'
 
 # Solicited flow control with a queue at the destination: 20 SMPs to
 # one node, 4 in flight, each served in 20 ms one after the other.

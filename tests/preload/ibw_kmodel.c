@@ -58,6 +58,7 @@
 
 #include "km_clear.h"
 #include "km_desc.h"
+#include "km_silent.h"
 #include "km_fec.h"
 #include "km_pc.h"
 
@@ -413,6 +414,7 @@ static void config(void)
 		snprintf(km.dead_file_path, sizeof(km.dead_file_path), "%s", s);
 	s = getenv("IBW_KM_DEAD_CLASSES");
 	parse_dead_classes(s && *s ? s : "pma,sma,vendor");
+	kms_init(getenv("IBW_KM_SILENT"));
 	s = getenv("IBW_KM_MKEY_FILE");
 	if (s && *s)
 		snprintf(km.mkey_path, sizeof(km.mkey_path), "%s", s);
@@ -892,12 +894,18 @@ static void dead_file_check(uint64_t now)
  * names, and the model does not know which port a path ends at. */
 static int dest_dead(const uint8_t *buf, uint8_t cls, uint64_t now)
 {
+	const uint8_t *mad = buf + HDR;
 	uint16_t lid;
 
-	if (cls == CLS_DR || !bit_get(km.dead_cls, cls))
+	if (cls == CLS_DR)
+		return 0;
+	lid = req_dlid(buf);
+	/* a kind nobody answers (km_silent.h) */
+	if (kms_silent(cls, (uint16_t)(mad[16] << 8 | mad[17]), lid))
+		return 1;
+	if (!bit_get(km.dead_cls, cls))
 		return 0;
 	dead_file_check(now);
-	lid = req_dlid(buf);
 	return (km.any_dead_env && bit_get(km.dead_env, lid)) ||
 	       (km.dead_file_present && bit_get(km.dead_file, lid));
 }
