@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The transport moves 256-byte MADs between the engine and the fabric.
- * Two implementations: libibumad (umad.c) and an in-memory one for unit
- * tests (transport_mem.c). The engine builds and parses MADs; a transport
- * only addresses and carries them.
+ * Three implementations: libibumad (umad.c), an in-memory one for unit
+ * tests (transport_mem.c), and two transports as one, SMPs through the
+ * first (transport_pair.c). The engine builds and parses MADs; a
+ * transport only addresses and carries them.
  *
  * The Linux MAD layer hands a response to user space only while the
  * request it answers is still waiting, and a request waits only if it was
