@@ -7,207 +7,10 @@
 #include <infiniband/mad.h>
 
 #include "codec.h"
-#include "engine.h"
+#include "engine_int.h"
 #include "hash.h"
 
 #define RX_BATCH 4096
-/* What recent kernels send at once per agent before holding solicited
- * requests in a backlog, as fractions of recv_queue_size: a quarter for
- * SMPs (and for any agent that only sends), a 32nd for SA agents with
- * methods (drivers/infiniband/core/mad.c, get_sol_fc_max_outstanding;
- * see docs/architecture.md). Our SA agent only sends, but the SA is one
- * SM thread for the whole fabric: we keep to the lower figure. */
-#define IBW_KERNEL_SMP_FRAC 4
-#define IBW_KERNEL_SA_FRAC 32
-#define DEST_BUCKETS 1024 /* power of two */
-
-enum slot_state {
-	SLOT_FREE = 0,
-	SLOT_INFLIGHT,
-	SLOT_ANSWERED,
-	SLOT_TIMEDOUT,
-	SLOT_CLOSED, /* returned, cancelled or failed */
-};
-
-struct dest_q;
-
-/* Queued requests of a counter sweep number in the tens of thousands:
- * the payload lives only in the encoded MAD. */
-struct req {
-	struct ibw_mad_req r;
-	uint8_t mad[IBW_MAD_SIZE]; /* the encoded request */
-	struct ibw_mad_addr addr;
-	struct dest_q *dq;
-	uint32_t tid;
-	unsigned tries;
-	uint64_t sent_at;
-	uint64_t deadline;
-	/* result, for deferred completion */
-	enum ibw_mad_result result;
-	int status;
-	struct req *prev, *next; /* in flight (by deadline) or a queue */
-	/* A try in flight is in the window (TRY_FRESH, on the fresh list
-	 * in the order sent) until it has waited wait_after() and a try
-	 * sent after it was answered: then it is a wait (TRY_WAIT), out of
-	 * the window. try_seq: the try's place in the order of sending. */
-	uint8_t try_state;
-	struct req *fprev, *fnext;
-	uint64_t try_seq;
-	uint8_t kind; /* its slot in st.kinds, found once at submit */
-	/* IBW_MAD_F_OPTIONAL: ended unsent (its kind silent), or the one
-	 * request of a silent kind out */
-	uint8_t skipped;
-	uint8_t probe;
-};
-
-/* TRY_BLIND: a wait no later try has overtaken yet (on the blind list,
- * by the same links as the fresh list) */
-enum { TRY_NONE, TRY_FRESH, TRY_WAIT, TRY_BLIND };
-
-struct dest_q {
-	uint64_t key;
-	unsigned inflight;
-	/* PerfMgt here since the queue was made (a destination's silence
-	 * lasts as long as its queue: a sweep's reads of it): answered
-	 * (well or with an error status), or a request out of tries with
-	 * none answered yet (perf_silent: dest_silent()) */
-	uint8_t perf_heard, perf_silent;
-	struct req *head, *tail; /* waiting for the window */
-	int runnable;
-	int blocked; /* its next request's class is at its limit */
-	struct dest_q *run_next;
-	struct dest_q *hnext;
-};
-
-struct slot {
-	uint32_t tid;
-	uint8_t state;
-	struct req *req;
-};
-
-struct ibw_engine {
-	struct ibw_loop *loop;
-	struct ibw_transport *t;
-	struct ibw_engine_config cfg;
-	struct ibw_engine_stats st;
-
-	struct slot *slots;
-	uint32_t slot_mask;
-	uint32_t next_tid;
-
-	struct req *fl_head, *fl_tail; /* in flight, by deadline */
-	struct ibw_timer *deadline_timer;
-	/* The window: tries in flight that have not waited long yet, the
-	 * oldest first; the ones that have are waits, bounded only by
-	 * max_outstanding (fresh and waits together). rtt_avg_us: of the
-	 * answered tries, what "long" is measured against. */
-	unsigned fresh;
-	struct req *fresh_head, *fresh_tail;
-	unsigned blind; /* blind waits, at most the window's size */
-	struct req *blind_head, *blind_tail;
-	unsigned max_outstanding;
-	uint64_t rtt_avg_us;
-	/* tries sent so far, and the latest sent of those answered */
-	uint64_t try_seq, answered_seq;
-	struct ibw_timer *age_timer;
-
-	struct dest_q *buckets[DEST_BUCKETS];
-	struct dest_q *run_head, *run_tail;
-	/* Per class group (SMPs, SA, the rest): in flight, the limit, and
-	 * the destinations waiting for a place. */
-	unsigned grp_inflight[3];
-	unsigned grp_cap[3];
-	struct dest_q *blk_head[3], *blk_tail[3];
-
-	struct req *done_head, *done_tail; /* completed, callback due */
-	/* requests out of each silent kind of st.kinds (0 or 1) */
-	uint8_t probing[IBW_MAD_KINDS];
-	struct ibw_timer *done_timer;
-
-	ibw_request_cb req_cb;
-	void *req_arg;
-	ibw_lost_cb lost_cb;
-	void *lost_arg;
-	int lost; /* the device is gone: -errno, else 0 */
-	uint64_t smp_mkey; /* put in every SMP */
-	uint8_t sa_sl; /* SA requests go out on this SL (the SMSL) */
-	/* Reopening a lost device (ibw_engine_set_reopen): the next try
-	 * in reopen_delay_us, doubling up to reopen_max_us. */
-	ibw_reopen_fn reopen_fn;
-	ibw_back_cb back_cb;
-	void *reopen_arg;
-	uint64_t reopen_first_us, reopen_max_us, reopen_delay_us;
-	struct ibw_timer *reopen_timer;
-	int pumping;
-	int closing;
-};
-
-static void transport_lost(struct ibw_engine *e, int err);
-
-static const char *const result_names[] = {
-	[IBW_MAD_OK] = "ok",
-	[IBW_MAD_TIMEOUT] = "timeout",
-	[IBW_MAD_STATUS] = "status error",
-	[IBW_MAD_TRANSPORT] = "transport error",
-	[IBW_MAD_CANCELLED] = "cancelled",
-};
-
-const char *ibw_mad_result_str(enum ibw_mad_result r)
-{
-	if ((unsigned)r < sizeof(result_names) / sizeof(result_names[0]))
-		return result_names[r];
-	return "unknown";
-}
-
-void ibw_dest_lid(struct ibw_dest *d, uint16_t lid)
-{
-	memset(d, 0, sizeof(*d));
-	d->lid = lid;
-}
-
-int ibw_dest_dr_parse(struct ibw_dest *d, const char *path)
-{
-	const char *p = path;
-	char *end;
-	unsigned long v;
-	int n = 0;
-
-	memset(d, 0, sizeof(*d));
-	d->directed = 1;
-	/* The first element is the local port and is always 0. */
-	v = strtoul(p, &end, 10);
-	if (end == p || v != 0)
-		return -EINVAL;
-	p = end;
-	while (*p == ',') {
-		p++;
-		v = strtoul(p, &end, 10);
-		if (end == p || v == 0 || v > 255 || n == IBW_DR_MAX_HOPS)
-			return -EINVAL;
-		d->path[++n] = (uint8_t)v;
-		p = end;
-	}
-	if (*p)
-		return -EINVAL;
-	d->hops = (uint8_t)n;
-	return 0;
-}
-
-char *ibw_dest_str(const struct ibw_dest *d, char *buf, size_t len)
-{
-	size_t off;
-	int i;
-
-	if (!d->directed) {
-		snprintf(buf, len, "lid %u", d->lid);
-		return buf;
-	}
-	off = (size_t)snprintf(buf, len, "dr 0");
-	for (i = 1; i <= d->hops && off < len; i++)
-		off += (size_t)snprintf(buf + off, len - off, ",%u",
-					d->path[i]);
-	return buf;
-}
 
 static uint64_t dest_key(const struct ibw_dest *d)
 {
@@ -356,7 +159,7 @@ static void fl_remove(struct ibw_engine *e, struct req *r)
 	r->prev = r->next = NULL;
 }
 
-static void arm_deadline(struct ibw_engine *e)
+void ibw_eng_arm_deadline(struct ibw_engine *e)
 {
 	if (!e->fl_head)
 		ibw_timer_disarm(e->deadline_timer);
@@ -518,8 +321,8 @@ static uint32_t tid_alloc(struct ibw_engine *e)
 	}
 }
 
-static void finish(struct ibw_engine *e, struct req *r, enum ibw_mad_result res,
-		   int status)
+void ibw_eng_finish(struct ibw_engine *e, struct req *r,
+		    enum ibw_mad_result res, int status)
 {
 	r->result = res;
 	r->status = status;
@@ -535,8 +338,8 @@ static void finish(struct ibw_engine *e, struct req *r, enum ibw_mad_result res,
 }
 
 /* Release @r's window place; the caller then completes it. */
-static void leave_flight(struct ibw_engine *e, struct req *r,
-			 enum slot_state why)
+void ibw_eng_leave_flight(struct ibw_engine *e, struct req *r,
+			  enum slot_state why)
 {
 	struct slot *s = &e->slots[r->tid & e->slot_mask];
 	unsigned g = class_group(r->mad[1]);
@@ -685,7 +488,7 @@ static int send_try(struct ibw_engine *e, struct req *r, uint64_t now)
 	if (rc < 0) {
 		e->st.send_errors++;
 		if (ibw_transport_fatal(rc))
-			transport_lost(e, rc);
+			ibw_eng_transport_lost(e, rc);
 		return rc;
 	}
 	e->st.sent++;
@@ -698,7 +501,7 @@ static int send_try(struct ibw_engine *e, struct req *r, uint64_t now)
 	return 0;
 }
 
-static void pump(struct ibw_engine *e)
+void ibw_eng_pump(struct ibw_engine *e)
 {
 	uint64_t now;
 	struct dest_q *q;
@@ -722,7 +525,7 @@ static void pump(struct ibw_engine *e)
 			r->next = NULL;
 			e->st.queued--;
 			r->skipped = 1;
-			finish(e, r, IBW_MAD_TIMEOUT, ETIMEDOUT);
+			ibw_eng_finish(e, r, IBW_MAD_TIMEOUT, ETIMEDOUT);
 			run_push(e, q);
 			dest_put(e, q);
 			continue;
@@ -748,13 +551,13 @@ static void pump(struct ibw_engine *e)
 			e->st.inflight--;
 			e->grp_inflight[g]--;
 			r->dq = NULL;
-			finish(e, r, IBW_MAD_TRANSPORT, -rc);
+			ibw_eng_finish(e, r, IBW_MAD_TRANSPORT, -rc);
 		}
 		run_push(e, q);
 		dest_put(e, q);
 	}
 	e->pumping = 0;
-	arm_deadline(e);
+	ibw_eng_arm_deadline(e);
 	/* Held by the window alone: look again when its oldest try may be
 	 * a wait, overtaken or blind. (The next answer pumps as well.) */
 	if (e->run_head && e->fresh >= e->cfg.max_inflight && e->fresh_head) {
@@ -877,7 +680,7 @@ int ibw_engine_submit(struct ibw_engine *e, const struct ibw_mad_req *q)
 	if (e->st.queued > e->st.queued_hwm)
 		e->st.queued_hwm = e->st.queued;
 	run_push(e, dq);
-	pump(e);
+	ibw_eng_pump(e);
 	return 0;
 }
 
@@ -892,7 +695,7 @@ static void on_done_timer(struct ibw_timer *t, void *arg)
 		list = r->next;
 		complete_now(e, r, r->result, r->status, NULL, 0);
 	}
-	pump(e);
+	ibw_eng_pump(e);
 }
 
 /* Either send another try or give up with @res. */
@@ -924,14 +727,14 @@ static void retry_or_fail(struct ibw_engine *e, struct req *r,
 	if (res == IBW_MAD_TIMEOUT && r->mad[1] == IBW_CLASS_PERF && r->dq &&
 	    !r->dq->perf_heard)
 		r->dq->perf_silent = 1;
-	leave_flight(e, r,
-		     res == IBW_MAD_TIMEOUT ? SLOT_TIMEDOUT : SLOT_CLOSED);
-	finish(e, r, res, status);
+	ibw_eng_leave_flight(
+		e, r, res == IBW_MAD_TIMEOUT ? SLOT_TIMEDOUT : SLOT_CLOSED);
+	ibw_eng_finish(e, r, res, status);
 }
 
 static void on_age_timer(struct ibw_timer *t, void *arg)
 {
-	pump(arg);
+	ibw_eng_pump(arg);
 }
 
 static void on_deadline(struct ibw_timer *t, void *arg)
@@ -946,7 +749,7 @@ static void on_deadline(struct ibw_timer *t, void *arg)
 		e->st.kinds.k[r->kind].try_timeouts++;
 		retry_or_fail(e, r, IBW_MAD_TIMEOUT, ETIMEDOUT, now);
 	}
-	pump(e);
+	ibw_eng_pump(e);
 }
 
 static int response_status(const uint8_t *mad)
@@ -1012,14 +815,14 @@ static void handle_rx(struct ibw_engine *e, const struct ibw_rx *rx,
 		e->st.kernel_timeouts++;
 		e->st.kinds.k[r->kind].try_timeouts++;
 		retry_or_fail(e, r, IBW_MAD_TIMEOUT, ETIMEDOUT, now);
-		pump(e);
+		ibw_eng_pump(e);
 		return;
 	}
 	if (rx->status) {
 		/* Our own MAD, handed back unsent for another reason. */
 		e->st.returned++;
 		retry_or_fail(e, r, IBW_MAD_TRANSPORT, rx->status, now);
-		pump(e);
+		ibw_eng_pump(e);
 		return;
 	}
 	if (m[1] != r->mad[1] ||
@@ -1046,10 +849,10 @@ static void handle_rx(struct ibw_engine *e, const struct ibw_rx *rx,
 
 		e->rtt_avg_us = (uint64_t)((int64_t)e->rtt_avg_us + d / 8);
 	}
-	leave_flight(e, r, SLOT_ANSWERED);
+	ibw_eng_leave_flight(e, r, SLOT_ANSWERED);
 	complete_now(e, r, status ? IBW_MAD_STATUS : IBW_MAD_OK, status, rx,
 		     now);
-	pump(e);
+	ibw_eng_pump(e);
 }
 
 void ibw_engine_poll(struct ibw_engine *e)
@@ -1068,7 +871,7 @@ void ibw_engine_poll(struct ibw_engine *e)
 		}
 		if (rc < 0) {
 			if (ibw_transport_fatal(rc)) {
-				transport_lost(e, rc);
+				ibw_eng_transport_lost(e, rc);
 				return;
 			}
 			/* Nothing to read that makes sense; the deadlines
@@ -1083,134 +886,10 @@ void ibw_engine_poll(struct ibw_engine *e)
 	}
 }
 
-static void on_readable(struct ibw_loop *loop, int fd, unsigned events,
-			void *arg)
+void ibw_eng_on_readable(struct ibw_loop *loop, int fd, unsigned events,
+			 void *arg)
 {
 	ibw_engine_poll(arg);
-}
-
-/*
- * The device is gone (an HCA reset, a driver reload): the kernel has
- * marked this file's agents dead, poll says EPOLLERR for good and every
- * read and write fails. Stop watching the fd at once, or a level-triggered
- * error wakes the loop forever; settle what was in flight and waiting, and
- * fail what comes later without touching the device. Reopening is the
- * owner's business (the lost callback).
- */
-static void transport_lost(struct ibw_engine *e, int err)
-{
-	struct req *r;
-	struct dest_q *q;
-	int b;
-
-	if (e->lost)
-		return;
-	e->lost = err < 0 ? err : -EIO;
-	ibw_loop_unwatch(e->loop, ibw_transport_fd(e->t));
-	if (e->reopen_fn) {
-		e->reopen_delay_us = e->reopen_first_us;
-		e->st.reopen_tries_failed = 0;
-		ibw_timer_arm(e->reopen_timer, e->reopen_delay_us);
-	}
-	/* The queues first, so that no destination is left runnable with
-	 * nothing queued; then what is in flight (which may free them). */
-	for (b = 0; b < DEST_BUCKETS; b++) {
-		for (q = e->buckets[b]; q; q = q->hnext) {
-			while ((r = q->head)) {
-				q->head = r->next;
-				e->st.queued--;
-				finish(e, r, IBW_MAD_TRANSPORT, -e->lost);
-			}
-			q->tail = NULL;
-			q->runnable = 0;
-			q->blocked = 0;
-			q->run_next = NULL;
-		}
-	}
-	e->run_head = e->run_tail = NULL;
-	memset(e->blk_head, 0, sizeof(e->blk_head));
-	memset(e->blk_tail, 0, sizeof(e->blk_tail));
-	while ((r = e->fl_head)) {
-		leave_flight(e, r, SLOT_CLOSED);
-		finish(e, r, IBW_MAD_TRANSPORT, -e->lost);
-	}
-	arm_deadline(e);
-	if (e->lost_cb)
-		e->lost_cb(e, e->lost, e->lost_arg);
-}
-
-static void on_reopen_timer(struct ibw_timer *tm, void *arg)
-{
-	struct ibw_engine *e = arg;
-	struct ibw_transport *t = NULL;
-	int rc;
-
-	if (!e->lost)
-		return;
-	if (e->t) {
-		/* Closed here, not where the loss was seen: a MAD being
-		 * handled then still points into the transport's buffer.
-		 * The kernel frees the file's dead agents on this close. */
-		ibw_transport_close(e->t);
-		e->t = NULL;
-	}
-	rc = e->reopen_fn(&t, e->reopen_arg);
-	if (rc == 0 && t &&
-	    ibw_loop_watch(e->loop, ibw_transport_fd(t), IBW_EV_READ,
-			   on_readable, e) < 0) {
-		ibw_transport_close(t);
-		rc = -ENOMEM;
-	}
-	if (rc < 0 || !t) {
-		e->st.reopen_tries_failed++;
-		e->reopen_delay_us *= 2;
-		if (e->reopen_delay_us > e->reopen_max_us)
-			e->reopen_delay_us = e->reopen_max_us;
-		ibw_timer_arm(tm, e->reopen_delay_us);
-		return;
-	}
-	/* Every agent was registered afresh on the new file by the open;
-	 * what was in flight on the old one has long been settled. */
-	e->t = t;
-	e->lost = 0;
-	e->st.reopens++;
-	if (e->back_cb)
-		e->back_cb(e, e->reopen_arg);
-	pump(e);
-}
-
-void ibw_engine_set_reopen(struct ibw_engine *e, ibw_reopen_fn fn,
-			   ibw_back_cb back, void *arg, uint64_t first_us,
-			   uint64_t max_us)
-{
-	e->reopen_fn = fn;
-	e->back_cb = back;
-	e->reopen_arg = arg;
-	e->reopen_first_us = first_us ? first_us : 1000000u;
-	e->reopen_max_us = max_us > e->reopen_first_us ? max_us
-						       : e->reopen_first_us;
-}
-
-uint64_t ibw_engine_reopen_delay(const struct ibw_engine *e)
-{
-	return e->lost && e->reopen_fn ? e->reopen_delay_us : 0;
-}
-
-struct ibw_transport *ibw_engine_transport(const struct ibw_engine *e)
-{
-	return e->t;
-}
-
-int ibw_engine_lost(const struct ibw_engine *e)
-{
-	return e->lost;
-}
-
-void ibw_engine_set_lost_handler(struct ibw_engine *e, ibw_lost_cb cb,
-				 void *arg)
-{
-	e->lost_cb = cb;
-	e->lost_arg = arg;
 }
 
 struct ibw_engine *ibw_engine_new(struct ibw_loop *loop,
@@ -1255,12 +934,12 @@ struct ibw_engine *ibw_engine_new(struct ibw_loop *loop,
 	e->next_tid = (uint32_t)ibw_now_us() * 2654435761u;
 	e->deadline_timer = ibw_timer_new(loop, on_deadline, e);
 	e->done_timer = ibw_timer_new(loop, on_done_timer, e);
-	e->reopen_timer = ibw_timer_new(loop, on_reopen_timer, e);
+	e->reopen_timer = ibw_timer_new(loop, ibw_eng_on_reopen_timer, e);
 	e->age_timer = ibw_timer_new(loop, on_age_timer, e);
 	if (!e->slots || !e->deadline_timer || !e->done_timer ||
 	    !e->reopen_timer || !e->age_timer ||
-	    ibw_loop_watch(loop, ibw_transport_fd(t), IBW_EV_READ, on_readable,
-			   e) < 0) {
+	    ibw_loop_watch(loop, ibw_transport_fd(t), IBW_EV_READ,
+			   ibw_eng_on_readable, e) < 0) {
 		ibw_timer_free(e->deadline_timer);
 		ibw_timer_free(e->done_timer);
 		ibw_timer_free(e->reopen_timer);
@@ -1307,45 +986,7 @@ void ibw_engine_set_window(struct ibw_engine *e, unsigned max_inflight,
 	for (b = 0; b < DEST_BUCKETS; b++)
 		for (q = e->buckets[b]; q; q = q->hnext)
 			run_push(e, q);
-	pump(e);
-}
-
-int ibw_kernel_recvq_read(const char *path, unsigned *out)
-{
-	char buf[32], *end;
-	unsigned long v;
-	FILE *f = fopen(path, "re");
-	int ok;
-
-	if (!f)
-		return -errno;
-	ok = fgets(buf, sizeof(buf), f) != NULL;
-	fclose(f);
-	if (!ok)
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(buf, &end, 10);
-	if (errno || end == buf || (*end && *end != '\n') || !v || v > 65536)
-		return -EINVAL;
-	*out = (unsigned)v;
-	return 0;
-}
-
-void ibw_engine_set_sa_sl(struct ibw_engine *e, uint8_t sl)
-{
-	e->sa_sl = sl & 0x0f;
-}
-
-void ibw_engine_set_mkey(struct ibw_engine *e, uint64_t mkey)
-{
-	e->smp_mkey = mkey;
-}
-
-void ibw_engine_set_request_handler(struct ibw_engine *e, ibw_request_cb cb,
-				    void *arg)
-{
-	e->req_cb = cb;
-	e->req_arg = arg;
+	ibw_eng_pump(e);
 }
 
 int ibw_engine_send_raw(struct ibw_engine *e, const struct ibw_mad_addr *to,
@@ -1360,28 +1001,11 @@ int ibw_engine_send_raw(struct ibw_engine *e, const struct ibw_mad_addr *to,
 	if (rc < 0) {
 		e->st.send_errors++;
 		if (ibw_transport_fatal(rc))
-			transport_lost(e, rc);
+			ibw_eng_transport_lost(e, rc);
 	} else {
 		e->st.sent++;
 	}
 	return rc;
-}
-
-void ibw_engine_get_stats(const struct ibw_engine *e,
-			  struct ibw_engine_stats *st)
-{
-	*st = e->st;
-	st->window = e->cfg.max_inflight;
-	st->smp_limit = e->grp_cap[0];
-	st->sa_limit = e->grp_cap[1];
-	st->recv_queue_size = e->cfg.recv_queue_size;
-	st->device_lost = -e->lost;
-	st->loop_wakeups = ibw_loop_wakeups(e->loop);
-}
-
-struct ibw_loop *ibw_engine_loop(const struct ibw_engine *e)
-{
-	return e->loop;
 }
 
 unsigned ibw_engine_busy(const struct ibw_engine *e)
@@ -1407,15 +1031,16 @@ void ibw_engine_free(struct ibw_engine *e)
 	e->closing = 1;
 	e->pumping = 1;
 	while ((r = e->fl_head)) {
-		leave_flight(e, r, SLOT_CLOSED);
-		finish(e, r, IBW_MAD_CANCELLED, ECANCELED);
+		ibw_eng_leave_flight(e, r, SLOT_CLOSED);
+		ibw_eng_finish(e, r, IBW_MAD_CANCELLED, ECANCELED);
 	}
 	for (b = 0; b < DEST_BUCKETS; b++) {
 		while ((q = e->buckets[b])) {
 			while ((r = q->head)) {
 				q->head = r->next;
 				e->st.queued--;
-				finish(e, r, IBW_MAD_CANCELLED, ECANCELED);
+				ibw_eng_finish(e, r, IBW_MAD_CANCELLED,
+					       ECANCELED);
 			}
 			e->buckets[b] = q->hnext;
 			free(q);
