@@ -322,7 +322,7 @@ int ibw_ctr_journal_save(struct ibw_ctr_journal *j,
 			 const struct ibw_port_ctrs *ports, unsigned n,
 			 const struct ibw_links *links, uint64_t now_us)
 {
-	uint64_t bound = 2 * j->snap_bytes, *base = NULL;
+	uint64_t bound = IBW_CTR_JOURNAL_FACTOR * j->snap_bytes, *base = NULL;
 	char line[IBW_CTR_STATE_LINES_MAX];
 	int windows, rc;
 	unsigned i, nb = 0;

@@ -61,9 +61,10 @@ int ibw_ctr_journal_load(struct ibw_ctr_journal *j,
  * batch at @now_us (CLOCK_REALTIME, the links' clock), the links'
  * changes; nothing when neither has any. A snapshot instead when none
  * was written yet, after a failed write, or when the journal has grown
- * past twice the snapshot (at least IBW_CTR_JOURNAL_MIN_BOUND). 0 or a
- * negative errno.
+ * past IBW_CTR_JOURNAL_FACTOR times the snapshot (and
+ * IBW_CTR_JOURNAL_MIN_BOUND). 0 or a negative errno.
  */
+#define IBW_CTR_JOURNAL_FACTOR 4
 #define IBW_CTR_JOURNAL_MIN_BOUND (16u << 20)
 int ibw_ctr_journal_save(struct ibw_ctr_journal *j,
 			 const struct ibw_port_ctrs *ports, unsigned n,

@@ -26,7 +26,7 @@
 #define IBW_COUNTER_INTERVAL_US 10000000u
 /* The link windows' batches in the state file's journal at most this
  * often (docs/operations.md, "The state file") */
-#define IBW_STATE_INTERVAL_US 900000000u
+#define IBW_STATE_INTERVAL_US 1800000000u
 #define IBW_TRACE_INTERVAL_US 60000000u
 /* Forwarding tables are read again this often for the route census
  * (docs/routes.md), besides after each discovery that saw a change. */
