@@ -131,6 +131,11 @@ static void publish(struct ibw_monitor *m)
 	s->counter_aligned_scrapers = m->plan.nscrapers;
 	s->counter_verify = ibw_counters_verify_stats(m->ctrs);
 	s->counter_clears = ibw_counters_clears(m->ctrs);
+	if (m->journal) {
+		s->have_state_file = 1;
+		s->state_file = ibw_ctr_journal_stats(m->journal);
+		s->state_err = m->state_err;
+	}
 	s->unreachable_ports = ibw_counters_unreachable(m->ctrs);
 	n = ibw_counters_redirects(m->ctrs, NULL, 0);
 	if (n && (s->pma_redirects = calloc(n, sizeof(*s->pma_redirects))))

@@ -92,6 +92,11 @@ sleep 6
 wait_counter_sweeps 2
 curl -s -m 5 "$U/api/v1/links" >links.json
 curl -s -m 5 "$U/api/v1/ports" >ports.json
+curl -s -m 5 "$U/api/v1/status" >status.json
+jq -c .state_file status.json | sed 's/^/# state_file: /'
+check "the status counts the state file's writes (a snapshot at the start, batches since)" \
+	jq -e '.state_file | .snapshots == 1 and .batches >= 1 and
+		.bytes_written == .snapshot_bytes + .batch_bytes and .error == null' status.json
 
 # truth RATE UPDATED: what the model drove up to the time of a reading
 truth() { awk -v r="$1" -v s="$(date -d "$2" +%s.%N)" -v t0="$t0" 'BEGIN { printf "%.0f", r * (s - t0) }'; }
