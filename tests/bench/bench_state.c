@@ -10,14 +10,20 @@
  *   bench_state [--ports N] [--rounds N] [--step S] [--interval S]
  *               [--dir DIR]
  *
- * The counters move as on a busy fabric: every port's data and packet
- * counters (PortCountersExtended, 64 bits) rise at its own rate; one port
- * in 20 waits to send (PortXmitWait, 32 bits in PortCounters), so its
- * counter is cleared at three quarters of its range every 54 minutes as
- * reset-counters does; one port in 100 counts symbol errors (crossing
- * the threshold once), one in 500 link error recoveries (8 bits: cleared
- * about once a day); once an hour another tool resets one port's
- * PortCounters. At the end: bytes written to the snapshot and to the
+ * Defaults: 14,256 ports, 8,640 rounds 10 s apart (a day), the daemon's
+ * state-interval, /tmp. --ports 57024 --step 60 --rounds 1440: the
+ * largest tree over a day of minute sweeps (4 times the ports, a sixth
+ * of the rounds: the same run time).
+ *
+ * The counters move as on a busy fabric, by the fake clock's seconds
+ * (so that --step changes the sweeps, not the traffic): every port's
+ * data and packet counters (PortCountersExtended, 64 bits) rise at its
+ * own rate; one port in 20 waits to send (PortXmitWait, 32 bits in
+ * PortCounters), so its counter is cleared at three quarters of its
+ * range every 54 minutes as reset-counters does; one port in 100 counts
+ * a symbol error every 10 s (crossing the threshold once), one in 500 a
+ * link error recovery every 5 minutes (8 bits: cleared once a day); once
+ * an hour another tool resets one port's PortCounters. At the end: bytes written to the snapshot and to the
  * journal, batches and snapshots, and the whole file's size (what writing
  * it after every sweep would cost), then the file read back and its
  * totals checked against the records'.
@@ -61,24 +67,26 @@ static const int lerr_ctr[IBW_LERR_MAX] = {
 	[IBW_LERR_XMIT_DISCARDS] = IBW_CTR_XMIT_DISCARDS,
 };
 
-/* One round of the hardware of port @i: what its counters show. */
-static void drive(uint64_t *hw, unsigned i, unsigned r)
+/* The hardware of port @i from @t0 to @t1 (seconds since the start):
+ * what its counters show, whatever the sweeps' step. */
+static void drive(uint64_t *hw, unsigned i, uint64_t t0, uint64_t t1)
 {
 	uint64_t rate = (i % 7 + 1) * 100000000ull; /* words/s */
+	uint64_t dt = t1 - t0;
 	int k;
 
-	hw[IBW_CTR_XMIT_DATA] += rate * 10;
-	hw[IBW_CTR_RCV_DATA] += rate * 9;
-	hw[IBW_CTR_XMIT_PKTS] += rate / 64;
-	hw[IBW_CTR_RCV_PKTS] += rate / 70;
-	hw[IBW_CTR_UNICAST_XMIT_PKTS] += rate / 64;
-	hw[IBW_CTR_UNICAST_RCV_PKTS] += rate / 70;
+	hw[IBW_CTR_XMIT_DATA] += rate * dt;
+	hw[IBW_CTR_RCV_DATA] += rate / 10 * 9 * dt;
+	hw[IBW_CTR_XMIT_PKTS] += rate / 640 * dt;
+	hw[IBW_CTR_RCV_PKTS] += rate / 700 * dt;
+	hw[IBW_CTR_UNICAST_XMIT_PKTS] += rate / 640 * dt;
+	hw[IBW_CTR_UNICAST_RCV_PKTS] += rate / 700 * dt;
 	if (i % 20 == 3)
-		hw[IBW_CTR_XMIT_WAIT] += 10000000;
+		hw[IBW_CTR_XMIT_WAIT] += 1000000 * dt;
 	if (i % 100 == 7)
-		hw[IBW_CTR_SYMBOL_ERRORS]++;
-	if (i % 500 == 11 && r % 30 == 0)
-		hw[IBW_CTR_LINK_ERROR_RECOVERY]++;
+		hw[IBW_CTR_SYMBOL_ERRORS] += t1 / 10 - t0 / 10;
+	if (i % 500 == 11)
+		hw[IBW_CTR_LINK_ERROR_RECOVERY] += t1 / 300 - t0 / 300;
 	for (k = 0; k < N_PC; k++) {
 		uint64_t max = ibw_ctr_max(ibw_ctr_desc(k)->pc_bits);
 
@@ -253,15 +261,18 @@ int main(int argc, char **argv)
 		ports[2 * c + 1].port = 1;
 	}
 	for (r = 0; r < rounds; r++, now += step) {
-		if (r % 360 == 180) {
+		uint64_t t0s = r ? (r - 1) * step / 1000000 : 0;
+		uint64_t t1s = r * step / 1000000;
+
+		if ((t1s + 1800) / 3600 != (t0s + 1800) / 3600) {
 			/* another tool resets one port's PortCounters */
 			uint64_t *x =
-				&hw[(size_t)(r / 360 * 97 % n) * IBW_CTR_MAX];
+				&hw[(size_t)(t1s / 3600 * 97 % n) * IBW_CTR_MAX];
 
 			memset(x, 0, N_PC * sizeof(*x));
 		}
 		for (i = 0; i < n; i++) {
-			drive(&hw[(size_t)i * IBW_CTR_MAX], i, r);
+			drive(&hw[(size_t)i * IBW_CTR_MAX], i, t0s, t1s);
 			sweep_port(&ports[i], &hw[(size_t)i * IBW_CTR_MAX],
 				   now);
 		}
