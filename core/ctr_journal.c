@@ -277,6 +277,27 @@ static int open_journal(struct ibw_ctr_journal *j)
 	return j->fd < 0 ? -errno : 0;
 }
 
+/* fsync() the directory that holds @path, so that a rename in it is
+ * on disk; best effort (some file systems refuse it). */
+static void sync_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
+	int fd;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	(void)fsync(fd);
+	close(fd);
+}
+
 int ibw_ctr_journal_compact(struct ibw_ctr_journal *j,
 			    const struct ibw_port_ctrs *ports, unsigned n,
 			    const struct ibw_links *links, uint64_t now_us)
@@ -298,11 +319,17 @@ int ibw_ctr_journal_compact(struct ibw_ctr_journal *j,
 	j->st.snapshot_bytes += bytes;
 	j->win_us = now_us;
 	j->need_snapshot = 0;
-	/* A crash before this leaves batches of the old generation, which
-	 * the new snapshot does not take. */
-	rc = open_journal(j);
-	if (!rc && ftruncate(j->fd, 0) != 0)
-		rc = -errno;
+	/* The rename made durable before the old batches go: a power cut
+	 * must not leave the old snapshot without them. A crash before the
+	 * truncation leaves batches of the old generation, which the new
+	 * snapshot does not take. Opened again rather than truncated, in
+	 * case the file was replaced or removed under us. */
+	sync_dir(j->path);
+	if (j->fd >= 0)
+		close(j->fd);
+	j->fd = open(j->jpath,
+		     O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0640);
+	rc = j->fd < 0 ? -errno : 0;
 	j->st.journal_bytes = 0;
 	forget_all(j);
 	for (i = 0; i < n && !rc; i++) {
