@@ -390,8 +390,11 @@ int ibw_ctr_journal_save(struct ibw_ctr_journal *j,
 		j->np++;
 		nb++;
 	}
-	if (windows && !j->err)
-		ibw_links_save_since(links, j->win_us, put_link, j);
+	if (windows && !j->err) {
+		rc = ibw_links_save_since(links, j->win_us, put_link, j);
+		if (rc < 0 && !j->err)
+			j->err = rc;
+	}
 	if (!j->err && !j->np && !j->nl) {
 		/* nothing changed */
 		free(base);
