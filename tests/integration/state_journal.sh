@@ -3,8 +3,9 @@
 # The state file's journal (issue 37, point 3) against kill -9, on the
 # 16-host fat tree under the kernel model's driven counters (the `pc`
 # file, docs/testing.md):
-#  - node0003's PortXmitWait (32 bits) at 3e8/s, cleared by the agent at
-#    three quarters of its range (every 11 s), its SymbolErrorCounter
+#  - node0003's PortXmitWait (32 bits) at 2.5e8/s, cleared by the agent
+#    at three quarters of its range (every 13 s; full 4 s later, which
+#    bounds a restart's time), its SymbolErrorCounter
 #    (16 bits) at 1,000/s; node0005's 64-bit error counters ("x") with
 #    SymbolErrorCounter at 8,000/s and its PortXmitData at 5e7 words/s
 #    (in 32 bits it would saturate after 86 s, a change of flags)
@@ -39,7 +40,7 @@ l3=$(lid_of node0003)
 l5=$(lid_of node0005)
 check "LIDs of node0003 ($l3) and node0005 ($l5)" eval '[ -n "$l3" ] && [ -n "$l5" ]'
 
-rw=300000000 rs3=1000 rs5=8000 rd=50000000
+rw=250000000 rs3=1000 rs5=8000 rd=50000000
 t0=$(date +%s)
 cat >"$pcf.tmp" <<EOF
 $l3 1 SymbolErrorCounter=0+$rs3 PortXmitWait=0+$rw t0=$t0
@@ -87,9 +88,8 @@ for k in 1 2 3; do
 done
 check "each start restored the totals from the snapshot and its journal ($restored of 3)" \
 	[ "$restored" = 3 ]
-# Past a clear or two of node0003's PortXmitWait since the last kill.
-sleep 6
-wait_counter_sweeps 2
+# past a window batch since the last start's snapshot (state-interval 3)
+wait_counter_sweeps 5
 curl -s -m 5 "$U/api/v1/links" >links.json
 curl -s -m 5 "$U/api/v1/ports" >ports.json
 curl -s -m 5 "$U/api/v1/status" >status.json
@@ -117,17 +117,17 @@ near() {
 		'BEGIN { d = y - x; exit !(d >= -r * 0.02 && d <= r * 0.02 * (n + 1)) }'
 }
 check "node0003: PortXmitWait's total is what was driven ($xw3 of $tw3)" \
-	near "$xw3" "$tw3" $rw "$cl3"
+	near "$xw3" "$tw3" $rw "$seen"
 check "node0003: SymbolErrorCounter's total is what was driven ($se3 of $ts3)" \
-	near "$se3" "$ts3" $rs3 "$cl3"
+	near "$se3" "$ts3" $rs3 "$seen"
 check "node0005: SymbolErrorCounter's (64 bits) total is what was driven ($se5 of $ts5)" \
 	near "$se5" "$ts5" $rs5 0
 check "node0005: PortXmitData's total is what was driven ($xd5 of $td5)" \
 	near "$xd5" "$td5" $((4 * rd)) 0
 # A clear the journal lost would make the next reading after a restart
 # lower than the one restored: a reset (and a total short by that one).
-check "node0003: cleared at least twice ($seen; $cl3 by the last run), none taken for a reset" \
-	eval '[ "$seen" -ge 2 ] && [ "$rs3x" = 0 ] && [ "$rs5x" = 0 ]'
+check "node0003: cleared ($seen times; $cl3 by the last run), none taken for a reset" \
+	eval '[ "$seen" -ge 1 ] && [ "$rs3x" = 0 ] && [ "$rs5x" = 0 ]'
 # The hour window of node0005's end: every symbol error since the first
 # run's first reading (which was a base, not an increment), read up to
 # the links' last sweep, which is at most one sweep (8,000) before
