@@ -19,6 +19,7 @@
 #include "counters.h"
 #include "ctr_journal.h"
 #include "ctr_state.h"
+#include "hash.h"
 #include "links.h"
 
 #define NPORTS 8
@@ -384,6 +385,67 @@ static void test_new_port(void **state)
 	ibw_ctr_journal_free(j);
 }
 
+/* A file of version 3 (before the journal) loads, and a journal beside
+ * it, even one of generation 0, is not applied. */
+static void test_version3(void **state)
+{
+	struct rig *r = *state;
+	struct ibw_port_ctrs *back;
+	char text[65536], *end, line[128];
+	uint64_t h = IBW_FNV1A64_INIT, nb;
+	unsigned n, i;
+	size_t len;
+	FILE *f;
+
+	sweep(r, 2);
+	assert_int_equal(ibw_ctr_state_save(r->path, r->p, NPORTS, NULL), 0);
+	f = fopen(r->path, "r");
+	assert_non_null(f);
+	len = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[len] = 0;
+	/* "ibwatch-counters 4 GEN" becomes "ibwatch-counters 3", the hash
+	 * made again */
+	assert_true(
+		!strncmp(text, "ibwatch-counters 4 0000000000000000\n", 36));
+	end = strstr(text, "\nend ");
+	assert_non_null(end);
+	memmove(text + 19, text + 36, strlen(text + 36) + 1);
+	memcpy(text, "ibwatch-counters 3\n", 19);
+	end = strstr(text, "\nend ") + 1;
+	h = ibw_fnv1a64(h, text, (size_t)(end - text));
+	snprintf(line, sizeof(line), "end %u 0 %016llx\n", NPORTS,
+		 (unsigned long long)h);
+	strcpy(end, line);
+	f = fopen(r->path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	/* a whole batch of generation 0 that would change port 0 */
+	{
+		struct ibw_port_ctrs q = r->p[0];
+		char pl[IBW_CTR_STATE_LINES_MAX];
+		const char *hd = "batch 0000000000000000\n";
+
+		q.v[IBW_CTR_SYMBOL_ERRORS].total += 1000;
+		len = ibw_ctr_state_port_text(pl, sizeof(pl), &q);
+		assert_true(len > 0);
+		h = ibw_fnv1a64(IBW_FNV1A64_INIT, hd, strlen(hd));
+		h = ibw_fnv1a64(h, pl, len);
+		f = fopen(r->jpath, "w");
+		assert_non_null(f);
+		fprintf(f, "%s%send 1 0 %016llx\n", hd, pl,
+			(unsigned long long)h);
+		fclose(f);
+	}
+	back = load(r, NULL, &n, &nb);
+	assert_int_equal(n, NPORTS);
+	assert_true(nb == 0);
+	for (i = 0; i < NPORTS; i++)
+		assert_same_base(&r->p[i], &back[i]);
+	free(back);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -396,6 +458,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_merge_order, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_new_port, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_version3, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
