@@ -37,7 +37,8 @@ struct ibw_ctr_journal_stats {
 };
 
 /* The state kept at @path (the journal at @path".journal"), the links'
- * windows written every @interval_us at most. NULL on ENOMEM. */
+ * windows written once @interval_us has passed since they last were.
+ * NULL on ENOMEM. */
 struct ibw_ctr_journal *ibw_ctr_journal_new(const char *path,
 					    uint64_t interval_us);
 void ibw_ctr_journal_free(struct ibw_ctr_journal *j);
