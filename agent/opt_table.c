@@ -176,6 +176,11 @@ const struct opt ibw_opt_table[] = {
 	  .help = "counter totals kept here" },
 	{ OPT("no-state-file", T_UNSET, IBW_OPT_RESTART), STR(mon.state_file),
 	  .help = "keep no state file" },
+	{ OPT("state-interval", T_UINT, IBW_OPT_RESTART),
+	  NUM(mon.state_interval_us), .min = 1, .max = 86400, .scale = US_PER_S,
+	  .def = IBW_STATE_INTERVAL_US / US_PER_S, .arg = "S",
+	  .help = "seconds between the link windows' batches in the state "
+		  "file's journal (what a crash can misplace in time)" },
 	{ OPT("node-name-map", T_STRING, IBW_OPT_RESTART),
 	  STR(mon.node_name_map), .arg = "PATH",
 	  .help = "infiniband-diags node-name-map (its contents re-read on "

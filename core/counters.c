@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "counters_int.h"
+#include "ctr_journal.h"
 #include "ctr_state.h"
 #include "hash.h"
 #include "log.h"
@@ -1143,15 +1144,21 @@ int ibw_counters_save(const struct ibw_counters *c, const char *path,
 	return ibw_ctr_state_save(path, c->ports, c->nports, links);
 }
 
-int ibw_counters_load(struct ibw_counters *c, const char *path,
-		      struct ibw_links *links, unsigned *bad_links)
+int ibw_counters_journal_save(const struct ibw_counters *c,
+			      struct ibw_ctr_journal *j,
+			      const struct ibw_links *links, uint64_t now_us,
+			      int snapshot)
 {
-	struct ibw_port_ctrs *ports;
-	unsigned n, cap;
-	int rc = ibw_ctr_state_load(path, &ports, &n, &cap, links, bad_links);
+	if (snapshot)
+		return ibw_ctr_journal_compact(j, c->ports, c->nports, links,
+					       now_us);
+	return ibw_ctr_journal_save(j, c->ports, c->nports, links, now_us);
+}
 
-	if (rc < 0)
-		return rc;
+/* Records read from a state file replace ours. */
+static void adopt(struct ibw_counters *c, struct ibw_port_ctrs *ports,
+		  unsigned n, unsigned cap)
+{
 	if (c->shared)
 		ibw_ctr_table_unref(c->shared); /* it owns ports */
 	else
@@ -1162,5 +1169,30 @@ int ibw_counters_load(struct ibw_counters *c, const char *path,
 	c->cap = cap;
 	c->unsorted = 1;
 	sort_ports(c);
+}
+
+int ibw_counters_load(struct ibw_counters *c, const char *path,
+		      struct ibw_links *links, unsigned *bad_links)
+{
+	struct ibw_port_ctrs *ports;
+	unsigned n, cap;
+	int rc = ibw_ctr_state_load(path, &ports, &n, &cap, links, bad_links);
+
+	if (rc < 0)
+		return rc;
+	adopt(c, ports, n, cap);
+	return 0;
+}
+
+int ibw_counters_journal_load(struct ibw_counters *c, struct ibw_ctr_journal *j,
+			      struct ibw_links *links, unsigned *bad_links)
+{
+	struct ibw_port_ctrs *ports;
+	unsigned n, cap;
+	int rc = ibw_ctr_journal_load(j, &ports, &n, &cap, links, bad_links);
+
+	if (rc < 0)
+		return rc;
+	adopt(c, ports, n, cap);
 	return 0;
 }

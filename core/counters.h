@@ -357,4 +357,15 @@ int ibw_counters_save(const struct ibw_counters *c, const char *path,
 int ibw_counters_load(struct ibw_counters *c, const char *path,
 		      struct ibw_links *links, unsigned *bad_links);
 
+/* The same through a journal (core/ctr_journal.h): after a sweep, what
+ * changed (@snapshot 0) or a whole snapshot (1, at a stop); and the
+ * snapshot with its journal read back. */
+struct ibw_ctr_journal;
+int ibw_counters_journal_save(const struct ibw_counters *c,
+			      struct ibw_ctr_journal *j,
+			      const struct ibw_links *links, uint64_t now_us,
+			      int snapshot);
+int ibw_counters_journal_load(struct ibw_counters *c, struct ibw_ctr_journal *j,
+			      struct ibw_links *links, unsigned *bad_links);
+
 #endif

@@ -14,9 +14,12 @@
 
 /* Version 2 added the link lines and their count on the end line,
  * version 3 a port's FEC counters on an "f" line after its "p" line and
- * its congestion counters on a "g" line after that;
- * version 1 and 2 files still load (with no links, no FEC totals). */
-#define STATE_MAGIC "ibwatch-counters 3"
+ * its congestion counters on a "g" line after that, version 4 the
+ * snapshot's generation on the first line (its journal's batches carry
+ * it: core/ctr_journal.h); version 1 to 3 files still load (with no
+ * links, no FEC totals; generation 0). */
+#define STATE_MAGIC "ibwatch-counters 4 "
+#define STATE_MAGIC_V3 "ibwatch-counters 3"
 #define STATE_MAGIC_V2 "ibwatch-counters 2"
 #define STATE_MAGIC_V1 "ibwatch-counters 1"
 
@@ -76,8 +79,7 @@ static size_t cong_line(char *line, size_t cap, const struct ibw_cong *g)
 	return len < cap ? len : cap - 1;
 }
 
-/* A "g" line into a new record; NULL if bad. */
-static struct ibw_cong *parse_cong_line(const char *line)
+struct ibw_cong *ibw_ctr_state_parse_cong(const char *line)
 {
 	struct ibw_cong *g = calloc(1, sizeof(*g));
 	const char *s = line + 2;
@@ -124,8 +126,7 @@ bad:
 	return NULL;
 }
 
-/* An "f" line of a version 3 file into a new record; NULL if bad. */
-static struct ibw_fec *parse_fec_line(const char *line)
+struct ibw_fec *ibw_ctr_state_parse_fec(const char *line)
 {
 	struct ibw_fec *fec = calloc(1, sizeof(*fec));
 	const char *s = line + 2;
@@ -172,16 +173,54 @@ bad:
 	return NULL;
 }
 
+size_t ibw_ctr_state_port_text(char *buf, size_t cap,
+			       const struct ibw_port_ctrs *p)
+{
+	size_t len;
+	int j;
+
+	len = (size_t)snprintf(buf, cap,
+			       "p 0x%016" PRIx64 " %u %u %u %" PRIu64
+			       " %" PRIu64,
+			       p->guid, p->port, p->is_switch, p->resets,
+			       p->discontinuity_us, p->updated_us);
+	for (j = 0; j < IBW_CTR_MAX && len < cap; j++) {
+		const struct ibw_ctr_val *v = &p->v[j];
+		unsigned flags = v->have_raw | v->from_ext << 1 |
+				 v->saturated << 2 | v->over_threshold << 3 |
+				 v->reset_by_us << 4;
+
+		len += (size_t)snprintf(buf + len, cap - len,
+					" %" PRIu64 ":%" PRIu64 ":%u:%u",
+					v->total, v->raw, flags, v->resets);
+	}
+	if (len < cap)
+		len += (size_t)snprintf(buf + len, cap - len, "\n");
+	if (p->fec && len < cap)
+		len += fec_line(buf + len, cap - len, p->fec);
+	if (p->cong && len < cap)
+		len += cong_line(buf + len, cap - len, p->cong);
+	return len < cap ? len : 0;
+}
+
 int ibw_ctr_state_save(const char *path, const struct ibw_port_ctrs *ports,
 		       unsigned n, const struct ibw_links *links)
 {
+	return ibw_ctr_state_write(path, ports, n, links, 0, NULL);
+}
+
+int ibw_ctr_state_write(const char *path, const struct ibw_port_ctrs *ports,
+			unsigned n, const struct ibw_links *links, uint64_t gen,
+			uint64_t *bytes)
+{
 	struct save_ctx lc;
-	char tmp[4096], line[8192];
+	char tmp[4096], line[IBW_CTR_STATE_LINES_MAX];
 	uint64_t h = IBW_FNV1A64_INIT;
 	unsigned i;
-	int fd, j, rc = 0;
+	int fd, rc = 0;
 	FILE *f;
 	size_t len;
+	off_t end;
 
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
@@ -193,65 +232,41 @@ int ibw_ctr_state_save(const char *path, const struct ibw_port_ctrs *ports,
 		close(fd);
 		return -ENOMEM;
 	}
-	len = (size_t)snprintf(line, sizeof(line), "%s\n", STATE_MAGIC);
+	len = (size_t)snprintf(line, sizeof(line), "%s%016" PRIx64 "\n",
+			       STATE_MAGIC, gen);
 	h = ibw_fnv1a64(h, line, len);
 	fputs(line, f);
-	for (i = 0; i < n; i++) {
-		const struct ibw_port_ctrs *p = &ports[i];
-
-		len = (size_t)snprintf(line, sizeof(line),
-				       "p 0x%016" PRIx64 " %u %u %u %" PRIu64
-				       " %" PRIu64,
-				       p->guid, p->port, p->is_switch,
-				       p->resets, p->discontinuity_us,
-				       p->updated_us);
-		for (j = 0; j < IBW_CTR_MAX; j++) {
-			const struct ibw_ctr_val *v = &p->v[j];
-			unsigned flags = v->have_raw | v->from_ext << 1 |
-					 v->saturated << 2 |
-					 v->over_threshold << 3 |
-					 v->reset_by_us << 4;
-
-			len += (size_t)snprintf(line + len, sizeof(line) - len,
-						" %" PRIu64 ":%" PRIu64 ":%u:%"
-						"u",
-						v->total, v->raw, flags,
-						v->resets);
-		}
-		len += (size_t)snprintf(line + len, sizeof(line) - len, "\n");
+	for (i = 0; i < n && !rc; i++) {
+		len = ibw_ctr_state_port_text(line, sizeof(line), &ports[i]);
+		if (!len)
+			rc = -EOVERFLOW;
 		h = ibw_fnv1a64(h, line, len);
 		fputs(line, f);
-		if (p->fec) {
-			len = fec_line(line, sizeof(line), p->fec);
-			h = ibw_fnv1a64(h, line, len);
-			fputs(line, f);
-		}
-		if (p->cong) {
-			len = cong_line(line, sizeof(line), p->cong);
-			h = ibw_fnv1a64(h, line, len);
-			fputs(line, f);
-		}
 	}
 	lc.f = f;
 	lc.h = h;
 	lc.n = 0;
-	if (links)
+	if (links && !rc)
 		rc = ibw_links_save(links, save_link, &lc);
 	fprintf(f, "end %u %u %016" PRIx64 "\n", n, lc.n, lc.h);
 	if (!rc && (fflush(f) != 0 || fsync(fd) != 0))
 		rc = -errno;
+	end = rc ? 0 : lseek(fd, 0, SEEK_CUR);
 	if (fclose(f) != 0 && !rc)
 		rc = -errno;
 	if (!rc && rename(tmp, path) != 0)
 		rc = -errno;
 	if (rc)
 		unlink(tmp);
+	else if (bytes)
+		*bytes = end > 0 ? (uint64_t)end : 0;
 	return rc;
 }
 
-static int parse_port_line(char *line, struct ibw_port_ctrs *p)
+int ibw_ctr_state_parse_port(const char *line, struct ibw_port_ctrs *p)
 {
-	char *s = line + 2, *end;
+	const char *s = line + 2;
+	char *end;
 	unsigned long long g;
 	int j;
 
@@ -349,6 +364,17 @@ int ibw_ctr_state_load(const char *path, struct ibw_port_ctrs **out,
 		       unsigned *nout, unsigned *capout,
 		       struct ibw_links *links, unsigned *bad_links)
 {
+	return ibw_ctr_state_read(path, out, nout, capout, links, bad_links,
+				  NULL);
+}
+
+int ibw_ctr_state_read(const char *path, struct ibw_port_ctrs **out,
+		       unsigned *nout, unsigned *capout,
+		       struct ibw_links *links, unsigned *bad_links,
+		       uint64_t *genout)
+{
+	unsigned long long gen = 0;
+	char *gend;
 	FILE *f = fopen(path, "r");
 	char *line = NULL;
 	size_t cap = 0;
@@ -364,14 +390,21 @@ int ibw_ctr_state_load(const char *path, struct ibw_port_ctrs **out,
 	while ((n = getline(&line, &cap, f)) > 0) {
 		if (first) {
 			first = 0;
-			if (!strcmp(line, STATE_MAGIC "\n"))
+			if (!strncmp(line, STATE_MAGIC, strlen(STATE_MAGIC))) {
+				gen = strtoull(line + strlen(STATE_MAGIC),
+					       &gend, 16);
+				if (*gend != '\n')
+					break;
+				version = 4;
+			} else if (!strcmp(line, STATE_MAGIC_V3 "\n")) {
 				version = 3;
-			else if (!strcmp(line, STATE_MAGIC_V2 "\n"))
+			} else if (!strcmp(line, STATE_MAGIC_V2 "\n")) {
 				version = 2;
-			else if (!strcmp(line, STATE_MAGIC_V1 "\n"))
+			} else if (!strcmp(line, STATE_MAGIC_V1 "\n")) {
 				version = 1;
-			else
+			} else {
 				break;
+			}
 			h = ibw_fnv1a64(h, line, (size_t)n);
 			continue;
 		}
@@ -384,7 +417,7 @@ int ibw_ctr_state_load(const char *path, struct ibw_port_ctrs **out,
 			if (!nports || ports[nports - 1].fec)
 				break;
 			h = ibw_fnv1a64(h, line, (size_t)n);
-			ports[nports - 1].fec = parse_fec_line(line);
+			ports[nports - 1].fec = ibw_ctr_state_parse_fec(line);
 			if (!ports[nports - 1].fec)
 				break;
 			continue;
@@ -394,7 +427,7 @@ int ibw_ctr_state_load(const char *path, struct ibw_port_ctrs **out,
 			if (!nports || ports[nports - 1].cong)
 				break;
 			h = ibw_fnv1a64(h, line, (size_t)n);
-			ports[nports - 1].cong = parse_cong_line(line);
+			ports[nports - 1].cong = ibw_ctr_state_parse_cong(line);
 			if (!ports[nports - 1].cong)
 				break;
 			continue;
@@ -418,7 +451,7 @@ int ibw_ctr_state_load(const char *path, struct ibw_port_ctrs **out,
 			ports = np;
 			pcap = nc;
 		}
-		if (parse_port_line(line, &ports[nports]) < 0)
+		if (ibw_ctr_state_parse_port(line, &ports[nports]) < 0)
 			break;
 		nports++;
 	}
@@ -444,5 +477,7 @@ int ibw_ctr_state_load(const char *path, struct ibw_port_ctrs **out,
 	*out = ports;
 	*nout = nports;
 	*capout = pcap;
+	if (genout)
+		*genout = gen;
 	return 0;
 }

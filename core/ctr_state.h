@@ -13,14 +13,25 @@
 #ifndef IBW_CTR_STATE_H
 #define IBW_CTR_STATE_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 struct ibw_port_ctrs;
 struct ibw_links;
+struct ibw_fec;
+struct ibw_cong;
 
 /* Write @n records at @ports, and the windows of @links (NULL: none;
  * core/links.h), to @path atomically: a temporary file beside it,
  * fsynced, renamed over it. 0 or a negative errno. */
 int ibw_ctr_state_save(const char *path, const struct ibw_port_ctrs *ports,
 		       unsigned n, const struct ibw_links *links);
+
+/* The same, as a snapshot of generation @gen (core/ctr_journal.h); its
+ * size in *@bytes (NULL: not wanted) on success. */
+int ibw_ctr_state_write(const char *path, const struct ibw_port_ctrs *ports,
+			unsigned n, const struct ibw_links *links, uint64_t gen,
+			uint64_t *bytes);
 
 /*
  * Read @path: on success *@ports is a new array (the caller frees it) of
@@ -35,5 +46,27 @@ int ibw_ctr_state_save(const char *path, const struct ibw_port_ctrs *ports,
 int ibw_ctr_state_load(const char *path, struct ibw_port_ctrs **ports,
 		       unsigned *n, unsigned *cap, struct ibw_links *links,
 		       unsigned *bad_links);
+/* The same, with the file's generation in *@gen (NULL: not wanted; 0
+ * for files of versions 1 to 3). */
+int ibw_ctr_state_read(const char *path, struct ibw_port_ctrs **ports,
+		       unsigned *n, unsigned *cap, struct ibw_links *links,
+		       unsigned *bad_links, uint64_t *gen);
+
+/*
+ * A port's lines as the file has them, shared with its journal
+ * (ctr_journal.c): the "p" line, then its "f" and "g" lines where it has
+ * FEC and congestion counters, each ending in a newline. Returns their
+ * length, 0 if they do not fit in @cap bytes (IBW_CTR_STATE_LINES_MAX
+ * always do).
+ */
+#define IBW_CTR_STATE_LINES_MAX 16384
+size_t ibw_ctr_state_port_text(char *buf, size_t cap,
+			       const struct ibw_port_ctrs *p);
+/* A "p" line into *@p (zeroed first): 0, or -1 if it does not parse. */
+int ibw_ctr_state_parse_port(const char *line, struct ibw_port_ctrs *p);
+/* An "f" ("g") line into a new record with one reference; NULL if it
+ * does not parse or on ENOMEM. */
+struct ibw_fec *ibw_ctr_state_parse_fec(const char *line);
+struct ibw_cong *ibw_ctr_state_parse_cong(const char *line);
 
 #endif

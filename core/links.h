@@ -319,6 +319,18 @@ int ibw_links_save(const struct ibw_links *l,
 		   int (*emit)(const char *line, void *arg), void *arg);
 int ibw_links_load_line(struct ibw_links *l, const char *line);
 /*
+ * What changed since @since_us (the state file's journal,
+ * core/ctr_journal.h): the same lines with their ends' bases and only
+ * the buckets of the periods of @since_us and later, never the FEC
+ * windows; links neither seen nor read since then are left out.
+ * ibw_links_merge_line() takes such a line back into a link that may
+ * hold older buckets: the bases and the buckets it gives replace
+ * theirs, the other buckets stay.
+ */
+int ibw_links_save_since(const struct ibw_links *l, uint64_t since_us,
+			 int (*emit)(const char *line, void *arg), void *arg);
+int ibw_links_merge_line(struct ibw_links *l, const char *line);
+/*
  * Whether ibw_links_save() writes the FEC windows (core/link_fec.h), on
  * from ibw_links_new(). Full, they are about three times the rest of the
  * lines: ibwatchd writes them only in the state file of its stop

@@ -13,6 +13,18 @@
 
 /* ---- the state file's lines ---- */
 
+/* 1 if an hour bucket of @s is of period @hmin or later (the day's
+ * bucket of the same time is then too). */
+static int changed(const struct lstate *s, uint64_t hmin)
+{
+	int k;
+
+	for (k = 0; k < HOUR_SLOTS; k++)
+		if (s->h[k].idx >= hmin)
+			return 1;
+	return 0;
+}
+
 /*
  * link GUID_A PORT_A GUID_B PORT_B SEEN_US UP
  *   e PREV_US HAVE_PREV ERR*8 WAIT XMIT        (end A, then end B)
@@ -20,18 +32,27 @@
  *   d IDX (ERR*8 MS)*2                         (each day bucket in use)
  *   f ... fb ...             (the FEC windows: ibw_lfec_print, link_fec.h)
  */
-int ibw_links_save(const struct ibw_links *l,
-		   int (*emit)(const char *line, void *arg), void *arg)
+/* The lines of the links, each with its buckets of periods from those
+ * of @since_us on (0: all), the FEC windows when @fec; a link neither
+ * seen nor read since then (and with no such bucket) is left out. */
+static int save_lines(const struct ibw_links *l, uint64_t since_us, int fec,
+		      int (*emit)(const char *line, void *arg), void *arg)
 {
+	uint64_t hmin = since_us / HOUR_SLOT_US + 1;
+	uint64_t dmin = since_us / DAY_SLOT_US + 1;
 	char *buf = NULL;
 	size_t len = 0, i;
 	int j, e, k, rc = 0;
 	FILE *f;
 
+	if (!since_us)
+		hmin = dmin = 1;
 	for (i = 0; i < l->cap && !rc; i++) {
 		const struct lstate *s = l->tab[i];
 
-		if (!s)
+		if (!s || (since_us && s->seen_us < since_us &&
+			   s->e[0].prev_us < since_us &&
+			   s->e[1].prev_us < since_us && !changed(s, hmin)))
 			continue;
 		f = open_memstream(&buf, &len);
 		if (!f)
@@ -54,7 +75,7 @@ int ibw_links_save(const struct ibw_links *l,
 		for (k = 0; k < HOUR_SLOTS; k++) {
 			const struct hbucket *b = &s->h[k];
 
-			if (!b->idx)
+			if (!b->idx || b->idx < hmin)
 				continue;
 			fprintf(f, " h %u", b->idx);
 			for (j = 0; j < 2; j++) {
@@ -72,7 +93,7 @@ int ibw_links_save(const struct ibw_links *l,
 		for (k = 0; k < DAY_SLOTS; k++) {
 			const struct dbucket *b = &s->d[k];
 
-			if (!b->idx)
+			if (!b->idx || b->idx < dmin)
 				continue;
 			fprintf(f, " d %u", b->idx);
 			for (j = 0; j < 2; j++) {
@@ -83,7 +104,7 @@ int ibw_links_save(const struct ibw_links *l,
 				fprintf(f, " %u", b->ms[j]);
 			}
 		}
-		if (!l->no_fec_save)
+		if (fec)
 			ibw_lfec_print(s->fec, f);
 		if (fclose(f) != 0) {
 			free(buf);
@@ -94,6 +115,18 @@ int ibw_links_save(const struct ibw_links *l,
 		buf = NULL;
 	}
 	return rc < 0 ? rc : 0;
+}
+
+int ibw_links_save(const struct ibw_links *l,
+		   int (*emit)(const char *line, void *arg), void *arg)
+{
+	return save_lines(l, 0, !l->no_fec_save, emit, arg);
+}
+
+int ibw_links_save_since(const struct ibw_links *l, uint64_t since_us,
+			 int (*emit)(const char *line, void *arg), void *arg)
+{
+	return save_lines(l, since_us ? since_us : 1, 0, emit, arg);
 }
 
 void ibw_links_save_fec(struct ibw_links *l, int on)
@@ -231,13 +264,16 @@ static int load_fec(struct cur *c, struct ibw_lfec **pf)
 	return c->bad ? -EINVAL : rc;
 }
 
-int ibw_links_load_line(struct ibw_links *l, const char *line)
+/* A line into its link: its windows replaced by the line's (@merge 0),
+ * or only the buckets it gives (1). */
+static int load_line(struct ibw_links *l, const char *line, int merge)
 {
 	struct lstate tmp, *s;
 	struct lerrs terr;
 	struct ibw_lfec *fec = NULL;
 	struct cur c = { line, 0 };
 	int j, e, k, rc, have_err = 0;
+	uint32_t hgiven = 0, dgiven = 0;
 
 	memset(&tmp, 0, sizeof(tmp));
 	memset(&terr, 0, sizeof(terr));
@@ -269,6 +305,7 @@ int ibw_links_load_line(struct ibw_links *l, const char *line)
 		if (!idx || b->idx)
 			return -EINVAL;
 		b->idx = (uint32_t)idx;
+		hgiven |= 1u << slot;
 		for (j = 0; j < 2; j++) {
 			load_errors(&c, terr.h[slot][j], &b->ms[j]);
 			b->wait_ns[j] = num(&c, UINT64_MAX);
@@ -286,6 +323,7 @@ int ibw_links_load_line(struct ibw_links *l, const char *line)
 		if (!idx || b->idx)
 			return -EINVAL;
 		b->idx = (uint32_t)idx;
+		dgiven |= 1u << slot;
 		for (j = 0; j < 2; j++) {
 			load_errors(&c, terr.d[slot][j], &b->ms[j]);
 			have_err |= ibw_links_any_error(terr.d[slot][j]);
@@ -308,7 +346,8 @@ int ibw_links_load_line(struct ibw_links *l, const char *line)
 	if (!rc && !s)
 		rc = -ENOMEM;
 	if (!rc && have_err && !s->errs) {
-		s->errs = malloc(sizeof(*s->errs));
+		s->errs = merge ? calloc(1, sizeof(*s->errs))
+				: malloc(sizeof(*s->errs));
 		if (!s->errs)
 			rc = -ENOMEM;
 	}
@@ -321,7 +360,7 @@ int ibw_links_load_line(struct ibw_links *l, const char *line)
 		ibw_lfec_free(s->fec);
 		s->fec = fec;
 	}
-	if (s->errs)
+	if (s->errs && !merge)
 		*s->errs = terr;
 	/* Windows and bases only: what the port is comes with the next
 	 * round. Keep what an earlier update already said of it. */
@@ -338,10 +377,30 @@ int ibw_links_load_line(struct ibw_links *l, const char *line)
 		x->prev_vl_mask = 0;
 		x->have_last = 0;
 	}
-	for (k = 0; k < HOUR_SLOTS; k++)
+	for (k = 0; k < HOUR_SLOTS; k++) {
+		if (merge && !(hgiven >> k & 1))
+			continue;
 		s->h[k] = tmp.h[k];
-	for (k = 0; k < DAY_SLOTS; k++)
+		if (merge && s->errs)
+			memcpy(s->errs->h[k], terr.h[k], sizeof(terr.h[k]));
+	}
+	for (k = 0; k < DAY_SLOTS; k++) {
+		if (merge && !(dgiven >> k & 1))
+			continue;
 		s->d[k] = tmp.d[k];
+		if (merge && s->errs)
+			memcpy(s->errs->d[k], terr.d[k], sizeof(terr.d[k]));
+	}
 	s->hp = s->dp = 0;
 	return 0;
+}
+
+int ibw_links_load_line(struct ibw_links *l, const char *line)
+{
+	return load_line(l, line, 0);
+}
+
+int ibw_links_merge_line(struct ibw_links *l, const char *line)
+{
+	return load_line(l, line, 1);
 }

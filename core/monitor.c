@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ctr_journal.h"
 #include "localport.h"
 #include "log.h"
 #include "loop.h"
@@ -130,6 +131,11 @@ static void publish(struct ibw_monitor *m)
 	s->counter_aligned_scrapers = m->plan.nscrapers;
 	s->counter_verify = ibw_counters_verify_stats(m->ctrs);
 	s->counter_clears = ibw_counters_clears(m->ctrs);
+	if (m->journal) {
+		s->have_state_file = 1;
+		s->state_file = ibw_ctr_journal_stats(m->journal);
+		s->state_err = m->state_err;
+	}
 	s->unreachable_ports = ibw_counters_unreachable(m->ctrs);
 	n = ibw_counters_redirects(m->ctrs, NULL, 0);
 	if (n && (s->pma_redirects = calloc(n, sizeof(*s->pma_redirects))))
@@ -447,7 +453,8 @@ static void counters_done(struct ibw_counters *c, void *arg)
 	 * their windows up to it. */
 	publish(m);
 	if (m->state_file) {
-		rc = ibw_counters_save(c, m->state_file, m->links);
+		rc = ibw_counters_journal_save(c, m->journal, m->links,
+					       ibw_realtime_us(), 0);
 		if (rc < 0 && rc != m->state_err)
 			log_warn("counters",
 				 "cannot write state file %s: %s (said once "
@@ -1035,10 +1042,20 @@ struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
 		}
 	}
 	if (o->state_file) {
-		m->state_file = strdup(o->state_file);
 		unsigned bad = 0;
 
-		rc = ibw_counters_load(m->ctrs, o->state_file, m->links, &bad);
+		m->state_file = strdup(o->state_file);
+		m->journal = ibw_ctr_journal_new(
+			o->state_file, o->state_interval_us
+					       ? o->state_interval_us
+					       : IBW_STATE_INTERVAL_US);
+		if (!m->state_file || !m->journal) {
+			snprintf(err, errlen, "out of memory");
+			ibw_monitor_free(m);
+			return NULL;
+		}
+		rc = ibw_counters_journal_load(m->ctrs, m->journal, m->links,
+					       &bad);
 		if (bad)
 			log_warn("monitor",
 				 "state file %s: %u link lines not understood: "
@@ -1055,8 +1072,11 @@ struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
 		else if (rc == 0)
 			log_info("counters",
 				 "totals (and %zu links' windows) restored "
-				 "from %s",
-				 ibw_links_count(m->links), o->state_file);
+				 "from %s and %" PRIu64
+				 " batches of its journal",
+				 ibw_links_count(m->links), o->state_file,
+				 ibw_ctr_journal_stats(m->journal)
+					 .loaded_batches);
 	}
 	publish(m);
 	return m;
@@ -1095,6 +1115,7 @@ void ibw_monitor_free(struct ibw_monitor *m)
 	pthread_mutex_destroy(&m->snap_lock);
 	ibw_namemap_free(m->names);
 	free(m->state_file);
+	ibw_ctr_journal_free(m->journal);
 	free(m->map_path);
 	free(m);
 }
@@ -1227,9 +1248,10 @@ struct ibw_events *ibw_monitor_events(struct ibw_monitor *m)
 
 int ibw_monitor_save_state(struct ibw_monitor *m)
 {
-	if (!m->state_file)
+	if (!m->state_file || !m->journal)
 		return 0;
-	return ibw_counters_save(m->ctrs, m->state_file, m->links);
+	return ibw_counters_journal_save(m->ctrs, m->journal, m->links,
+					 ibw_realtime_us(), 1);
 }
 
 void ibw_monitor_set_link_thresholds(struct ibw_monitor *m,

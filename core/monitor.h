@@ -24,6 +24,9 @@
  * (core/scrapers.h) run every 7.5 s for 15 s scrapes (docs/api.md). */
 #define IBW_DISCOVERY_INTERVAL_US 60000000u
 #define IBW_COUNTER_INTERVAL_US 10000000u
+/* The link windows' batches in the state file's journal at most this
+ * often (docs/operations.md, "The state file") */
+#define IBW_STATE_INTERVAL_US 1800000000u
 #define IBW_TRACE_INTERVAL_US 60000000u
 /* Forwarding tables are read again this often for the route census
  * (docs/routes.md), besides after each discovery that saw a change. */
@@ -44,6 +47,7 @@ struct ibw_monitor_opts {
 	 * the scrapers of /metrics (ibw_monitor_scrape_seen) */
 	int no_scrape_align;
 	const char *state_file; /* NULL: no state file */
+	uint64_t state_interval_us; /* 0: IBW_STATE_INTERVAL_US */
 	const char *node_name_map; /* NULL: none */
 	unsigned events_capacity; /* 0: 4096 */
 	struct ibw_discover_opts discover;

@@ -74,6 +74,7 @@ struct ibw_monitor {
 	uint64_t disc_signs;
 	uint16_t local_lid, sm_lid;
 	int state_err; /* last state-file error logged, to log it once */
+	struct ibw_ctr_journal *journal; /* the state file's writer */
 	int periodic;
 	int once_tracing;
 	uint64_t started_us;

@@ -34,7 +34,10 @@ static void link_end(struct ibw_monitor *m, const struct ibw_fnode *n,
 	e->pi = &fp->pi;
 	if (sw && n->nports && n->ports[0].have_pi)
 		e->cap = &n->ports[0].pi;
-	if (!c || !c->updated_us)
+	/* A record loaded from the state file and not read since is no
+	 * reading: its journal may hold it as of a sweep older than the
+	 * links' bases (ctr_journal.h), which it would take back. */
+	if (!c || !c->updated_us || c->updated_us < m->started_us)
 		return;
 	/* -1 where the PMA's PortSamplesControl was not read: then the
 	 * shortest tick is assumed (docs/links.md). */

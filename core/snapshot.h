@@ -20,6 +20,7 @@
 
 #include "census.h"
 #include "counters.h"
+#include "ctr_journal.h"
 #include "fabric.h"
 #include "links.h"
 #include "ping.h"
@@ -147,6 +148,11 @@ struct ibw_snapshot {
 	 * checked and dropped since start. */
 	struct ibw_counters_verify counter_verify;
 	struct ibw_counters_clears counter_clears;
+	/* What writing the state file has cost (have_state_file 0: none
+	 * kept), as of the last write before this snapshot, and its last
+	 * error (a negative errno, 0). */
+	int have_state_file, state_err;
+	struct ibw_ctr_journal_stats state_file;
 	struct ibw_endport *endports; /* ping targets and their state */
 	unsigned nendports;
 	struct ibw_watched *watched; /* watched paths, last traces */

@@ -556,6 +556,26 @@ int ibw_json_write_ports_part(struct ibw_jw *w, const struct ibw_snapshot *s,
 
 /* The counter sweep under way, or else the last: how far it got as of
  * this snapshot, and whether its reads were spread. */
+/* What writing the state file has cost (docs/operations.md), null
+ * when none is kept. */
+static json_t *state_file_json(const struct ibw_snapshot *s)
+{
+	const struct ibw_ctr_journal_stats *t = &s->state_file;
+
+	if (!s->have_state_file)
+		return json_null();
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+			 "bytes_written", ibw_json_u64(t->bytes), "snapshots",
+			 ibw_json_u64(t->snapshots), "snapshot_bytes",
+			 ibw_json_u64(t->snapshot_bytes), "batches",
+			 ibw_json_u64(t->batches), "batch_bytes",
+			 ibw_json_u64(t->batch_bytes), "journal_bytes",
+			 ibw_json_u64(t->journal_bytes), "loaded_batches",
+			 ibw_json_u64(t->loaded_batches), "error",
+			 s->state_err ? json_string(strerror(-s->state_err))
+				      : json_null());
+}
+
 static json_t *counter_sweep_json(const struct ibw_snapshot *s)
 {
 	const struct ibw_counters_progress *p = &s->counter_sweep;
@@ -631,6 +651,7 @@ json_t *ibw_json_status(const struct ibw_snapshot *s,
 			  (json_int_t)s->counter_clears.congestion));
 	json_object_set_new(o, "pma_redirects", ibw_json_pma_redirects(s));
 	json_object_set_new(o, "sweeps", sw);
+	json_object_set_new(o, "state_file", state_file_json(s));
 	for (i = 0; i < IBW_EP_NSTATES; i++)
 		json_object_set_new(ep, ibw_endport_state_str(i),
 				    json_integer(sum->endports[i]));

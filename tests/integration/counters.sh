@@ -160,21 +160,25 @@ done
 
 # 4. Reset behind the agent's back, then SIGKILL and restart.
 state=$PWD/counters.state
+# --state-interval 1: every sweep appends the link windows to the
+# journal, so that each one shows (docs/operations.md, "The state file").
 LD_PRELOAD=$IBW_SIM_PRELOAD "$IBWATCHD" --state-file "$state" --counter-interval 1 --no-http \
-	--discovery-interval 30 >d.out 2>d.err &
+	--state-interval 1 --discovery-interval 30 >d.out 2>d.err &
 agent=$!
 pids+=("$agent")
-wait_sweeps() { # wait until the state file has been replaced $1 more times
+wait_sweeps() { # wait until the state file or its journal was written $1 more times
 	local n=0 last="" m i
 	for ((i = 0; i < 300 && n < $1; i++)); do
-		m=$(stat -c %i "$state" 2>/dev/null)
+		m=$(stat -c '%i %s' "$state" "$state.journal" 2>/dev/null | tr '\n' ' ')
 		[ -n "$m" ] && [ "$m" != "$last" ] && { n=$((n + 1)); last=$m; }
 		sleep 0.1
 	done
 	[ $n -ge "$1" ]
 }
+# the port's last line: the snapshot's, or a later one in the journal
+port_line() { cat "$state" "$state.journal" 2>/dev/null | awk -v g="$1" -v p="$2" '$1 == "p" && $2 == g && $3 == p' | tail -1; }
 total_in_state() { # node guid, port, counter index -> total
-	awk -v g="$1" -v p="$2" -v i="$3" '$1 == "p" && $2 == g && $3 == p { split($(8 + i), f, ":"); print f[1] }' "$state"
+	port_line "$1" "$2" | awk -v i="$3" '{ split($(8 + i), f, ":"); print f[1] }'
 }
 check "the agent writes its state file" wait_sweeps 2
 g10=$(guid_of "node0010 HCA-1" b.json)
@@ -189,7 +193,7 @@ con 'PerformanceSet "node0010"[1] PortCounters.SymbolErrorCounter=7'
 wait_sweeps 3
 sym_after=$(total_in_state "$g10" 1 0)
 check "SymbolErrorCounter total stays monotonic over perfquery -R ($sym_before -> $sym_after)" [ "$sym_after" = $((sym_before + 7)) ]
-resets=$(awk -v g="$g10" '$1 == "p" && $2 == g && $3 == 1 { print $5 }' "$state")
+resets=$(port_line "$g10" 1 | awk '{ print $5 }')
 check "the reset is counted ($resets)" [ "${resets:-0}" -ge 1 ]
 kill -KILL $agent
 wait $agent 2>/dev/null
@@ -197,6 +201,7 @@ rc=$?
 check "the agent ran until our SIGKILL (exit status $rc, 137 expected)" [ $rc = 137 ]
 pids=()
 check "state file intact after SIGKILL" grep -q '^end ' "$state"
+echo "# its journal: $(grep -c '^batch ' "$state.journal") batches, $(grep -c "^p $g10 1 " "$state.journal") of node0010's lines"
 pre "$IBWATCHD" --once --full --state-file "$state" >e.json 2>e.err
 sym_restart=$(jq '.nodes[] | select(.name == "node0010 HCA-1") | .ports[0].counters.totals.symbol_errors' e.json)
 check "after a restart the total continues from the state file ($sym_restart)" [ "$sym_restart" = "$sym_after" ]

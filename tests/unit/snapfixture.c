@@ -69,6 +69,14 @@ struct ibw_snapshot *ibw_test_snapshot(void)
 	s->local_state = 4;
 	s->discoveries = 2;
 	s->counter_sweeps = 3;
+	s->have_state_file = 1;
+	s->state_file.snapshots = 1;
+	s->state_file.snapshot_bytes = 53883;
+	s->state_file.batches = 2;
+	s->state_file.batch_bytes = 21436;
+	s->state_file.bytes = 53883 + 21436;
+	s->state_file.journal_bytes = 21436;
+	s->state_file.loaded_batches = 2;
 	s->discovery.start_us = T0 - 1000;
 	s->discovery.duration_us = 812;
 	s->discovery.mads = 17;
