@@ -1,4 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Endport liveness: the endports of the fabric, their periodic probes
+ * (echo, PMA or SMP), each answer accounted into loss, latency and the
+ * state machine, and a loss confirmed through the SA and a directed
+ * route before an endport is called down. On-demand pings are
+ * ping_demand.c's.
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -9,7 +16,7 @@
 
 #include "codec.h"
 #include "loop.h"
-#include "ping.h"
+#include "ping_int.h"
 #include "sa.h"
 #include "snapshot.h"
 
@@ -18,8 +25,6 @@
  * answer them (with an echo or "not supported") and again after one
  * went unanswered */
 #define ECHO_LOOKS_UNSURE 16
-#define MAX_ONDEMAND 16
-#define ECHO_PATTERN_LEN 32
 
 static const char *const method_names[] = { "auto", "echo", "pma", "smp" };
 static const char *const state_names[] = { "unknown", "up", "degraded",
@@ -48,33 +53,6 @@ const char *ibw_endport_state_str(enum ibw_endport_state s)
 	return (unsigned)s < 4 ? state_names[s] : "unknown";
 }
 
-struct ibw_pinger {
-	struct ibw_engine *e;
-	struct ibw_events *ev;
-	struct ibw_ping_opts o;
-	struct ibw_endport *eps;
-	unsigned neps, cap;
-	struct ibw_timer *timer;
-	int periodic;
-	int paused; /* the local port is gone: no probes */
-	void (*loss_cb)(void *arg);
-	void *loss_arg;
-	unsigned round_left;
-	void (*round_cb)(struct ibw_pinger *p, void *arg);
-	void *round_arg;
-	unsigned ondemand;
-	/* Endports by port GUID: open addressing, slot = index + 1, 0
-	 * empty; NULL (out of memory) falls back to a scan. A probe's
-	 * answer finds its endport here, so a round over every endport of
-	 * a large fabric is not quadratic. */
-	unsigned *gidx;
-	unsigned gidx_cap; /* a power of two, at least twice neps */
-	uint16_t id; /* echo identifier of this pinger */
-	uint16_t sm_lid; /* the SA, for confirming losses (0: unknown) */
-	unsigned looks_inflight; /* auto looks for a responder */
-	int looks_answered; /* the last look that ended was answered */
-};
-
 static void pattern(uint8_t *buf, uint16_t seq)
 {
 	unsigned i;
@@ -84,9 +62,9 @@ static void pattern(uint8_t *buf, uint16_t seq)
 }
 
 /* The request for one probe. */
-static void build(struct ibw_mad_req *r, uint16_t lid, enum ibw_ping_method m,
-		  enum ibw_echo_type type, uint16_t id, uint16_t seq,
-		  uint8_t *payload, unsigned timeout_ms, int retries)
+void ibw_ping_build(struct ibw_mad_req *r, uint16_t lid, enum ibw_ping_method m,
+		    enum ibw_echo_type type, uint16_t id, uint16_t seq,
+		    uint8_t *payload, unsigned timeout_ms, int retries)
 {
 	uint8_t pat[ECHO_PATTERN_LEN];
 
@@ -117,8 +95,8 @@ static void build(struct ibw_mad_req *r, uint16_t lid, enum ibw_ping_method m,
 
 /* Did an echo answer echo what we sent? Fills @host for ibping-style
  * answers. Returns 1 good, 0 bad. */
-static int check_echo(const struct ibw_mad_done *d, enum ibw_echo_type type,
-		      uint16_t id, uint16_t seq, struct ibw_echo_reply *rep)
+int ibw_ping_check_echo(const struct ibw_mad_done *d, enum ibw_echo_type type,
+			uint16_t id, uint16_t seq, struct ibw_echo_reply *rep)
 {
 	uint8_t pat[ECHO_PATTERN_LEN];
 
@@ -425,8 +403,8 @@ static int confirm_ping(struct ibw_pinger *p, struct probe *pr,
 	pr->stage = stage;
 	pr->cand = lid;
 	pr->seq = ++ep->seq;
-	build(&r, lid, pr->method, IBW_ECHO_REQ, p->id, pr->seq, pr->payload,
-	      p->o.timeout_ms, p->o.retries);
+	ibw_ping_build(&r, lid, pr->method, IBW_ECHO_REQ, p->id, pr->seq,
+		       pr->payload, p->o.timeout_ms, p->o.retries);
 	r.cb = on_confirm_ping;
 	r.arg = pr;
 	return ibw_engine_submit(p->e, &r);
@@ -498,7 +476,7 @@ static void on_confirm_ping(const struct ibw_mad_done *d, void *arg)
 	if (!ep)
 		return;
 	if (ok && pr->method == IBW_PING_ECHO)
-		ok = check_echo(d, IBW_ECHO_REQ, p->id, pr->seq, &rep);
+		ok = ibw_ping_check_echo(d, IBW_ECHO_REQ, p->id, pr->seq, &rep);
 	if (ibw_ping_no_responder(d))
 		ok = 1; /* the port answered at that LID */
 	if (ok) {
@@ -620,7 +598,7 @@ static void probe_done(const struct ibw_mad_done *d, void *arg)
 		return;
 	}
 	if (ok && (pr->method == IBW_PING_ECHO || pr->auto_echo)) {
-		ok = check_echo(d, IBW_ECHO_REQ, p->id, pr->seq, &rep);
+		ok = ibw_ping_check_echo(d, IBW_ECHO_REQ, p->id, pr->seq, &rep);
 		if (ok && rep.type == IBW_ECHO_IBPING)
 			snprintf(ep->responder_host, sizeof(ep->responder_host),
 				 "%s", rep.host);
@@ -654,8 +632,9 @@ static void probe_done(const struct ibw_mad_done *d, void *arg)
 				np->look = 0;
 				np->method = IBW_PING_PMA;
 				np->lid = ep->lid;
-				build(&r, ep->lid, IBW_PING_PMA, 0, 0, 0, NULL,
-				      p->o.timeout_ms, p->o.retries);
+				ibw_ping_build(&r, ep->lid, IBW_PING_PMA, 0, 0,
+					       0, NULL, p->o.timeout_ms,
+					       p->o.retries);
 				r.cb = probe_done;
 				r.arg = np;
 				if (ibw_engine_submit(p->e, &r) == 0) {
@@ -726,8 +705,8 @@ static void send_probe(struct ibw_pinger *p, struct ibw_endport *ep,
 	pr->method = m;
 	pr->lid = ep->lid;
 	ep->last_method = m;
-	build(&r, ep->lid, m, IBW_ECHO_REQ, p->id, pr->seq, pr->payload,
-	      p->o.timeout_ms, p->o.retries);
+	ibw_ping_build(&r, ep->lid, m, IBW_ECHO_REQ, p->id, pr->seq,
+		       pr->payload, p->o.timeout_ms, p->o.retries);
 	r.cb = probe_done;
 	r.arg = pr;
 	if (ibw_engine_submit(p->e, &r) < 0) {
@@ -1064,159 +1043,4 @@ const struct ibw_endport *ibw_pinger_endports(const struct ibw_pinger *p,
 {
 	*n = p->neps;
 	return p->eps;
-}
-
-/* ---- on demand ---- */
-
-struct run {
-	struct ibw_pinger *p;
-	uint16_t lid;
-	enum ibw_ping_method method;
-	enum ibw_echo_type type;
-	unsigned count, done;
-	unsigned timeout_ms;
-	uint16_t seq0;
-	uint8_t payload[IBW_ECHO_PAYLOAD];
-	struct ibw_ping_probe *probes;
-	struct ibw_ping_summary sum;
-	double rtt_sum, rtt_sum2;
-	ibw_ping_cb cb;
-	void *arg;
-};
-
-static void run_next(struct run *r);
-
-static void run_done(const struct ibw_mad_done *d, void *arg)
-{
-	struct run *r = arg;
-	struct ibw_ping_probe *pb = &r->probes[r->done];
-	int ok = d->result == IBW_MAD_OK;
-
-	pb->seq = (uint16_t)(r->seq0 + r->done);
-	pb->result = d->result;
-	pb->status = d->status;
-	pb->method = r->method;
-	if (ok && r->method == IBW_PING_ECHO) {
-		struct ibw_echo_reply rep;
-
-		ok = check_echo(d, r->type, r->p->id, pb->seq, &rep);
-		if (!ok) {
-			pb->bad_echo = 1;
-		} else {
-			r->sum.last_reply = rep;
-			r->sum.last_reply.data = NULL;
-			r->sum.have_reply = 1;
-			if (rep.type == IBW_ECHO_IBPING)
-				snprintf(r->sum.responder_host,
-					 sizeof(r->sum.responder_host), "%s",
-					 rep.host);
-		}
-	}
-	if (ibw_ping_no_responder(d)) {
-		ok = 1;
-		pb->no_responder = 1;
-		r->sum.no_responder++;
-	}
-	r->sum.sent++;
-	if (ok && d->result != IBW_MAD_CANCELLED) {
-		pb->rtt_us = d->rtt_us;
-		r->sum.received++;
-		if (r->sum.received == 1 || d->rtt_us < r->sum.rtt_min_us)
-			r->sum.rtt_min_us = d->rtt_us;
-		if (d->rtt_us > r->sum.rtt_max_us)
-			r->sum.rtt_max_us = d->rtt_us;
-		r->rtt_sum += (double)d->rtt_us;
-		r->rtt_sum2 += (double)d->rtt_us * (double)d->rtt_us;
-	}
-	r->done++;
-	if (d->result == IBW_MAD_CANCELLED)
-		r->count = r->done;
-	run_next(r);
-}
-
-static void run_next(struct run *r)
-{
-	struct ibw_mad_req q;
-
-	if (r->done < r->count) {
-		build(&q, r->lid, r->method, r->type, r->p->id,
-		      (uint16_t)(r->seq0 + r->done), r->payload, r->timeout_ms,
-		      0);
-		q.cb = run_done;
-		q.arg = r;
-		if (ibw_engine_submit(r->p->e, &q) == 0)
-			return;
-		r->count = r->done; /* cannot send: stop here */
-	}
-	if (r->sum.received) {
-		double mean = r->rtt_sum / r->sum.received;
-
-		r->sum.rtt_avg_us = mean;
-		r->sum.rtt_mdev_us = sqrt(
-			fmax(0.0, r->rtt_sum2 / r->sum.received - mean * mean));
-	}
-	r->sum.loss_pct = ibw_snapshot_loss_pct(r->sum.sent - r->sum.received,
-						r->sum.sent);
-	r->sum.probes = r->probes;
-	r->p->ondemand--;
-	r->cb(&r->sum, r->arg);
-	free(r->probes);
-	free(r);
-}
-
-int ibw_ping_run(struct ibw_pinger *p, uint16_t lid,
-		 enum ibw_ping_method method, enum ibw_echo_type type,
-		 unsigned count, unsigned timeout_ms, ibw_ping_cb cb, void *arg)
-{
-	struct run *r;
-
-	if (!lid || !count || count > 10000 || !cb)
-		return -EINVAL;
-	if (p->ondemand >= MAX_ONDEMAND)
-		return -EBUSY;
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	r->probes = calloc(count, sizeof(*r->probes));
-	if (!r->probes) {
-		free(r);
-		return -ENOMEM;
-	}
-	if (method == IBW_PING_AUTO) {
-		const struct ibw_endport *ep = NULL;
-		unsigned i;
-
-		for (i = 0; i < p->neps; i++)
-			if (p->eps[i].lid == lid)
-				ep = &p->eps[i];
-		method = ep && ep->echo_answered ? IBW_PING_ECHO : IBW_PING_PMA;
-	}
-	r->p = p;
-	r->lid = lid;
-	r->method = method;
-	r->type = type;
-	r->count = count;
-	r->timeout_ms = timeout_ms ? timeout_ms : p->o.timeout_ms;
-	r->seq0 = (uint16_t)(ibw_now_us() & 0x7fff);
-	r->sum.lid = lid;
-	r->sum.method = method;
-	r->cb = cb;
-	r->arg = arg;
-	p->ondemand++;
-	/* Start from the loop, never inside this call. */
-	{
-		struct ibw_mad_req q;
-
-		build(&q, lid, method, type, p->id, r->seq0, r->payload,
-		      r->timeout_ms, 0);
-		q.cb = run_done;
-		q.arg = r;
-		if (ibw_engine_submit(p->e, &q) < 0) {
-			p->ondemand--;
-			free(r->probes);
-			free(r);
-			return -EIO;
-		}
-	}
-	return 0;
 }
