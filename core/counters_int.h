@@ -229,11 +229,18 @@ int ibw_ctr_settle(struct ibw_counters *c, uint64_t sweep,
 void ibw_ctr_sweep_done_if_idle(struct ibw_counters *c);
 
 /* ctr_read.c */
-void ibw_ctr_run_job(struct ibw_counters *c, struct job *j);
 void ibw_ctr_run_job_ports(struct ibw_counters *c, struct job *j);
 void ibw_ctr_port_failed(struct ibw_counters *c, const struct port_op *op);
 void ibw_ctr_job_port_done(struct ibw_counters *c, unsigned idx);
 /* The LIDs-in-flux bookkeeping at the end of a sweep. */
 void ibw_ctr_flux_sweep_end(struct ibw_counters *c);
+
+/* ctr_tick.c */
+/* ClassPortInfo is in: PortSamplesControl first if never asked, then
+ * the ports. */
+void ibw_ctr_run_job(struct ibw_counters *c, struct job *j);
+/* PortSamplesControl of @j's PMA asked, if it is due: 1 if asked
+ * (@first: the job's ports wait for its answer). */
+int ibw_ctr_ask_tick(struct ibw_counters *c, const struct job *j, int first);
 
 #endif
