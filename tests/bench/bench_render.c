@@ -151,15 +151,13 @@ static struct ibw_snapshot *big_snapshot(unsigned hosts)
 }
 
 static int part_ports(struct ibw_jw *w, const struct ibw_snapshot *s,
-		      const struct ibw_port_filter *f, size_t *pos,
-		      size_t budget)
+		      const void *f, size_t *pos, size_t budget)
 {
 	return ibw_json_write_ports_part(w, s, f, pos, budget);
 }
 
 static int part_nodes(struct ibw_jw *w, const struct ibw_snapshot *s,
-		      const struct ibw_port_filter *f, size_t *pos,
-		      size_t budget)
+		      const void *f, size_t *pos, size_t budget)
 {
 	(void)f;
 	return ibw_json_write_nodes_part(w, s, pos, budget);
@@ -184,8 +182,9 @@ int main(int argc, char **argv)
 		for (d = 0; d < 2; d++) {
 			double c0 = now(CLOCK_PROCESS_CPUTIME_ID);
 			double w0 = now(CLOCK_MONOTONIC);
-			struct ibw_stream *st = ibw_stream_new(
-				s, d ? part_nodes : part_ports, &all);
+			struct ibw_stream *st =
+				ibw_stream_new(s, d ? part_nodes : part_ports,
+					       &all, sizeof(all));
 			static char buf[IBW_STREAM_PART];
 			size_t len = 0;
 			ssize_t n;
