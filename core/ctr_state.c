@@ -172,8 +172,9 @@ bad:
 	return NULL;
 }
 
-int ibw_ctr_state_save(const char *path, const struct ibw_port_ctrs *ports,
-		       unsigned n, const struct ibw_links *links)
+int ibw_ctr_state_save(const char *path,
+		       const struct ibw_port_ctrs *const *ports, unsigned n,
+		       const struct ibw_links *links)
 {
 	struct save_ctx lc;
 	char tmp[4096], line[8192];
@@ -197,7 +198,7 @@ int ibw_ctr_state_save(const char *path, const struct ibw_port_ctrs *ports,
 	h = ibw_fnv1a64(h, line, len);
 	fputs(line, f);
 	for (i = 0; i < n; i++) {
-		const struct ibw_port_ctrs *p = &ports[i];
+		const struct ibw_port_ctrs *p = ports[i];
 
 		len = (size_t)snprintf(line, sizeof(line),
 				       "p 0x%016" PRIx64 " %u %u %u %" PRIu64

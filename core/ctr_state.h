@@ -16,11 +16,12 @@
 struct ibw_port_ctrs;
 struct ibw_links;
 
-/* Write @n records at @ports, and the windows of @links (NULL: none;
- * core/links.h), to @path atomically: a temporary file beside it,
- * fsynced, renamed over it. 0 or a negative errno. */
-int ibw_ctr_state_save(const char *path, const struct ibw_port_ctrs *ports,
-		       unsigned n, const struct ibw_links *links);
+/* Write the @n records @ports points at, and the windows of @links
+ * (NULL: none; core/links.h), to @path atomically: a temporary file
+ * beside it, fsynced, renamed over it. 0 or a negative errno. */
+int ibw_ctr_state_save(const char *path,
+		       const struct ibw_port_ctrs *const *ports, unsigned n,
+		       const struct ibw_links *links);
 
 /*
  * Read @path: on success *@ports is a new array (the caller frees it) of
