@@ -106,8 +106,7 @@ static int sort_ports(struct ibw_counters *c)
 }
 
 /* Index of the record of (@guid, @port), -1 if none. */
-static int find_index(const struct ibw_counters *c, uint64_t guid,
-		      uint8_t port)
+static int find_index(const struct ibw_counters *c, uint64_t guid, uint8_t port)
 {
 	const struct ibw_port_ctrs *p;
 	unsigned h, k, i;
@@ -294,7 +293,7 @@ struct ibw_port_ctrs *ibw_ctr_port_get(struct ibw_counters *c, uint64_t guid,
 
 	if (i >= 0)
 		return own_record(c, (unsigned)i) < 0 ? NULL
-						       : rec(c, (unsigned)i);
+						      : rec(c, (unsigned)i);
 	if (grow_chunks(c) < 0 || own_record(c, c->nports) < 0)
 		return NULL;
 	p = rec(c, c->nports++);
@@ -1083,8 +1082,8 @@ struct ibw_ctr_table *ibw_counters_table(struct ibw_counters *c)
 		if (!t)
 			return NULL;
 		t->chunks = malloc((nk ? nk : 1) * sizeof(*t->chunks));
-		t->order = malloc((c->nports ? c->nports : 1) *
-				  sizeof(*t->order));
+		t->order =
+			malloc((c->nports ? c->nports : 1) * sizeof(*t->order));
 		if (!t->chunks || !t->order) {
 			free(t->chunks);
 			free(t->order);

@@ -1354,9 +1354,9 @@ static void assert_sorted(struct ibw_counters *c, unsigned want)
 
 	assert_int_equal(n, want);
 	for (i = 1; i < n; i++)
-		assert_true(ibw_counters_port_cmp(ibw_counters_port_at(c, i - 1),
-						  ibw_counters_port_at(c, i)) <
-			    0);
+		assert_true(
+			ibw_counters_port_cmp(ibw_counters_port_at(c, i - 1),
+					      ibw_counters_port_at(c, i)) < 0);
 }
 
 /*
