@@ -15,6 +15,11 @@
 #include "json.h"
 
 #define JW_STREAM_BUF 65536
+/* What a part writer's buffer keeps between parts: a part is written up
+ * to IBW_STREAM_PART plus one element (a switch of /api/v1/nodes is
+ * about 150 KB), and giving that back after each part cost fresh pages
+ * for the next. */
+#define JW_KEEP_BUF (1u << 20)
 
 void ibw_jw_init(struct ibw_jw *w)
 {
@@ -606,9 +611,9 @@ size_t ibw_jw_take(struct ibw_jw *w, char *dst, size_t max)
 	/* A part that grew the buffer (the prefix of a document too big to
 	 * keep) gives it back once sent; the capacity stays non-zero, which
 	 * is how a writer at depth 0 knows its document was written. */
-	if (w->cap > JW_STREAM_BUF && (b = realloc(w->buf, JW_STREAM_BUF))) {
+	if (w->cap > JW_KEEP_BUF && (b = realloc(w->buf, JW_KEEP_BUF))) {
 		w->buf = b;
-		w->cap = JW_STREAM_BUF;
+		w->cap = JW_KEEP_BUF;
 	}
 	return n;
 }

@@ -19,8 +19,9 @@
 #include "cache.h"
 #include "json.h"
 
-/* Bytes a part is written up to before it is sent. */
-#define IBW_STREAM_PART 32768
+/* Bytes a part is written up to before it is sent: also libmicrohttpd's
+ * block, so a 200 MB document goes out in a few hundred sends. */
+#define IBW_STREAM_PART 262144
 
 /* A part writer of json.h, with its document's query (what the caller
  * parsed from the request: a port or a link filter; NULL or ignored by
