@@ -5,10 +5,9 @@
  * and their port 0, one port per host, counters on every port, every
  * port linked, every host an endport, a link view of its cables: 46,656,
  * where the real tree has 25,920, since every switch port is linked),
- * then
- * /api/v1/ports, /api/v1/nodes, /api/v1/links and /api/v1/endports
- * written into a buffer as the HTTP handlers write them. Prints the
- * CPU and wall time and the size of each.
+ * then /api/v1/ports, /api/v1/nodes, /api/v1/links and /api/v1/endports
+ * written into a buffer as the HTTP handlers write them. Prints the CPU
+ * and wall time and the size of each.
  *   bench_render [HOSTS [ROUNDS]]
  */
 #include <inttypes.h>
