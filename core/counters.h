@@ -316,24 +316,32 @@ struct ibw_pma_redirect {
 unsigned ibw_counters_redirects(const struct ibw_counters *c,
 				struct ibw_pma_redirect *out, unsigned max);
 
-/* All port records, sorted by (guid, port) (sorting those a running
- * sweep added); valid until the next answer, sweep or load. */
-const struct ibw_port_ctrs *ibw_counters_ports(struct ibw_counters *c,
-					       unsigned *n);
+/* How many port records there are; record @i of them by (guid, port)
+ * (sorting those a running sweep added), valid until the next answer,
+ * sweep or load. */
+unsigned ibw_counters_nports(struct ibw_counters *c);
+const struct ibw_port_ctrs *ibw_counters_port_at(struct ibw_counters *c,
+						 unsigned i);
 
 /*
  * The port records as an immutable table shared by reference, sorted
- * as ibw_counters_ports(): a snapshot holds one instead of a copy. The
- * records are copied only when the next sweep writes to them while a
- * table is still held, so between sweeps the snapshot and the counters
- * keep one array between them (on the largest trees the records are
- * the biggest thing ibwatchd holds). NULL if out of memory.
+ * as ibw_counters_port_at(): a snapshot holds one instead of a copy.
+ * The records are kept in chunks shared by reference too, and a chunk
+ * is copied only when a sweep writes to one of its records while a
+ * table still holds it: a sweep spread over the interval copies the
+ * chunks it touched between two snapshots, not every record (on the
+ * largest trees the records are the biggest thing ibwatchd holds).
+ * NULL if out of memory.
  */
 struct ibw_ctr_table;
 struct ibw_ctr_table *ibw_counters_table(struct ibw_counters *c);
-/* The records of @t and their number; valid as long as @t is held. */
-const struct ibw_port_ctrs *ibw_ctr_table_ports(const struct ibw_ctr_table *t,
-						unsigned *n);
+/* The number of records of @t, record @i of them by (guid, port), and
+ * the record of (@guid, @port) or NULL; valid as long as @t is held. */
+unsigned ibw_ctr_table_n(const struct ibw_ctr_table *t);
+const struct ibw_port_ctrs *ibw_ctr_table_at(const struct ibw_ctr_table *t,
+					     unsigned i);
+const struct ibw_port_ctrs *ibw_ctr_table_find(const struct ibw_ctr_table *t,
+					       uint64_t guid, uint8_t port);
 /* Thread-safe: the last holder, on any thread, frees the table. */
 void ibw_ctr_table_unref(struct ibw_ctr_table *t);
 const struct ibw_port_ctrs *ibw_counters_find(const struct ibw_counters *c,
@@ -352,7 +360,7 @@ struct ibw_links;
 /* The state file: written atomically (temporary file, fsync, rename);
  * a torn or corrupt file is refused with -EBADMSG. It also carries the
  * link windows of @links (NULL: none; core/ctr_state.h). */
-int ibw_counters_save(const struct ibw_counters *c, const char *path,
+int ibw_counters_save(struct ibw_counters *c, const char *path,
 		      const struct ibw_links *links);
 int ibw_counters_load(struct ibw_counters *c, const char *path,
 		      struct ibw_links *links, unsigned *bad_links);
@@ -361,8 +369,7 @@ int ibw_counters_load(struct ibw_counters *c, const char *path,
  * changed (@snapshot 0) or a whole snapshot (1, at a stop); and the
  * snapshot with its journal read back. */
 struct ibw_ctr_journal;
-int ibw_counters_journal_save(const struct ibw_counters *c,
-			      struct ibw_ctr_journal *j,
+int ibw_counters_journal_save(struct ibw_counters *c, struct ibw_ctr_journal *j,
 			      const struct ibw_links *links, uint64_t now_us,
 			      int snapshot);
 int ibw_counters_journal_load(struct ibw_counters *c, struct ibw_ctr_journal *j,

@@ -78,9 +78,24 @@ enum { CLEAR_PC, CLEAR_FEC, CLEAR_CONG };
 
 struct job; /* one node of a sweep */
 
+/*
+ * The port records live in chunks of IBW_CTR_CHUNK, each shared by
+ * reference between the counters and the tables handed out: a write
+ * copies only its record's chunk while a table holds it, so a sweep
+ * spread over the interval copies what it touched between two
+ * snapshots, not every record of the fabric each time.
+ */
+#define IBW_CTR_CHUNK 256
+
+struct ibw_ctr_chunk {
+	unsigned refs; /* atomic: tables drop theirs on any thread */
+	struct ibw_port_ctrs r[IBW_CTR_CHUNK]; /* unused ones zero */
+};
+
 struct ibw_ctr_table {
 	unsigned refs; /* atomic: snapshots drop theirs on any thread */
-	struct ibw_port_ctrs *ports;
+	struct ibw_ctr_chunk **chunks; /* a reference on each */
+	unsigned *order; /* the records by (guid, port) */
 	unsigned n;
 };
 
@@ -89,13 +104,16 @@ struct ibw_counters {
 	struct ibw_events *ev;
 	struct ibw_counters_opts o;
 
-	struct ibw_port_ctrs *ports;
-	unsigned nports, cap;
+	struct ibw_ctr_chunk **chunks; /* record i: chunks[i / CHUNK] */
+	unsigned nports, cap; /* cap: chunks x IBW_CTR_CHUNK */
+	/* The records by (guid, port), indices: redone when ports were
+	 * added (unsorted); records never move. */
+	unsigned *order;
 	int unsorted;
-	/* The table ports was last handed out as (our reference held),
-	 * until a write makes the records ours again (own_ports). */
+	/* The table last handed out (our reference held), until a write
+	 * (own_record). */
 	struct ibw_ctr_table *shared;
-	/* (guid, port) to index + 1 in ports, open addressing (0: empty):
+	/* (guid, port) to index + 1 in the records, open addressing (0: empty):
 	 * a sweep looks a port up per answer, and a first sweep adds every
 	 * port unsorted. NULL if it could not be allocated (then a scan). */
 	uint32_t *index;

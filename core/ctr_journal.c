@@ -299,8 +299,9 @@ static void sync_dir(const char *path)
 }
 
 int ibw_ctr_journal_compact(struct ibw_ctr_journal *j,
-			    const struct ibw_port_ctrs *ports, unsigned n,
-			    const struct ibw_links *links, uint64_t now_us)
+			    const struct ibw_port_ctrs *const *ports,
+			    unsigned n, const struct ibw_links *links,
+			    uint64_t now_us)
 {
 	/* A generation no earlier journal can hold: the time, or one more
 	 * than the last when the clock went back. */
@@ -333,12 +334,12 @@ int ibw_ctr_journal_compact(struct ibw_ctr_journal *j,
 	j->st.journal_bytes = 0;
 	forget_all(j);
 	for (i = 0; i < n && !rc; i++) {
-		struct jport *t = get(j, ports[i].guid, ports[i].port);
+		struct jport *t = get(j, ports[i]->guid, ports[i]->port);
 
 		if (!t)
 			rc = -ENOMEM;
 		else
-			t->base = base_hash(&ports[i]);
+			t->base = base_hash(ports[i]);
 	}
 	if (rc)
 		j->need_snapshot = 1;
@@ -346,7 +347,7 @@ int ibw_ctr_journal_compact(struct ibw_ctr_journal *j,
 }
 
 int ibw_ctr_journal_save(struct ibw_ctr_journal *j,
-			 const struct ibw_port_ctrs *ports, unsigned n,
+			 const struct ibw_port_ctrs *const *ports, unsigned n,
 			 const struct ibw_links *links, uint64_t now_us)
 {
 	uint64_t bound = IBW_CTR_JOURNAL_FACTOR * j->snap_bytes, *base = NULL;
@@ -376,12 +377,12 @@ int ibw_ctr_journal_save(struct ibw_ctr_journal *j,
 	if (!base)
 		return -ENOMEM;
 	for (i = 0; i < n && !j->err; i++) {
-		const struct jport *t = find(j, ports[i].guid, ports[i].port);
+		const struct jport *t = find(j, ports[i]->guid, ports[i]->port);
 
-		base[i] = base_hash(&ports[i]);
+		base[i] = base_hash(ports[i]);
 		if (t && t->base == base[i])
 			continue;
-		len = ibw_ctr_state_port_text(line, sizeof(line), &ports[i]);
+		len = ibw_ctr_state_port_text(line, sizeof(line), ports[i]);
 		if (!len) {
 			j->err = -EOVERFLOW;
 			break;
@@ -420,7 +421,7 @@ int ibw_ctr_journal_save(struct ibw_ctr_journal *j,
 	}
 	j->st.batches++;
 	for (i = 0; i < n && nb; i++) {
-		struct jport *t = get(j, ports[i].guid, ports[i].port);
+		struct jport *t = get(j, ports[i]->guid, ports[i]->port);
 
 		if (!t) {
 			j->need_snapshot = 1;

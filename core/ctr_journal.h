@@ -68,13 +68,14 @@ int ibw_ctr_journal_load(struct ibw_ctr_journal *j,
 #define IBW_CTR_JOURNAL_FACTOR 4
 #define IBW_CTR_JOURNAL_MIN_BOUND (16u << 20)
 int ibw_ctr_journal_save(struct ibw_ctr_journal *j,
-			 const struct ibw_port_ctrs *ports, unsigned n,
+			 const struct ibw_port_ctrs *const *ports, unsigned n,
 			 const struct ibw_links *links, uint64_t now_us);
 
 /* A snapshot now (a stop), the journal emptied. 0 or a negative errno. */
 int ibw_ctr_journal_compact(struct ibw_ctr_journal *j,
-			    const struct ibw_port_ctrs *ports, unsigned n,
-			    const struct ibw_links *links, uint64_t now_us);
+			    const struct ibw_port_ctrs *const *ports,
+			    unsigned n, const struct ibw_links *links,
+			    uint64_t now_us);
 
 struct ibw_ctr_journal_stats
 ibw_ctr_journal_stats(const struct ibw_ctr_journal *j);

@@ -203,14 +203,16 @@ size_t ibw_ctr_state_port_text(char *buf, size_t cap,
 	return len < cap ? len : 0;
 }
 
-int ibw_ctr_state_save(const char *path, const struct ibw_port_ctrs *ports,
-		       unsigned n, const struct ibw_links *links)
+int ibw_ctr_state_save(const char *path,
+		       const struct ibw_port_ctrs *const *ports, unsigned n,
+		       const struct ibw_links *links)
 {
 	return ibw_ctr_state_write(path, ports, n, links, 0, NULL);
 }
 
-int ibw_ctr_state_write(const char *path, const struct ibw_port_ctrs *ports,
-			unsigned n, const struct ibw_links *links, uint64_t gen,
+int ibw_ctr_state_write(const char *path,
+			const struct ibw_port_ctrs *const *ports, unsigned n,
+			const struct ibw_links *links, uint64_t gen,
 			uint64_t *bytes)
 {
 	struct save_ctx lc;
@@ -237,7 +239,7 @@ int ibw_ctr_state_write(const char *path, const struct ibw_port_ctrs *ports,
 	h = ibw_fnv1a64(h, line, len);
 	fputs(line, f);
 	for (i = 0; i < n && !rc; i++) {
-		len = ibw_ctr_state_port_text(line, sizeof(line), &ports[i]);
+		len = ibw_ctr_state_port_text(line, sizeof(line), ports[i]);
 		if (!len)
 			rc = -EOVERFLOW;
 		h = ibw_fnv1a64(h, line, len);

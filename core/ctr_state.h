@@ -21,16 +21,18 @@ struct ibw_links;
 struct ibw_fec;
 struct ibw_cong;
 
-/* Write @n records at @ports, and the windows of @links (NULL: none;
- * core/links.h), to @path atomically: a temporary file beside it,
- * fsynced, renamed over it. 0 or a negative errno. */
-int ibw_ctr_state_save(const char *path, const struct ibw_port_ctrs *ports,
-		       unsigned n, const struct ibw_links *links);
+/* Write the @n records @ports points at, and the windows of @links
+ * (NULL: none; core/links.h), to @path atomically: a temporary file
+ * beside it, fsynced, renamed over it. 0 or a negative errno. */
+int ibw_ctr_state_save(const char *path,
+		       const struct ibw_port_ctrs *const *ports, unsigned n,
+		       const struct ibw_links *links);
 
 /* The same, as a snapshot of generation @gen (core/ctr_journal.h); its
  * size in *@bytes (NULL: not wanted) on success. */
-int ibw_ctr_state_write(const char *path, const struct ibw_port_ctrs *ports,
-			unsigned n, const struct ibw_links *links, uint64_t gen,
+int ibw_ctr_state_write(const char *path,
+			const struct ibw_port_ctrs *const *ports, unsigned n,
+			const struct ibw_links *links, uint64_t gen,
 			uint64_t *bytes);
 
 /*

@@ -53,7 +53,6 @@ static int watch_lids(struct ibw_monitor *m)
 static void publish(struct ibw_monitor *m)
 {
 	struct ibw_snapshot *s = ibw_snapshot_new(), *old;
-	const struct ibw_port_ctrs *ports;
 	unsigned n, i;
 
 	if (!s) {
@@ -74,11 +73,8 @@ static void publish(struct ibw_monitor *m)
 	}
 	/* The counters' records by reference, not a copy of them. */
 	s->ports_table = ibw_counters_table(m->ctrs);
-	if (s->ports_table) {
-		ports = ibw_ctr_table_ports(s->ports_table, &n);
-		s->ports = (struct ibw_port_ctrs *)ports;
-		s->nports = n;
-	}
+	if (s->ports_table)
+		s->nports = ibw_ctr_table_n(s->ports_table);
 	if (m->pinger) {
 		const struct ibw_endport *eps =
 			ibw_pinger_endports(m->pinger, &n);

@@ -99,6 +99,8 @@ const struct ibw_port_ctrs *ibw_snapshot_port(const struct ibw_snapshot *s,
 
 	if (!s->nports)
 		return NULL;
+	if (s->ports_table)
+		return ibw_ctr_table_find(s->ports_table, guid, port);
 	key.guid = guid;
 	key.port = port;
 	return bsearch(&key, s->ports, s->nports, sizeof(key),

@@ -121,10 +121,12 @@ struct ibw_snapshot {
 	uint64_t taken_us; /* CLOCK_REALTIME */
 	struct ibw_fabric *fabric; /* NULL before the first discovery */
 	char **names; /* per fabric node: the name map's name, else NULL */
-	struct ibw_port_ctrs *ports; /* sorted by (guid, port) */
+	/* The counter records: @nports of them, in the shared table
+	 * (one reference held) when it is set, else at @ports (sorted by
+	 * (guid, port), the snapshot's own, from malloc()). Read them
+	 * with ibw_snapshot_port() or the views. */
+	struct ibw_port_ctrs *ports;
 	unsigned nports;
-	/* When set, the shared table ports belongs to (one reference
-	 * held); else ports is the snapshot's own, from malloc(). */
 	struct ibw_ctr_table *ports_table;
 	struct ibw_sweep_stats discovery;
 	struct ibw_sweep_stats counters;

@@ -676,21 +676,49 @@ static void link_write(struct ibw_jw *w, const struct ibw_link *k,
 void ibw_json_write_links(struct ibw_jw *w, const struct ibw_snapshot *s,
 			  const struct ibw_link_filter *f)
 {
-	const struct ibw_link_view *v = s->links;
-	int configured;
-	const struct ibw_jobview *jv = jobs_of(s, &configured);
-	unsigned *ids = jv && jv->n ? malloc(jv->n * sizeof(*ids)) : NULL;
-	size_t i;
+	size_t pos = 0;
 
+	ibw_json_write_links_part(w, s, f, &pos, SIZE_MAX);
+}
+
+/* A part writer's *pos once the closing is written (json.h). */
+#define LINKS_DONE SIZE_MAX
+
+int ibw_json_write_links_part(struct ibw_jw *w, const struct ibw_snapshot *s,
+			      const struct ibw_link_filter *f, size_t *pos,
+			      size_t budget)
+{
+	const struct ibw_link_view *v = s->links;
+	size_t i, n = v ? v->n : 0;
+	int configured;
+	const struct ibw_jobview *jv;
+	unsigned *ids;
+
+	if (*pos == LINKS_DONE)
+		return 1;
 	pthread_once(&err_order_once, err_order_init);
-	ibw_jw_object(w);
-	ibw_jw_key(w, "counts");
-	ibw_jw_value(w, ibw_json_link_counts(v));
-	ibw_jw_key(w, "links");
-	ibw_jw_array(w);
-	for (i = 0; v && i < v->n; i++)
-		if (!f || ibw_link_filter_match(&v->links[i], f))
-			link_write(w, &v->links[i], configured, jv, ids);
+	if (!*pos) {
+		ibw_jw_object(w);
+		ibw_jw_key(w, "counts");
+		ibw_jw_value(w, ibw_json_link_counts(v));
+		ibw_jw_key(w, "links");
+		ibw_jw_array(w);
+		*pos = 1;
+	}
+	if (w->err)
+		return w->err;
+	jv = jobs_of(s, &configured);
+	ids = jv && jv->n ? malloc(jv->n * sizeof(*ids)) : NULL;
+	for (i = *pos - 1; i < n; i++) {
+		if (f && !ibw_link_filter_match(&v->links[i], f))
+			continue;
+		if (w->err || w->len >= budget) {
+			*pos = i + 1;
+			free(ids);
+			return w->err;
+		}
+		link_write(w, &v->links[i], configured, jv, ids);
+	}
 	free(ids);
 	ibw_jw_end(w);
 	ibw_jw_key(w, "taken");
@@ -699,6 +727,8 @@ void ibw_json_write_links(struct ibw_jw *w, const struct ibw_snapshot *s,
 	else
 		ibw_jw_null(w);
 	ibw_jw_end(w);
+	*pos = LINKS_DONE;
+	return w->err ? w->err : 1;
 }
 
 json_t *ibw_json_link_at(const struct ibw_snapshot *s, uint64_t guid,

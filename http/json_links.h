@@ -42,6 +42,12 @@ json_t *ibw_json_links(const struct ibw_snapshot *s,
  * tree: for the big fabrics' /api/v1/links and --once. */
 void ibw_json_write_links(struct ibw_jw *w, const struct ibw_snapshot *s,
 			  const struct ibw_link_filter *f);
+/* The same a part at a time, as json.h's other part writers: from
+ * *@pos on until @w holds @budget bytes; 1 done, 0 more to come, a
+ * negative errno. */
+int ibw_json_write_links_part(struct ibw_jw *w, const struct ibw_snapshot *s,
+			      const struct ibw_link_filter *f, size_t *pos,
+			      size_t budget);
 /* The link with (@guid, @port) at either end, NULL if none. */
 json_t *ibw_json_link_at(const struct ibw_snapshot *s, uint64_t guid,
 			 unsigned port);

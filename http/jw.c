@@ -15,6 +15,11 @@
 #include "json.h"
 
 #define JW_STREAM_BUF 65536
+/* What a part writer's buffer keeps between parts: a part is written up
+ * to IBW_STREAM_PART plus one element (a switch of /api/v1/nodes is
+ * about 150 KB), and giving that back after each part cost fresh pages
+ * for the next. */
+#define JW_KEEP_BUF (1u << 20)
 
 void ibw_jw_init(struct ibw_jw *w)
 {
@@ -125,14 +130,26 @@ static void jw_member(struct ibw_jw *w)
 	jw_put(w, jw_indent, 1 + 2 * (size_t)w->depth);
 }
 
-/* Printable ASCII without '"' and '\\': what jansson writes as it is. */
+/* 1 for the bytes jansson writes as they are: printable ASCII but '"'
+ * and '\\' (0 for NUL, which ends the scan). */
+#define JW_P4(c) (c) >= 0x20 && (c) <= 0x7e && (c) != '"' && (c) != '\\'
+#define JW_P(c) JW_P4(c), JW_P4((c) + 1), JW_P4((c) + 2), JW_P4((c) + 3)
+#define JW_P16(c) JW_P((c)), JW_P((c) + 4), JW_P((c) + 8), JW_P((c) + 12)
+static const unsigned char jw_plain_byte[256] = {
+	JW_P16(0x00), JW_P16(0x10), JW_P16(0x20), JW_P16(0x30),
+	JW_P16(0x40), JW_P16(0x50), JW_P16(0x60), JW_P16(0x70),
+};
+
+/* Printable ASCII without '"' and '\\': what jansson writes as it is.
+ * A table, since every string of a document is scanned. */
 int ibw_jw_plain(const char *s, size_t *len)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
-	for (; *p; p++)
-		if (*p < 0x20 || *p > 0x7e || *p == '"' || *p == '\\')
-			return 0;
+	while (jw_plain_byte[*p])
+		p++;
+	if (*p)
+		return 0;
 	*len = (size_t)(p - (const unsigned char *)s);
 	return 1;
 }
@@ -346,13 +363,28 @@ static void jw_scalar(struct ibw_jw *w, const char *s, size_t n)
 	jw_put(w, s, n);
 }
 
+/* "00" to "99": two digits per division, for the counters' many. */
+static const char jw_pairs[] =
+	"00010203040506070809101112131415161718192021222324252627282930313233"
+	"34353637383940414243444546474849505152535455565758596061626364656667"
+	"6869707172737475767778798081828384858687888990919293949596979899";
+
 /* The decimal digits of @v, ending at @end: where they start. */
 static char *jw_digits(char *end, uint64_t v)
 {
-	do {
-		*--end = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+
+		v /= 100;
+		end -= 2;
+		memcpy(end, &jw_pairs[2 * r], 2);
+	}
+	if (v >= 10) {
+		end -= 2;
+		memcpy(end, &jw_pairs[2 * v], 2);
+	} else {
+		*--end = (char)('0' + v);
+	}
 	return end;
 }
 
@@ -579,9 +611,9 @@ size_t ibw_jw_take(struct ibw_jw *w, char *dst, size_t max)
 	/* A part that grew the buffer (the prefix of a document too big to
 	 * keep) gives it back once sent; the capacity stays non-zero, which
 	 * is how a writer at depth 0 knows its document was written. */
-	if (w->cap > JW_STREAM_BUF && (b = realloc(w->buf, JW_STREAM_BUF))) {
+	if (w->cap > JW_KEEP_BUF && (b = realloc(w->buf, JW_KEEP_BUF))) {
 		w->buf = b;
-		w->cap = JW_STREAM_BUF;
+		w->cap = JW_KEEP_BUF;
 	}
 	return n;
 }

@@ -25,6 +25,17 @@
 
 #define MAX_PING_COUNT 100
 
+/* A streamed document's query, copied into its stream (stream.h): no
+ * pointer, since the request's strings go with the request. */
+union part_query {
+	struct ibw_port_filter ports;
+	struct {
+		struct ibw_link_filter f; /* its name in @name */
+		int has_name;
+		char name[IBW_CACHE_KEY_MAX];
+	} links;
+};
+
 /* Which of the route's pointers answers, and whether from the cache. */
 enum route_cache {
 	CACHE_NONE, /* serve() renders for each request */
@@ -52,10 +63,10 @@ struct ibw_route {
 	void (*render)(struct ibw_hreq *r, const struct ibw_snapshot *s,
 		       struct ibw_jw *w);
 	/* Or a part at a time: an answer too big for the cache is then
-	 * streamed (serve_cached). @filter, if any, reads @r's query (0,
+	 * streamed (serve_cached). @query, if any, reads @r's query (0,
 	 * or -1 with a problem set on @r). */
 	ibw_stream_part_fn part;
-	int (*filter)(struct ibw_hreq *r, struct ibw_port_filter *f);
+	int (*query)(struct ibw_hreq *r, union part_query *q);
 	/* For the landing page: what it serves; a @prefix route's path
 	 * as a pattern. NULL: not listed. */
 	const char *about;
@@ -306,11 +317,17 @@ static int ports_key(struct ibw_hreq *r, char *key, size_t len)
 	return 0;
 }
 
-static int part_ports(struct ibw_jw *w, const struct ibw_snapshot *s,
-		      const struct ibw_port_filter *f, size_t *pos,
-		      size_t budget)
+static int ports_query(struct ibw_hreq *r, union part_query *q)
 {
-	return ibw_json_write_ports_part(w, s, f, pos, budget);
+	return ports_filter(r, &q->ports);
+}
+
+static int part_ports(struct ibw_jw *w, const struct ibw_snapshot *s,
+		      const void *query, size_t *pos, size_t budget)
+{
+	const union part_query *q = query;
+
+	return ibw_json_write_ports_part(w, s, &q->ports, pos, budget);
 }
 
 /* The link filter of @r's query: 0, or -1 with a problem set on @r.
@@ -370,14 +387,29 @@ static int links_key(struct ibw_hreq *r, char *key, size_t len)
 	return 0;
 }
 
-static void render_links(struct ibw_hreq *r, const struct ibw_snapshot *s,
-			 struct ibw_jw *w)
+static int links_query(struct ibw_hreq *r, union part_query *q)
 {
-	struct ibw_link_filter f;
+	struct ibw_link_filter *f = &q->links.f;
 
-	/* links_key() took this query already: it parses. */
-	if (links_filter(r, &f) == 0)
-		ibw_json_write_links(w, s, &f);
+	if (links_filter(r, f) < 0)
+		return -1;
+	/* links_key() refused a name too long for a key */
+	q->links.has_name = f->name != NULL;
+	if (f->name)
+		snprintf(q->links.name, sizeof(q->links.name), "%s", f->name);
+	f->name = NULL;
+	return 0;
+}
+
+/* The cables: as big as the port list, so streamed like it. */
+static int part_links(struct ibw_jw *w, const struct ibw_snapshot *s,
+		      const void *query, size_t *pos, size_t budget)
+{
+	const union part_query *q = query;
+	struct ibw_link_filter f = q->links.f;
+
+	f.name = q->links.has_name ? q->links.name : NULL;
+	return ibw_json_write_links_part(w, s, &f, pos, budget);
 }
 
 /* /api/v1/links/GUID/PORT: the cable at that port, from either end. */
@@ -519,15 +551,13 @@ static void serve_route(struct ibw_hreq *r, struct ibw_snapshot *s)
 }
 
 static int part_nodes(struct ibw_jw *w, const struct ibw_snapshot *s,
-		      const struct ibw_port_filter *f, size_t *pos,
-		      size_t budget)
+		      const void *query, size_t *pos, size_t budget)
 {
 	return ibw_json_write_nodes_part(w, s, pos, budget);
 }
 
 static int part_endports(struct ibw_jw *w, const struct ibw_snapshot *s,
-			 const struct ibw_port_filter *f, size_t *pos,
-			 size_t budget)
+			 const void *query, size_t *pos, size_t budget)
 {
 	return ibw_json_write_endports_part(w, s, pos, budget);
 }
@@ -888,14 +918,15 @@ static const struct ibw_route routes[] = {
 	  .cache = CACHE_ANSWER,
 	  .key = ports_key,
 	  .part = part_ports,
-	  .filter = ports_filter,
+	  .query = ports_query,
 	  .about =
 		  "every port with its counters (?type=, ?guid=, ?state=, ?errors=1)" },
 	{ .path = "/api/v1/links",
 	  .methods = GET_HEAD,
 	  .cache = CACHE_ANSWER,
 	  .key = links_key,
-	  .render = render_links,
+	  .part = part_links,
+	  .query = links_query,
 	  .about = "every cable, worst health first" },
 	{ .path = "/api/v1/links/",
 	  .prefix = 1,
@@ -1086,14 +1117,15 @@ static int render_or_stream(struct ibw_hreq *r, struct ibw_snapshot *s,
 	const struct ibw_route *rt = r->route;
 	struct ibw_cache *cache = r->ctx->json;
 	size_t max = ibw_cache_max(cache), len;
-	struct ibw_port_filter f = { 0, 0, -1, 0 };
+	union part_query q;
 	struct ibw_stream *st;
 	char *text;
 	int rc = 0;
 
-	if (rt->filter && rt->filter(r, &f) < 0)
+	memset(&q, 0, sizeof(q));
+	if (rt->query && rt->query(r, &q) < 0)
 		return -1;
-	st = ibw_stream_new(s, rt->part, &f);
+	st = ibw_stream_new(s, rt->part, rt->query ? &q : NULL, sizeof(q));
 	if (!st) {
 		ibw_hreq_problem(r, 503, "out of memory");
 		return -1;

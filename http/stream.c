@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,30 +11,30 @@
 struct ibw_stream {
 	struct ibw_snapshot *s;
 	ibw_stream_part_fn part;
-	struct ibw_port_filter f;
+	const void *query; /* @q, or NULL */
 	struct ibw_jw w;
 	size_t pos; /* the part writer's */
 	int done; /* the document is written (maybe not yet sent) */
 	size_t sent;
 	struct ibw_cache *c; /* noted in when the stream ends; or NULL */
 	char key[IBW_CACHE_KEY_MAX];
+	max_align_t q[]; /* the query's copy */
 };
 
 struct ibw_stream *ibw_stream_new(struct ibw_snapshot *s,
-				  ibw_stream_part_fn part,
-				  const struct ibw_port_filter *f)
+				  ibw_stream_part_fn part, const void *query,
+				  size_t size)
 {
-	struct ibw_stream *st = calloc(1, sizeof(*st));
+	struct ibw_stream *st = calloc(1, sizeof(*st) + (query ? size : 0));
 
 	if (!st)
 		return NULL;
 	ibw_snapshot_ref(s);
 	st->s = s;
 	st->part = part;
-	if (f) {
-		st->f = *f;
-	} else {
-		st->f.state = -1;
+	if (query) {
+		memcpy(st->q, query, size);
+		st->query = st->q;
 	}
 	ibw_jw_init(&st->w);
 	return st;
@@ -44,7 +45,7 @@ int ibw_stream_fill(struct ibw_stream *st, size_t budget)
 	int rc = st->done;
 
 	while (!st->done && st->w.len < budget) {
-		rc = st->part(&st->w, st->s, &st->f, &st->pos, budget);
+		rc = st->part(&st->w, st->s, st->query, &st->pos, budget);
 		if (rc < 0)
 			return rc;
 		st->done = rc;

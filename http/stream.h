@@ -19,23 +19,26 @@
 #include "cache.h"
 #include "json.h"
 
-/* Bytes a part is written up to before it is sent. */
-#define IBW_STREAM_PART 32768
+/* Bytes a part is written up to before it is sent: also libmicrohttpd's
+ * block, so a 200 MB document goes out in a few hundred sends. */
+#define IBW_STREAM_PART 262144
 
-/* A part writer of json.h, with a port filter (the port list's query;
- * other documents ignore it). */
+/* A part writer of json.h, with its document's query (what the caller
+ * parsed from the request: a port or a link filter; NULL or ignored by
+ * the documents without one). */
 typedef int (*ibw_stream_part_fn)(struct ibw_jw *w,
 				  const struct ibw_snapshot *s,
-				  const struct ibw_port_filter *f, size_t *pos,
+				  const void *query, size_t *pos,
 				  size_t budget);
 
 struct ibw_stream;
 
 /* A stream of @part's document of @s (a new reference is taken) with
- * the filter @f (copied; NULL: none). NULL when out of memory. */
+ * the query @query of @size bytes (copied: it must hold no pointer;
+ * NULL: none, @part is then given NULL). NULL when out of memory. */
 struct ibw_stream *ibw_stream_new(struct ibw_snapshot *s,
-				  ibw_stream_part_fn part,
-				  const struct ibw_port_filter *f);
+				  ibw_stream_part_fn part, const void *query,
+				  size_t size);
 /*
  * Write parts until @st holds at least @budget bytes, or the document
  * is complete: 1 complete, 0 more to come, a negative errno.

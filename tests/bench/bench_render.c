@@ -3,9 +3,11 @@
  * The JSON renderers alone, without a fabric or HTTP: a snapshot shaped
  * like the 3-level fat tree of 10,368 hosts (1,296 switches of 36 ports
  * and their port 0, one port per host, counters on every port, every
- * port linked, every host an endport), then /api/v1/ports, /api/v1/nodes and /api/v1/endports
- * written into a buffer as the HTTP handlers write them. Prints the
- * CPU and wall time and the size of each.
+ * port linked, every host an endport, a link view of its cables: 46,656,
+ * where the real tree has 25,920, since every switch port is linked),
+ * then /api/v1/ports, /api/v1/nodes, /api/v1/links and /api/v1/endports
+ * written into a buffer as the HTTP handlers write them. Prints the CPU
+ * and wall time and the size of each.
  *   bench_render [HOSTS [ROUNDS]]
  */
 #include <inttypes.h>
@@ -16,6 +18,8 @@
 
 #include "fabric.h"
 #include "json.h"
+#include "json_links.h"
+#include "links.h"
 #include "snapshot.h"
 #include "stream.h"
 
@@ -41,6 +45,55 @@ static void fill_port(struct ibw_fport *p, uint64_t guid, uint16_t lid)
 	p->pi.width_enabled = p->pi.width_supported = 3;
 	p->pi.speed_enabled = p->pi.speed_supported = 7;
 	p->pi.capmask = 0x2651084a;
+}
+
+/* One end of a cable for the link view, read at @us. */
+static void link_end(struct ibw_link_end_in *in, const struct ibw_fnode *n,
+		     unsigned port, uint64_t us)
+{
+	memset(in, 0, sizeof(*in));
+	in->guid = n->guid;
+	in->port = (uint8_t)port;
+	in->node_type = n->ni.node_type;
+	in->lid = n->lid;
+	in->name = n->desc;
+	in->pi = &n->ports[port].pi;
+	in->have_ctrs = 1;
+	in->ctr_us = us;
+	in->xmit_bytes = 1000003ull * port;
+	in->xmit_wait = 17ull * port;
+	in->tick = -1;
+}
+
+/* The link view of @f's cables, each end read once at @us. */
+static struct ibw_link_view *big_links(const struct ibw_fabric *f, uint64_t us)
+{
+	struct ibw_links *l = ibw_links_new(NULL);
+	struct ibw_link_view *v;
+	struct ibw_link_end_in a, b;
+	unsigned i, p;
+
+	if (!l)
+		return NULL;
+	ibw_links_begin(l, us);
+	for (i = 0; i < f->nnodes; i++) {
+		const struct ibw_fnode *n = &f->nodes[i], *r;
+
+		for (p = 1; p < n->nports; p++) {
+			const struct ibw_fport *fp = &n->ports[p];
+
+			r = ibw_fabric_find(f, fp->remote_guid);
+			if (!fp->remote_guid || !r ||
+			    fp->remote_port >= r->nports)
+				continue;
+			link_end(&a, n, p, us);
+			link_end(&b, r, fp->remote_port, us);
+			ibw_links_update(l, &a, &b);
+		}
+	}
+	v = ibw_links_view(l, us);
+	ibw_links_free(l);
+	return v;
 }
 
 static struct ibw_snapshot *big_snapshot(unsigned hosts)
@@ -143,6 +196,7 @@ static struct ibw_snapshot *big_snapshot(unsigned hosts)
 		e->last_reply_us = 1795306300000000ull - 1000000;
 	}
 	s->taken_us = 1795306300000000ull;
+	s->links = big_links(f, s->taken_us);
 	if (ibw_snapshot_seal(s) < 0) {
 		ibw_snapshot_unref(s);
 		return NULL;
@@ -151,18 +205,23 @@ static struct ibw_snapshot *big_snapshot(unsigned hosts)
 }
 
 static int part_ports(struct ibw_jw *w, const struct ibw_snapshot *s,
-		      const struct ibw_port_filter *f, size_t *pos,
-		      size_t budget)
+		      const void *f, size_t *pos, size_t budget)
 {
 	return ibw_json_write_ports_part(w, s, f, pos, budget);
 }
 
 static int part_nodes(struct ibw_jw *w, const struct ibw_snapshot *s,
-		      const struct ibw_port_filter *f, size_t *pos,
-		      size_t budget)
+		      const void *f, size_t *pos, size_t budget)
 {
 	(void)f;
 	return ibw_json_write_nodes_part(w, s, pos, budget);
+}
+
+static int part_links(struct ibw_jw *w, const struct ibw_snapshot *s,
+		      const void *f, size_t *pos, size_t budget)
+{
+	(void)f;
+	return ibw_json_write_links_part(w, s, NULL, pos, budget);
 }
 
 int main(int argc, char **argv)
@@ -171,21 +230,26 @@ int main(int argc, char **argv)
 	int rounds = argc > 2 ? atoi(argv[2]) : 3, r, d;
 	struct ibw_snapshot *s = big_snapshot(hosts);
 	struct ibw_port_filter all = { 0, 0, -1, 0 };
-	static const char *const docs[] = { "ports", "nodes", "endports" };
+	static const char *const docs[] = { "ports", "nodes", "links",
+					    "endports" };
+	struct ibw_link_filter any = { -1, -1, 0, 0, NULL };
+	static const ibw_stream_part_fn parts[] = { part_ports, part_nodes,
+						    part_links };
 
 	if (!s) {
 		fprintf(stderr, "bench_render: no snapshot\n");
 		return 1;
 	}
-	printf("%u nodes, %u counter ports\n", s->fabric->nnodes, s->nports);
+	printf("%u nodes, %u counter ports, %zu links\n", s->fabric->nnodes,
+	       s->nports, s->links ? s->links->n : 0);
 	/* ... and streamed, as HTTP sends a list too big to keep: parts
 	 * read IBW_STREAM_PART bytes at a time. */
 	for (r = 0; r < rounds; r++)
-		for (d = 0; d < 2; d++) {
+		for (d = 0; d < 3; d++) {
 			double c0 = now(CLOCK_PROCESS_CPUTIME_ID);
 			double w0 = now(CLOCK_MONOTONIC);
-			struct ibw_stream *st = ibw_stream_new(
-				s, d ? part_nodes : part_ports, &all);
+			struct ibw_stream *st =
+				ibw_stream_new(s, parts[d], &all, sizeof(all));
 			static char buf[IBW_STREAM_PART];
 			size_t len = 0;
 			ssize_t n;
@@ -202,7 +266,7 @@ int main(int argc, char **argv)
 			       now(CLOCK_MONOTONIC) - w0, len);
 		}
 	for (r = 0; r < rounds; r++)
-		for (d = 0; d < 3; d++) {
+		for (d = 0; d < 4; d++) {
 			double c0 = now(CLOCK_PROCESS_CPUTIME_ID);
 			double w0 = now(CLOCK_MONOTONIC);
 			struct ibw_jw w;
@@ -214,6 +278,8 @@ int main(int argc, char **argv)
 				ibw_json_write_ports(&w, s, &all);
 			else if (d == 1)
 				ibw_json_write_nodes(&w, s);
+			else if (d == 2)
+				ibw_json_write_links(&w, s, &any);
 			else
 				ibw_json_write_endports(&w, s);
 			t = ibw_jw_finish(&w, &len);

@@ -211,6 +211,7 @@ int main(int argc, char **argv)
 	};
 	struct ibw_portinfo pi = { 0 };
 	struct ibw_port_ctrs *ports;
+	const struct ibw_port_ctrs **pv;
 	struct ibw_link_end_in a, b;
 	struct ibw_ctr_journal *j;
 	struct ibw_ctr_journal_stats st;
@@ -242,11 +243,14 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	snprintf(path, sizeof(path), "%s/bench_state.%d", dir, (int)getpid());
 	ports = calloc(n, sizeof(*ports));
+	pv = calloc(n, sizeof(*pv));
 	hw = calloc((size_t)n * IBW_CTR_MAX, sizeof(*hw));
 	l = ibw_links_new(NULL);
 	j = ibw_ctr_journal_new(path, interval);
-	if (!ports || !hw || !l || !j)
+	if (!ports || !pv || !hw || !l || !j)
 		return 1;
+	for (i = 0; i < n; i++)
+		pv[i] = &ports[i];
 	pi.state = IBW_PORT_ACTIVE;
 	pi.phys_state = IBW_PHYS_LINKUP;
 	pi.width_active = IBW_WIDTH_4X;
@@ -285,7 +289,7 @@ int main(int argc, char **argv)
 			ibw_links_update(l, &a, &b);
 		}
 		t0 = cpu_ms();
-		rc = ibw_ctr_journal_save(j, ports, n, l, now);
+		rc = ibw_ctr_journal_save(j, pv, n, l, now);
 		t0 = cpu_ms() - t0;
 		save_ms += t0;
 		if (t0 > worst)
@@ -332,6 +336,7 @@ int main(int argc, char **argv)
 		ibw_cong_unref(ports[i].cong);
 	}
 	free(ports);
+	free(pv);
 	free(hw);
 	ibw_links_free(l);
 	ibw_ctr_journal_free(j);

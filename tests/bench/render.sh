@@ -4,8 +4,9 @@
 # 14256 ports): `ibwatchd --once` (the summary) and `--once --full` (every
 # document) as whole processes (wall time, the summary's beyond discovery
 # and the counter sweep, and peak RSS from /usr/bin/time -v), then a running agent's first render of
-# /api/v1/ports, /api/v1/nodes and /api/v1/endports (time and size from
-# curl) with its RSS when idle and its peak (VmHWM) after them.
+# /api/v1/ports, /api/v1/nodes, /api/v1/links and /api/v1/endports (time
+# and size from curl) with its RSS when idle and its peak (VmHWM) after
+# them.
 #   tests/bench/render.sh [BUILD_DIR]
 # HOSTS=10368 for the 57,024-port tree (ibw-fattree's host count);
 # ONCE_ONLY=1 stops after the two --once runs.
@@ -69,7 +70,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 		done
 		echo "quiet after $(awk '{ print int($1) }' /proc/uptime) s uptime: $(echo "$c1 - $c0" | bc) s CPU in the last second"
 	fi
-	for p in ports nodes endports; do
+	for p in ports nodes links endports; do
 		c0=$(cpu_of "$agent")
 		curl -s -o "$p.json" -w "first render of /api/v1/$p: %{time_total} s, %{size_download} bytes" "$U/api/v1/$p"
 		# the agent's CPU meanwhile (a sweep may add to it)

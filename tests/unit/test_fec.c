@@ -210,6 +210,7 @@ static void test_state_file(void **state)
 	uint8_t d[IB_PC_DATA_SZ];
 	struct ibw_fec_reading r;
 	struct ibw_port_ctrs p[2], *back;
+	const struct ibw_port_ctrs *pv[2] = { &p[0], &p[1] };
 	unsigned n, cap, k;
 	int fd;
 	FILE *f;
@@ -226,7 +227,7 @@ static void test_state_file(void **state)
 	payload(d, IBW_FEC_RS, 1000);
 	ibw_fec_decode(d, sizeof(d), IBW_FEC_RS, &r);
 	p[1].fec = ibw_fec_fold(NULL, &r, 0);
-	assert_int_equal(ibw_ctr_state_save(path, p, 2, NULL), 0);
+	assert_int_equal(ibw_ctr_state_save(path, pv, 2, NULL), 0);
 	assert_int_equal(ibw_ctr_state_load(path, &back, &n, &cap, NULL, NULL),
 			 0);
 	assert_int_equal(n, 2);
@@ -318,6 +319,7 @@ static void test_congestion_state_file(void **state)
 	char path[] = "/tmp/ibw-cong-XXXXXX";
 	struct ibw_cong_reading r;
 	struct ibw_port_ctrs p, *back;
+	const struct ibw_port_ctrs *pp = &p;
 	unsigned n, cap, k;
 	int fd;
 
@@ -333,7 +335,7 @@ static void test_congestion_state_file(void **state)
 	for (k = 0; k < IBW_CONG_NFIELDS; k++)
 		r.v[k] = 1000 + k;
 	p.cong = ibw_cong_fold(NULL, &r, 0);
-	assert_int_equal(ibw_ctr_state_save(path, &p, 1, NULL), 0);
+	assert_int_equal(ibw_ctr_state_save(path, &pp, 1, NULL), 0);
 	assert_int_equal(ibw_ctr_state_load(path, &back, &n, &cap, NULL, NULL),
 			 0);
 	assert_int_equal(n, 1);

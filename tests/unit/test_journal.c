@@ -29,6 +29,8 @@
 struct rig {
 	char path[64], jpath[80];
 	struct ibw_port_ctrs p[NPORTS];
+	/* what the journal takes: a pointer to each record */
+	const struct ibw_port_ctrs *pv[NPORTS];
 	uint64_t hw[NPORTS][IBW_CTR_MAX];
 	struct ibw_portinfo pi;
 	struct ibw_links *l;
@@ -50,6 +52,7 @@ static int setup(void **state)
 	for (i = 0; i < NPORTS; i++) {
 		r->p[i].guid = 0x100 + (uint64_t)i / 2;
 		r->p[i].port = (uint8_t)(i % 2 + 1);
+		r->pv[i] = &r->p[i];
 	}
 	r->pi.state = IBW_PORT_ACTIVE;
 	r->pi.phys_state = IBW_PHYS_LINKUP;
@@ -169,29 +172,30 @@ static void test_only_changes(void **state)
 	assert_non_null(j);
 	sweep(r, 1);
 	/* the first save is a snapshot */
-	assert_int_equal(ibw_ctr_journal_save(j, r->p, NPORTS, r->l, r->now),
+	assert_int_equal(ibw_ctr_journal_save(j, r->pv, NPORTS, r->l, r->now),
 			 0);
 	assert_int_equal(ibw_ctr_journal_stats(j).snapshots, 1);
 	assert_true(size_of(r->path) > 0);
 	assert_int_equal(size_of(r->jpath), 0);
 	for (i = 0; i < 5; i++) {
 		sweep(r, 1);
-		assert_int_equal(
-			ibw_ctr_journal_save(j, r->p, NPORTS, r->l, r->now), 0);
+		assert_int_equal(ibw_ctr_journal_save(j, r->pv, NPORTS, r->l,
+						      r->now),
+				 0);
 	}
 	assert_int_equal(size_of(r->jpath), 0);
 	assert_int_equal(ibw_ctr_journal_stats(j).batches, 0);
 	clear(r, 3);
-	assert_int_equal(ibw_ctr_journal_save(j, r->p, NPORTS, r->l, r->now),
+	assert_int_equal(ibw_ctr_journal_save(j, r->pv, NPORTS, r->l, r->now),
 			 0);
 	assert_int_equal(ibw_ctr_journal_stats(j).batches, 1);
 	/* the reading after the clear counts it whole: written again */
 	sweep(r, 1);
-	assert_int_equal(ibw_ctr_journal_save(j, r->p, NPORTS, r->l, r->now),
+	assert_int_equal(ibw_ctr_journal_save(j, r->pv, NPORTS, r->l, r->now),
 			 0);
 	assert_int_equal(ibw_ctr_journal_stats(j).batches, 2);
 	sweep(r, 1);
-	assert_int_equal(ibw_ctr_journal_save(j, r->p, NPORTS, r->l, r->now),
+	assert_int_equal(ibw_ctr_journal_save(j, r->pv, NPORTS, r->l, r->now),
 			 0);
 	assert_int_equal(ibw_ctr_journal_stats(j).batches, 2);
 
@@ -215,17 +219,17 @@ static void test_torn_batch(void **state)
 
 	assert_non_null(j);
 	sweep(r, 0);
-	assert_int_equal(ibw_ctr_journal_save(j, r->p, NPORTS, r->l, r->now),
+	assert_int_equal(ibw_ctr_journal_save(j, r->pv, NPORTS, r->l, r->now),
 			 0);
 	clear(r, 1);
-	assert_int_equal(ibw_ctr_journal_save(j, r->p, NPORTS, r->l, r->now),
+	assert_int_equal(ibw_ctr_journal_save(j, r->pv, NPORTS, r->l, r->now),
 			 0);
 	memcpy(keep, r->p, sizeof(keep));
 	whole = size_of(r->jpath);
 	/* a second batch, then cut in its middle */
 	clear(r, 2);
 	clear(r, 5);
-	assert_int_equal(ibw_ctr_journal_save(j, r->p, NPORTS, r->l, r->now),
+	assert_int_equal(ibw_ctr_journal_save(j, r->pv, NPORTS, r->l, r->now),
 			 0);
 	assert_int_equal(ibw_ctr_journal_stats(j).batches, 2);
 	assert_true(size_of(r->jpath) > whole + 40);
@@ -265,10 +269,10 @@ static void test_generation(void **state)
 
 	assert_non_null(j);
 	sweep(r, 0);
-	assert_int_equal(ibw_ctr_journal_save(j, r->p, NPORTS, r->l, r->now),
+	assert_int_equal(ibw_ctr_journal_save(j, r->pv, NPORTS, r->l, r->now),
 			 0);
 	clear(r, 0);
-	assert_int_equal(ibw_ctr_journal_save(j, r->p, NPORTS, r->l, r->now),
+	assert_int_equal(ibw_ctr_journal_save(j, r->pv, NPORTS, r->l, r->now),
 			 0);
 	snprintf(cmd, sizeof(cmd), "cp %s %s.old", r->jpath, r->jpath);
 	assert_int_equal(system(cmd), 0);
@@ -277,8 +281,8 @@ static void test_generation(void **state)
 	free(back);
 	/* the next snapshot, its generation later; the old journal back */
 	r->now += STEP;
-	assert_int_equal(ibw_ctr_journal_compact(j, r->p, NPORTS, r->l, r->now),
-			 0);
+	assert_int_equal(
+		ibw_ctr_journal_compact(j, r->pv, NPORTS, r->l, r->now), 0);
 	assert_int_equal(size_of(r->jpath), 0);
 	snprintf(cmd, sizeof(cmd), "mv %s.old %s", r->jpath, r->jpath);
 	assert_int_equal(system(cmd), 0);
@@ -287,7 +291,7 @@ static void test_generation(void **state)
 	assert_int_equal(n, NPORTS);
 	free(back);
 	/* generation 0 (files of versions 1 to 3 read so) takes no journal */
-	assert_int_equal(ibw_ctr_state_save(r->path, r->p, NPORTS, NULL), 0);
+	assert_int_equal(ibw_ctr_state_save(r->path, r->pv, NPORTS, NULL), 0);
 	back = load(r, NULL, &n, &nb);
 	assert_true(nb == 0);
 	free(back);
@@ -334,14 +338,15 @@ static void test_merge_order(void **state)
 		sweep(r, i % 7 == 0);
 		if (i % 50 == 17)
 			clear(r, 4);
-		assert_int_equal(
-			ibw_ctr_journal_save(j, r->p, NPORTS, r->l, r->now), 0);
+		assert_int_equal(ibw_ctr_journal_save(j, r->pv, NPORTS, r->l,
+						      r->now),
+				 0);
 	}
 	assert_int_equal(ibw_ctr_journal_stats(j).snapshots, 1);
 	/* a last window batch 8 h later, whose reading takes a slot */
 	r->now += 3000 * STEP;
 	sweep(r, 1);
-	assert_int_equal(ibw_ctr_journal_save(j, r->p, NPORTS, r->l, r->now),
+	assert_int_equal(ibw_ctr_journal_save(j, r->pv, NPORTS, r->l, r->now),
 			 0);
 	assert_int_equal(ibw_ctr_journal_stats(j).snapshots, 1);
 	assert_true(ibw_ctr_journal_stats(j).batches > 4);
@@ -374,8 +379,8 @@ static void test_new_port(void **state)
 	assert_non_null(j);
 	sweep(r, 0);
 	assert_int_equal(
-		ibw_ctr_journal_save(j, r->p, NPORTS - 1, r->l, r->now), 0);
-	assert_int_equal(ibw_ctr_journal_save(j, r->p, NPORTS, r->l, r->now),
+		ibw_ctr_journal_save(j, r->pv, NPORTS - 1, r->l, r->now), 0);
+	assert_int_equal(ibw_ctr_journal_save(j, r->pv, NPORTS, r->l, r->now),
 			 0);
 	assert_int_equal(ibw_ctr_journal_stats(j).batches, 1);
 	back = load(r, NULL, &n, &nb);
@@ -398,7 +403,7 @@ static void test_version3(void **state)
 	FILE *f;
 
 	sweep(r, 2);
-	assert_int_equal(ibw_ctr_state_save(r->path, r->p, NPORTS, NULL), 0);
+	assert_int_equal(ibw_ctr_state_save(r->path, r->pv, NPORTS, NULL), 0);
 	f = fopen(r->path, "r");
 	assert_non_null(f);
 	len = fread(text, 1, sizeof(text) - 1, f);
