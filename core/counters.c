@@ -615,7 +615,7 @@ static void cpi_answer(const struct ibw_mad_done *d, void *arg)
 	struct cpi_op *op = arg;
 	struct ibw_counters *c = op->c;
 	struct job *j;
-	int ahead;
+	int ahead, waited;
 
 	if (op->early && op->sweep == c->sweep_id && c->early_out)
 		c->early_out--;
@@ -624,8 +624,10 @@ static void cpi_answer(const struct ibw_mad_done *d, void *arg)
 		return;
 	}
 	j = &c->jobs[op->job];
-	/* sent at the sweep's start, and the job's turn not come yet */
+	/* sent at the sweep's start: the job's turn not come yet, or come
+	 * and gone by (the job waits, holding nothing) */
 	ahead = j->early == EARLY_OUT && !j->turn;
+	waited = j->early == EARLY_OUT && j->turn;
 	if (!ahead) {
 		j->t_end = ibw_now_us();
 		unreserve(c, j);
@@ -636,7 +638,9 @@ static void cpi_answer(const struct ibw_mad_done *d, void *arg)
 		cap_set(c, j->guid, ibw_mad_get(cpi, IB_CPI_CAPMASK_F),
 			ibw_mad_get(cpi, IB_CPI_CAPMASK2_F));
 		j->early = EARLY_NONE;
-		if (!ahead)
+		if (waited && c->ready)
+			c->ready[c->ready_tail++] = op->job;
+		else if (!ahead)
 			ibw_ctr_run_job(c, j);
 	} else if (d->result == IBW_MAD_STATUS &&
 		   (d->status & IB_MAD_STS_REDIRECT) && d->mad &&
@@ -671,16 +675,21 @@ static void start_job(struct ibw_counters *c, unsigned idx)
 		fail_job_ports(c, j, IBW_CTR_FAIL_ERROR);
 		return;
 	}
+	if (j->early == EARLY_OUT) {
+		/* Its answer puts the job in the ready queue, which the
+		 * feed starts as room allows. Nothing is held for it
+		 * meanwhile: a silent PMA's ClassPortInfo waits out its
+		 * deadline, and the jobs of many such would hold the feed
+		 * until then. */
+		j->turn = 1;
+		return;
+	}
 	/* Its ports' MADs follow the answer: PortCounters, the extended
 	 * ones and the VL waits a port (at most: the answer may say there
 	 * are none), the two details when asked for, and PortSamplesControl
 	 * once. */
 	j->reserved = (uint16_t)((3 + (c->o.details ? 2 : 0)) * j->nports + 1);
 	c->reserved += j->reserved;
-	if (j->early == EARLY_OUT) {
-		j->turn = 1; /* the answer starts the ports */
-		return;
-	}
 	start_cpi(c, idx);
 }
 
@@ -819,6 +828,9 @@ static void free_jobs(struct ibw_counters *c)
 	free(c->jobs);
 	c->jobs = NULL;
 	c->njobs = 0;
+	free(c->ready);
+	c->ready = NULL;
+	c->ready_head = c->ready_tail = 0;
 }
 
 /*
@@ -864,8 +876,8 @@ void ibw_ctr_sweep_done_if_idle(struct ibw_counters *c)
 {
 	if (!c->jobs)
 		return;
-	if (c->next_job < c->njobs) {
-		if (!c->pace_interval_us &&
+	if (c->next_job < c->njobs || c->ready_head < c->ready_tail) {
+		if ((!c->pace_interval_us || c->next_job >= c->njobs) &&
 		    c->pending - c->early_out + c->reserved <
 			    IBW_CTR_FEED_MADS &&
 		    !ibw_timer_armed(c->pace))
@@ -914,6 +926,10 @@ static void on_pace(struct ibw_timer *t, void *arg)
 
 	if (!c->jobs)
 		return;
+	/* Jobs that waited for their ClassPortInfo first, as room allows */
+	while (c->ready_head < c->ready_tail &&
+	       c->pending - c->early_out + c->reserved < IBW_CTR_FEED_MADS)
+		ibw_ctr_run_job(c, &c->jobs[c->ready[c->ready_head++]]);
 	if (!c->pace_interval_us) {
 		/* Unspread: start jobs while there is room; answers make
 		 * more (sweep_done_if_idle). */
@@ -1085,6 +1101,8 @@ int ibw_counters_sweep(struct ibw_counters *c, const struct ibw_fabric *f,
 		return -ENOENT;
 	}
 	c->prog.running = 1;
+	c->ready = calloc(c->njobs, sizeof(*c->ready));
+	c->ready_head = c->ready_tail = 0;
 	send_early_cpis(c);
 	set_pace(c, c->njobs, spread_us);
 	on_pace(c->pace, c);

@@ -132,6 +132,11 @@ struct ibw_counters {
 	/* ClassPortInfo sent at the sweep's start and not yet answered:
 	 * pending, but not held against the feed (IBW_CTR_FEED_MADS) */
 	unsigned early_out;
+	/* Jobs whose turn came while their ClassPortInfo was out and that
+	 * has since been answered: their ports wait for room in the feed,
+	 * first in, first started (ready[ready_head .. ready_tail)). */
+	unsigned *ready;
+	unsigned ready_head, ready_tail;
 	uint64_t sweep_id;
 	struct ibw_timer *pace;
 	uint64_t pace_interval_us;
