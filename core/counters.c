@@ -238,7 +238,8 @@ static int own_record(struct ibw_counters *c, unsigned i)
 	nk = malloc(sizeof(*nk));
 	if (!nk)
 		return -ENOMEM;
-	memcpy(nk, k, sizeof(*nk));
+	/* the records alone: the count is the readers', who change it */
+	memcpy(nk->r, k->r, sizeof(nk->r));
 	nk->refs = 1;
 	/* the FEC records are shared by reference too */
 	for (j = 0; j < IBW_CTR_CHUNK; j++) {
