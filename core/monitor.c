@@ -50,7 +50,7 @@ static int watch_lids(struct ibw_monitor *m)
 }
 
 /* Build a new snapshot from the current state and swap it in. */
-static void publish(struct ibw_monitor *m)
+void ibw_mon_publish(struct ibw_monitor *m)
 {
 	struct ibw_snapshot *s = ibw_snapshot_new(), *old;
 	unsigned n, i;
@@ -159,7 +159,7 @@ static void publish(struct ibw_monitor *m)
 	ibw_snapshot_unref(old);
 }
 
-static void log_events(struct ibw_monitor *m)
+void ibw_mon_log_events(struct ibw_monitor *m)
 {
 	struct ibw_event evs[64];
 	unsigned n, i;
@@ -205,151 +205,14 @@ static void log_events(struct ibw_monitor *m)
 	}
 }
 
-static void trace_round_done(struct ibw_monitor *m);
-uint16_t ibw_monitor_resolve(struct ibw_monitor *m, const char *t);
-
-struct wctx {
-	struct ibw_monitor *m;
-	unsigned i;
-};
-
-static void on_watched(const struct ibw_trace *t, void *arg)
-{
-	struct wctx *w = arg;
-	struct ibw_monitor *m = w->m;
-	struct ibw_watched *wp = &m->watched[w->i];
-
-	free(w);
-	if (t->cancelled) {
-		m->trace_pending--;
-		return;
-	}
-	if (t->fwd.status == IBW_TRACE_OK && wp->have_good &&
-	    !ibw_path_equal(&wp->good, &t->fwd)) {
-		struct ibw_event e;
-		char a[240], b[240];
-
-		memset(&e, 0, sizeof(e));
-		e.kind = IBW_EVT_PATH_CHANGED;
-		e.new_value = t->dlid;
-		e.old_value = wp->last.dlid;
-		snprintf(e.what, sizeof(e.what), "%.47s", wp->target);
-		ibw_path_str(&wp->good, a, sizeof(a));
-		ibw_path_str(&t->fwd, b, sizeof(b));
-		snprintf(e.detail, sizeof(e.detail), "%s (ok) -> %s (ok)", a,
-			 b);
-		ibw_events_add(m->ev, &e);
-		wp->changes++;
-	}
-	if (t->fwd.status == IBW_TRACE_OK) {
-		wp->good = t->fwd;
-		wp->have_good = 1;
-	}
-	wp->last = *t;
-	wp->have = 1;
-	wp->traces++;
-	wp->last_us = ibw_realtime_us();
-	if (--m->trace_pending == 0)
-		trace_round_done(m);
-}
-
-/* The LID of the endport @t (a GUID or a name) names among the last
- * discovery's nodes whose gone flag is @gone; 0 if none. */
-static uint16_t resolve_in(struct ibw_monitor *m, const char *t, int gone)
-{
-	const struct ibw_fnode *n;
-	char *end;
-	unsigned long long v = strtoull(t, &end, 0);
-	unsigned i, p;
-
-	for (i = 0; m->fabric && i < m->fabric->nnodes; i++) {
-		n = &m->fabric->nodes[i];
-		if (!n->gone != !gone)
-			continue;
-		for (p = 0; p < n->nports; p++) {
-			const struct ibw_fport *fp = &n->ports[p];
-			int match = (*t && !*end)
-					    ? (fp->guid == v || n->guid == v)
-					    : !strcmp(ibw_monitor_name_of(n, m),
-						      t) ||
-						      !strcmp(n->desc, t);
-
-			if (match && fp->have_pi && fp->pi.lid &&
-			    ibw_snapshot_endport(n, p))
-				return fp->pi.lid;
-		}
-	}
-	return 0;
-}
-
-/* A LID as itself; else the endport @t names, live first, then one a
- * discovery lost at its last LID: asking a host that just went away
- * answers "no answer" (504), not "unknown target". */
-uint16_t ibw_monitor_resolve(struct ibw_monitor *m, const char *t)
-{
-	char *end;
-	unsigned long long v;
-	uint16_t lid;
-
-	v = strtoull(t, &end, 0);
-	if (*t && !*end && strncmp(t, "0x", 2) && v && v < 0xc000)
-		return (uint16_t)v;
-	lid = resolve_in(m, t, 0);
-	return lid ? lid : resolve_in(m, t, 1);
-}
-
-static void start_watched(struct ibw_monitor *m)
-{
-	unsigned i;
-
-	if (m->trace_pending)
-		return;
-	for (i = 0; i < m->o.nwatch; i++) {
-		struct ibw_watched *wp = &m->watched[i];
-		struct wctx *w;
-		uint16_t lid = ibw_monitor_resolve(m, wp->target);
-
-		if (lid)
-			wp->lid = lid;
-		if (!wp->lid)
-			continue;
-		w = calloc(1, sizeof(*w));
-		if (!w)
-			continue;
-		w->m = m;
-		w->i = i;
-		/* Watched paths read every forwarding table afresh: they
-		 * are there to notice changes. */
-		if (ibw_trace_start(m->tracer, wp->lid, IBW_TRACE_NOCACHE, 0,
-				    on_watched, w) < 0) {
-			free(w);
-			continue;
-		}
-		m->trace_pending++;
-	}
-	if (!m->trace_pending)
-		trace_round_done(m);
-}
-
-static void on_trace_timer(struct ibw_timer *t, void *arg)
-{
-	struct ibw_monitor *m = arg;
-
-	if (m->local_lost) {
-		ibw_timer_arm(t, m->o.trace_interval_us);
-		return;
-	}
-	start_watched(m);
-}
-
 static void once_finish(struct ibw_monitor *m)
 {
-	publish(m);
-	log_events(m);
+	ibw_mon_publish(m);
+	ibw_mon_log_events(m);
 	if (m->o.nwatch) {
 		/* then the watched paths, once */
 		m->once_tracing = 1;
-		start_watched(m);
+		ibw_mon_start_watched(m);
 		return;
 	}
 	if (m->once_cb)
@@ -375,19 +238,6 @@ static void ping_round_done(struct ibw_pinger *p, void *arg)
 	log_debug("ping", "round: %u endports, %u answered, %.3f s", n, up,
 		  (double)(ibw_now_us() - m->round_t0) / 1e6);
 	once_step(m);
-}
-
-static void trace_round_done(struct ibw_monitor *m)
-{
-	publish(m);
-	log_events(m);
-	if (m->periodic) {
-		ibw_timer_arm(m->trace_timer, m->o.trace_interval_us);
-	} else if (m->once_tracing) {
-		m->once_tracing = 0;
-		if (m->once_cb)
-			m->once_cb(m, m->once_arg);
-	}
 }
 
 const char *ibw_monitor_name_of(const struct ibw_fnode *n, void *arg)
@@ -419,8 +269,8 @@ static void on_pub_timer(struct ibw_timer *t, void *arg)
 	struct ibw_monitor *m = arg;
 
 	watch_lids(m);
-	publish(m);
-	log_events(m);
+	ibw_mon_publish(m);
+	ibw_mon_log_events(m);
 	ibw_timer_arm(t, m->o.ping.interval_us ? m->o.ping.interval_us
 					       : 10000000u);
 }
@@ -447,7 +297,7 @@ static void counters_done(struct ibw_counters *c, void *arg)
 		  (double)st.duration_us / 1e6);
 	/* The links take this sweep first, so that the state file has
 	 * their windows up to it. */
-	publish(m);
+	ibw_mon_publish(m);
 	if (m->state_file) {
 		rc = ibw_counters_journal_save(c, m->journal, m->links,
 					       ibw_realtime_us(), 0);
@@ -461,7 +311,7 @@ static void counters_done(struct ibw_counters *c, void *arg)
 				 m->state_file);
 		m->state_err = rc;
 	}
-	log_events(m);
+	ibw_mon_log_events(m);
 	if (m->periodic) {
 		if (m->ctr_again) {
 			m->ctr_again = 0;
@@ -491,8 +341,8 @@ static void on_progress_timer(struct ibw_timer *t, void *arg)
 	watch_lids(m);
 	if (p.read + p.unreachable != m->published_settled) {
 		t0 = ibw_now_us();
-		publish(m);
-		log_events(m);
+		ibw_mon_publish(m);
+		ibw_mon_log_events(m);
 		log_debug("counters",
 			  "sweep under way: %u of %u ports read, %u "
 			  "unreachable; published in %.2f ms",
@@ -570,7 +420,7 @@ static int plan_sweeps(struct ibw_monitor *m)
  * Sweeps start an interval apart, start to start, and read the nodes in
  * the same order at the same pace: each port is read once an interval,
  * so its reading is never more than an interval old (plus the second a
- * running sweep waits to publish). Timed from the end instead, a spread
+ * running sweep waits to ibw_mon_publish). Timed from the end instead, a spread
  * sweep made that 1.8 intervals, and a scraper at the interval saw one
  * reading twice, then two at once: rates of 0, then of 1.8 times the
  * truth.
@@ -710,7 +560,7 @@ static void enter_lost(struct ibw_monitor *m, uint8_t state)
 		m->backoff_us = m->o.discovery_interval_us;
 	log_debug("monitor", "local port still %s; next look in %.1f s", what,
 		  (double)m->backoff_us / 1e6);
-	publish(m);
+	ibw_mon_publish(m);
 	/* (a sweep still running re-arms it when it ends) */
 	ibw_timer_arm(m->disc_timer, m->look_now ? 0 : m->backoff_us);
 	m->look_now = 0;
@@ -806,8 +656,8 @@ static void on_tables(struct ibw_lft_set *t, void *arg)
 		ibw_census_diff(m->census, c, NULL, NULL, m->ev);
 	ibw_census_unref(m->census);
 	m->census = c;
-	publish(m);
-	log_events(m);
+	ibw_mon_publish(m);
+	ibw_mon_log_events(m);
 }
 
 static void discovery_done(struct ibw_fabric *f, void *arg)
@@ -873,8 +723,8 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 	} else if (m->lft) {
 		ibw_lft_set_fabric(m->lft, f);
 	}
-	publish(m);
-	log_events(m);
+	ibw_mon_publish(m);
+	ibw_mon_log_events(m);
 	if (m->periodic) {
 		ibw_timer_arm(m->disc_timer, m->o.discovery_interval_us);
 		/* The first counter sweep and pings follow the first
@@ -882,7 +732,7 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 		if (m->discoveries == 1) {
 			start_counters(m, IBW_SWEEP_START);
 			if (m->o.nwatch)
-				start_watched(m);
+				ibw_mon_start_watched(m);
 			if (m->pinger) {
 				ibw_pinger_start(m->pinger);
 				ibw_timer_arm(m->pub_timer,
@@ -1003,7 +853,7 @@ struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
 	m->ctrs = ibw_counters_new(e, m->ev, &o->counters);
 	m->disc_timer = ibw_timer_new(m->loop, on_disc_timer, m);
 	m->pub_timer = ibw_timer_new(m->loop, on_pub_timer, m);
-	m->trace_timer = ibw_timer_new(m->loop, on_trace_timer, m);
+	m->trace_timer = ibw_timer_new(m->loop, ibw_mon_on_trace_timer, m);
 	m->tracer = ibw_tracer_new(e, o->local_port ? o->local_port : 1);
 	if (!m->o.trace_interval_us)
 		m->o.trace_interval_us = IBW_TRACE_INTERVAL_US;
@@ -1074,7 +924,7 @@ struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
 				 ibw_ctr_journal_stats(m->journal)
 					 .loaded_batches);
 	}
-	publish(m);
+	ibw_mon_publish(m);
 	return m;
 }
 
@@ -1122,7 +972,7 @@ static void on_jobs(void *arg)
 	struct ibw_monitor *m = arg;
 
 	if (m->fabric)
-		publish(m);
+		ibw_mon_publish(m);
 }
 
 int ibw_monitor_start(struct ibw_monitor *m)
@@ -1187,7 +1037,7 @@ int ibw_monitor_set_jobs(struct ibw_monitor *m, const char *dir,
 	ibw_jobsrc_free(m->jobsrc);
 	m->jobsrc = js;
 	if (m->periodic && m->fabric)
-		publish(m);
+		ibw_mon_publish(m);
 	return 0;
 }
 
@@ -1258,8 +1108,8 @@ void ibw_monitor_set_link_thresholds(struct ibw_monitor *m,
 	m->o.link_thresholds = *t;
 	ibw_links_set_thresholds(m->links, t);
 	m->lview_dirty = 1;
-	publish(m);
-	log_events(m);
+	ibw_mon_publish(m);
+	ibw_mon_log_events(m);
 }
 
 int ibw_monitor_reload_names(struct ibw_monitor *m, char *err, size_t errlen)
@@ -1274,6 +1124,6 @@ int ibw_monitor_reload_names(struct ibw_monitor *m, char *err, size_t errlen)
 	ibw_namemap_free(m->names);
 	m->names = n;
 	m->lview_dirty = 1; /* the links carry the names */
-	publish(m);
+	ibw_mon_publish(m);
 	return 0;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * What core/monitor.c and core/monitor_links.c (the link view's rounds
- * and their events) share: the monitor's state.
+ * What core/monitor.c, core/monitor_links.c (the link view's rounds
+ * and their events) and core/monitor_traces.c (the watched traces)
+ * share: the monitor's state.
  */
 #ifndef IBW_MONITOR_INT_H
 #define IBW_MONITOR_INT_H
@@ -103,5 +104,16 @@ const char *ibw_monitor_name_of(const struct ibw_fnode *n, void *arg);
 /* Feed the link view a round and take a new view, with its events;
  * nothing when neither the fabric, the counters nor the names changed. */
 void ibw_monitor_update_links(struct ibw_monitor *m);
+
+/* monitor.c: a new snapshot for the readers; the events since the last
+ * call into the log */
+void ibw_mon_publish(struct ibw_monitor *m);
+void ibw_mon_log_events(struct ibw_monitor *m);
+
+/* monitor_traces.c: the watched traces' round, its timer, and what
+ * follows the round (publish, the next round or --once's end) */
+void ibw_mon_start_watched(struct ibw_monitor *m);
+void ibw_mon_on_trace_timer(struct ibw_timer *t, void *arg);
+void ibw_mon_trace_round_done(struct ibw_monitor *m);
 
 #endif
