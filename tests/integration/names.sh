@@ -191,6 +191,12 @@ check "the endport_state event names node0003" \
 
 logf=agent-$P.log
 quoted="\"$(esc "$want_host")\""
+# The pinger's events reach /api/v1/events at once and the log at the
+# next publication, a ping interval later (core/monitor.c, on_pub_timer).
+for _ in $(seq 1 50); do
+	grep -aqF "is down (was up)" "$logf" && break
+	sleep 0.2
+done
 check "the agent logs the endport down with the name quoted and escaped" \
 	grep -aqF "is down (was up)" "$logf"
 check "... as $quoted" grep -aqF "$quoted is down (was up)" "$logf"
