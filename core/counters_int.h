@@ -251,6 +251,13 @@ int ibw_ctr_settle(struct ibw_counters *c, uint64_t sweep,
 		   const struct ibw_mad_done *d);
 void ibw_ctr_sweep_done_if_idle(struct ibw_counters *c);
 
+/* ctr_store.c */
+/* The records put in (guid, port) order (their index order; records
+ * never move). 0, or -ENOMEM (then in the order they came). */
+int ibw_ctr_sort_ports(struct ibw_counters *c);
+/* Free @c's records: its references to their chunks. */
+void ibw_ctr_chunks_free(struct ibw_counters *c);
+
 /* ctr_read.c */
 void ibw_ctr_run_job_ports(struct ibw_counters *c, struct job *j);
 void ibw_ctr_port_failed(struct ibw_counters *c, const struct port_op *op);
