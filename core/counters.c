@@ -473,15 +473,16 @@ static void send_early_cpis(struct ibw_counters *c)
 }
 
 /* Whether none of @j's ports answered this sweep: each timed out. */
-static int job_silent(struct ibw_counters *c, const struct job *j)
+static int job_silent(const struct ibw_counters *c, const struct job *j)
 {
 	unsigned k;
 
 	if (!j->t0 || !j->nports)
 		return 0;
 	for (k = 0; k < j->nports; k++) {
+		/* read only: a record a snapshot shares is not copied */
 		const struct ibw_port_ctrs *p =
-			ibw_ctr_port_find_w(c, j->guid, j->port_list[k]);
+			ibw_counters_find(c, j->guid, j->port_list[k]);
 
 		if (!p || !p->stale || p->fail != IBW_CTR_FAIL_TIMEOUT)
 			return 0;
