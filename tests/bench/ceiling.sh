@@ -41,24 +41,11 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 		printf "%-8s %8d %8.3f %10.0f %9.2f %9.3f %9.3f\n", "warm " n - 1, $6, $4, $6 / $4, $6 / $4 / c, $13, $19 }' sweep.txt
 
 	# The daemon as it runs.
-	: >daemon.err
+	. "$top/tests/lib/bench_daemon.sh"
 	s0=$(cpu_of "$sim")
-	env LD_PRELOAD="$IBW_SIM_PRELOAD" "$build/agent/ibwatchd" --no-state-file \
-		--no-snmp --no-http --counter-full-speed --counter-interval 2 \
-		--log-level debug >/dev/null 2>daemon.err &
-	pid=$!
-	end=$((SECONDS + 300))
-	while [ "$(grep -c 'counters: sweep:' daemon.err)" -lt $((runs + 1)) ] &&
-		[ $SECONDS -lt $end ] && kill -0 "$pid" 2>/dev/null; do
-		sleep 1
-	done
-	a=$(cpu_of "$pid")
+	bench_daemon daemon.err $((runs + 1)) --
+	a=$bench_daemon_cpu
 	s1=$(cpu_of "$sim")
-	kill "$pid" 2>/dev/null || true
-	end=$((SECONDS + 10))
-	while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 1; done
-	kill -9 "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
 	echo
 	echo "the daemon's sweeps after the first (agent CPU $a s, ibsim $(echo "$s1 - $s0" | bc) s over the whole run):"
 	grep 'counters: sweep:' daemon.err | sed 1d |

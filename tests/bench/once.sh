@@ -75,31 +75,13 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	}
 	med() { awk -v c="$2" '{ print $c }' "once-$1.txt" | median; }
 	# daemon NAME [ENV...] -- [ARGS...]: a running agent's counter
-	# sweeps at full speed, 2 s apart; the median of sweeps 2 to
-	# DAEMON_SWEEPS in ms (its debug log's "sweep:" lines), into
-	# daemon-NAME.txt. Bounded: 300 s at most.
+	# sweeps (tests/lib/bench_daemon.sh); the sweeps 2 to DAEMON_SWEEPS
+	# in ms, into daemon-NAME.txt.
+	. "$top/tests/lib/bench_daemon.sh"
 	daemon() {
-		local name=$1 pid end envs=() want=${DAEMON_SWEEPS:-6}
+		local name=$1
 		shift
-		while [ "$1" != -- ]; do envs+=("$1"); shift; done
-		shift
-		: >"daemon-$name.err"
-		env "${envs[@]}" LD_PRELOAD="$IBW_SIM_PRELOAD" \
-			"$build/agent/ibwatchd" --no-state-file --no-snmp --no-http \
-			--counter-full-speed --counter-interval 2 --log-level debug "$@" \
-			>/dev/null 2>"daemon-$name.err" &
-		pid=$!
-		end=$((SECONDS + 300))
-		while [ "$(grep -c 'counters: sweep:' "daemon-$name.err")" -lt "$want" ] &&
-			[ $SECONDS -lt $end ] && kill -0 "$pid" 2>/dev/null; do
-			sleep 1
-		done
-		kill "$pid" 2>/dev/null || true
-		# a wedged simulator link (docs/testing.md) ignores SIGTERM
-		end=$((SECONDS + 10))
-		while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 1; done
-		kill -9 "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
+		bench_daemon "daemon-$name.err" "${DAEMON_SWEEPS:-6}" "$@"
 		grep 'counters: sweep:' "daemon-$name.err" |
 			sed -n 's/.* timeouts, .* \([0-9.]*\) s$/\1/p' | sed 1d |
 			awk '{ print $1 * 1000 }' >"daemon-$name.txt"
