@@ -768,9 +768,15 @@ int ibw_counters_sweep(struct ibw_counters *c, const struct ibw_fabric *f,
 
 	if (c->jobs)
 		return -EBUSY;
-	/* a job per switch, per CA LID (at most one a port) */
-	for (i = 0, p = 0; i < f->nnodes; i++)
-		p += f->nodes[i].nports ? f->nodes[i].nports : 1;
+	/* a job per switch, per CA LID (at most one a port): sized to
+	 * that, not to every port (a job is 336 bytes; 57,024 ports) */
+	for (i = 0, p = 0; i < f->nnodes; i++) {
+		const struct ibw_fnode *n = &f->nodes[i];
+
+		p += n->ni.node_type == IBW_NODE_SWITCH || !n->nports
+			     ? 1
+			     : n->nports;
+	}
 	c->jobs = calloc(p + 1, sizeof(*c->jobs));
 	if (!c->jobs)
 		return -ENOMEM;
