@@ -81,7 +81,8 @@ struct ibw_endport {
 	uint64_t last_reply_us; /* CLOCK_REALTIME */
 	char responder_host[IBW_ECHO_PAYLOAD + 1];
 	/* private */
-	uint8_t win[IBW_PING_WINDOW_MAX];
+	/* the loss window: a bit set per lost probe of the last window_n */
+	uint64_t win_lost[IBW_PING_WINDOW_MAX / 64];
 	unsigned win_pos;
 	double rtt_sum, rtt_sum2;
 	uint64_t rtt_n;
