@@ -56,7 +56,6 @@ int ibw_ctr_fold(struct ibw_ctr_val *v, uint64_t raw, uint64_t max,
 		d = raw * scale;
 	}
 	v->total += d;
-	v->last_delta = d;
 	v->raw = raw;
 	v->have_raw = 1;
 	v->reset_by_us = 0;

@@ -253,8 +253,8 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 	for (i = 0; i < IBW_CTR_MAX; i++) {
 		const struct ibw_ctr_desc *d = &ibw_ctr_descs[i];
 		struct ibw_ctr_val *v = &p->v[i];
-		uint64_t raw, max;
-		int use_ext = op_raw(op, d, &raw, &max);
+		uint64_t raw, max, before = v->total;
+		int use_ext = op_raw(op, d, &raw, &max), first = !v->have_raw;
 		enum ibw_ctr_step step;
 
 		if (use_ext < 0)
@@ -270,7 +270,9 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 		if (d->is_error) {
 			uint64_t thr = threshold(c, i);
 
-			p->error_increments += v->last_delta;
+			/* the first reading is a baseline, not an increase */
+			if (!first)
+				p->error_increments += v->total - before;
 			if (ibw_ctr_threshold(v, raw, thr))
 				emit(c, IBW_EVT_THRESHOLD_CROSSED, p, d->name,
 				     thr, raw);
