@@ -541,11 +541,36 @@ static void win_from(struct ibw_link_win *w, const struct hb_end *v,
 	}
 }
 
+/* @name copied to *@names (room made by names_size()), which moves past
+ * it. */
+static const char *name_put(char **names, const char *name)
+{
+	size_t n = strlen(name) + 1;
+	char *at = *names;
+
+	memcpy(at, name, n);
+	*names += n;
+	return at;
+}
+
+/* The bytes the names of @l's ends take, their ends' terminators too. */
+static size_t names_size(const struct ibw_links *l)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < l->cap; i++)
+		if (l->tab[i])
+			n += strlen(l->tab[i]->e[0].name) +
+			     strlen(l->tab[i]->e[1].name) + 2;
+	return n;
+}
+
 /* @fxs: room for both ends' FEC windows, used when the link has them;
- * returns how many entries it used (0 or 2). */
+ * *@names: room for both ends' names, past them on return. Returns how
+ * many FEC entries it used (0 or 2). */
 static size_t fill(struct ibw_link *k, const struct lstate *s, uint64_t now_us,
 		   const struct ibw_link_thresholds *t, uint64_t round_us,
-		   struct ibw_link_fec *fxs)
+		   struct ibw_link_fec *fxs, char **names)
 {
 	struct ibw_link_fec *fx[2] = { NULL, NULL };
 	uint64_t hp = now_us / HOUR_SLOT_US + 1, dp = now_us / DAY_SLOT_US + 1;
@@ -561,7 +586,7 @@ static size_t fill(struct ibw_link *k, const struct lstate *s, uint64_t now_us,
 		x->port = e->port;
 		x->node_type = e->node_type;
 		x->lid = e->lid;
-		memcpy(x->name, e->name, sizeof(x->name));
+		x->name = name_put(names, e->name);
 		x->state = e->state;
 		x->phys_state = e->phys;
 		x->sp = e->sp;
@@ -764,6 +789,7 @@ struct ibw_link_view *ibw_links_view(const struct ibw_links *l, uint64_t now_us)
 	struct ibw_link_view *v = calloc(1, sizeof(*v));
 	struct rank_key *rk = NULL;
 	size_t i, n = 0, next, nf = 0;
+	char *names;
 
 	if (!v)
 		return NULL;
@@ -783,13 +809,15 @@ struct ibw_link_view *ibw_links_view(const struct ibw_links *l, uint64_t now_us)
 	}
 	if (l->n) {
 		v->links = malloc(l->n * sizeof(*v->links));
+		v->names = malloc(names_size(l));
 		rk = malloc((l->n + l->n / 2 + 1) * sizeof(*rk));
-		if (!v->links || !rk) {
+		if (!v->links || !v->names || !rk) {
 			free(rk);
 			ibw_link_view_free(v);
 			return NULL;
 		}
 	}
+	names = v->names;
 	next = 0;
 	for (i = 0; i < l->cap; i++) {
 		const struct ibw_link *k = &v->links[n];
@@ -805,7 +833,7 @@ struct ibw_link_view *ibw_links_view(const struct ibw_links *l, uint64_t now_us)
 		if (next < l->cap)
 			prefetch_state(l->tab[next]);
 		nf += fill(&v->links[n], l->tab[i], now_us, &l->t, l->round_us,
-			   nf < 2 * l->nfec ? v->fec + nf : NULL);
+			   nf < 2 * l->nfec ? v->fec + nf : NULL, &names);
 		rk[n].health = k->health;
 		rk[n].ber = k->ber;
 		rk[n].wait = k->xmit_wait_ratio;
@@ -843,6 +871,7 @@ void ibw_link_view_unref(struct ibw_link_view *v)
 	free(v->links);
 	free(v->by_end);
 	free(v->fec);
+	free(v->names);
 	free(v);
 }
 

@@ -214,7 +214,9 @@ struct ibw_link_end {
 	uint8_t port;
 	uint8_t node_type;
 	uint16_t lid;
-	char name[IBW_NAME_SIZE];
+	/* its node's name (safe, as the state has it), packed in the
+	 * view's names rather than IBW_NAME_SIZE bytes an end */
+	const char *name;
 	uint8_t state; /* PortState */
 	uint8_t phys_state;
 	struct ibw_port_speeds sp;
@@ -263,6 +265,7 @@ struct ibw_link_view {
 	unsigned count[IBW_HEALTH_MAX];
 	size_t *by_end; /* private: links.c's index of the ends */
 	struct ibw_link_fec *fec; /* private: what the ends' fec point at */
+	char *names; /* private: what the ends' name point at */
 };
 
 struct ibw_links;
