@@ -397,9 +397,10 @@ static int port_get(struct ibw_mib *m, unsigned row, unsigned col,
 	if (col >= PORT_COL_CTR0) {
 		unsigned i = col - PORT_COL_CTR0;
 
-		if (i >= IBW_CTR_MAX || !pc || !pc->v[i].have_raw)
+		if (i >= IBW_CTR_MAX || !pc ||
+		    !ibw_ctr_val(pc, (enum ibw_ctr)i)->have_raw)
 			return -1;
-		mib_v_c64(v, pc->v[i].total);
+		mib_v_c64(v, ibw_ctr_val(pc, (enum ibw_ctr)i)->total);
 		return 0;
 	}
 	switch (col) {

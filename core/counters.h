@@ -58,6 +58,18 @@ enum ibw_ctr {
 	IBW_CTR_MAX,
 };
 
+/* The counters every port record holds; the rest are the detail
+ * counters, read only with --detail-counters and held apart. */
+#define IBW_CTR_NBASE IBW_CTR_LOCAL_PHYSICAL_ERRORS
+#define IBW_CTR_NDETAIL (IBW_CTR_MAX - IBW_CTR_NBASE)
+
+/* A port's detail counters, shared by reference as its record's chunk
+ * is (counters_int.h): written only through ibw_ctr_val_w(). */
+struct ibw_ctr_details {
+	unsigned refs;
+	struct ibw_ctr_val v[IBW_CTR_NDETAIL];
+};
+
 struct ibw_ctr_desc {
 	const char *name; /* as perfquery prints it */
 	const char *key; /* snake_case, for JSON */
@@ -113,7 +125,12 @@ struct ibw_port_ctrs {
 	double xmit_bytes_per_s, rcv_bytes_per_s;
 	double xmit_pkts_per_s, rcv_pkts_per_s;
 	uint64_t error_increments; /* last sweep, all error counters */
-	struct ibw_ctr_val v[IBW_CTR_MAX];
+	/* Counter @c's value: v[c] below IBW_CTR_NBASE, else in det (NULL
+	 * while none was ever read: 248 bytes a port less on the
+	 * 57,024-port tree's every set of records). Read through
+	 * ibw_ctr_val(). */
+	struct ibw_ctr_val v[IBW_CTR_NBASE];
+	struct ibw_ctr_details *det;
 	/* The 32-bit PortCounters data/packet values as last read, for the
 	 * saturation flags; raw as well. */
 	uint32_t pc_raw[4];
@@ -138,6 +155,25 @@ struct ibw_port_ctrs {
 	uint8_t cong_fail;
 	uint8_t cong_cleared; /* attributes cleared by us since read */
 };
+
+/* Counter @c of @p (all zero when never read). */
+extern const struct ibw_ctr_val ibw_ctr_val_none;
+static inline const struct ibw_ctr_val *
+ibw_ctr_val(const struct ibw_port_ctrs *p, enum ibw_ctr c)
+{
+	if ((unsigned)c < IBW_CTR_NBASE)
+		return &p->v[c];
+	if ((unsigned)c < IBW_CTR_MAX && p->det)
+		return &p->det->v[c - IBW_CTR_NBASE];
+	return &ibw_ctr_val_none;
+}
+/* Counter @c of @p to write to, in a record the caller may write: a
+ * detail counter's block is made, or copied while a snapshot shares it.
+ * NULL when out of memory. */
+struct ibw_ctr_val *ibw_ctr_val_w(struct ibw_port_ctrs *p, enum ibw_ctr c);
+/* A reference to a port's detail counters, and dropping one. */
+void ibw_ctr_details_ref(struct ibw_ctr_details *d);
+void ibw_ctr_details_unref(struct ibw_ctr_details *d);
 
 enum ibw_ctr_scope {
 	IBW_SCOPE_ALL,

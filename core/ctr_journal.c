@@ -66,7 +66,7 @@ static uint64_t base_hash(const struct ibw_port_ctrs *p)
 	h = mix(h, p->resets);
 	h = mix(h, p->discontinuity_us);
 	for (i = 0; i < IBW_CTR_MAX; i++) {
-		const struct ibw_ctr_val *v = &p->v[i];
+		const struct ibw_ctr_val *v = ibw_ctr_val(p, (enum ibw_ctr)i);
 		unsigned flags = v->have_raw | v->from_ext << 1 |
 				 v->saturated << 2 | v->over_threshold << 3 |
 				 v->reset_by_us << 4;
@@ -452,6 +452,7 @@ static void pending_clear(struct pending *b)
 	for (i = 0; i < b->np; i++) {
 		ibw_fec_unref(b->p[i].fec);
 		ibw_cong_unref(b->p[i].cong);
+		ibw_ctr_details_unref(b->p[i].det);
 	}
 	for (i = 0; i < b->nl; i++)
 		free(b->l[i]);
@@ -535,6 +536,7 @@ static int pending_apply(struct ibw_ctr_journal *j, struct pending *b,
 			p = &(*ports)[t->idx];
 			ibw_fec_unref(p->fec);
 			ibw_cong_unref(p->cong);
+			ibw_ctr_details_unref(p->det);
 		} else {
 			if (*n == *cap) {
 				unsigned nc = *cap ? 2 * *cap : 256;
@@ -551,9 +553,10 @@ static int pending_apply(struct ibw_ctr_journal *j, struct pending *b,
 			p = &(*ports)[t->idx];
 		}
 		*p = b->p[i];
-		/* the record owns its fec and cong now */
+		/* the record owns its fec, cong and det now */
 		b->p[i].fec = NULL;
 		b->p[i].cong = NULL;
+		b->p[i].det = NULL;
 	}
 	if (i < b->np)
 		return -ENOMEM;

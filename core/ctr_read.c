@@ -110,9 +110,15 @@ static void reset_done(const struct ibw_mad_done *d, void *arg)
 			}
 			c->clears.congestion++;
 		} else {
-			for (i = 0; p && i < IBW_CTR_MAX; i++)
-				if (op->reset_mask & ibw_ctr_select[i])
-					p->v[i].reset_by_us = 1;
+			for (i = 0; p && i < IBW_CTR_MAX; i++) {
+				struct ibw_ctr_val *v;
+
+				if (!(op->reset_mask & ibw_ctr_select[i]))
+					continue;
+				v = ibw_ctr_val_w(p, (enum ibw_ctr)i);
+				if (v)
+					v->reset_by_us = 1;
+			}
 			if (p)
 				p->clears++;
 			c->clears.port_counters++;
@@ -252,13 +258,19 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 	p->error_increments = 0;
 	for (i = 0; i < IBW_CTR_MAX; i++) {
 		const struct ibw_ctr_desc *d = &ibw_ctr_descs[i];
-		struct ibw_ctr_val *v = &p->v[i];
-		uint64_t raw, max, before = v->total;
-		int use_ext = op_raw(op, d, &raw, &max), first = !v->have_raw;
+		struct ibw_ctr_val *v;
+		uint64_t raw, max, before;
+		int use_ext = op_raw(op, d, &raw, &max), first;
 		enum ibw_ctr_step step;
 
 		if (use_ext < 0)
 			continue;
+		/* a detail counter's block is made by its first reading */
+		v = ibw_ctr_val_w(p, (enum ibw_ctr)i);
+		if (!v)
+			continue;
+		before = v->total;
+		first = !v->have_raw;
 		step = ibw_ctr_update(v, raw, max, d->scale, use_ext);
 		if (step == IBW_CTR_STEP_REBASED)
 			continue;
@@ -402,7 +414,9 @@ static int would_reset(struct ibw_counters *c, const struct port_op *op)
 		uint64_t raw, max;
 		int use_ext = op_raw(op, &ibw_ctr_descs[i], &raw, &max);
 
-		if (use_ext >= 0 && ibw_ctr_would_reset(&p->v[i], raw, use_ext))
+		if (use_ext >= 0 &&
+		    ibw_ctr_would_reset(ibw_ctr_val(p, (enum ibw_ctr)i), raw,
+					use_ext))
 			return 1;
 	}
 	return 0;

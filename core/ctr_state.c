@@ -185,7 +185,7 @@ size_t ibw_ctr_state_port_text(char *buf, size_t cap,
 			       p->guid, p->port, p->is_switch, p->resets,
 			       p->discontinuity_us, p->updated_us);
 	for (j = 0; j < IBW_CTR_MAX && len < cap; j++) {
-		const struct ibw_ctr_val *v = &p->v[j];
+		const struct ibw_ctr_val *v = ibw_ctr_val(p, (enum ibw_ctr)j);
 		unsigned flags = v->have_raw | v->from_ext << 1 |
 				 v->saturated << 2 | v->over_threshold << 3 |
 				 v->reset_by_us << 4;
@@ -265,6 +265,33 @@ int ibw_ctr_state_write(const char *path,
 	return rc;
 }
 
+/* A counter's "total:raw:flags:resets" at @s into @v; the text past it
+ * or NULL. */
+static const char *parse_val(const char *s, struct ibw_ctr_val *v)
+{
+	char *end;
+	unsigned flags;
+
+	v->total = strtoull(s, &end, 10);
+	if (end == s || *end != ':')
+		return NULL;
+	v->raw = strtoull(end + 1, &end, 10);
+	if (*end != ':')
+		return NULL;
+	flags = (unsigned)strtoul(end + 1, &end, 10);
+	if (*end != ':')
+		return NULL;
+	v->resets = (uint32_t)strtoul(end + 1, &end, 10);
+	v->have_raw = flags & 1;
+	v->from_ext = (flags >> 1) & 1;
+	v->saturated = (flags >> 2) & 1;
+	v->over_threshold = (flags >> 3) & 1;
+	/* cleared by us after that reading: the next one after the
+	 * restart is counted whole (older files: 0) */
+	v->reset_by_us = (flags >> 4) & 1;
+	return end;
+}
+
 int ibw_ctr_state_parse_port(const char *line, struct ibw_port_ctrs *p)
 {
 	const char *s = line + 2;
@@ -285,29 +312,24 @@ int ibw_ctr_state_parse_port(const char *line, struct ibw_port_ctrs *p)
 	p->updated_us = strtoull(end, &end, 10);
 	s = end;
 	for (j = 0; j < IBW_CTR_MAX; j++) {
-		struct ibw_ctr_val *v = &p->v[j];
-		unsigned flags;
+		struct ibw_ctr_val v = { 0 }, *w;
 
-		v->total = strtoull(s, &end, 10);
-		if (end == s || *end != ':')
-			return -1;
-		v->raw = strtoull(end + 1, &end, 10);
-		if (*end != ':')
-			return -1;
-		flags = (unsigned)strtoul(end + 1, &end, 10);
-		if (*end != ':')
-			return -1;
-		v->resets = (uint32_t)strtoul(end + 1, &end, 10);
-		v->have_raw = flags & 1;
-		v->from_ext = (flags >> 1) & 1;
-		v->saturated = (flags >> 2) & 1;
-		v->over_threshold = (flags >> 3) & 1;
-		/* cleared by us after that reading: the next one after the
-		 * restart is counted whole (older files: 0) */
-		v->reset_by_us = (flags >> 4) & 1;
-		s = end;
+		s = parse_val(s, &v);
+		if (!s)
+			break;
+		/* detail counters never read are held by no block */
+		if (j >= IBW_CTR_NBASE && !v.have_raw && !v.total && !v.resets)
+			continue;
+		w = ibw_ctr_val_w(p, (enum ibw_ctr)j);
+		if (!w)
+			break;
+		*w = v;
 	}
-	return 0;
+	if (j == IBW_CTR_MAX)
+		return 0;
+	ibw_ctr_details_unref(p->det);
+	p->det = NULL;
+	return -1;
 }
 
 /* The link lines of a file, kept until its end line has vouched for
@@ -463,6 +485,7 @@ int ibw_ctr_state_read(const char *path, struct ibw_port_ctrs **out,
 		for (i = 0; i < nports; i++) {
 			ibw_fec_unref(ports[i].fec);
 			ibw_cong_unref(ports[i].cong);
+			ibw_ctr_details_unref(ports[i].det);
 		}
 		free(ports);
 		drop_link_lines(&ll);

@@ -48,8 +48,8 @@ static void link_end(struct ibw_monitor *m, const struct ibw_fnode *n,
 		i = m->lerr_ctr[k];
 		if (i < 0)
 			continue;
-		e->err[k] = c->v[i].total;
-		if (c->v[i].saturated)
+		e->err[k] = ibw_ctr_val(c, (enum ibw_ctr)i)->total;
+		if (ibw_ctr_val(c, (enum ibw_ctr)i)->saturated)
 			e->saturated |= 1u << k;
 	}
 	e->xmit_wait = c->v[IBW_CTR_XMIT_WAIT].total;

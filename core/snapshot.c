@@ -65,6 +65,7 @@ void ibw_snapshot_unref(struct ibw_snapshot *s)
 		for (i = 0; i < s->nports; i++) {
 			ibw_fec_unref(s->ports[i].fec);
 			ibw_cong_unref(s->ports[i].cong);
+			ibw_ctr_details_unref(s->ports[i].det);
 		}
 		free(s->ports);
 	}

@@ -212,7 +212,7 @@ json_t *ibw_json_counters(const struct ibw_port_ctrs *pc)
 
 	for (i = 0; i < IBW_CTR_MAX; i++) {
 		const struct ibw_ctr_desc *d = ibw_ctr_desc(i);
-		const struct ibw_ctr_val *v = &pc->v[i];
+		const struct ibw_ctr_val *v = ibw_ctr_val(pc, (enum ibw_ctr)i);
 
 		if (!v->have_raw)
 			continue;
@@ -333,7 +333,7 @@ static void ctr_flags_write(struct ibw_jw *w, const struct ibw_port_ctrs *pc,
 
 	ibw_jw_array(w);
 	for (i = 0; i < IBW_CTR_MAX; i++) {
-		const struct ibw_ctr_val *v = &pc->v[i];
+		const struct ibw_ctr_val *v = ibw_ctr_val(pc, (enum ibw_ctr)i);
 
 		if (v->have_raw && (over ? v->over_threshold : v->saturated))
 			ibw_jw_string(w, ibw_ctr_desc(i)->key);
@@ -393,9 +393,9 @@ void ibw_json_write_counters(struct ibw_jw *w, const struct ibw_port_ctrs *pc)
 	for (i = 0; i < IBW_CTR_MAX + 16; i++) {
 		int r = o->raw[i];
 
-		if (r >= 0 && pc->v[r].have_raw) {
+		if (r >= 0 && ibw_ctr_val(pc, (enum ibw_ctr)r)->have_raw) {
 			ibw_jw_key(w, ibw_ctr_desc(r)->name);
-			ibw_jw_u64(w, pc->v[r].raw);
+			ibw_jw_u64(w, ibw_ctr_val(pc, (enum ibw_ctr)r)->raw);
 		} else if (r < 0 && pc->have_vl) {
 			ibw_jw_key(w, o->vl_name[-1 - r]);
 			ibw_jw_int(w, pc->vl_raw[-1 - r]);
@@ -411,12 +411,13 @@ void ibw_json_write_counters(struct ibw_jw *w, const struct ibw_port_ctrs *pc)
 	ibw_jw_key(w, "totals");
 	ibw_jw_object(w);
 	for (i = 0; i < IBW_CTR_MAX; i++) {
-		int c = o->totals[i];
+		const struct ibw_ctr_val *v =
+			ibw_ctr_val(pc, (enum ibw_ctr)o->totals[i]);
 
-		if (!pc->v[c].have_raw)
+		if (!v->have_raw)
 			continue;
-		ibw_jw_key(w, ibw_ctr_desc(c)->key);
-		ibw_jw_u64(w, pc->v[c].total);
+		ibw_jw_key(w, ibw_ctr_desc(o->totals[i])->key);
+		ibw_jw_u64(w, v->total);
 	}
 	ibw_jw_end(w);
 	ibw_jw_key(w, "unreachable_sweeps");

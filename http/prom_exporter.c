@@ -205,7 +205,7 @@ static void counter_families(struct ibw_pb *b, const struct ibw_snapshot *s,
 		for (i = 0; i < n; i++) {
 			const struct ibw_port_ctrs *p = r[i].pc;
 
-			if (!p->v[c].have_raw)
+			if (!ibw_ctr_val(p, (enum ibw_ctr)c)->have_raw)
 				continue;
 			if (!any) {
 				snprintf(help, sizeof(help),
@@ -224,7 +224,7 @@ static void counter_families(struct ibw_pb *b, const struct ibw_snapshot *s,
 			}
 			ibw_pb_mem(b, name, nlen);
 			ibw_pb_mem(b, r[i].labels, r[i].llen);
-			ibw_pb_u64(b, p->v[c].total);
+			ibw_pb_u64(b, ibw_ctr_val(p, (enum ibw_ctr)c)->total);
 			ibw_pb_mem(b, r[i].ts, r[i].tslen);
 			ibw_pb_mem(b, "\n", 1);
 		}

@@ -169,9 +169,13 @@ static struct ibw_snapshot *big_snapshot(unsigned hosts)
 		pc->xmit_pkts_per_s = 1024.0 * (i % 13);
 		pc->rcv_pkts_per_s = 0.1 * i;
 		for (c = 0; c < IBW_CTR_MAX; c++) {
-			pc->v[c].have_raw = 1;
-			pc->v[c].total = (uint64_t)i * 1000003u * (c + 1);
-			pc->v[c].raw = pc->v[c].total & 0xffffffffu;
+			struct ibw_ctr_val *v = ibw_ctr_val_w(pc, c);
+
+			if (!v)
+				continue;
+			v->have_raw = 1;
+			v->total = (uint64_t)i * 1000003u * (c + 1);
+			v->raw = v->total & 0xffffffffu;
 		}
 	}
 	s->nendports = hosts;

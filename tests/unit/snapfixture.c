@@ -120,9 +120,13 @@ struct ibw_snapshot *ibw_test_snapshot(void)
 		pc->updated_us = T0 - 200;
 		pc->read_dur_us = 150 + (uint32_t)i;
 		for (c = 0; c < IBW_CTR_MAX; c++) {
-			pc->v[c].have_raw = 1;
-			pc->v[c].total = (uint64_t)(i * 100 + c);
-			pc->v[c].raw = pc->v[c].total;
+			struct ibw_ctr_val *v = ibw_ctr_val_w(pc, c);
+
+			if (!v)
+				abort();
+			v->have_raw = 1;
+			v->total = (uint64_t)(i * 100 + c);
+			v->raw = v->total;
 		}
 	}
 	s->ports[1].v[IBW_CTR_SYMBOL_ERRORS].total = 1000;

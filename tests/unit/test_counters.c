@@ -1212,7 +1212,7 @@ static void test_state_file_from_before(void **state)
 	assert_true(p->v[IBW_CTR_XMIT_DATA].from_ext);
 	assert_true(p->v[IBW_CTR_XMIT_DATA].saturated);
 	assert_true(p->v[IBW_CTR_XMIT_PKTS].total == 18446744073709551606ull);
-	assert_false(p->v[IBW_CTR_LOCAL_PHYSICAL_ERRORS].have_raw);
+	assert_false(ibw_ctr_val(p, IBW_CTR_LOCAL_PHYSICAL_ERRORS)->have_raw);
 
 	assert_int_equal(ibw_counters_save(r.c, path, NULL), 0);
 	f = fopen(FIXTURES "/counters-v1.state", "r");

@@ -135,13 +135,14 @@ static void assert_same_base(const struct ibw_port_ctrs *a,
 
 	assert_true(a->guid == b->guid && a->port == b->port);
 	for (k = 0; k < IBW_CTR_MAX; k++) {
+		const struct ibw_ctr_val *x = ibw_ctr_val(a, k),
+					 *y = ibw_ctr_val(b, k);
 		unsigned s = ibw_ctr_desc(k)->scale;
 
-		assert_true(a->v[k].total - a->v[k].raw * s ==
-			    b->v[k].total - b->v[k].raw * s);
-		assert_int_equal(a->v[k].reset_by_us, b->v[k].reset_by_us);
-		assert_int_equal(a->v[k].have_raw, b->v[k].have_raw);
-		assert_int_equal(a->v[k].resets, b->v[k].resets);
+		assert_true(x->total - x->raw * s == y->total - y->raw * s);
+		assert_int_equal(x->reset_by_us, y->reset_by_us);
+		assert_int_equal(x->have_raw, y->have_raw);
+		assert_int_equal(x->resets, y->resets);
 	}
 }
 
