@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
 #include <inttypes.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,6 +285,25 @@ static void on_pub_timer(struct ibw_timer *t, void *arg)
 
 static void start_counters(struct ibw_monitor *m, enum ibw_sweep_reason why);
 
+/*
+ * Give back to the system the pages the last sweep, discovery or census
+ * freed. glibc keeps what is freed inside its heap and returns only its
+ * top; the old snapshot's records, views and fabric lie between what
+ * lives on, so the agent's RSS grew by what it had ever held at once
+ * (34 MB more than it used, idle on the 57,024-port tree, where this
+ * takes a few milliseconds; docs/benchmarks.md).
+ */
+static void trim_heap(void)
+{
+#ifdef __GLIBC__
+	uint64_t t0 = ibw_now_us();
+
+	malloc_trim(0);
+	log_debug("monitor", "heap trimmed in %.1f ms",
+		  (double)(ibw_now_us() - t0) / 1e3);
+#endif
+}
+
 static void counters_done(struct ibw_counters *c, void *arg)
 {
 	struct ibw_monitor *m = arg;
@@ -312,6 +334,7 @@ static void counters_done(struct ibw_counters *c, void *arg)
 		m->state_err = rc;
 	}
 	ibw_mon_log_events(m);
+	trim_heap();
 	if (m->periodic) {
 		if (m->ctr_again) {
 			m->ctr_again = 0;
@@ -658,6 +681,7 @@ static void on_tables(struct ibw_lft_set *t, void *arg)
 	m->census = c;
 	ibw_mon_publish(m);
 	ibw_mon_log_events(m);
+	trim_heap();
 }
 
 static void discovery_done(struct ibw_fabric *f, void *arg)
@@ -725,6 +749,7 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 	}
 	ibw_mon_publish(m);
 	ibw_mon_log_events(m);
+	trim_heap();
 	if (m->periodic) {
 		ibw_timer_arm(m->disc_timer, m->o.discovery_interval_us);
 		/* The first counter sweep and pings follow the first
