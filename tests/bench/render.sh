@@ -12,7 +12,10 @@
 # ONCE_ONLY=1 stops after the two --once runs.
 # IBW_BENCH_AGENT names another ibwatchd binary (to compare builds).
 # QUIET=0 fetches right after the first counter sweep, while the agent's
-# start-up work (the first route census) may still run.
+# start-up work (the first route census) may still run. KEEP=1 keeps
+# the documents (curl writes them to files: slower, the disk's time).
+# The idle RSS is the agent's right after its first counter sweep; the
+# RSS once quiet includes the first route census and the next sweep.
 # The renderers alone (CPU time, no fabric, the 57,024-port tree's
 # shape): build/tests/bench_render. The largest trees as a whole:
 # tests/bench/scale.sh.
@@ -68,11 +71,16 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 			c0=$(cpu_of "$agent"); sleep 1; c1=$(cpu_of "$agent")
 			[ "$(echo "$c1 - $c0 < 0.25" | bc)" = 1 ] && break
 		done
-		echo "quiet after $(awk '{ print int($1) }' /proc/uptime) s uptime: $(echo "$c1 - $c0" | bc) s CPU in the last second"
+		echo "quiet after $(awk '{ print int($1) }' /proc/uptime) s uptime: $(echo "$c1 - $c0" | bc) s CPU in the last second," \
+			"$(grep -E 'VmRSS' /proc/$agent/status | tr -s ' \t' ' ')"
 	fi
 	for p in ports nodes links endports; do
 		c0=$(cpu_of "$agent")
-		curl -s -o "$p.json" -w "first render of /api/v1/$p: %{time_total} s, %{size_download} bytes" "$U/api/v1/$p"
+		# Into /dev/null unless KEEP=1: writing 225 MB to a file
+		# costs curl 0.2-0.5 s on this machine's disk, time that is
+		# not the agent's.
+		if [ -n "${KEEP:-}" ]; then out=$p.json; else out=/dev/null; fi
+		curl -s -o "$out" -w "first render of /api/v1/$p: %{time_total} s, %{size_download} bytes" "$U/api/v1/$p"
 		# the agent's CPU meanwhile (a sweep may add to it)
 		echo ", agent CPU $(echo "$(cpu_of "$agent") - $c0" | bc) s"
 	done
