@@ -187,10 +187,20 @@ sym_before=$(total_in_state "$g10" 1 0)
 echo "# state before the reset: $(grep -c '^p' "$state") ports, $g10 symbol errors $sym_before"
 pre perfquery -R "$lid10" 1 >/dev/null
 con 'PerformanceSet "node0010"[1] PortCounters.SymbolErrorCounter=7'
-# The file as it is counts as one and the next may come from the sweep
-# already under way, which may have read node0010 before the reset: wait
-# for one more, a sweep begun after it.
-wait_sweeps 3
+set_us=$(date +%s%6N)
+# Wait for the port's line from a reading answered after the set (its
+# updated_us, the answer's time): a sweep writes the file more than once
+# (snapshot, journal), so counting writes may stop short of it.
+read_after() {
+	local i u
+	for ((i = 0; i < 300; i++)); do
+		u=$(port_line "$g10" 1 | awk '{ print $7 }')
+		[ -n "$u" ] && [ "$u" -gt "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+check "a reading after the reset reaches the state file" read_after "$set_us"
 sym_after=$(total_in_state "$g10" 1 0)
 check "SymbolErrorCounter total stays monotonic over perfquery -R ($sym_before -> $sym_after)" [ "$sym_after" = $((sym_before + 7)) ]
 resets=$(port_line "$g10" 1 | awk '{ print $5 }')
