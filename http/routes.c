@@ -20,10 +20,10 @@
 #include "ui.h"
 #include "json_routes.h"
 #include "negotiate.h"
+#include "probes.h"
 #include "prom.h"
+#include "query.h"
 #include "routes.h"
-
-#define MAX_PING_COUNT 100
 
 /* A streamed document's query, copied into its stream (stream.h): no
  * pointer, since the request's strings go with the request. */
@@ -81,192 +81,13 @@ static const struct {
 	{ MHD_HTTP_METHOD_POST, IBW_HTTP_POST },
 };
 
-static void on_trace(const struct ibw_trace *t, void *arg)
-{
-	struct ibw_hreq *r = arg;
-
-	if (ibw_http_probe_wanted(r)) {
-		if (t->fwd.status == IBW_TRACE_TIMEOUT)
-			ibw_hreq_problem_ext(r, 504, "trace", ibw_json_trace(t),
-					     "hop %u did not answer: %s",
-					     t->fwd.fail_hop, t->fwd.reason);
-		else
-			ibw_hreq_set_json(r, 200, ibw_json_trace(t));
-	}
-	ibw_http_probe_landed(r);
-}
-
-static void on_ping(const struct ibw_ping_summary *s, void *arg)
-{
-	struct ibw_hreq *r = arg;
-
-	if (ibw_http_probe_wanted(r)) {
-		if (!s->received)
-			ibw_hreq_problem_ext(r, 504, "ping",
-					     ibw_json_ping_summary(s),
-					     "no answer to %u pings", s->sent);
-		else
-			ibw_hreq_set_json(r, 200, ibw_json_ping_summary(s));
-	}
-	ibw_http_probe_landed(r);
-}
-
-static const char *arg(struct ibw_hreq *r, const char *name)
-{
-	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND,
-					   name);
-}
-
-static int parse_num(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	if (!s || !*s || *s == '-')
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static int parse_guid(const char *s, uint64_t *g)
-{
-	char *end;
-
-	if (!s || strncmp(s, "0x", 2) || strlen(s) > 18 || strlen(s) < 3)
-		return -1;
-	errno = 0;
-	*g = strtoull(s, &end, 16);
-	return errno || *end ? -1 : 0;
-}
-
-static void serve_trace(struct ibw_hreq *r, struct ibw_snapshot *s)
-{
-	struct ibw_monitor *m = r->ctx->m;
-	const char *t = arg(r, "target"), *rev = arg(r, "reverse");
-	const char *src = arg(r, "source");
-	unsigned long tmo = 5000;
-	unsigned flags = 0;
-	uint16_t lid, slid = 0;
-	int rc;
-
-	if (!t || !*t) {
-		ibw_hreq_problem(r, 400,
-				 "give a target: a LID, a GUID or a name");
-		return;
-	}
-	if (arg(r, "timeout_ms") &&
-	    parse_num(arg(r, "timeout_ms"), 60000, &tmo) < 0) {
-		ibw_hreq_problem(r, 400,
-				 "timeout_ms must be a number up to 60000");
-		return;
-	}
-	if (rev && strcmp(rev, "0") && strcmp(rev, "1")) {
-		ibw_hreq_problem(r, 400, "reverse must be 0 or 1");
-		return;
-	}
-	if (rev && !strcmp(rev, "1"))
-		flags |= IBW_TRACE_REVERSE;
-	lid = ibw_monitor_resolve(m, t);
-	if (!lid) {
-		ibw_hreq_problem(r, 404, "unknown target '%s'", t);
-		return;
-	}
-	if (src && *src && !(slid = ibw_monitor_resolve(m, src))) {
-		ibw_hreq_problem(r, 404, "unknown source '%s'", src);
-		return;
-	}
-	if (!ibw_http_allow_probe(r)) {
-		ibw_hreq_problem(r, 429, "too many on-demand probes from here");
-		return;
-	}
-	rc = ibw_trace_start_from(ibw_monitor_tracer(m), slid, lid, flags,
-				  (unsigned)(tmo ? tmo : 5000), on_trace, r);
-	if (rc == -ENOENT) {
-		ibw_hreq_problem(r, 404, "the source '%s' is not in the fabric",
-				 src ? src : "");
-		return;
-	}
-	if (rc == -EBUSY) {
-		ibw_hreq_problem(r, 429, "too many traces under way");
-		return;
-	}
-	if (rc < 0) {
-		ibw_hreq_problem(r, 400, "cannot trace to lid %u: %s", lid,
-				 strerror(-rc));
-		return;
-	}
-	ibw_http_suspend(r);
-}
-
-static void serve_ping(struct ibw_hreq *r, struct ibw_snapshot *s)
-{
-	struct ibw_monitor *mon = r->ctx->m;
-	struct ibw_pinger *p = ibw_monitor_pinger(mon);
-	const char *t = arg(r, "target"), *ms = arg(r, "method");
-	unsigned long count = 5, tmo = 0;
-	enum ibw_ping_method m = IBW_PING_AUTO;
-	uint16_t lid;
-	int rc;
-
-	if (!t || !*t) {
-		ibw_hreq_problem(r, 400,
-				 "give a target: a LID, a GUID or a name");
-		return;
-	}
-	if (arg(r, "count") &&
-	    (parse_num(arg(r, "count"), MAX_PING_COUNT, &count) < 0 ||
-	     !count)) {
-		ibw_hreq_problem(r, 400, "count must be 1 to %d",
-				 MAX_PING_COUNT);
-		return;
-	}
-	if (arg(r, "timeout_ms") &&
-	    parse_num(arg(r, "timeout_ms"), 10000, &tmo) < 0) {
-		ibw_hreq_problem(r, 400,
-				 "timeout_ms must be a number up to 10000");
-		return;
-	}
-	if (ms && ibw_ping_method_parse(ms, &m) < 0) {
-		ibw_hreq_problem(r, 400,
-				 "method must be auto, echo, pma or smp");
-		return;
-	}
-	if (!p) {
-		ibw_hreq_problem(r, 503, "pings are turned off (--no-ping)");
-		return;
-	}
-	lid = ibw_monitor_resolve(mon, t);
-	if (!lid) {
-		ibw_hreq_problem(r, 404, "unknown target '%s'", t);
-		return;
-	}
-	if (!ibw_http_allow_probe(r)) {
-		ibw_hreq_problem(r, 429, "too many on-demand probes from here");
-		return;
-	}
-	rc = ibw_ping_run(p, lid, m, IBW_ECHO_REQ, (unsigned)count,
-			  (unsigned)tmo, on_ping, r);
-	if (rc == -EBUSY) {
-		ibw_hreq_problem(r, 429, "too many pings under way");
-		return;
-	}
-	if (rc < 0) {
-		ibw_hreq_problem(r, 400, "cannot ping lid %u: %s", lid,
-				 strerror(-rc));
-		return;
-	}
-	ibw_http_suspend(r);
-}
-
 /* The port filter of @r's query: 0, or -1 with a problem set on @r. */
 static int ports_filter(struct ibw_hreq *r, struct ibw_port_filter *f)
 {
-	const char *type = arg(r, "type"), *g = arg(r, "guid");
-	const char *st = arg(r, "state"), *e = arg(r, "errors");
+	const char *type = ibw_hreq_arg(r, "type"),
+		   *g = ibw_hreq_arg(r, "guid");
+	const char *st = ibw_hreq_arg(r, "state"),
+		   *e = ibw_hreq_arg(r, "errors");
 	int i;
 
 	f->type = 0;
@@ -282,7 +103,7 @@ static int ports_filter(struct ibw_hreq *r, struct ibw_port_filter *f)
 		ibw_hreq_problem(r, 400, "type must be switch or ca");
 		return -1;
 	}
-	if (g && parse_guid(g, &f->guid) < 0) {
+	if (g && ibw_parse_guid(g, &f->guid) < 0) {
 		ibw_hreq_problem(r, 400,
 				 "guid must be 0x followed by hex digits");
 		return -1;
@@ -334,8 +155,10 @@ static int part_ports(struct ibw_jw *w, const struct ibw_snapshot *s,
  * The node is a GUID or a name; @f->name points into the query. */
 static int links_filter(struct ibw_hreq *r, struct ibw_link_filter *f)
 {
-	const char *h = arg(r, "health"), *rs = arg(r, "reason");
-	const char *type = arg(r, "type"), *node = arg(r, "node");
+	const char *h = ibw_hreq_arg(r, "health"),
+		   *rs = ibw_hreq_arg(r, "reason");
+	const char *type = ibw_hreq_arg(r, "type"),
+		   *node = ibw_hreq_arg(r, "node");
 
 	memset(f, 0, sizeof(*f));
 	f->health = h ? ibw_link_health_lookup(h) : -1;
@@ -359,7 +182,7 @@ static int links_filter(struct ibw_hreq *r, struct ibw_link_filter *f)
 		return -1;
 	}
 	if (node && !strncmp(node, "0x", 2)) {
-		if (parse_guid(node, &f->guid) < 0) {
+		if (ibw_parse_guid(node, &f->guid) < 0) {
 			ibw_hreq_problem(r, 400,
 					 "node must be a GUID (0x...) or a "
 					 "name");
@@ -425,8 +248,8 @@ static void serve_link(struct ibw_hreq *r, struct ibw_snapshot *s)
 
 	if (slash && (size_t)(slash - rest) < sizeof(g)) {
 		snprintf(g, sizeof(g), "%.*s", (int)(slash - rest), rest);
-		ok = parse_num(slash + 1, 255, &port) == 0 &&
-		     parse_guid(g, &guid) == 0;
+		ok = ibw_parse_num(slash + 1, 255, &port) == 0 &&
+		     ibw_parse_guid(g, &guid) == 0;
 	}
 	if (!ok) {
 		ibw_hreq_problem(r, 400,
@@ -458,7 +281,7 @@ static int need_census(struct ibw_hreq *r, const struct ibw_snapshot *s)
  * by ?limit= and ?offset=), ?link=GUID/PORT the routes leaving there. */
 static void serve_routes(struct ibw_hreq *r, struct ibw_snapshot *s)
 {
-	const char *b = arg(r, "broken"), *l = arg(r, "link");
+	const char *b = ibw_hreq_arg(r, "broken"), *l = ibw_hreq_arg(r, "link");
 	unsigned long limit = ROUTES_LIMIT_DEFAULT, offset = 0, port;
 	const char *slash = l ? strchr(l, '/') : NULL;
 	uint64_t guid;
@@ -469,14 +292,16 @@ static void serve_routes(struct ibw_hreq *r, struct ibw_snapshot *s)
 		ibw_hreq_problem(r, 400, "broken must be 0 or 1");
 		return;
 	}
-	if (arg(r, "limit") &&
-	    parse_num(arg(r, "limit"), ROUTES_LIMIT_MAX, &limit) < 0) {
+	if (ibw_hreq_arg(r, "limit") &&
+	    ibw_parse_num(ibw_hreq_arg(r, "limit"), ROUTES_LIMIT_MAX, &limit) <
+		    0) {
 		ibw_hreq_problem(r, 400, "limit must be a number up to %d",
 				 ROUTES_LIMIT_MAX);
 		return;
 	}
-	if (arg(r, "offset") &&
-	    parse_num(arg(r, "offset"), 0xffffffffUL, &offset) < 0) {
+	if (ibw_hreq_arg(r, "offset") &&
+	    ibw_parse_num(ibw_hreq_arg(r, "offset"), 0xffffffffUL, &offset) <
+		    0) {
 		ibw_hreq_problem(r, 400, "offset must be a number");
 		return;
 	}
@@ -484,8 +309,8 @@ static void serve_routes(struct ibw_hreq *r, struct ibw_snapshot *s)
 		snprintf(g, sizeof(g), "%.*s", (int)(slash - l), l);
 	else
 		g[0] = '\0';
-	if (l && (parse_guid(g, &guid) < 0 ||
-		  parse_num(slash + 1, 255, &port) < 0)) {
+	if (l && (ibw_parse_guid(g, &guid) < 0 ||
+		  ibw_parse_num(slash + 1, 255, &port) < 0)) {
 		ibw_hreq_problem(r, 400,
 				 "link is a node GUID and a port: "
 				 "link=0x.../N");
@@ -590,8 +415,8 @@ static void serve_events(struct ibw_hreq *r, struct ibw_snapshot *s)
 	struct ibw_jw w;
 	unsigned n;
 
-	if (arg(r, "since") &&
-	    parse_num(arg(r, "since"), 0xffffffffUL, &since) < 0) {
+	if (ibw_hreq_arg(r, "since") &&
+	    ibw_parse_num(ibw_hreq_arg(r, "since"), 0xffffffffUL, &since) < 0) {
 		ibw_hreq_problem(r, 400, "since must be an event number");
 		return;
 	}
@@ -698,7 +523,7 @@ static void serve_node(struct ibw_hreq *r, struct ibw_snapshot *s)
 	uint64_t guid;
 	json_t *j;
 
-	if (parse_guid(r->url + strlen(r->route->path), &guid) < 0) {
+	if (ibw_parse_guid(r->url + strlen(r->route->path), &guid) < 0) {
 		ibw_hreq_problem(r, 400, "a node is named by its GUID, 0x...");
 	} else if (!(j = ibw_json_node(s, guid))) {
 		ibw_hreq_problem(r, 404, "no node 0x%016" PRIx64, guid);
@@ -981,13 +806,13 @@ static const struct ibw_route routes[] = {
 	  .methods = GET_HEAD,
 	  .token_always = 1,
 	  .loop = 1,
-	  .serve = serve_trace,
+	  .serve = ibw_serve_trace,
 	  .about = "on demand: ?target=T[&amp;source=S]" },
 	{ .path = "/api/v1/ping",
 	  .methods = GET_HEAD,
 	  .token_always = 1,
 	  .loop = 1,
-	  .serve = serve_ping,
+	  .serve = ibw_serve_ping,
 	  .about = "on demand: ?target=T[&amp;count=N]" },
 };
 
