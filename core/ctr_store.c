@@ -139,44 +139,6 @@ const struct ibw_port_ctrs *ibw_counters_find(const struct ibw_counters *c,
 	return i < 0 ? NULL : rec(c, (unsigned)i);
 }
 
-const struct ibw_ctr_val ibw_ctr_val_none;
-
-void ibw_ctr_details_ref(struct ibw_ctr_details *d)
-{
-	if (d)
-		__atomic_add_fetch(&d->refs, 1, __ATOMIC_RELAXED);
-}
-
-void ibw_ctr_details_unref(struct ibw_ctr_details *d)
-{
-	if (d && !__atomic_sub_fetch(&d->refs, 1, __ATOMIC_ACQ_REL))
-		free(d);
-}
-
-struct ibw_ctr_val *ibw_ctr_val_w(struct ibw_port_ctrs *p, enum ibw_ctr c)
-{
-	struct ibw_ctr_details *d;
-
-	if ((unsigned)c < IBW_CTR_NBASE)
-		return &p->v[c];
-	if ((unsigned)c >= IBW_CTR_MAX)
-		return NULL;
-	/* as own_record(): a count of 1 is ours alone */
-	if (!p->det || __atomic_load_n(&p->det->refs, __ATOMIC_ACQUIRE) > 1) {
-		d = malloc(sizeof(*d));
-		if (!d)
-			return NULL;
-		if (p->det)
-			memcpy(d->v, p->det->v, sizeof(d->v));
-		else
-			memset(d->v, 0, sizeof(d->v));
-		d->refs = 1;
-		ibw_ctr_details_unref(p->det);
-		p->det = d;
-	}
-	return &p->det->v[c - IBW_CTR_NBASE];
-}
-
 /* Drop a reference to a chunk; the last one frees it with its
  * references to FEC and congestion records. */
 static void chunk_unref(struct ibw_ctr_chunk *k)
