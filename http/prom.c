@@ -129,17 +129,6 @@ static void speed_families(struct ibw_pb *b, const struct ibw_snapshot *s,
 	}
 }
 
-/* Per cable of the link view: both ends as labels, end[0] the lower
- * (GUID, port). */
-void ibw_prom_link_labels(struct ibw_pb *b, const char *name,
-			  const struct ibw_link *k)
-{
-	ibw_pb_put(b, "%s{guid=\"0x%016" PRIx64 "\",port=\"%u\"", name,
-		   k->end[0].guid, (unsigned)k->end[0].port);
-	ibw_pb_put(b, ",remote_guid=\"0x%016" PRIx64 "\",remote_port=\"%u\"",
-		   k->end[1].guid, (unsigned)k->end[1].port);
-}
-
 static int cmp_link_end(const void *a, const void *b)
 {
 	const struct ibw_link *x = *(const struct ibw_link *const *)a;

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "links.h"
 #include "prom_buf.h"
 
 /* Room for @n more bytes and a NUL; 0, or -1 (and b->oom) if none. */
@@ -122,4 +124,13 @@ char *ibw_pb_finish(struct ibw_pb *b, size_t *len)
 	}
 	*len = b->len;
 	return b->p;
+}
+
+void ibw_prom_link_labels(struct ibw_pb *b, const char *name,
+			  const struct ibw_link *k)
+{
+	ibw_pb_put(b, "%s{guid=\"0x%016" PRIx64 "\",port=\"%u\"", name,
+		   k->end[0].guid, (unsigned)k->end[0].port);
+	ibw_pb_put(b, ",remote_guid=\"0x%016" PRIx64 "\",remote_port=\"%u\"",
+		   k->end[1].guid, (unsigned)k->end[1].port);
 }
