@@ -14,14 +14,6 @@
 #include "json_links.h"
 #include "json_routes.h"
 
-json_t *ibw_json_guid(uint64_t guid)
-{
-	char buf[19];
-
-	snprintf(buf, sizeof(buf), "0x%016" PRIx64, guid);
-	return json_string(buf);
-}
-
 json_t *ibw_json_engine_stats(const struct ibw_engine_stats *st)
 {
 	json_t *a, *kinds = json_array();
@@ -119,46 +111,6 @@ json_t *ibw_json_local_port(const struct ibw_local_port *lp,
 					      lp->smi_ca_name, "port",
 					      lp->smi_portnum));
 	return o;
-}
-
-#define U64_MARK "\x01u64:"
-
-json_t *ibw_json_u64(uint64_t v)
-{
-	char buf[32];
-
-	if (v <= (uint64_t)INT64_MAX)
-		return json_integer((json_int_t)v);
-	snprintf(buf, sizeof(buf), U64_MARK "%" PRIu64, v);
-	return json_string(buf);
-}
-
-char *ibw_json_dumps(const json_t *j, size_t flags)
-{
-	/* jansson writes the mark's \x01 as the six characters \u0001. */
-	static const char pat[] = "\"\\u0001u64:";
-	char *s, *p, *w;
-
-	/* Milliseconds with microseconds: no binary noise in the output. */
-	if (!(flags & JSON_REAL_PRECISION(31)))
-		flags |= JSON_REAL_PRECISION(12);
-	s = json_dumps(j, flags);
-
-	if (!s || !strstr(s, pat))
-		return s;
-	for (p = w = s; *p;) {
-		if (!strncmp(p, pat, sizeof(pat) - 1)) {
-			p += sizeof(pat) - 1;
-			while (*p >= '0' && *p <= '9')
-				*w++ = *p++;
-			if (*p == '"')
-				p++;
-			continue;
-		}
-		*w++ = *p++;
-	}
-	*w = '\0';
-	return s;
 }
 
 /* Nodes whose PMA answered ClassPortInfo with "redirect required". */

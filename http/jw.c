@@ -2,7 +2,8 @@
 /*
  * The JSON writer (json.h, struct ibw_jw): documents written element by
  * element into a buffer or a stream, byte for byte as jansson's
- * json_dumps() would write the same tree.
+ * json_dumps() would write the same tree; and the values the jansson
+ * trees share with it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,6 +14,57 @@
 #include <time.h>
 
 #include "json.h"
+
+/* The JSON values the trees (json.c and the rest) and the writer share:
+ * a GUID as text, a 64-bit count exact, the dump that writes it bare. */
+
+json_t *ibw_json_guid(uint64_t guid)
+{
+	char buf[19];
+
+	snprintf(buf, sizeof(buf), "0x%016" PRIx64, guid);
+	return json_string(buf);
+}
+
+#define U64_MARK "\x01u64:"
+
+json_t *ibw_json_u64(uint64_t v)
+{
+	char buf[32];
+
+	if (v <= (uint64_t)INT64_MAX)
+		return json_integer((json_int_t)v);
+	snprintf(buf, sizeof(buf), U64_MARK "%" PRIu64, v);
+	return json_string(buf);
+}
+
+char *ibw_json_dumps(const json_t *j, size_t flags)
+{
+	/* jansson writes the mark's \x01 as the six characters \u0001. */
+	static const char pat[] = "\"\\u0001u64:";
+	char *s, *p, *w;
+
+	/* Milliseconds with microseconds: no binary noise in the output. */
+	if (!(flags & JSON_REAL_PRECISION(31)))
+		flags |= JSON_REAL_PRECISION(12);
+	s = json_dumps(j, flags);
+
+	if (!s || !strstr(s, pat))
+		return s;
+	for (p = w = s; *p;) {
+		if (!strncmp(p, pat, sizeof(pat) - 1)) {
+			p += sizeof(pat) - 1;
+			while (*p >= '0' && *p <= '9')
+				*w++ = *p++;
+			if (*p == '"')
+				p++;
+			continue;
+		}
+		*w++ = *p++;
+	}
+	*w = '\0';
+	return s;
+}
 
 #define JW_STREAM_BUF 65536
 /* What a part writer's buffer keeps between parts: a part is written up
