@@ -126,9 +126,8 @@ struct ibw_port_ctrs {
 	double xmit_pkts_per_s, rcv_pkts_per_s;
 	uint64_t error_increments; /* last sweep, all error counters */
 	/* Counter @c's value: v[c] below IBW_CTR_NBASE, else in det (NULL
-	 * while none was ever read: 248 bytes a port less on the
-	 * 57,024-port tree's every set of records). Read through
-	 * ibw_ctr_val(). */
+	 * while none was ever read: the ten values' 240 bytes are then in
+	 * no set of records). Read through ibw_ctr_val(). */
 	struct ibw_ctr_val v[IBW_CTR_NBASE];
 	struct ibw_ctr_details *det;
 	/* The 32-bit PortCounters data/packet values as last read, for the
