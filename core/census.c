@@ -206,7 +206,8 @@ uint16_t ibw_cen_pair_outcome(const struct ibw_census *c, unsigned i,
 
 	if (e->sw < 0)
 		return direct(c, e, c->dst[k].lid);
-	v = c->out[(size_t)k * c->nsw + (unsigned)e->sw];
+	v = c->out8 ? c->out8[(size_t)k * c->nsw + (unsigned)e->sw]
+		    : c->out[(size_t)k * c->nsw + (unsigned)e->sw];
 	return (uint16_t)((v & 0xfu) | (O_HOPS(v) + 1u) << 4);
 }
 
@@ -476,6 +477,27 @@ static int distances(struct ibw_census *c, const struct graph *g)
 	}
 	free(queue);
 	return 0;
+}
+
+/* The outcomes in a byte each, if every hop count fits (fat trees: six
+ * at most); else, or without the memory, they stay as they are. */
+static void compact_out(struct ibw_census *c)
+{
+	size_t i, n = (size_t)c->ndst * c->nsw;
+	uint8_t *b;
+
+	for (i = 0; i < n; i++)
+		if (c->out[i] > 0xffu)
+			return;
+	b = malloc(n ? n : 1);
+	if (!b)
+		return;
+	for (i = 0; i < n; i++)
+		b[i] = (uint8_t)c->out[i];
+	free(c->out);
+	c->out = NULL;
+	c->out8 = b;
+	c->sum.memory_bytes -= n;
 }
 
 /* Counts and loads for destination @k, whose column is resolved. */
@@ -788,6 +810,7 @@ static int compute(struct ibw_census *c, unsigned ntop)
 		c->sum.mean_hops = (double)hop_sum / (double)c->sum.routed;
 	if (build_loads(c, ntop) < 0 || build_balance(c, &g) < 0)
 		goto out;
+	compact_out(c);
 	rc = 0;
 out:
 	free(x.mark);
@@ -847,6 +870,7 @@ void ibw_census_unref(struct ibw_census *c)
 	free(c->lids);
 	free(c->dist);
 	free(c->out);
+	free(c->out8);
 	free(c->dsel);
 	free(c->load);
 	free(c->loads);

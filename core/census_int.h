@@ -82,6 +82,10 @@ struct ibw_census {
 	unsigned nlids;
 	uint8_t *dist; /* nsw x nsw: switch hops over active links */
 	uint16_t *out; /* ndst x nsw outcomes */
+	/* The same once computed, a byte each, when every hop count fits
+	 * in four bits (then out is freed): 13.4 MB instead of 26.9 on the
+	 * 57,024-port tree. An outcome is the same number either way. */
+	uint8_t *out8;
 	uint8_t *dsel; /* per destination: statuses seen, non-minimal */
 	uint32_t *load; /* per flat port: routes leaving by it */
 	struct ibw_link_load *loads, *top;

@@ -417,6 +417,83 @@ static void test_loop(void **state)
 	rig_free(g);
 }
 
+/* A line of @nsw switches (LIDs 100 up) with a host at each end (LIDs 1
+ * and 2), every table routing both hosts along the line: the hosts'
+ * routes take nsw + 1 hops. */
+static struct ibw_census *chain(unsigned nsw)
+{
+	struct ibw_fabric *f = ibw_fabric_new();
+	struct ibw_lft_set *s = ibw_lft_set_new();
+	struct ibw_census *c;
+	uint8_t t[128];
+	unsigned i;
+
+	assert_true(nsw >= 2 && 100 + nsw < sizeof(t));
+	add(f, H1, IBW_NODE_CA, 1, "host1", 1, 0);
+	add(f, H2, IBW_NODE_CA, 1, "host2", 2, 0);
+	for (i = 0; i < nsw; i++)
+		add(f, L1 + i, IBW_NODE_SWITCH, 3, "sw", (uint16_t)(100 + i),
+		    0);
+	ibw_fabric_freeze(f);
+	/* port 1 toward host1, port 2 toward host2, port 3 the hosts */
+	link2(f, H1, 1, L1, 3);
+	link2(f, H2, 1, L1 + nsw - 1, 3);
+	for (i = 0; i + 1 < nsw; i++)
+		link2(f, L1 + i, 2, L1 + i + 1, 1);
+	for (i = 0; i < nsw; i++) {
+		unsigned j;
+
+		memset(t, 0xff, sizeof(t));
+		t[1] = i == 0 ? 3 : 1;
+		t[2] = i == nsw - 1 ? 3 : 2;
+		for (j = 0; j < nsw; j++)
+			t[100 + j] = j == i ? 0 : j < i ? 1 : 2;
+		assert_non_null(ibw_lft_set_add(s, L1 + i, (uint16_t)(100 + i),
+						100 + nsw, t, 100 + nsw + 1));
+	}
+	ibw_lft_set_freeze(s);
+	c = ibw_census_compute(f, s, NULL);
+	assert_non_null(c);
+	ibw_lft_set_unref(s);
+	ibw_fabric_unref(f);
+	return c;
+}
+
+/* The outcomes are kept a byte each when every hop count fits in four
+ * bits, two bytes else: a route of 5 hops and one of 21 read back the
+ * same way. */
+static void test_long_routes(void **state)
+{
+	static const unsigned nsw[2] = { 4, 20 };
+	struct ibw_census_route r;
+	struct ibw_route_pair p[4];
+	uint64_t total;
+	unsigned k;
+
+	(void)state;
+	for (k = 0; k < 2; k++) {
+		struct ibw_census *c = chain(nsw[k]);
+
+		assert_int_equal(ibw_census_summary(c)->looping, 0);
+		assert_int_equal(ibw_census_lookup(c, 1, 2, &r), 0);
+		assert_int_equal(r.status, IBW_ROUTE_OK);
+		assert_int_equal(r.hops, nsw[k] + 1);
+		assert_int_equal(ibw_census_lookup(c, 2, 1, &r), 0);
+		assert_int_equal(r.status, IBW_ROUTE_OK);
+		assert_int_equal(r.hops, nsw[k] + 1);
+		/* the pairs' outcomes, read from the kept outcomes */
+		assert_int_equal(ibw_census_pairs(c,
+						  IBW_CENSUS_SEL(IBW_ROUTE_OK),
+						  0, p, 4, &total),
+				 2);
+		assert_int_equal(total, 2);
+		assert_int_equal(p[0].hops, nsw[k] + 1);
+		assert_int_equal(p[1].hops, nsw[k] + 1);
+		assert_true(p[0].dlid == 1 && p[1].dlid == 2);
+		ibw_census_unref(c);
+	}
+}
+
 static void test_port_down(void **state)
 {
 	struct rig *g = rig_new();
@@ -980,6 +1057,7 @@ int main(void)
 		cmocka_unit_test(test_loads_and_balance),
 		cmocka_unit_test(test_hole),
 		cmocka_unit_test(test_loop),
+		cmocka_unit_test(test_long_routes),
 		cmocka_unit_test(test_port_down),
 		cmocka_unit_test(test_non_minimal),
 		cmocka_unit_test(test_dead_end_and_no_table),
