@@ -80,6 +80,8 @@ static void lstate_free(struct lstate *s)
 		return;
 	free(s->errs);
 	ibw_lfec_free(s->fec);
+	free(s->e[0].name);
+	free(s->e[1].name);
 	free(s);
 }
 
@@ -466,10 +468,20 @@ static void set_identity(struct end_state *e, const struct ibw_link_end_in *x)
 
 	e->node_type = x->node_type;
 	e->lid = x->lid;
-	/* Bounded copy; snprintf costs more than the rest of an update. */
-	n = x->name ? strnlen(x->name, sizeof(e->name) - 1) : 0;
-	memcpy(e->name, x->name ? x->name : "", n);
-	e->name[n] = '\0';
+	/* Bounded; a new copy only when the name changed (out of memory:
+	 * the old one stays). */
+	n = x->name ? strnlen(x->name, IBW_NAME_SIZE - 1) : 0;
+	if (!e->name || strncmp(e->name, x->name ? x->name : "", n) ||
+	    e->name[n]) {
+		char *d = malloc(n + 1);
+
+		if (d) {
+			memcpy(d, x->name ? x->name : "", n);
+			d[n] = '\0';
+			free(e->name);
+			e->name = d;
+		}
+	}
 	e->state = x->pi->state;
 	e->phys = x->pi->phys_state;
 	ibw_port_speeds(x->pi, x->cap, &e->sp);
@@ -541,6 +553,11 @@ static void win_from(struct ibw_link_win *w, const struct hb_end *v,
 	}
 }
 
+static const char *end_name(const struct end_state *e)
+{
+	return e->name ? e->name : "";
+}
+
 /* @name copied to *@names (room made by names_size()), which moves past
  * it. */
 static const char *name_put(char **names, const char *name)
@@ -560,8 +577,8 @@ static size_t names_size(const struct ibw_links *l)
 
 	for (i = 0; i < l->cap; i++)
 		if (l->tab[i])
-			n += strlen(l->tab[i]->e[0].name) +
-			     strlen(l->tab[i]->e[1].name) + 2;
+			n += strlen(end_name(&l->tab[i]->e[0])) +
+			     strlen(end_name(&l->tab[i]->e[1])) + 2;
 	return n;
 }
 
@@ -586,7 +603,7 @@ static size_t fill(struct ibw_link *k, const struct lstate *s, uint64_t now_us,
 		x->port = e->port;
 		x->node_type = e->node_type;
 		x->lid = e->lid;
-		x->name = name_put(names, e->name);
+		x->name = name_put(names, end_name(e));
 		x->state = e->state;
 		x->phys_state = e->phys;
 		x->sp = e->sp;

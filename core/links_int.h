@@ -73,7 +73,10 @@ struct end_state {
 	uint64_t guid;
 	uint8_t port, node_type;
 	uint16_t lid;
-	char name[IBW_NAME_SIZE];
+	/* its node's name (malloc'd, replaced when it changes; NULL: none
+	 * yet), not IBW_NAME_SIZE bytes an end: 7.9 MB on the 57,024-port
+	 * tree */
+	char *name;
 	uint8_t state, phys;
 	struct ibw_port_speeds sp;
 	uint32_t saturated;
