@@ -173,6 +173,11 @@ struct ibw_ctr_val *ibw_ctr_val_w(struct ibw_port_ctrs *p, enum ibw_ctr c);
 /* A reference to a port's detail counters, and dropping one. */
 void ibw_ctr_details_ref(struct ibw_ctr_details *d);
 void ibw_ctr_details_unref(struct ibw_ctr_details *d);
+/* The blocks a record holds by reference (FEC, congestion, detail
+ * counters): one more reference to each, for a copy of @p; or @p's
+ * dropped, for a record let go. */
+void ibw_ctr_port_share(const struct ibw_port_ctrs *p);
+void ibw_ctr_port_release(struct ibw_port_ctrs *p);
 
 enum ibw_ctr_scope {
 	IBW_SCOPE_ALL,

@@ -450,9 +450,7 @@ static void pending_clear(struct pending *b)
 	unsigned i;
 
 	for (i = 0; i < b->np; i++) {
-		ibw_fec_unref(b->p[i].fec);
-		ibw_cong_unref(b->p[i].cong);
-		ibw_ctr_details_unref(b->p[i].det);
+		ibw_ctr_port_release(&b->p[i]);
 	}
 	for (i = 0; i < b->nl; i++)
 		free(b->l[i]);
@@ -534,9 +532,7 @@ static int pending_apply(struct ibw_ctr_journal *j, struct pending *b,
 		if (t->base) {
 			/* known: t->idx is its record */
 			p = &(*ports)[t->idx];
-			ibw_fec_unref(p->fec);
-			ibw_cong_unref(p->cong);
-			ibw_ctr_details_unref(p->det);
+			ibw_ctr_port_release(p);
 		} else {
 			if (*n == *cap) {
 				unsigned nc = *cap ? 2 * *cap : 256;

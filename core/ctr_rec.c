@@ -2,8 +2,9 @@
 /*
  * A port record's counter values (counters.h): the detail counters' block,
  * made by their first reading and copied on write while a snapshot's
- * chunk shares it. A leaf: the store, the state file and the journal call
- * it, it calls none of them.
+ * chunk shares it; the references a record holds, taken and dropped. A
+ * leaf: the store, the state file and the journal call it, it calls none
+ * of them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -46,4 +47,21 @@ struct ibw_ctr_val *ibw_ctr_val_w(struct ibw_port_ctrs *p, enum ibw_ctr c)
 		p->det = d;
 	}
 	return &p->det->v[c - IBW_CTR_NBASE];
+}
+
+void ibw_ctr_port_share(const struct ibw_port_ctrs *p)
+{
+	ibw_fec_ref(p->fec);
+	ibw_cong_ref(p->cong);
+	ibw_ctr_details_ref(p->det);
+}
+
+void ibw_ctr_port_release(struct ibw_port_ctrs *p)
+{
+	ibw_fec_unref(p->fec);
+	ibw_cong_unref(p->cong);
+	ibw_ctr_details_unref(p->det);
+	p->fec = NULL;
+	p->cong = NULL;
+	p->det = NULL;
 }

@@ -327,8 +327,7 @@ int ibw_ctr_state_parse_port(const char *line, struct ibw_port_ctrs *p)
 	}
 	if (j == IBW_CTR_MAX)
 		return 0;
-	ibw_ctr_details_unref(p->det);
-	p->det = NULL;
+	ibw_ctr_port_release(p);
 	return -1;
 }
 
@@ -483,9 +482,7 @@ int ibw_ctr_state_read(const char *path, struct ibw_port_ctrs **out,
 	fclose(f);
 	if (!ok) {
 		for (i = 0; i < nports; i++) {
-			ibw_fec_unref(ports[i].fec);
-			ibw_cong_unref(ports[i].cong);
-			ibw_ctr_details_unref(ports[i].det);
+			ibw_ctr_port_release(&ports[i]);
 		}
 		free(ports);
 		drop_link_lines(&ll);

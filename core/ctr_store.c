@@ -148,9 +148,7 @@ static void chunk_unref(struct ibw_ctr_chunk *k)
 	if (!k || __atomic_sub_fetch(&k->refs, 1, __ATOMIC_ACQ_REL))
 		return;
 	for (i = 0; i < IBW_CTR_CHUNK; i++) {
-		ibw_fec_unref(k->r[i].fec);
-		ibw_cong_unref(k->r[i].cong);
-		ibw_ctr_details_unref(k->r[i].det);
+		ibw_ctr_port_release(&k->r[i]);
 	}
 	free(k);
 }
@@ -246,9 +244,7 @@ static int own_record(struct ibw_counters *c, unsigned i)
 	nk->refs = 1;
 	/* the FEC records are shared by reference too */
 	for (j = 0; j < IBW_CTR_CHUNK; j++) {
-		ibw_fec_ref(nk->r[j].fec);
-		ibw_cong_ref(nk->r[j].cong);
-		ibw_ctr_details_ref(nk->r[j].det);
+		ibw_ctr_port_share(&nk->r[j]);
 	}
 	c->chunks[i / IBW_CTR_CHUNK] = nk;
 	chunk_unref(k);
@@ -427,9 +423,7 @@ static int adopt(struct ibw_counters *c, struct ibw_port_ctrs *ports,
 		memset(&ports[i], 0, sizeof(ports[i]));
 	}
 	for (; i < n; i++) {
-		ibw_fec_unref(ports[i].fec);
-		ibw_cong_unref(ports[i].cong);
-		ibw_ctr_details_unref(ports[i].det);
+		ibw_ctr_port_release(&ports[i]);
 	}
 	free(ports);
 	index_rebuild(c);

@@ -63,9 +63,7 @@ void ibw_snapshot_unref(struct ibw_snapshot *s)
 	} else if (s->ports) {
 		/* records of its own (a test's): their FEC records too */
 		for (i = 0; i < s->nports; i++) {
-			ibw_fec_unref(s->ports[i].fec);
-			ibw_cong_unref(s->ports[i].cong);
-			ibw_ctr_details_unref(s->ports[i].det);
+			ibw_ctr_port_release(&s->ports[i]);
 		}
 		free(s->ports);
 	}

@@ -184,8 +184,7 @@ static int check_load(const char *path, const struct ibw_port_ctrs *ports,
 				 a->resets != b->resets || b->raw > a->raw;
 		}
 		wrong += !p;
-		ibw_fec_unref(back[i].fec);
-		ibw_cong_unref(back[i].cong);
+		ibw_ctr_port_release(&back[i]);
 	}
 	printf("read back: %u ports (%u expected), %zu links, %" PRIu64
 	       " journal batches, %.0f ms CPU; ports whose totals differ: %u, "
@@ -332,8 +331,7 @@ int main(int argc, char **argv)
 	strncat(path, ".journal", sizeof(path) - strlen(path) - 1);
 	unlink(path);
 	for (i = 0; i < n; i++) {
-		ibw_fec_unref(ports[i].fec);
-		ibw_cong_unref(ports[i].cong);
+		ibw_ctr_port_release(&ports[i]);
 	}
 	free(ports);
 	free(pv);

@@ -333,8 +333,7 @@ void test_exporter_dual_port(void **state)
 	s->ports = realloc(s->ports, 6 * sizeof(*s->ports));
 	memmove(&s->ports[5], &s->ports[4], sizeof(*s->ports));
 	s->ports[4] = s->ports[3];
-	ibw_fec_ref(s->ports[4].fec); /* the copy holds them too */
-	ibw_ctr_details_ref(s->ports[4].det);
+	ibw_ctr_port_share(&s->ports[4]); /* the copy holds them too */
 	pc = &s->ports[4];
 	pc->port = 2;
 	pc->v[IBW_CTR_XMIT_DATA].total = 4242;
