@@ -136,10 +136,10 @@ Try, in another shell:
   curl -s http://$http/api/v1/status | jq .
 
   # SNMP: the endports' state (up, down) by name through IBWATCH-MIB
-  # (Debian lacks the IETF modules it imports: tests/mibs has them), and
+  # (Debian lacks the IETF modules it imports: mib/ietf has them), and
   # the whole subtree by number
-  snmpwalk -v2c -c public -Ob -M $top/tests/mibs:$top/mib -m IBWATCH-MIB $snmp IBWATCH-MIB::ibwEndportState | head -4
-  snmpbulkwalk -v2c -c public -M $top/tests/mibs -m SNMPv2-SMI -On $snmp .1.3.6.1.4.1.32473 | wc -l
+  snmpwalk -v2c -c public -Ob -M $top/mib/ietf:$top/mib -m IBWATCH-MIB $snmp IBWATCH-MIB::ibwEndportState | head -4
+  snmpbulkwalk -v2c -c public -M $top/mib/ietf -m SNMPv2-SMI -On $snmp .1.3.6.1.4.1.32473 | wc -l
 
   # the agent's one-shot view from another host of the fabric
   (. $demo/fabric/env; cd $demo/fabric/work;

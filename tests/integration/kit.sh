@@ -119,7 +119,7 @@ done
 check "the Nagios commands use plugins that are installed" test $plugins_ok = 1
 names=""
 for o in $(grep -o '\.1\.3\.6\.1\.4\.1\.32473[.0-9]*' "$cfg" | sed 's/\.$//' | sort -u); do
-	names="$names $(snmptranslate -M "$here/mibs:$top/mib" -m IBWATCH-MIB "$o" 2>/dev/null)"
+	names="$names $(snmptranslate -M "$top/mib:$top/mib/ietf" -m IBWATCH-MIB "$o" 2>/dev/null)"
 done
 check "their OIDs are IBWATCH-MIB objects:$names" bash -c "grep -q 'ibwEndportState' <<<'$names' && grep -q 'ibwEndportsDown' <<<'$names'"
 

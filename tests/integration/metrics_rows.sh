@@ -34,7 +34,7 @@ trap stop_started EXIT
 [ -n "${IBW_KM_STATE_DIR:-}" ] || { echo "not ok - the kernel model is not on (IBW_KM_STATE_DIR unset)"; exit 1; }
 
 ROOT=.1.3.6.1.4.1.32473
-MIBARGS=(-M "$here/mibs:$here/../mib" -m IBWATCH-MIB)
+MIBARGS=(-M "$here/../mib:$here/../mib/ietf" -m IBWATCH-MIB)
 export MIBS="" MIBDIRS=""
 export SNMP_PERSISTENT_DIR=$PWD/snmp-persist SNMPCONFPATH=$PWD/snmp-conf
 mkdir -p "$SNMP_PERSISTENT_DIR" "$SNMPCONFPATH"

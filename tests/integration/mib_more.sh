@@ -29,7 +29,7 @@ export SNMP_PERSISTENT_DIR=$PWD/snmp-persist
 export SNMPCONFPATH=$PWD/snmp-conf # no /etc/snmp for the tools
 mkdir -p "$SNMP_PERSISTENT_DIR" "$SNMPCONFPATH"
 jt() { jq -e "$@" >/dev/null; }
-MIBARGS=(-M "$here/mibs:$here/../mib" -m IBWATCH-MIB)
+MIBARGS=(-M "$here/../mib:$here/../mib/ietf" -m IBWATCH-MIB)
 
 start_snmptrapd || { echo "not ok - snmptrapd does not start"; exit 1; }
 

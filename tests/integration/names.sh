@@ -77,7 +77,7 @@ check "smpquery reads node0003's description as a host would" \
 	echo "# smpquery: $(head -c 200 <<<"$desc")"
 
 snmp_stack || bad "snmpd does not start"
-MIBARGS=(-M "$here/mibs:$here/../mib" -m IBWATCH-MIB)
+MIBARGS=(-M "$here/../mib:$here/../mib/ietf" -m IBWATCH-MIB)
 start_agent node0001 --no-state-file --discovery-interval 1 \
 	--counter-interval 1 --ping-interval-ms 300 --down-after 2 \
 	--ping-method pma --log-level debug --agentx "$SOCK" ||

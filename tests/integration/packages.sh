@@ -54,6 +54,7 @@ while read -r f || [ -n "$f" ]; do
 done <"$manifest"
 check "dpkg -c lists every one of them${missing:+ (missing:$missing)}" test -z "$missing"
 named=(/usr/sbin/ibwatchd /usr/share/snmp/mibs/IBWATCH-MIB.txt
+	/usr/share/snmp/snmp.conf /usr/share/ibwatch/mibs/SNMPv2-SMI.txt
 	/usr/share/man/man8/ibwatchd.8.gz /usr/share/man/man5/ibwatch.conf.5.gz
 	/lib/systemd/system/ibwatchd.service /lib/systemd/system/ibwatchd@.service
 	/usr/lib/sysusers.d/ibwatch.conf /lib/udev/rules.d/90-ibwatch-umad.rules
@@ -61,7 +62,7 @@ named=(/usr/sbin/ibwatchd /usr/share/snmp/mibs/IBWATCH-MIB.txt
 	/usr/share/doc/ibwatch/copyright)
 missing=""
 for f in "${named[@]}"; do grep -qxF "$f" deb-files.txt || missing="$missing $f"; done
-check "... the daemon, MIB, man pages, units, sysusers file, udev rule, config and examples${missing:+ (missing:$missing)}" \
+check "... the daemon, MIB (and what loads it by name), man pages, units, sysusers file, udev rule, config and examples${missing:+ (missing:$missing)}" \
 	test -z "$missing"
 dpkg-deb -e "$deb" control
 check "... the config a conffile" grep -qx /etc/ibwatch/ibwatch.conf control/conffiles
@@ -80,6 +81,7 @@ check "... version $V ($(rpm -qp --qf '%{VERSION}' "$rpm" 2>/dev/null))" test "$
 rpm -qlp "$rpm" >rpm-files.txt 2>/dev/null
 missing=""
 for f in /usr/sbin/ibwatchd /usr/share/snmp/mibs/IBWATCH-MIB.txt /usr/share/man/man8/ibwatchd.8 \
+	/usr/share/snmp/snmp.conf /usr/share/ibwatch/mibs/SNMPv2-TC.txt \
 	/usr/share/man/man5/ibwatch.conf.5 /usr/lib/systemd/system/ibwatchd.service \
 	/usr/lib/systemd/system/ibwatchd@.service /usr/lib/sysusers.d/ibwatch.conf \
 	/usr/lib/udev/rules.d/90-ibwatch-umad.rules /etc/ibwatch/ibwatch.conf \

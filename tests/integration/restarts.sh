@@ -71,7 +71,7 @@ check "ibnetdiscover sees all 44 nodes before the change" test "$(wc -l <lids0-a
 # It is a subagent of an snmpd (private AgentX socket) that sends its
 # notifications to snmptrapd, both on loopback ports.
 ROOT=.1.3.6.1.4.1.32473
-MIBARGS=(-M "$here/mibs:$here/../mib" -m IBWATCH-MIB)
+MIBARGS=(-M "$here/../mib:$here/../mib/ietf" -m IBWATCH-MIB)
 export MIBS="" MIBDIRS=""
 export SNMP_PERSISTENT_DIR=$PWD/snmp-persist SNMPCONFPATH=$PWD/snmp-conf
 mkdir -p "$SNMP_PERSISTENT_DIR" "$SNMPCONFPATH"

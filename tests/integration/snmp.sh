@@ -19,7 +19,7 @@ trap stop_started EXIT
 ROOT=.1.3.6.1.4.1.32473
 # snmptrapd logs a notification per line, varbinds separated by tabs.
 has_trap() { grep -q "= OID: $ROOT\.0\.$1	" traps.log; }
-MIBARGS=(-M "$here/mibs:$here/../mib" -m IBWATCH-MIB)
+MIBARGS=(-M "$here/../mib:$here/../mib/ietf" -m IBWATCH-MIB)
 # The tools load no MIB unless told (Debian has none of the IETF ones).
 export MIBS="" MIBDIRS=""
 export SNMP_PERSISTENT_DIR=$PWD/snmp-persist

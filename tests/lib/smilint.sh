@@ -1,12 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 # smilint.sh SMILINT MIBFILE: lint MIBFILE at level 6 against the SMIv2
-# modules in tests/mibs; fail on any output, since smilint exits 0 even
+# modules in mib/ietf; fail on any output, since smilint exits 0 even
 # when it reports errors.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 command -v "$1" >/dev/null || { echo "smilint.sh: $1 not found (Debian: smitools)"; exit 1; }
-out=$(SMIPATH="$here/mibs" "$1" -l 6 "$2" 2>&1)
+out=$(SMIPATH="$here/../mib/ietf" "$1" -l 6 "$2" 2>&1)
 rc=$?
 if [ -n "$out" ] || [ $rc != 0 ]; then
 	printf '%s\n' "$out"
