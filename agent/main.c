@@ -1062,6 +1062,7 @@ int main(int argc, char **argv)
 	}
 
 	if (d.mon && !d.o.once && !d.o.no_snmp) {
+		d.o.snmp.state_file = d.o.mon.state_file;
 		d.snmp = ibw_snmp_new(d.loop, d.mon, &d.lp, &d.lq, &d.o.snmp,
 				      err, sizeof(err));
 		if (!d.snmp) {

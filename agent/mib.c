@@ -4,13 +4,15 @@
  * a new snapshot; GET and GETNEXT find rows by binary search on the index
  * sub-identifiers, so a walk costs O(log n) per object, not a rescan.
  *
- * The table helpers of net-snmp cannot express our index: a GUID is a
- * fixed-size OCTET STRING (SIZE (8)), which SMIv2 encodes as eight
- * sub-identifiers with no length, and net-snmp's index codecs always add
- * the length unless the string is IMPLIED (allowed only last). So the
- * handlers here take the request OIDs apart themselves.
+ * Nodes and ports are indexed by the row indexes of agent/mib_rows.h;
+ * ibwPortLookupTable by a GUID string of fixed size, which SMIv2 encodes
+ * as its 18 characters with no length (net-snmp's index codecs always
+ * add one unless the string is IMPLIED), so the handlers take the
+ * request OIDs apart themselves.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,84 +21,159 @@
 #include "mib_int.h"
 
 #include "log.h"
+#include "mib_rows.h"
 
 static const oid objects_oid[] = { OBJECTS };
 #define OBJECTS_LEN OID_LENGTH(objects_oid)
 
+void ibw_mib_guid_str(uint64_t guid, char *buf)
+{
+	snprintf(buf, GUID_STR_LEN + 1, "0x%016" PRIx64, guid);
+}
+
 size_t ibw_mib_guid_index(uint64_t guid, oid *out)
 {
+	char s[GUID_STR_LEN + 1];
 	int i;
 
-	for (i = 0; i < 8; i++)
-		out[i] = (guid >> (56 - 8 * i)) & 0xff;
-	return 8;
+	ibw_mib_guid_str(guid, s);
+	for (i = 0; i < GUID_STR_LEN; i++)
+		out[i] = (u_char)s[i];
+	return GUID_STR_LEN;
 }
 
 /* Snapshots */
 
-static int cmp_ep(const void *a, const void *b)
+static int cmp_irow(const void *a, const void *b)
 {
-	const struct ibw_endport *x =
-		(*(const struct ibw_snapshot_endport *const *)a)->ep;
-	const struct ibw_endport *y =
-		(*(const struct ibw_snapshot_endport *const *)b)->ep;
+	const struct irow *x = a, *y = b;
 
-	if (x->node_guid != y->node_guid)
-		return x->node_guid < y->node_guid ? -1 : 1;
-	return (int)x->port - (int)y->port;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-static int cmp_link(const void *a, const void *b)
+static int cmp_lrow(const void *a, const void *b)
 {
-	const struct ibw_link_end *x =
-		&(*(const struct ibw_link *const *)a)->end[0];
-	const struct ibw_link_end *y =
-		&(*(const struct ibw_link *const *)b)->end[0];
+	const struct lrow *x = a, *y = b;
 
 	if (x->guid != y->guid)
 		return x->guid < y->guid ? -1 : 1;
-	return (int)x->port - (int)y->port;
+	return x->port < y->port ? -1 : x->port > y->port;
 }
 
 static void drop_rows(struct ibw_mib *m)
 {
+	free(m->nodes);
+	free(m->ports);
 	free(m->eps);
-	free(m->hops);
 	free(m->links);
-	m->eps = NULL;
+	free(m->lookups);
+	free(m->hops);
+	m->nodes = m->ports = m->eps = m->links = NULL;
+	m->lookups = NULL;
 	m->hops = NULL;
-	m->links = NULL;
-	m->neps = m->nhops = m->nlinks = 0;
+	m->nnodes = m->nports = m->neps = m->nlinks = 0;
+	m->nlookups = m->nhops = 0;
 }
 
-/* The port table reads the snapshot's port views as they are (they are in
- * index order); endports and hops need rows of their own. */
-static int index_snapshot(struct ibw_mib *m)
+/* The row index of every node and port, given in (GUID, port) order to
+ * those seen for the first time; the tables sorted by it. */
+static int index_rows(struct ibw_mib *m)
 {
 	const struct ibw_snapshot *s = m->snap;
+	const struct ibw_snapshot_node *nv;
+	const struct ibw_snapshot_port *pv;
 	const struct ibw_snapshot_endport *v;
+	unsigned i, n;
+
+	m->nodes = calloc(s->nnode_views + 1, sizeof(*m->nodes));
+	m->ports = calloc(s->nport_views + 1, sizeof(*m->ports));
+	m->lookups =
+		calloc(2 * (size_t)s->nport_views + 1, sizeof(*m->lookups));
+	m->eps = calloc(s->nendports + 1, sizeof(*m->eps));
+	m->links = calloc(s->links ? s->links->n + 1 : 1, sizeof(*m->links));
+	if (!m->nodes || !m->ports || !m->lookups || !m->eps || !m->links)
+		return -ENOMEM;
+	ibw_snapshot_foreach_node(s, nv) {
+		struct irow *r = &m->nodes[m->nnodes];
+
+		r->idx = mib_rows_node(m->rows, nv->n->guid);
+		r->p = nv;
+		if (!r->idx)
+			return -ENOMEM;
+		m->nnodes++;
+	}
+	ibw_snapshot_foreach_port(s, pv) {
+		struct irow *r = &m->ports[m->nports];
+		uint64_t g = pv->node->n->guid;
+		struct lrow *l = &m->lookups[m->nlookups];
+
+		r->idx = mib_rows_port(m->rows, g, pv->p->num);
+		r->p = pv;
+		if (!r->idx)
+			return -ENOMEM;
+		m->nports++;
+		l->guid = g;
+		l->port = pv->p->num;
+		l->idx = r->idx;
+		m->nlookups++;
+		/* a CA's port GUID is not its node's: found by either */
+		if (pv->p->guid && pv->p->guid != g) {
+			l[1] = l[0];
+			l[1].guid = pv->p->guid;
+			m->nlookups++;
+		}
+	}
+	ibw_snapshot_foreach_endport(s, v) {
+		struct irow *r = &m->eps[m->neps];
+
+		/* Unresolved configured targets have no row. */
+		if (!v->ep->found || !v->ep->node_guid)
+			continue;
+		r->idx = mib_rows_port(m->rows, v->ep->node_guid, v->ep->port);
+		r->p = v;
+		if (!r->idx)
+			return -ENOMEM;
+		m->neps++;
+	}
+	/* The view is ranked worst first. */
+	for (i = 0; s->links && i < s->links->n; i++) {
+		const struct ibw_link *k = &s->links->links[i];
+		struct irow *r = &m->links[m->nlinks];
+
+		r->idx = mib_rows_port(m->rows, k->end[0].guid, k->end[0].port);
+		r->peer =
+			mib_rows_port(m->rows, k->end[1].guid, k->end[1].port);
+		r->p = k;
+		if (!r->idx || !r->peer)
+			return -ENOMEM;
+		m->nlinks++;
+	}
+	qsort(m->nodes, m->nnodes, sizeof(*m->nodes), cmp_irow);
+	qsort(m->ports, m->nports, sizeof(*m->ports), cmp_irow);
+	qsort(m->eps, m->neps, sizeof(*m->eps), cmp_irow);
+	qsort(m->links, m->nlinks, sizeof(*m->links), cmp_irow);
+	qsort(m->lookups, m->nlookups, sizeof(*m->lookups), cmp_lrow);
+	/* one row per key, should a port GUID be another's too */
+	for (i = 0, n = 0; i < m->nlookups; i++)
+		if (!n || cmp_lrow(&m->lookups[n - 1], &m->lookups[i]))
+			m->lookups[n++] = m->lookups[i];
+	m->nlookups = n;
+	mib_rows_save(m->rows);
+	return 0;
+}
+
+/* The hop table's rows: every hop of every watched path's last trace. */
+static int index_hops(struct ibw_mib *m)
+{
+	const struct ibw_snapshot *s = m->snap;
 	unsigned i, n = 0;
 
-	m->eps = calloc(s->nendports + 1, sizeof(*m->eps));
 	for (i = 0; i < s->nwatched; i++)
 		n += s->watched[i].last.fwd.nhops +
 		     s->watched[i].last.rev.nhops;
 	m->hops = calloc(n + 1, sizeof(*m->hops));
-	m->links = calloc(s->links ? s->links->n + 1 : 1, sizeof(*m->links));
-	if (!m->eps || !m->hops || !m->links)
+	if (!m->hops)
 		return -ENOMEM;
-	/* The view is ranked worst first; the table wants index order. */
-	for (i = 0; s->links && i < s->links->n; i++)
-		m->links[m->nlinks++] = &s->links->links[i];
-	qsort(m->links, m->nlinks, sizeof(*m->links), cmp_link);
-
-	ibw_snapshot_foreach_endport(s, v) {
-		/* Unresolved configured targets have no index. */
-		if (v->ep->found && v->ep->node_guid)
-			m->eps[m->neps++] = v;
-	}
-	qsort(m->eps, m->neps, sizeof(*m->eps), cmp_ep);
-
 	for (i = 0; i < s->nwatched; i++) {
 		const struct ibw_watched *w = &s->watched[i];
 		unsigned d, h;
@@ -120,6 +197,13 @@ static int index_snapshot(struct ibw_mib *m)
 		}
 	}
 	return 0;
+}
+
+static int index_snapshot(struct ibw_mib *m)
+{
+	int rc = index_rows(m);
+
+	return rc < 0 ? rc : index_hops(m);
 }
 
 /* Serve the newest snapshot; index it when it is new. */
@@ -165,7 +249,7 @@ static unsigned find_row(struct ibw_mib *m, const struct table *t,
 			 const oid *idx, size_t len, int exact, int *found)
 {
 	unsigned lo = 0, hi = t->nrows(m);
-	oid ri[16];
+	oid ri[MAX_OID_LEN];
 
 	*found = 0;
 	while (lo < hi) {
@@ -220,10 +304,11 @@ static int do_get(struct ibw_mib *m, const struct table *t,
 	memset(&v, 0, sizeof(v));
 	if (vb->name_length <= plen ||
 	    snmp_oid_compare(vb->name, plen, pfx, plen) != 0 ||
-	    vb->name[plen] < t->first_col || vb->name[plen] > t->max_col)
+	    vb->name[plen] < t->first_col || vb->name[plen] > t->max_col ||
+	    vb->name[plen] == t->hidden_col)
 		return SNMP_NOSUCHOBJECT;
 	col = (unsigned)vb->name[plen];
-	/* A GUID index with a length in front is one sub-id too long. */
+	/* A lookup's GUID with a length in front is one sub-id too long. */
 	if (vb->name_length - plen - 1 != t->nidx)
 		return SNMP_NOSUCHINSTANCE;
 	row = find_row(m, t, vb->name + plen + 1, t->nidx, 1, &found);
@@ -312,12 +397,18 @@ static int handler(netsnmp_mib_handler *h, netsnmp_handler_registration *reg,
 struct ibw_mib *ibw_mib_new(ibw_mib_snapshot_fn snapshot, void *arg,
 			    const struct ibw_local_port *lp,
 			    const struct ibw_localport_query *lq,
-			    const struct ibw_mib_stats *stats)
+			    const struct ibw_mib_stats *stats,
+			    const char *rows_path)
 {
 	struct ibw_mib *m = calloc(1, sizeof(*m));
 
 	if (!m)
 		return NULL;
+	m->rows = mib_rows_new(rows_path);
+	if (!m->rows) {
+		free(m);
+		return NULL;
+	}
 	m->snapshot = snapshot;
 	m->snapshot_arg = arg;
 	m->lp = lp;
@@ -333,6 +424,7 @@ void ibw_mib_free(struct ibw_mib *m)
 	drop_rows(m);
 	if (m->snap)
 		ibw_snapshot_unref(m->snap);
+	mib_rows_free(m->rows);
 	free(m);
 }
 
@@ -420,6 +512,20 @@ static void add_col(netsnmp_variable_list **vars, oid arc, unsigned col,
 	add_var(vars, name, n + nidx, v);
 }
 
+/* The row's node GUID and port number, columns @gcol and @gcol + 1 of
+ * table @arc at row @idx: which port, as TD and ibstat write it. */
+static void add_where(netsnmp_variable_list **vars, oid arc, unsigned gcol,
+		      const oid *idx, uint64_t guid, unsigned port)
+{
+	struct val v;
+
+	memset(&v, 0, sizeof(v));
+	mib_v_guid(&v, guid);
+	add_col(vars, arc, gcol, idx, 1, &v);
+	mib_v_unsigned(&v, port);
+	add_col(vars, arc, gcol + 1, idx, 1, &v);
+}
+
 /* ibwAgent.col.0 (the scalars have no entry arc) */
 static void add_agent_scalar(netsnmp_variable_list **vars, unsigned col,
 			     const struct val *v)
@@ -448,15 +554,22 @@ static void add_notify_obj(netsnmp_variable_list **vars, unsigned n,
 	add_var(vars, name, k, v);
 }
 
-static const struct ibw_endport *find_ep(struct ibw_mib *m, uint64_t node,
-					 uint8_t port)
+static const struct ibw_endport *find_ep(struct ibw_mib *m, uint32_t idx)
 {
-	unsigned i;
+	unsigned lo = 0, hi = m->neps;
 
-	for (i = 0; i < m->neps; i++)
-		if (m->eps[i]->ep->node_guid == node &&
-		    m->eps[i]->ep->port == port)
-			return m->eps[i]->ep;
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+
+		if (m->eps[mid].idx == idx)
+			return ((const struct ibw_snapshot_endport *)m->eps[mid]
+					.p)
+				->ep;
+		if (m->eps[mid].idx < idx)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return NULL;
 }
 
@@ -466,7 +579,7 @@ netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
 	static const oid trap_oid[] = { 1, 3, 6, 1, 6, 3, 1, 1, 4, 1, 0 };
 	static const oid notifs[] = { NOTIFS };
 	netsnmp_variable_list *vars = NULL;
-	oid which[MAX_OID_LEN], nidx[8], pidx[9];
+	oid which[MAX_OID_LEN], nidx[1], pidx[1];
 	size_t wlen = OID_LENGTH(notifs);
 	struct val v;
 	unsigned i;
@@ -516,54 +629,60 @@ netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
 	memset(&v, 0, sizeof(v));
 	snmp_varlist_add_variable(&vars, trap_oid, OID_LENGTH(trap_oid),
 				  ASN_OBJECT_ID, which, wlen * sizeof(oid));
-	ibw_mib_guid_index(e->node_guid, nidx);
-	memcpy(pidx, nidx, sizeof(nidx));
-	pidx[8] = e->port;
+	/* the rows the event is about (given now if they have none yet) */
+	nidx[0] = mib_rows_node(m->rows, e->node_guid);
+	pidx[0] = mib_rows_port(m->rows, e->node_guid, e->port);
+	mib_rows_save(m->rows);
 
 	switch (e->kind) {
 	case IBW_EVT_ENDPORT_STATE: {
-		const struct ibw_endport *ep =
-			find_ep(m, e->node_guid, e->port);
+		const struct ibw_endport *ep = find_ep(m, (uint32_t)pidx[0]);
 
 		mib_v_guid(&v, e->peer_guid);
-		add_col(&vars, 4, EP_COL_PORT_GUID, pidx, 9, &v);
+		add_col(&vars, 4, EP_COL_PORT_GUID, pidx, 1, &v);
 		mib_v_unsigned(&v, ep ? ep->lid
 				      : ibw_snapshot_lid(m->snap, e->node_guid,
 							 e->port));
-		add_col(&vars, 4, EP_COL_LID, pidx, 9, &v);
+		add_col(&vars, 4, EP_COL_LID, pidx, 1, &v);
 		mib_v_str(&v, ep ? ep->name : mib_name_of(m, e->node_guid));
-		add_col(&vars, 4, EP_COL_NAME, pidx, 9, &v);
+		add_col(&vars, 4, EP_COL_NAME, pidx, 1, &v);
 		mib_v_int(&v, mib_liveness(e->new_value));
-		add_col(&vars, 4, EP_COL_STATE, pidx, 9, &v);
+		add_col(&vars, 4, EP_COL_STATE, pidx, 1, &v);
 		mib_v_int(&v, mib_liveness(e->old_value));
 		add_notify_obj(&vars, 5, &v);
 		mib_v_str(&v, e->what);
-		add_col(&vars, 4, EP_COL_REASON, pidx, 9, &v);
+		add_col(&vars, 4, EP_COL_REASON, pidx, 1, &v);
+		add_where(&vars, 4, EP_COL_NODE_GUID, pidx, e->node_guid,
+			  e->port);
 		break;
 	}
 	case IBW_EVT_PORT_STATE_CHANGED:
 		mib_v_str(&v, mib_name_of(m, e->node_guid));
-		add_col(&vars, 2, 3, nidx, 8, &v);
+		add_col(&vars, 2, NODE_COL_NAME, nidx, 1, &v);
 		mib_v_unsigned(&v, ibw_snapshot_lid(m->snap, e->node_guid,
 						    e->port));
-		add_col(&vars, 3, PORT_COL_LID, pidx, 9, &v);
+		add_col(&vars, 3, PORT_COL_LID, pidx, 1, &v);
 		mib_v_int(&v, mib_link_state((unsigned)e->new_value));
-		add_col(&vars, 3, PORT_COL_STATE, pidx, 9, &v);
+		add_col(&vars, 3, PORT_COL_STATE, pidx, 1, &v);
 		mib_v_int(&v, mib_link_state((unsigned)e->old_value));
 		add_notify_obj(&vars, 4, &v);
+		add_where(&vars, 3, PORT_COL_NODE_GUID, pidx, e->node_guid,
+			  e->port);
 		break;
 	case IBW_EVT_THRESHOLD_CROSSED:
 		mib_v_str(&v, mib_name_of(m, e->node_guid));
-		add_col(&vars, 2, 3, nidx, 8, &v);
+		add_col(&vars, 2, NODE_COL_NAME, nidx, 1, &v);
 		mib_v_unsigned(&v, ibw_snapshot_lid(m->snap, e->node_guid,
 						    e->port));
-		add_col(&vars, 3, PORT_COL_LID, pidx, 9, &v);
+		add_col(&vars, 3, PORT_COL_LID, pidx, 1, &v);
 		mib_v_str(&v, e->what);
 		add_notify_obj(&vars, 1, &v);
 		mib_v_unsigned(&v, e->new_value);
 		add_notify_obj(&vars, 3, &v);
 		mib_v_unsigned(&v, e->old_value);
 		add_notify_obj(&vars, 2, &v);
+		add_where(&vars, 3, PORT_COL_NODE_GUID, pidx, e->node_guid,
+			  e->port);
 		break;
 	case IBW_EVT_PATH_CHANGED: {
 		oid idx[1] = { 0 };
@@ -589,24 +708,26 @@ netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
 		const char *lanes;
 
 		mib_v_str(&v, mib_name_of(m, e->node_guid));
-		add_col(&vars, 8, LINK_COL_NAME, pidx, 9, &v);
+		add_col(&vars, 8, LINK_COL_NAME, pidx, 1, &v);
 		mib_v_guid(&v, e->peer_guid);
-		add_col(&vars, 8, LINK_COL_REMOTE_GUID, pidx, 9, &v);
+		add_col(&vars, 8, LINK_COL_REMOTE_GUID, pidx, 1, &v);
 		mib_v_unsigned(&v, e->peer_port);
-		add_col(&vars, 8, LINK_COL_REMOTE_PORT, pidx, 9, &v);
+		add_col(&vars, 8, LINK_COL_REMOTE_PORT, pidx, 1, &v);
 		mib_v_str(&v, mib_name_of(m, e->peer_guid));
-		add_col(&vars, 8, LINK_COL_REMOTE_NAME, pidx, 9, &v);
+		add_col(&vars, 8, LINK_COL_REMOTE_NAME, pidx, 1, &v);
 		mib_v_int(&v, mib_health_enum((unsigned)e->new_value));
-		add_col(&vars, 8, LINK_COL_HEALTH, pidx, 9, &v);
+		add_col(&vars, 8, LINK_COL_HEALTH, pidx, 1, &v);
 		mib_v_int(&v, mib_health_enum((unsigned)e->old_value));
 		add_notify_obj(&vars, 7, &v);
 		ibw_link_reasons_fmt(e->reasons, reasons, sizeof(reasons));
 		mib_v_strcpy(&v, reasons);
-		add_col(&vars, 8, LINK_COL_REASONS, pidx, 9, &v);
+		add_col(&vars, 8, LINK_COL_REASONS, pidx, 1, &v);
 		/* core/monitor.c puts the bad lanes after "; " */
 		lanes = strstr(e->detail, "; ");
 		mib_v_strcpy(&v, lanes ? lanes + 2 : "");
-		add_col(&vars, 8, LINK_COL_BAD_LANE, pidx, 9, &v);
+		add_col(&vars, 8, LINK_COL_BAD_LANE, pidx, 1, &v);
+		add_where(&vars, 8, LINK_COL_NODE_GUID, pidx, e->node_guid,
+			  e->port);
 		break;
 	}
 	case IBW_EVT_ROUTES_LOST:
@@ -642,20 +763,21 @@ netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
 		}
 		break;
 	case IBW_EVT_ENDPORT_MOVED: {
-		const struct ibw_endport *ep =
-			find_ep(m, e->node_guid, e->port);
+		const struct ibw_endport *ep = find_ep(m, (uint32_t)pidx[0]);
 
 		mib_v_guid(&v, e->peer_guid);
-		add_col(&vars, 4, EP_COL_PORT_GUID, pidx, 9, &v);
+		add_col(&vars, 4, EP_COL_PORT_GUID, pidx, 1, &v);
 		/* the new LID: the snapshot may not have it yet */
 		mib_v_unsigned(&v, e->new_value);
-		add_col(&vars, 4, EP_COL_LID, pidx, 9, &v);
+		add_col(&vars, 4, EP_COL_LID, pidx, 1, &v);
 		mib_v_str(&v, ep ? ep->name : mib_name_of(m, e->node_guid));
-		add_col(&vars, 4, EP_COL_NAME, pidx, 9, &v);
+		add_col(&vars, 4, EP_COL_NAME, pidx, 1, &v);
 		mib_v_unsigned(&v, e->old_value);
 		add_notify_obj(&vars, 11, &v);
 		mib_v_str(&v, e->what);
 		add_notify_obj(&vars, 12, &v);
+		add_where(&vars, 4, EP_COL_NODE_GUID, pidx, e->node_guid,
+			  e->port);
 		break;
 	}
 	default:

@@ -44,11 +44,14 @@ struct ibw_mib_stats {
 typedef struct ibw_snapshot *(*ibw_mib_snapshot_fn)(void *arg);
 
 /* @lp and @lq (the local port and its last live query) must outlive the
- * MIB; @stats is read for the agent scalars. */
+ * MIB; @stats is read for the agent scalars. The row indexes are kept
+ * at @rows_path (agent/mib_rows.h; NULL: given afresh at every start).
+ * NULL on ENOMEM. */
 struct ibw_mib *ibw_mib_new(ibw_mib_snapshot_fn snapshot, void *arg,
 			    const struct ibw_local_port *lp,
 			    const struct ibw_localport_query *lq,
-			    const struct ibw_mib_stats *stats);
+			    const struct ibw_mib_stats *stats,
+			    const char *rows_path);
 void ibw_mib_free(struct ibw_mib *m);
 
 /*
@@ -75,7 +78,11 @@ netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
  */
 int ibw_mib_query(struct ibw_mib *m, netsnmp_variable_list *vb, int next);
 
-/* The GUID index (eight sub-identifiers). */
+/* @guid as IbwGuidString ("0x" and 16 lower-case hex digits) into the
+ * 19 bytes at @buf, NUL-terminated; and as an index of
+ * ibwPortLookupTable, its 18 characters' codes (no length: the size is
+ * fixed) into @out. */
+void ibw_mib_guid_str(uint64_t guid, char *buf);
 size_t ibw_mib_guid_index(uint64_t guid, oid *out);
 
 #endif

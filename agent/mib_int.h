@@ -11,10 +11,28 @@
 #define OBJECTS IBW_MIB_ROOT, 1
 #define NOTIFS IBW_MIB_ROOT, 0
 
-/* Port table: the columns before the counters; counter i is column
- * PORT_COL_CTR0 + i, in enum ibw_ctr order, as in the MIB. */
+/* Node table: ibwNodeIndex is column 12, not readable */
 enum {
-	PORT_COL_GUID = 3,
+	NODE_COL_GUID = 1,
+	NODE_COL_TYPE,
+	NODE_COL_NAME,
+	NODE_COL_DESC,
+	NODE_COL_LID,
+	NODE_COL_NPORTS,
+	NODE_COL_SYSGUID,
+	NODE_COL_VENDOR,
+	NODE_COL_DEVICE,
+	NODE_COL_REVISION,
+	NODE_COL_GONE,
+};
+
+/* Port table: the columns before the counters; counter i is column
+ * PORT_COL_CTR0 + i, in enum ibw_ctr order, as in the MIB; after them
+ * ibwPortIndex (not readable) and the node's name. */
+enum {
+	PORT_COL_NODE_GUID = 1,
+	PORT_COL_NUM,
+	PORT_COL_GUID,
 	PORT_COL_LID,
 	PORT_COL_LMC,
 	PORT_COL_STATE,
@@ -34,10 +52,13 @@ enum {
 	PORT_COL_CTR0,
 };
 _Static_assert(IBW_CTR_MAX == 32, "a new counter needs a column in the MIB");
+#define PORT_COL_NODE_NAME (PORT_COL_CTR0 + IBW_CTR_MAX + 1)
 
-/* Endport table: the columns after the index (node GUID, port). */
+/* Endport table (index: ibwPortIndex) */
 enum {
-	EP_COL_PORT_GUID = 3,
+	EP_COL_NODE_GUID = 1,
+	EP_COL_PORT_NUM,
+	EP_COL_PORT_GUID,
 	EP_COL_LID,
 	EP_COL_NAME,
 	EP_COL_TARGET,
@@ -75,9 +96,11 @@ struct hrow {
 	const struct ibw_hop *h;
 };
 
-/* ibwLinkTable's columns */
+/* ibwLinkTable's columns (index: the lower end's ibwPortIndex) */
 enum {
-	LINK_COL_NAME = 3,
+	LINK_COL_NODE_GUID = 1,
+	LINK_COL_PORT,
+	LINK_COL_NAME,
 	LINK_COL_LID,
 	LINK_COL_REMOTE_GUID,
 	LINK_COL_REMOTE_PORT,
@@ -94,9 +117,30 @@ enum {
 	LINK_COL_RAW_BER,
 	LINK_COL_EFFECTIVE_BER,
 	LINK_COL_BAD_LANE,
+	LINK_COL_REMOTE_INDEX,
 };
 
+/* ibwPortLookupTable: (GUID string, port) to ibwPortIndex */
+#define LOOKUP_COL_INDEX 3
+#define GUID_STR_LEN 18 /* "0x" and 16 hex digits */
+
 struct ibw_mib;
+struct mib_rows;
+
+/* A row of a table indexed by a row index: @p the node view, port view,
+ * endport view or link; @peer a link's other end's port index. */
+struct irow {
+	uint32_t idx;
+	uint32_t peer;
+	const void *p;
+};
+
+/* A row of ibwPortLookupTable */
+struct lrow {
+	uint64_t guid;
+	uint32_t port;
+	uint32_t idx;
+};
 
 struct table {
 	const char *name;
@@ -109,6 +153,7 @@ struct table {
 	/* 0: the object exists, @v set; -1: no such instance */
 	int (*get)(struct ibw_mib *m, unsigned row, unsigned col,
 		   struct val *v);
+	unsigned hidden_col; /* the index column inside the range, or 0 */
 };
 
 struct ibw_mib {
@@ -118,14 +163,15 @@ struct ibw_mib {
 	const struct ibw_localport_query *lq;
 	const struct ibw_mib_stats *stats;
 	struct ibw_snapshot *snap;
-	/* endports with an index (resolved), in index order */
-	const struct ibw_snapshot_endport **eps;
-	unsigned neps;
+	struct mib_rows *rows; /* the row indexes, kept across restarts */
+	/* Each table's rows in index order: nodes, ports, endports with a
+	 * port (resolved), the link view's cables by their lower end. */
+	struct irow *nodes, *ports, *eps, *links;
+	unsigned nnodes, nports, neps, nlinks;
+	struct lrow *lookups; /* by (GUID, port) */
+	unsigned nlookups;
 	struct hrow *hops;
 	unsigned nhops;
-	/* the link view's cables by their lower end, in index order */
-	const struct ibw_link **links;
-	unsigned nlinks;
 };
 
 /* The readable groups under ibwatchObjects, in OID order. */
@@ -140,6 +186,7 @@ void mib_v_counter32(struct val *v, uint32_t u);
 void mib_v_c64(struct val *v, uint64_t u);
 void mib_v_str(struct val *v, const char *s);
 void mib_v_strcpy(struct val *v, const char *s);
+/* A GUID as IbwGuidString: "0x" and 16 lower-case hex digits */
 void mib_v_guid(struct val *v, uint64_t g);
 void mib_v_bool(struct val *v, int b);
 void mib_v_time(struct val *v, uint64_t us);

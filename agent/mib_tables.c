@@ -61,13 +61,8 @@ void mib_v_strcpy(struct val *v, const char *s)
 
 void mib_v_guid(struct val *v, uint64_t g)
 {
-	int i;
-
-	for (i = 0; i < 8; i++)
-		v->buf[i] = (u_char)(g >> (56 - 8 * i));
-	v->type = ASN_OCTET_STR;
-	v->str = v->buf;
-	v->len = 8;
+	ibw_mib_guid_str(g, v->text);
+	mib_v_str(v, v->text);
 }
 
 void mib_v_bool(struct val *v, int b)
@@ -320,49 +315,52 @@ int mib_agent_get(struct ibw_mib *m, unsigned row, unsigned col, struct val *v)
 
 static unsigned node_rows(struct ibw_mib *m)
 {
-	return m->snap->nnode_views;
+	return m->nnodes;
 }
 
 static void node_index(struct ibw_mib *m, unsigned row, oid *out)
 {
-	ibw_mib_guid_index(m->snap->node_views[row].n->guid, out);
+	out[0] = m->nodes[row].idx;
 }
 
 static int node_get(struct ibw_mib *m, unsigned row, unsigned col,
 		    struct val *v)
 {
-	const struct ibw_snapshot_node *nv = &m->snap->node_views[row];
+	const struct ibw_snapshot_node *nv = m->nodes[row].p;
 	const struct ibw_fnode *n = nv->n;
 
 	switch (col) {
-	case 2:
+	case NODE_COL_GUID:
+		mib_v_guid(v, n->guid);
+		break;
+	case NODE_COL_TYPE:
 		mib_v_int(v, n->ni.node_type);
 		break;
-	case 3:
+	case NODE_COL_NAME:
 		mib_v_str(v, nv->name);
 		break;
-	case 4:
+	case NODE_COL_DESC:
 		mib_v_str(v, n->desc);
 		break;
-	case 5:
+	case NODE_COL_LID:
 		mib_v_unsigned(v, n->lid);
 		break;
-	case 6:
+	case NODE_COL_NPORTS:
 		mib_v_unsigned(v, n->ni.num_ports);
 		break;
-	case 7:
+	case NODE_COL_SYSGUID:
 		mib_v_guid(v, n->ni.system_guid);
 		break;
-	case 8:
+	case NODE_COL_VENDOR:
 		mib_v_unsigned(v, n->ni.vendor_id);
 		break;
-	case 9:
+	case NODE_COL_DEVICE:
 		mib_v_unsigned(v, n->ni.device_id);
 		break;
-	case 10:
+	case NODE_COL_REVISION:
 		mib_v_unsigned(v, n->ni.revision);
 		break;
-	case 11:
+	case NODE_COL_GONE:
 		mib_v_bool(v, n->gone);
 		break;
 	default:
@@ -375,25 +373,26 @@ static int node_get(struct ibw_mib *m, unsigned row, unsigned col,
 
 static unsigned port_rows(struct ibw_mib *m)
 {
-	return m->snap->nport_views;
+	return m->nports;
 }
 
 static void port_index(struct ibw_mib *m, unsigned row, oid *out)
 {
-	const struct ibw_snapshot_port *r = &m->snap->port_views[row];
-
-	ibw_mib_guid_index(r->node->n->guid, out);
-	out[8] = r->p->num;
+	out[0] = m->ports[row].idx;
 }
 
 static int port_get(struct ibw_mib *m, unsigned row, unsigned col,
 		    struct val *v)
 {
-	const struct ibw_snapshot_port *r = &m->snap->port_views[row];
+	const struct ibw_snapshot_port *r = m->ports[row].p;
 	const struct ibw_fport *p = r->p;
 	const struct ibw_port_ctrs *pc = r->ctrs;
 	int up = r->link_up;
 
+	if (col == PORT_COL_NODE_NAME) {
+		mib_v_str(v, r->node->name);
+		return 0;
+	}
 	if (col >= PORT_COL_CTR0) {
 		unsigned i = col - PORT_COL_CTR0;
 
@@ -404,6 +403,12 @@ static int port_get(struct ibw_mib *m, unsigned row, unsigned col,
 		return 0;
 	}
 	switch (col) {
+	case PORT_COL_NODE_GUID:
+		mib_v_guid(v, r->node->n->guid);
+		break;
+	case PORT_COL_NUM:
+		mib_v_unsigned(v, p->num);
+		break;
 	case PORT_COL_GUID:
 		if (!p->guid)
 			return -1;
@@ -492,8 +497,7 @@ static unsigned ep_rows(struct ibw_mib *m)
 
 static void ep_index(struct ibw_mib *m, unsigned row, oid *out)
 {
-	ibw_mib_guid_index(m->eps[row]->ep->node_guid, out);
-	out[8] = m->eps[row]->ep->port;
+	out[0] = m->eps[row].idx;
 }
 
 static uint64_t rtt_us(double us)
@@ -503,10 +507,16 @@ static uint64_t rtt_us(double us)
 
 static int ep_get(struct ibw_mib *m, unsigned row, unsigned col, struct val *v)
 {
-	const struct ibw_snapshot_endport *ev = m->eps[row];
+	const struct ibw_snapshot_endport *ev = m->eps[row].p;
 	const struct ibw_endport *ep = ev->ep;
 
 	switch (col) {
+	case EP_COL_NODE_GUID:
+		mib_v_guid(v, ep->node_guid);
+		break;
+	case EP_COL_PORT_NUM:
+		mib_v_unsigned(v, ep->port);
+		break;
 	case EP_COL_PORT_GUID:
 		mib_v_guid(v, ep->port_guid);
 		break;
@@ -673,8 +683,7 @@ static unsigned link_rows(struct ibw_mib *m)
 
 static void link_index(struct ibw_mib *m, unsigned row, oid *out)
 {
-	ibw_mib_guid_index(m->links[row]->end[0].guid, out);
-	out[8] = m->links[row]->end[0].port;
+	out[0] = m->links[row].idx;
 }
 
 /* IbwHealthState: ok(1) .. down(4) */
@@ -686,10 +695,19 @@ long mib_health_enum(unsigned h)
 static int link_get(struct ibw_mib *m, unsigned row, unsigned col,
 		    struct val *v)
 {
-	const struct ibw_link *k = m->links[row];
+	const struct ibw_link *k = m->links[row].p;
 	char buf[256];
 
 	switch (col) {
+	case LINK_COL_NODE_GUID:
+		mib_v_guid(v, k->end[0].guid);
+		break;
+	case LINK_COL_PORT:
+		mib_v_unsigned(v, k->end[0].port);
+		break;
+	case LINK_COL_REMOTE_INDEX:
+		mib_v_unsigned(v, m->links[row].peer);
+		break;
 	case LINK_COL_NAME:
 		mib_v_str(v, k->end[0].name);
 		break;
@@ -760,17 +778,42 @@ static int link_get(struct ibw_mib *m, unsigned row, unsigned col,
 	return 0;
 }
 
+/* ibwPortLookupTable: a GUID and port number to the port's row */
+
+static unsigned lookup_rows(struct ibw_mib *m)
+{
+	return m->nlookups;
+}
+
+static void lookup_index(struct ibw_mib *m, unsigned row, oid *out)
+{
+	ibw_mib_guid_index(m->lookups[row].guid, out);
+	out[GUID_STR_LEN] = m->lookups[row].port;
+}
+
+static int lookup_get(struct ibw_mib *m, unsigned row, unsigned col,
+		      struct val *v)
+{
+	if (col != LOOKUP_COL_INDEX)
+		return -1;
+	mib_v_unsigned(v, m->lookups[row].idx);
+	return 0;
+}
+
 const struct table mib_tables[] = {
-	{ "ibwAgent", 1, 1, 1, 40, 1, one_row, zero_index, mib_agent_get },
-	{ "ibwNodeTable", 2, 0, 2, 11, 8, node_rows, node_index, node_get },
-	{ "ibwPortTable", 3, 0, PORT_COL_GUID, PORT_COL_CTR0 + IBW_CTR_MAX - 1,
-	  9, port_rows, port_index, port_get },
-	{ "ibwEndportTable", 4, 0, EP_COL_PORT_GUID, EP_COL_RESPONDER_HOST, 9,
-	  ep_rows, ep_index, ep_get },
-	{ "ibwPathTable", 5, 0, 2, 10, 1, path_rows, path_index, path_get },
-	{ "ibwHopTable", 6, 0, 3, 8, 3, hop_rows, hop_index, hop_get },
+	{ "ibwAgent", 1, 1, 1, 40, 1, one_row, zero_index, mib_agent_get, 0 },
+	{ "ibwNodeTable", 2, 0, NODE_COL_GUID, NODE_COL_GONE, 1, node_rows,
+	  node_index, node_get, 0 },
+	{ "ibwPortTable", 3, 0, PORT_COL_NODE_GUID, PORT_COL_NODE_NAME, 1,
+	  port_rows, port_index, port_get, PORT_COL_CTR0 + IBW_CTR_MAX },
+	{ "ibwEndportTable", 4, 0, EP_COL_NODE_GUID, EP_COL_RESPONDER_HOST, 1,
+	  ep_rows, ep_index, ep_get, 0 },
+	{ "ibwPathTable", 5, 0, 2, 10, 1, path_rows, path_index, path_get, 0 },
+	{ "ibwHopTable", 6, 0, 3, 8, 3, hop_rows, hop_index, hop_get, 0 },
 	/* (arc 7 is ibwNotifyObjects: nothing to read) */
-	{ "ibwLinkTable", 8, 0, LINK_COL_NAME, LINK_COL_BAD_LANE, 9, link_rows,
-	  link_index, link_get },
+	{ "ibwLinkTable", 8, 0, LINK_COL_NODE_GUID, LINK_COL_REMOTE_INDEX, 1,
+	  link_rows, link_index, link_get, 0 },
+	{ "ibwPortLookupTable", 9, 0, LOOKUP_COL_INDEX, LOOKUP_COL_INDEX,
+	  GUID_STR_LEN + 1, lookup_rows, lookup_index, lookup_get, 0 },
 };
 const unsigned mib_ntables = sizeof(mib_tables) / sizeof(mib_tables[0]);

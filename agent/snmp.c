@@ -599,6 +599,7 @@ struct ibw_snmp *ibw_snmp_new(struct ibw_loop *loop, struct ibw_monitor *mon,
 	unsigned ping_s = o->ping_interval_s ? o->ping_interval_s
 					     : IBW_SNMP_DEFAULT_PING_INTERVAL_S;
 	const char *ctx = o->context && *o->context ? o->context : NULL;
+	char *rows = NULL;
 
 	if (the_snmp) {
 		snprintf(err, errlen, "the SNMP subagent is already running");
@@ -614,7 +615,17 @@ struct ibw_snmp *ibw_snmp_new(struct ibw_loop *loop, struct ibw_monitor *mon,
 	/* @rate a minute, and as many at once */
 	ibw_ratelimit_init(&s->notify_rl, rate, 60000000, rate, ibw_now_us());
 	s->last_seq = ibw_events_last_seq(ibw_monitor_events(mon));
-	s->mib = ibw_mib_new(snapshot_of, mon, lp, lq, &s->stats);
+	if (o->state_file) {
+		size_t n = strlen(o->state_file) + sizeof(IBW_SNMP_ROWS_SUFFIX);
+
+		rows = malloc(n);
+		if (rows)
+			snprintf(rows, n, "%s%s", o->state_file,
+				 IBW_SNMP_ROWS_SUFFIX);
+	}
+	if (!o->state_file || rows)
+		s->mib = ibw_mib_new(snapshot_of, mon, lp, lq, &s->stats, rows);
+	free(rows);
 	s->timer = ibw_timer_new(loop, on_timer, s);
 	s->retry = ibw_timer_new(loop, on_retry, s);
 	s->pinger = ibw_timer_new(loop, on_ping, s);

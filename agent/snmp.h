@@ -37,7 +37,13 @@ struct ibw_snmp_opts {
 	/* notifications per minute, sustained and in a burst; 0:
 	 * IBW_SNMP_DEFAULT_TRAP_RATE */
 	unsigned trap_rate;
+	/* the state file: IBWATCH-MIB's row indexes are kept beside it,
+	 * at STATE_FILE.snmp-rows (agent/mib_rows.h); NULL: given afresh
+	 * at every start */
+	const char *state_file;
 };
+
+#define IBW_SNMP_ROWS_SUFFIX ".snmp-rows"
 
 struct ibw_snmp;
 

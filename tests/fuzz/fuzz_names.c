@@ -139,17 +139,22 @@ static void check_mib(struct ibw_snapshot *s, const char *name)
 	struct ibw_local_port lp = { 0 };
 	struct ibw_localport_query lq = { 0 };
 	struct ibw_mib_stats st = { 0 };
-	struct ibw_mib *mib = ibw_mib_new(get_snap, s, &lp, &lq, &st);
+	struct ibw_mib *mib = ibw_mib_new(get_snap, s, &lp, &lq, &st, NULL);
 	netsnmp_variable_list *vb = calloc(1, sizeof(*vb));
 	oid o[MAX_OID_LEN];
 	u_char buf[600], *p, back[300], type;
 	size_t olen = OID_LENGTH(col), left = sizeof(buf), blen = sizeof(back);
 	size_t parsed_len = sizeof(buf);
+	unsigned i;
 
 	if (!mib || !vb)
 		die("out of memory", name);
 	memcpy(o, col, sizeof(col));
-	olen += ibw_mib_guid_index(SW, o + olen);
+	/* the switch's row: rows are given in GUID order */
+	o[olen] = 1;
+	for (i = 0; i < s->nnode_views; i++)
+		o[olen] += s->node_views[i].n->guid < SW;
+	olen++;
 	snmp_set_var_objid(vb, o, olen);
 	if (ibw_mib_query(mib, vb, 0) != 0 || vb->type != ASN_OCTET_STR)
 		die("ibwNodeName is not answered", name);

@@ -131,13 +131,8 @@ check "... ibwatch_link_reason raw_ber" \
 check "promtool check metrics takes it" \
 	eval "grep -v '^ibwatch_build_info' m1.txt | promtool check metrics >promtool.out 2>&1 || ! grep -qi 'error' promtool.out"
 
-# The cable's row: its lower end (GUID, port).
-idx_of() {
-	local g p
-	g=$(jq -r '.ends[0].guid' <<<"$1")
-	p=$(jq -r '.ends[0].port' <<<"$1")
-	printf '%d.%d.%d.%d.%d.%d.%d.%d.%d' $(sed 's/^0x//; s/../0x& /g' <<<"$g") "$p"
-}
+# The cable's row: its lower end's port row.
+idx_of() { port_row "$(jq -r '.ends[0].guid' <<<"$1")" "$(jq -r '.ends[0].port' <<<"$1")"; }
 i3=$(idx_of "$k3")
 i5=$(idx_of "$k5")
 col() { snmpget "${A[@]}" -Oqv "$ROOT.1.8.1.$1.$2" 2>&1; }

@@ -144,13 +144,13 @@ snmp_stack || { echo "not ok - snmpd does not start"; exit 1; }
 start_agent node0001 --no-state-file --no-ping --agentx "$SOCK" \
 	--discovery-interval 2 --counter-interval 1 ||
 	{ echo "not ok - the SNMP agent does not start"; exit 1; }
-# The cable's row is its lower end's (GUID, port).
+# The cable's row is its lower end's port row.
 lop=$([ "$lo" = "$g3" ] && echo 1 || echo 3)
-idx=$(printf '%d.%d.%d.%d.%d.%d.%d.%d' $(sed 's/^0x//; s/../0x& /g' <<<"$lo")).$lop
 for _ in $(seq 1 100); do
 	snmpget "${A[@]}" -Oqv "$ROOT.1.1.30.0" 2>/dev/null | grep -qx 1 && break
 	sleep 0.2
 done
+idx=$(port_row "$lo" "$lop")
 snmpwalk "${A[@]}" -On "$ROOT.1.8.1.9" >health.txt 2>&1
 check "ibwLinkTable: 16 cables, one degraded(2)" \
 	test "$(grep -c 'INTEGER:' health.txt)" = 16 -a "$(grep -c 'INTEGER: 2$' health.txt)" = 1

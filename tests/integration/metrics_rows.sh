@@ -108,7 +108,7 @@ at node0001 perfquery "$lid2" 2 >pq1.txt 2>&1
 wait_sweeps 2 || bad "no counter sweep in 30 s"
 curl -s -m 5 "$U/api/v1/ports" >ports.json
 curl -s -m 5 "$U/metrics" >m1.prom
-idx="$(printf '%d.%d.%d.%d.%d.%d.%d.%d' $(printf '%016x' $((node4)) | sed 's/../0x& /g')).2"
+idx=$(port_row "$(printf '0x%016x' $((node4)))" 2)
 # ibwPortTable ($ROOT.1.3), the row of (node0004, 2)
 snmpwalk "${A[@]}" -On -Oq "$ROOT.1.3" 2>/dev/null | grep "\.$idx " >mib-port2.txt
 at node0001 "$IBWATCHD" --once --full --no-state-file --no-ping >once.json 2>once.err
@@ -158,8 +158,10 @@ check "the link view: node0004 port 2's link failing for link_downed, its port 1
 	jq -e '[.links[] | {p: (.ends[] | select(.name == "node0004 HCA-1") | .port), h: .health, r: .reasons}]
 		| sort_by(.p) == [{p: 1, h: "ok", r: []}, {p: 2, h: "failing", r: ["link_downed"]}]' links4.json
 snmpwalk "${A[@]}" "${MIBARGS[@]}" -Oq IBWATCH-MIB::ibwLinkReasons >mib-links.txt 2>&1
-check "ibwLinkTable: link_downed at (node0004, 2) only" \
-	bash -c "[ \$(grep -c link_downed mib-links.txt) = 1 ] && grep link_downed mib-links.txt | grep -q '\\.2 '"
+# the cable's row: its lower end's port row
+lrow=$(port_row $(jq -r '.links[] | select(.health == "failing") | "\(.ends[0].guid) \(.ends[0].port)"' links4.json))
+check "ibwLinkTable: link_downed at (node0004, 2) only (row ${lrow:-none})" \
+	bash -c "[ \$(grep -c link_downed mib-links.txt) = 1 ] && grep -qx 'IBWATCH-MIB::ibwLinkReasons\.$lrow link_downed' mib-links.txt"
 
 # 2. Absent means absent. A host unlinked: gone after one discovery.
 t_unlink=$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)

@@ -62,9 +62,9 @@ for _ in $(seq 1 100); do sget "$ROOT.1.1.1.0" | grep -q '^"\?0\.' && break; sle
 check "the agent serves: 8 endports up, counters read, IBWATCH-MIB registered (ibwFabricNodes 14) ($(sget "$ROOT.1.1.1.0"))" \
 	bash -c 'jq -e ".endports.up == 8 and .stale == false" <<<"$1" >/dev/null && [ "$2" = 14 ]' _ "$(st)" "$(sget "$ROOT.1.1.18.0")"
 
-# node0005 port 1: GUID 0x0000000000100008, its index in the port table.
+# node0005 port 1: GUID 0x0000000000100008, its row in the port table.
 G5=0x0000000000100008
-IDX5=0.0.0.0.0.16.0.8.1
+IDX5=$(port_row $G5 1)
 p5() { curl -s -m 5 "$(U "/api/v1/ports?guid=$G5")" | jq -c '.[] | select(.port == 1) | .counters'; }
 # DateAndTime (-Ox: hex octets) of an RFC 3339 time, or of 1970 for null
 dat() {

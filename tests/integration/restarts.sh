@@ -269,7 +269,7 @@ awk -v t="$tmoved" -v g="$(oid_of ibwEndportPortGuid)." -v l="$(oid_of ibwEndpor
 		n = split($0, f, "\t"); guid = lid = prev = why = "-"
 		for (i = 1; i <= n; i++) {
 			v = f[i]; sub(/^[^=]* = [^:]*: /, "", v)
-			if (index(f[i], g) == 1) { gsub(/ /, "", v); guid = "0x" tolower(v) }
+			if (index(f[i], g) == 1) { gsub(/"/, "", v); guid = v }
 			else if (index(f[i], l) == 1) lid = v
 			else if (index(f[i], p) == 1) prev = v
 			else if (index(f[i], r) == 1) why = v

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # The AgentX subagent with a real snmpd master agent on a private socket
 # and a loopback port, on a 32-host fat tree: snmpwalk of the whole
-# subtree against the JSON API and perfquery, the fixed-length GUID
-# index, notifications received by a real snmptrapd (endport down/up,
+# subtree against the JSON API and perfquery, a port's row found by its
+# GUID (the lookup's fixed-length GUID index), notifications received by a real snmptrapd (endport down/up,
 # port state, error threshold), snmpd killed and restarted while HTTP
 # keeps answering and a real Prometheus scrapes without a failure, Nagios' check_snmp on an endport's state, and the
 # notification rate limit under a flapping link.
@@ -124,16 +124,17 @@ for name, col_desc, num in re.findall(r'(ibwPort\w+) OBJECT-TYPE(.*?)::= \{ ibwP
     if m:
         cols[int(num)] = m.group(1)
 assert len(cols) == 32, cols
-walk = {}
+rows = {}
 pre = root + ".1.3.1."
 for line in open("walk.txt"):
     oid, _, val = line.rstrip("\n").partition(" ")
     if oid.startswith(pre):
         sub = [int(x) for x in oid[len(pre):].split(".")]
-        col, guid, port = sub[0], sub[1:9], sub[9]
-        assert len(sub) == 10, oid
-        g = "0x" + "".join("%02x" % b for b in guid)
-        walk.setdefault((g, port), {})[col] = val
+        assert len(sub) == 2, oid  # column, row
+        rows.setdefault(sub[1], {})[sub[0]] = val
+# the rows by their GUID and port columns
+walk = {(r[1].strip('"'), int(r[2])): r for r in rows.values()}
+assert len(walk) == len(rows)
 ports = json.load(open("ports.json"))
 bad = 0
 seen = set()
@@ -165,22 +166,20 @@ check "every endport of the walk equals /api/v1/endports" python3 - "$ROOT" <<'P
 import json, sys
 root = sys.argv[1]
 pre = root + ".1.4.1."
-walk = {}
+rows = {}
 for line in open("walk.txt"):
     oid, _, val = line.rstrip("\n").partition(" ")
     if oid.startswith(pre):
         sub = [int(x) for x in oid[len(pre):].split(".")]
-        g = "0x" + "".join("%02x" % b for b in sub[1:9])
-        walk.setdefault((g, sub[9]), {})[sub[0]] = val
+        rows.setdefault(sub[1], {})[sub[0]] = val
+walk = {(r[1].strip('"'), int(r[2])): r for r in rows.values()}
 eps = json.load(open("eps.json"))
 states = {"up": "1", "degraded": "2", "down": "3", "unknown": "4"}
 bad = 0
 for e in eps:
     row = walk.get((e["node_guid"], e["port"]), {})
-    g = e["port_guid"][2:].upper()
-    pg = row.get(3, "").strip('"').replace(" ", "")
     if row.get(4) != str(e["lid"]) or row.get(7) != states[e["state"]] or \
-       row.get(5) != '"%s"' % e["name"] or pg != g:
+       row.get(5) != '"%s"' % e["name"] or row.get(3) != '"%s"' % e["port_guid"]:
         print("# endport differs", e["name"], row); bad += 1
 print("# %d endports compared" % len(eps))
 sys.exit(1 if bad or len(eps) != 32 or len(walk) != 32 else 0)
@@ -189,10 +188,10 @@ PY
 # ... and perfquery for the same port.
 n7=$(jq -r '.[] | select(.node_name == "node0007 HCA-1") | .node_guid' ports.json)
 l7=$(jq -r '.[] | select(.node_name == "node0007 HCA-1") | .lid' ports.json)
-idx7=$(python3 -c 'import sys; g=int(sys.argv[1],16); print(".".join(str((g >> (56-8*i)) & 255) for i in range(8)))' "$n7")
+idx7=$(port_row "$n7" 1)
 pq=$(at node0002 perfquery "$l7" 1)
 pqv() { sed -n "s/^$1:\.*//p" <<<"$pq"; }
-sv() { snmpget "${A[@]}" -Oqv "$ROOT.1.3.1.$1.$idx7.1"; }
+sv() { snmpget "${A[@]}" -Oqv "$ROOT.1.3.1.$1.$idx7"; }
 check "ibwPortSymbolErrors equals perfquery ($(pqv SymbolErrorCounter))" \
 	test "$(sv 20)" = "$(pqv SymbolErrorCounter)" -a "$(pqv SymbolErrorCounter)" = 77
 check "ibwPortRcvErrors equals perfquery ($(pqv PortRcvErrors))" test "$(sv 23)" = "$(pqv PortRcvErrors)"
@@ -200,20 +199,24 @@ check "ibwPortRcvErrors equals perfquery ($(pqv PortRcvErrors))" test "$(sv 23)"
 # 4 x the words read (no reset since the agent started, so the total is
 # the first read scaled, plus the later increments scaled), and
 # perfquery, read later, has at least those words.
-x=$(awk -v o="$ROOT.1.3.1.34.$idx7.1" '$1 == o { print $2 }' walk.txt)
+x=$(awk -v o="$ROOT.1.3.1.34.$idx7" '$1 == o { print $2 }' walk.txt)
 xw=$(jq -r '.[] | select(.node_name == "node0007 HCA-1" and .port == 1) | .counters.raw.PortXmitData' ports.json)
 xq=$(pqv PortXmitData)
 check "ibwPortXmitDataBytes ($x) is in octets: exactly 4 x the words of the same snapshot ($xw), which perfquery ($xq, read later) has reached" \
 	test -n "$x" -a -n "$xw" -a -n "$xq" -a "${xw:-0}" -gt 0 -a "$x" = "$((4 * ${xw:-0}))" -a "${xq:-0}" -ge "${xw:-0}"
 check "ibwPortLid equals the JSON's LID ($l7)" test "$(sv 4)" = "$l7"
 
-# 2. The fixed-length GUID index.
-out=$(snmpget "${A[@]}" -On "$ROOT.1.3.1.6.$idx7.1" 2>&1)
-check "snmpget by a hand-built GUID+port index: ibwPortState = active ($out)" grep -q ' = INTEGER: 4$' <<<"$out"
-out=$(snmpget "${A[@]}" -On "$ROOT.1.3.1.6.8.$idx7.1" 2>&1)
-check "the same index with a length prefix is no such instance ($out)" grep -q 'No Such Instance' <<<"$out"
-out=$(snmpget "${A[@]}" "${MIBARGS[@]}" "IBWATCH-MIB::ibwNodeName.$idx7" 2>&1)
-check "the MIB names it: ibwNodeName ($out)" grep -q 'node0007 HCA-1' <<<"$out"
+# 2. The row found by the GUID: the lookup table's fixed-length GUID
+# index (18 characters, no length) and the port's row.
+out=$(snmpget "${A[@]}" -On "$ROOT.1.3.1.6.$idx7" 2>&1)
+check "snmpget of node0007's port row $idx7 (ibwPortLookupIndex): ibwPortState = active ($out)" grep -q ' = INTEGER: 4$' <<<"$out"
+codes=$(printf '%s' "$n7" | od -An -tu1 | xargs | tr ' ' '.')
+out=$(snmpget "${A[@]}" -On "$ROOT.1.9.1.3.18.$codes.1" 2>&1)
+check "the lookup's GUID with a length prefix is no such instance ($out)" grep -q 'No Such Instance' <<<"$out"
+out=$(snmpget "${A[@]}" "${MIBARGS[@]}" "IBWATCH-MIB::ibwPortLookupIndex.'$n7'.1" "IBWATCH-MIB::ibwPortNodeName.$idx7" 2>&1)
+want="IBWATCH-MIB::ibwPortLookupIndex.'$n7'.1 = Gauge32: $idx7"
+check "the MIB names them: ibwPortLookupIndex.'$n7'.1, ibwPortNodeName ($out)" \
+	bash -c 'grep -qxF "$2" <<<"$1" && grep -q "node0007 HCA-1" <<<"$1"' _ "$out" "$want"
 check "the first agent stops cleanly (SIGTERM, exit 0)" stopped_clean "$agent"
 
 # 3-5: an agent that pings and sweeps fast.
@@ -226,11 +229,11 @@ for _ in $(seq 1 100); do
 	sleep 0.2
 done
 for _ in $(seq 1 100); do
-	snmpget "${A[@]}" -Oqv "$ROOT.1.4.1.7.$idx7.1" 2>/dev/null | grep -qx 1 && break
+	snmpget "${A[@]}" -Oqv "$ROOT.1.4.1.7.$idx7" 2>/dev/null | grep -qx 1 && break
 	sleep 0.2
 done
 chk=/usr/lib/nagios/plugins/check_snmp
-epoid=$ROOT.1.4.1.7.$idx7.1
+epoid=$ROOT.1.4.1.7.$idx7
 out=$("$chk" -H 127.0.0.1 -p "$snmp_port" -P 2c -C public -o "$epoid" -w 1 -c 2); rc=$?
 check "check_snmp on the endport's state: OK while it answers ($out)" [ $rc = 0 ]
 
@@ -242,10 +245,10 @@ for _ in $(seq 1 100); do
 done
 check "snmptrapd gets ibwEndportDown after Unlink" has_trap 1
 check "... with the endport's state down(3) and its previous state up(1)" \
-	awk -v o="OID: $ROOT.0.1	" -v s="$ROOT.1.4.1.7.$idx7.1 = INTEGER: 3" -v p="$ROOT.1.7.5.0 = INTEGER: 1" \
+	awk -v o="OID: $ROOT.0.1	" -v s="$ROOT.1.4.1.7.$idx7 = INTEGER: 3" -v p="$ROOT.1.7.5.0 = INTEGER: 1" \
 	'index($0, o) && index($0, s) && index($0, p) { a = 1 } END { exit !a }' traps.log
 check "... its name, LID and port GUID" \
-	awk -v n="$ROOT.1.4.1.5.$idx7.1 = STRING: \"node0007 HCA-1\"" -v l="$ROOT.1.4.1.4.$idx7.1 = Gauge32: $l7" -v g="$ROOT.1.4.1.3.$idx7.1 = " \
+	awk -v n="$ROOT.1.4.1.5.$idx7 = STRING: \"node0007 HCA-1\"" -v l="$ROOT.1.4.1.4.$idx7 = Gauge32: $l7" -v g="$ROOT.1.4.1.3.$idx7 = " \
 	'index($0, n) { a = 1 } index($0, l) { b = 1 } index($0, g) { c = 1 } END { exit !(a && b && c) }' traps.log
 for _ in $(seq 1 50); do
 	"$chk" -H 127.0.0.1 -p "$snmp_port" -P 2c -C public -o "$epoid" -w 1 -c 2 >/dev/null; rc=$?
@@ -270,7 +273,7 @@ check "snmptrapd gets ibwEndportUp after Relink" has_trap 2
 # Back from down it may pass through degraded (lost probes are still in
 # the loss window): up is raised from either.
 check "... with state up(1), previously down(3) or degraded(2)" \
-	awk -v o="OID: $ROOT.0.2	" -v s="$ROOT.1.4.1.7.$idx7.1 = INTEGER: 1" -v p="$ROOT.1.7.5.0 = INTEGER: [23]" \
+	awk -v o="OID: $ROOT.0.2	" -v s="$ROOT.1.4.1.7.$idx7 = INTEGER: 1" -v p="$ROOT.1.7.5.0 = INTEGER: [23]" \
 	'index($0, o) && index($0, s) && $0 ~ p { a = 1 } END { exit !a }' traps.log
 sim 'PerformanceSet "node0009"[1] PortCounters.SymbolErrorCounter=150'
 thr_trap() {

@@ -148,6 +148,14 @@ snmp_stack() {
 	A=(-v2c -c public -t 2 -r 1 "127.0.0.1:$snmp_port")
 	start_snmpd
 }
+# port_row GUID PORT: the port's IBWATCH-MIB row (ibwPortIndex), read
+# from ibwPortLookupIndex by number (no MIB loaded), with snmp_stack's
+# A and ROOT; empty when snmpd has none.
+port_row() {
+	local codes
+	codes=$(printf '%s' "$1" | od -An -tu1 | xargs | tr ' ' '.')
+	snmpget "${A[@]}" -Oqv "$ROOT.1.9.1.3.$codes.$2" 2>/dev/null | grep -x '[0-9][0-9]*'
+}
 # lid_of NODE: NODE's LID (a CA's: the port its tools use), from its own
 # PortInfo by a directed-route smpquery run there.
 lid_of() { at "$1" smpquery -D portinfo 0 | sed -n 's/^Lid:\.*//p'; }

@@ -2,10 +2,13 @@
 /*
  * IBWATCH-MIB's handlers on the fixture snapshot, without an agent: a
  * walk of the whole module is in strictly increasing OID order and ends,
- * every table has its rows, the GUID index is eight sub-identifiers with
- * no length (and a length makes it no such instance), sparse columns skip
- * rows without a value, values carry the MIB's types and units, and
- * events become the notifications the MIB defines.
+ * every table has its rows, row indexes are given in (GUID, port) order
+ * and kept in their file across agents (a port known there keeps its
+ * index, new ones come after the highest), the lookup table's GUID index
+ * is 18 characters with no length (and a length makes it no such
+ * instance), sparse columns skip rows without a value, values carry the
+ * MIB's types and units, and events become the notifications the MIB
+ * defines.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -35,7 +39,11 @@ struct fx {
 	struct ibw_localport_query lq;
 	struct ibw_mib_stats stats;
 	struct ibw_mib *mib;
+	char rows[64]; /* the row index file */
 };
+
+/* the fixture of the test that runs (mkoid's row look-ups) */
+static struct fx *cur;
 
 static struct ibw_snapshot *get_snap(void *arg)
 {
@@ -127,8 +135,12 @@ static int setup(void **state)
 	f->lq.pi.state = 4;
 	f->stats.notifications_sent = 3;
 	f->snap = s;
-	f->mib = ibw_mib_new(get_snap, s, &f->lp, &f->lq, &f->stats);
+	snprintf(f->rows, sizeof(f->rows), "test_mib-%d.snmp-rows",
+		 (int)getpid());
+	unlink(f->rows);
+	f->mib = ibw_mib_new(get_snap, s, &f->lp, &f->lq, &f->stats, f->rows);
 	assert_non_null(f->mib);
+	cur = f;
 	*state = f;
 	return 0;
 }
@@ -139,24 +151,10 @@ static int teardown(void **state)
 
 	ibw_mib_free(f->mib);
 	ibw_snapshot_unref(f->snap);
+	unlink(f->rows);
 	free(f);
+	cur = NULL;
 	return 0;
-}
-
-/* ROOT.sub... plus an optional GUID index and more sub-ids */
-static size_t mkoid(oid *o, const oid *sub, size_t nsub, uint64_t guid,
-		    const oid *tail, size_t ntail)
-{
-	size_t n = ROOT_LEN;
-
-	memcpy(o, root, sizeof(root));
-	memcpy(o + n, sub, nsub * sizeof(oid));
-	n += nsub;
-	if (guid)
-		n += ibw_mib_guid_index(guid, o + n);
-	if (ntail)
-		memcpy(o + n, tail, ntail * sizeof(oid));
-	return n + ntail;
 }
 
 static netsnmp_variable_list *query(struct fx *f, const oid *o, size_t n,
@@ -170,13 +168,94 @@ static netsnmp_variable_list *query(struct fx *f, const oid *o, size_t n,
 	return vb;
 }
 
+/* ibwPortLookupIndex."GUID".port: the port's row, 0 without one */
+static unsigned port_row(struct fx *f, uint64_t guid, unsigned port)
+{
+	oid o[MAX_OID_LEN];
+	netsnmp_variable_list *vb;
+	size_t n = ROOT_LEN;
+	unsigned idx = 0;
+	int rc;
+
+	memcpy(o, root, sizeof(root));
+	memcpy(o + n, (const oid[]){ 1, 9, 1, 3 }, 4 * sizeof(oid));
+	n += 4;
+	n += ibw_mib_guid_index(guid, o + n);
+	o[n++] = port;
+	vb = query(f, o, n, 0, &rc);
+	if (!rc && vb->type == ASN_UNSIGNED)
+		idx = (unsigned)*vb->val.integer;
+	snmp_free_varbind(vb);
+	return idx;
+}
+
+/* The node row whose ibwNodeGuid is @guid, by a walk of that column */
+static unsigned node_row(struct fx *f, uint64_t guid)
+{
+	char want[19];
+	oid o[MAX_OID_LEN];
+	netsnmp_variable_list *vb;
+	size_t n = ROOT_LEN + 4;
+	unsigned idx = 0, k;
+	int rc;
+
+	ibw_mib_guid_str(guid, want);
+	memcpy(o, root, sizeof(root));
+	memcpy(o + ROOT_LEN, (const oid[]){ 1, 2, 1, 1 }, 4 * sizeof(oid));
+	for (k = 0; k < 100 && !idx; k++) {
+		vb = query(f, o, n, 1, &rc);
+		if (rc || vb->name_length != ROOT_LEN + 5 ||
+		    vb->name[ROOT_LEN + 3] != 1) {
+			snmp_free_varbind(vb);
+			break;
+		}
+		if (vb->val_len == 18 && !memcmp(vb->val.string, want, 18))
+			idx = (unsigned)vb->name[ROOT_LEN + 4];
+		memcpy(o, vb->name, vb->name_length * sizeof(oid));
+		n = vb->name_length;
+		snmp_free_varbind(vb);
+	}
+	return idx;
+}
+
+/*
+ * ROOT.sub... plus an optional row and more sub-ids: with @guid, the row
+ * of that node (in ibwNodeTable, arc 2) or of its port @tail[0] (which
+ * the row replaces), found through the MIB itself.
+ */
+static size_t mkoid(oid *o, const oid *sub, size_t nsub, uint64_t guid,
+		    const oid *tail, size_t ntail)
+{
+	size_t n = ROOT_LEN;
+	oid row = 0;
+
+	if (guid && nsub > 1 && sub[1] == 2) {
+		row = node_row(cur, guid);
+	} else if (guid) {
+		assert_true(ntail > 0);
+		row = port_row(cur, guid, (unsigned)tail[0]);
+		tail++;
+		ntail--;
+	}
+	memcpy(o, root, sizeof(root));
+	memcpy(o + n, sub, nsub * sizeof(oid));
+	n += nsub;
+	if (guid) {
+		assert_true(row > 0);
+		o[n++] = row;
+	}
+	if (ntail)
+		memcpy(o + n, tail, ntail * sizeof(oid));
+	return n + ntail;
+}
+
 static void test_walk(void **state)
 {
 	struct fx *f = *state;
 	netsnmp_variable_list *vb = NULL;
 	oid prev[MAX_OID_LEN];
 	size_t plen = ROOT_LEN;
-	unsigned n = 0, percol[9][64] = { { 0 } };
+	unsigned n = 0, percol[10][64] = { { 0 } };
 	int rc;
 
 	memcpy(prev, root, sizeof(root));
@@ -191,7 +270,7 @@ static void test_walk(void **state)
 		assert_int_equal(vb->name[ROOT_LEN], 1);
 		memcpy(prev, vb->name, vb->name_length * sizeof(oid));
 		plen = vb->name_length;
-		if (vb->name[ROOT_LEN + 1] < 9 && vb->name[ROOT_LEN + 3] < 64)
+		if (vb->name[ROOT_LEN + 1] < 10 && vb->name[ROOT_LEN + 3] < 64)
 			percol[vb->name[ROOT_LEN + 1]]
 			      [vb->name[ROOT_LEN + 1] == 1
 				       ? vb->name[ROOT_LEN + 2]
@@ -210,11 +289,22 @@ static void test_walk(void **state)
 	assert_int_equal(percol[4][7], 2);
 	assert_int_equal(percol[5][2], 1);
 	assert_int_equal(percol[6][3], 6);
-	assert_int_equal(percol[3][1] + percol[3][2] + percol[2][1], 0);
-	/* two cables, every column; no index columns */
+	/* the GUIDs and port numbers are columns, the row indexes not */
+	assert_int_equal(percol[2][1], 3);
+	assert_int_equal(percol[3][1], 6);
+	assert_int_equal(percol[3][2], 6);
+	assert_int_equal(percol[3][53], 6); /* the node's name */
+	assert_int_equal(percol[2][12] + percol[3][52], 0);
+	assert_int_equal(percol[4][1] + percol[4][2], 4);
+	/* two cables, every column */
+	assert_int_equal(percol[8][1] + percol[8][2], 4);
 	assert_int_equal(percol[8][3], 2);
 	assert_int_equal(percol[8][16], 2);
-	assert_int_equal(percol[8][1] + percol[8][2] + percol[7][1], 0);
+	assert_int_equal(percol[8][20], 2);
+	assert_int_equal(percol[7][1], 0);
+	/* every port by its node GUID (and the CAs' by their port GUID) */
+	assert_true(percol[9][3] >= 6);
+	assert_int_equal(percol[9][1] + percol[9][2], 0);
 }
 
 /* ibwLinkTable: by the lower end, in index order (not the view's
@@ -235,23 +325,29 @@ static void test_link_table(void **state)
 	assert_int_equal(*vb->val.integer, 2);
 	snmp_free_varbind(vb);
 	/* its reasons and remote end */
-	o[n - 10] = 10;
+	o[n - 2] = 10;
 	vb = query(f, o, n, 0, &rc);
 	assert_int_equal(rc, 0);
 	assert_int_equal(vb->val_len, 5);
 	assert_memory_equal(vb->val.string, "width", 5);
 	snmp_free_varbind(vb);
-	o[n - 10] = 5;
+	o[n - 2] = 5;
 	vb = query(f, o, n, 0, &rc);
 	assert_int_equal(rc, 0);
-	assert_int_equal(vb->val_len, 8);
-	assert_int_equal(vb->val.string[7], H2 & 0xff);
+	assert_int_equal(vb->val_len, 18);
+	assert_memory_equal(vb->val.string, "0x0002c90300000011", 18);
+	snmp_free_varbind(vb);
+	/* and the remote end's row */
+	o[n - 2] = 20;
+	vb = query(f, o, n, 0, &rc);
+	assert_int_equal(rc, 0);
+	assert_int_equal(*vb->val.integer, port_row(f, H2, 1));
 	snmp_free_varbind(vb);
 	/* GETNEXT from the column's start: (SW, 1) first, ok(1) */
 	n = mkoid(o, (const oid[]){ 1, 8, 1, 9 }, 4, 0, NULL, 0);
 	vb = query(f, o, n, 1, &rc);
 	assert_int_equal(rc, 0);
-	assert_int_equal(vb->name[vb->name_length - 1], 1);
+	assert_int_equal(vb->name[vb->name_length - 1], port_row(f, SW, 1));
 	assert_int_equal(*vb->val.integer, 1);
 	snmp_free_varbind(vb);
 	/* ibwLinksDegraded.0 and ibwLinksOk.0 */
@@ -273,7 +369,7 @@ static void test_link_table(void **state)
 	snmp_free_varbind(vb);
 }
 
-static void test_fixed_guid_index(void **state)
+static void test_row_index(void **state)
 {
 	struct fx *f = *state;
 	static const oid symerr[] = { 1, 3, 1, 20 };
@@ -282,11 +378,21 @@ static void test_fixed_guid_index(void **state)
 	oid o[MAX_OID_LEN];
 	netsnmp_variable_list *vb;
 	size_t n;
+	unsigned i;
 	int rc;
+
+	/* Given in (GUID, port) order: the switch's ports 0-3, then the
+	 * hosts'; the nodes likewise. */
+	for (i = 0; i < 4; i++)
+		assert_int_equal(port_row(f, SW, i), i + 1);
+	assert_int_equal(port_row(f, H1, 1), 5);
+	assert_int_equal(port_row(f, H2, 1), 6);
+	assert_int_equal(node_row(f, SW), 1);
+	assert_int_equal(node_row(f, H2), 3);
 
 	/* ports[3] of the fixture is host 1's port 1 */
 	n = mkoid(o, symerr, 4, H1, port1, 1);
-	assert_int_equal(n, ROOT_LEN + 4 + 8 + 1);
+	assert_int_equal(n, ROOT_LEN + 4 + 1);
 	vb = query(f, o, n, 0, &rc);
 	assert_int_equal(rc, 0);
 	assert_int_equal(vb->type, ASN_COUNTER64);
@@ -294,37 +400,85 @@ static void test_fixed_guid_index(void **state)
 	assert_int_equal(vb->val.counter64->low, 5000000000ull - 4294967296ull);
 	snmp_free_varbind(vb);
 
-	/* The same with a length prefix: no such instance. */
-	o[ROOT_LEN + 4] = 8;
-	n = ROOT_LEN + 4 + 1 + ibw_mib_guid_index(H1, o + ROOT_LEN + 5);
+	/* The lookup's GUID with a length prefix: no such instance. */
+	memcpy(o, root, sizeof(root));
+	memcpy(o + ROOT_LEN, (const oid[]){ 1, 9, 1, 3, 18 }, 5 * sizeof(oid));
+	n = ROOT_LEN + 5 + ibw_mib_guid_index(H1, o + ROOT_LEN + 5);
 	o[n++] = 1;
 	vb = query(f, o, n, 0, &rc);
 	assert_int_equal(rc, SNMP_NOSUCHINSTANCE);
 	snmp_free_varbind(vb);
 
-	/* A port that does not exist, a column that does not, an index. */
-	n = mkoid(o, state_col, 4, H1, (const oid[]){ 2 }, 1);
-	vb = query(f, o, n, 0, &rc);
-	assert_int_equal(rc, SNMP_NOSUCHINSTANCE);
-	snmp_free_varbind(vb);
+	/* A port that does not exist, a column that does not, the index
+	 * column (not readable), a row past the last. */
+	assert_int_equal(port_row(f, H1, 2), 0);
 	n = mkoid(o, (const oid[]){ 1, 3, 1, 99 }, 4, H1, port1, 1);
 	vb = query(f, o, n, 0, &rc);
 	assert_int_equal(rc, SNMP_NOSUCHOBJECT);
 	snmp_free_varbind(vb);
-	n = mkoid(o, (const oid[]){ 1, 3, 1, 1 }, 4, H1, port1, 1);
+	n = mkoid(o, (const oid[]){ 1, 3, 1, 52 }, 4, H1, port1, 1);
 	vb = query(f, o, n, 0, &rc);
 	assert_int_equal(rc, SNMP_NOSUCHOBJECT);
 	snmp_free_varbind(vb);
+	n = mkoid(o, state_col, 4, 0, (const oid[]){ 7 }, 1);
+	vb = query(f, o, n, 0, &rc);
+	assert_int_equal(rc, SNMP_NOSUCHINSTANCE);
+	snmp_free_varbind(vb);
 
-	/* GETNEXT from the GUID prefix alone lands on that node's port. */
-	n = mkoid(o, state_col, 4, H1, NULL, 0);
+	/* GETNEXT from the switch's last port lands on host 1's. */
+	n = mkoid(o, state_col, 4, 0, (const oid[]){ 4 }, 1);
 	vb = query(f, o, n, 1, &rc);
 	assert_int_equal(rc, 0);
-	assert_int_equal(vb->name_length, ROOT_LEN + 4 + 9);
-	assert_int_equal(vb->name[ROOT_LEN + 4 + 7], 0x10);
-	assert_int_equal(vb->name[ROOT_LEN + 4 + 8], 1);
+	assert_int_equal(vb->name_length, ROOT_LEN + 5);
+	assert_int_equal(vb->name[ROOT_LEN + 4], 5);
 	assert_int_equal(*vb->val.integer, 4); /* active */
 	snmp_free_varbind(vb);
+}
+
+/* Two agents in turn on one row index file: what the first gave, the
+ * second keeps; an index the file holds for a port is that port's, and
+ * new ones come after the highest; a broken line costs only itself. */
+static void test_rows_kept(void **state)
+{
+	struct fx *f = *state;
+	char line[128];
+	FILE *fp;
+	int found = 0;
+
+	ibw_mib_free(f->mib);
+	fp = fopen(f->rows, "w");
+	assert_non_null(fp);
+	fprintf(fp, "ibwatch-snmp-rows 1\n"
+		    "p 0x0002c90300000010 1 100\n"
+		    "n 0x0002c90300000001 7\n"
+		    "p 0x00zz 1 3\n"
+		    "p 0x0002c90300000099 1 100\n");
+	fclose(fp);
+	f->mib = ibw_mib_new(get_snap, f->snap, &f->lp, &f->lq, &f->stats,
+			     f->rows);
+	assert_non_null(f->mib);
+	assert_int_equal(port_row(f, H1, 1), 100);
+	assert_int_equal(port_row(f, SW, 0), 101);
+	assert_int_equal(port_row(f, SW, 3), 104);
+	assert_int_equal(port_row(f, H2, 1), 105);
+	assert_int_equal(node_row(f, SW), 7);
+	assert_int_equal(node_row(f, H1), 8);
+
+	/* the next agent reads what this one wrote */
+	ibw_mib_free(f->mib);
+	f->mib = ibw_mib_new(get_snap, f->snap, &f->lp, &f->lq, &f->stats,
+			     f->rows);
+	assert_non_null(f->mib);
+	assert_int_equal(port_row(f, H2, 1), 105);
+	assert_int_equal(port_row(f, SW, 0), 101);
+	assert_int_equal(node_row(f, H2), 9);
+	fp = fopen(f->rows, "r");
+	assert_non_null(fp);
+	while (fgets(line, sizeof(line), fp))
+		found += !strcmp(line, "p 0x0002c90300000011 1 105\n") ||
+			 !strcmp(line, "n 0x0002c90300000011 9\n");
+	fclose(fp);
+	assert_int_equal(found, 2);
 }
 
 static void test_sparse_columns(void **state)
@@ -340,15 +494,14 @@ static void test_sparse_columns(void **state)
 	n = mkoid(o, (const oid[]){ 1, 3, 1, 20 }, 4, 0, NULL, 0);
 	vb = query(f, o, n, 1, &rc);
 	assert_int_equal(rc, 0);
-	assert_int_equal(vb->name[ROOT_LEN + 4 + 7], 0x01);
-	assert_int_equal(vb->name[ROOT_LEN + 4 + 8], 1);
+	assert_int_equal(vb->name[ROOT_LEN + 4], port_row(f, SW, 1));
 	snmp_free_varbind(vb);
 	/* Width of the down switch port 3: absent, so GETNEXT from port 2
 	 * goes on to host 1. */
 	n = mkoid(o, (const oid[]){ 1, 3, 1, 8 }, 4, SW, (const oid[]){ 2 }, 1);
 	vb = query(f, o, n, 1, &rc);
 	assert_int_equal(rc, 0);
-	assert_int_equal(vb->name[ROOT_LEN + 4 + 7], 0x10);
+	assert_int_equal(vb->name[ROOT_LEN + 4], port_row(f, H1, 1));
 	assert_int_equal(*vb->val.integer, 2); /* width4x */
 	snmp_free_varbind(vb);
 }
@@ -374,8 +527,8 @@ static void test_values(void **state)
 	n = mkoid(o, (const oid[]){ 1, 1, 4, 0 }, 4, 0, NULL, 0);
 	vb = query(f, o, n, 0, &rc);
 	assert_int_equal(rc, 0);
-	assert_memory_equal(vb->val.string, "\x00\x02\xc9\x03\x00\x00\x00\x20",
-			    8);
+	assert_int_equal(vb->val_len, 18);
+	assert_memory_equal(vb->val.string, "0x0002c90300000020", 18);
 	snmp_free_varbind(vb);
 	/* ibwEndportState of host 2: down(3); its window loss 60.00% */
 	n = mkoid(o, (const oid[]){ 1, 4, 1, 7 }, 4, H2, (const oid[]){ 1 }, 1);
@@ -480,7 +633,12 @@ static void test_notifications(void **state)
 			 0);
 	for (v = vars; v; v = v->next_variable)
 		n++;
-	assert_int_equal(n, 7);
+	assert_int_equal(n, 9);
+	/* which port, as ibstat writes it */
+	assert_var_str(vars, (const oid[]){ 1, 4, 1, 1 }, 4, H2,
+		       (const oid[]){ 1 }, 1, "0x0002c90300000011");
+	assert_var_int(vars, (const oid[]){ 1, 4, 1, 2 }, 4, H2,
+		       (const oid[]){ 1 }, 1, ASN_UNSIGNED, 1);
 	snmp_free_varbind(vars);
 
 	/* Up after down: ibwEndportUp; unknown to up (start-up): none. */
@@ -524,13 +682,14 @@ static void test_notifications(void **state)
 	for (v = vars; v; v = v->next_variable) {
 		n++;
 		/* ibwLinkHealth.SW.2 = degraded(2) */
-		if (v->name_length == ROOT_LEN + 13 &&
+		if (v->name_length == ROOT_LEN + 5 &&
 		    v->name[ROOT_LEN + 1] == 8 && v->name[ROOT_LEN + 3] == 9) {
 			assert_int_equal(*v->val.integer, 2);
-			assert_int_equal(v->name[ROOT_LEN + 12], 2);
+			assert_int_equal(v->name[ROOT_LEN + 4],
+					 port_row(f, SW, 2));
 		}
 		/* ibwLinkBadLane.SW.2: the lanes of the event's detail */
-		if (v->name_length == ROOT_LEN + 13 &&
+		if (v->name_length == ROOT_LEN + 5 &&
 		    v->name[ROOT_LEN + 1] == 8 && v->name[ROOT_LEN + 3] == 19) {
 			assert_int_equal(v->val_len, 19);
 			assert_memory_equal(v->val.string,
@@ -538,8 +697,10 @@ static void test_notifications(void **state)
 			lanes++;
 		}
 	}
-	assert_int_equal(n, 9);
+	assert_int_equal(n, 11);
 	assert_int_equal(lanes, 1);
+	assert_var_str(vars, (const oid[]){ 1, 8, 1, 1 }, 4, SW,
+		       (const oid[]){ 2 }, 1, "0x0002c90300000001");
 	snmp_free_varbind(vars);
 
 	e.kind = IBW_EVT_NODE_ADDED;
@@ -550,11 +711,9 @@ static void test_notifications(void **state)
 static void test_notifications_local_moved(void **state)
 {
 	static const oid zero[] = { 0 }, one[] = { 1 };
-	static const u_char lguid[8] = { 0x00, 0x02, 0xc9, 0x03,
-					 0x00, 0x00, 0x00, 0x20 };
 	struct fx *f = *state;
 	struct ibw_event e;
-	netsnmp_variable_list *vars, *v;
+	netsnmp_variable_list *vars;
 	const char *why = "found by its port, silent there yet";
 
 	/* Lost, found down: ibwLocalPortLost (.0.8) with the local port's
@@ -573,10 +732,8 @@ static void test_notifications_local_moved(void **state)
 	assert_var_str(vars, (const oid[]){ 1, 1, 2 }, 3, 0, zero, 1, "mlx5_0");
 	assert_var_int(vars, (const oid[]){ 1, 1, 3 }, 3, 0, zero, 1,
 		       ASN_UNSIGNED, 1);
-	v = find_var(vars, (const oid[]){ 1, 1, 4 }, 3, 0, zero, 1);
-	assert_non_null(v);
-	assert_int_equal(v->val_len, 8);
-	assert_memory_equal(v->val.string, lguid, 8);
+	assert_var_str(vars, (const oid[]){ 1, 1, 4 }, 3, 0, zero, 1,
+		       "0x0002c90300000020");
 	assert_var_int(vars, (const oid[]){ 1, 1, 5 }, 3, 0, zero, 1,
 		       ASN_UNSIGNED, 2);
 	assert_var_int(vars, (const oid[]){ 1, 1, 6 }, 3, 0, zero, 1,
@@ -631,11 +788,9 @@ static void test_notifications_local_moved(void **state)
 	vars = ibw_mib_notification(f->mib, &e);
 	assert_non_null(vars);
 	assert_int_equal(vars->val.objid[ROOT_LEN + 1], 10);
-	assert_int_equal(count_vars(vars), 6);
-	v = find_var(vars, (const oid[]){ 1, 4, 1, 3 }, 4, H2, one, 1);
-	assert_non_null(v);
-	assert_int_equal(v->val_len, 8);
-	assert_int_equal(v->val.string[7], 0x21);
+	assert_int_equal(count_vars(vars), 8);
+	assert_var_str(vars, (const oid[]){ 1, 4, 1, 3 }, 4, H2, one, 1,
+		       "0x0002c90300000021");
 	assert_var_int(vars, (const oid[]){ 1, 4, 1, 4 }, 4, H2, one, 1,
 		       ASN_UNSIGNED, 7);
 	assert_var_str(vars, (const oid[]){ 1, 4, 1, 5 }, 4, H2, one, 1,
@@ -650,7 +805,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_walk, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fixed_guid_index, setup,
+		cmocka_unit_test_setup_teardown(test_row_index, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_rows_kept, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_sparse_columns, setup,
 						teardown),
