@@ -43,6 +43,30 @@ stop_demo() {
 		rm -f "$demo/snmp/snmpd.pid"
 	fi
 	[ -d "$demo/fabric" ] && "$sf" stop "$demo/fabric"
+	unlink_mibs
+	return 0
+}
+
+# IBWATCH-MIB and the SMIv2 modules it imports where net-snmp's tools
+# look first, ~/.snmp/mibs, as links into this tree (the package puts
+# them on the MIB path of every user instead: docs/mib.md); a file of
+# the user's own there is left alone. The demo's stop takes the links
+# away again.
+mibs_dir=$HOME/.snmp/mibs
+mib_files="$top/mib/IBWATCH-MIB.txt $top/mib/ietf/SNMPv2-SMI.txt $top/mib/ietf/SNMPv2-TC.txt $top/mib/ietf/SNMPv2-CONF.txt"
+link_mibs() {
+	local f
+	mkdir -p "$mibs_dir" || return 0
+	for f in $mib_files; do
+		[ -e "$mibs_dir/${f##*/}" ] && [ ! -L "$mibs_dir/${f##*/}" ] && continue
+		ln -sfn "$f" "$mibs_dir/${f##*/}"
+	done
+}
+unlink_mibs() {
+	local f
+	for f in $mib_files; do
+		[ "$(readlink "$mibs_dir/${f##*/}" 2>/dev/null)" = "$f" ] && rm -f "$mibs_dir/${f##*/}"
+	done
 	return 0
 }
 
@@ -104,6 +128,7 @@ EOF
 MIBS="" MIBDIRS="" SNMP_PERSISTENT_DIR=$demo/snmp snmpd -C -c "$demo/snmp/snmpd.conf" \
 	-Lf "$demo/snmp/snmpd.log" -p "$demo/snmp/snmpd.pid" "udp:$snmp" ||
 	say "snmpd did not start (see $demo/snmp/snmpd.log); going on without SNMP"
+link_mibs
 
 (cd "$demo/fabric/work" && SIM_HOST=$host LD_PRELOAD=$IBW_SIM_PRELOAD \
 	exec "$build/agent/ibwatchd" --log-level info \
@@ -116,6 +141,14 @@ MIBS="" MIBDIRS="" SNMP_PERSISTENT_DIR=$demo/snmp snmpd -C -c "$demo/snmp/snmpd.
 echo $! >"$demo/ibwatchd.pid"
 for _ in $(seq 1 50); do
 	curl -s -o /dev/null "http://$http/healthz" && break
+	sleep 0.1
+done
+# node0002's node GUID, for the SNMP look-up printed below
+g2=""
+for _ in $(seq 1 100); do
+	g2=$(curl -s "http://$http/api/v1/ports?type=ca" 2>/dev/null |
+		jq -r '.[] | select(.node_name == "node0002 HCA-1") | .node_guid' 2>/dev/null)
+	[ -n "$g2" ] && break
 	sleep 0.1
 done
 
@@ -135,11 +168,13 @@ Try, in another shell:
   curl -s 'http://$http/api/v1/ping?target=node0042%20HCA-1&count=3' | jq '{sent, received, rtt}'
   curl -s http://$http/api/v1/status | jq .
 
-  # SNMP: the endports' state (up, down) by name through IBWATCH-MIB
-  # (Debian lacks the IETF modules it imports: mib/ietf has them), and
-  # the whole subtree by number
-  snmpwalk -v2c -c public -Ob -M $top/mib/ietf:$top/mib -m IBWATCH-MIB $snmp IBWATCH-MIB::ibwEndportState | head -4
-  snmpbulkwalk -v2c -c public -M $top/mib/ietf -m SNMPv2-SMI -On $snmp .1.3.6.1.4.1.32473 | wc -l
+  # SNMP by name through IBWATCH-MIB (linked into $mibs_dir for the
+  # demo): the endports' state, the cables, node0002's port 1 found by
+  # its node GUID (its row in the port table), the whole subtree
+  snmpwalk -v2c -c public $snmp IBWATCH-MIB::ibwEndportState | head -4
+  snmptable -v2c -c public -Cw 160 $snmp IBWATCH-MIB::ibwLinkTable | head -8
+  snmpget -v2c -c public $snmp "IBWATCH-MIB::ibwPortLookupIndex.'${g2:-0x0000000000000000}'.1"
+  snmpbulkwalk -v2c -c public -On $snmp .1.3.6.1.4.1.32473 | wc -l
 
   # the agent's one-shot view from another host of the fabric
   (. $demo/fabric/env; cd $demo/fabric/work;

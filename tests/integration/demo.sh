@@ -12,6 +12,9 @@ export IBW_DEMO_HTTP=127.0.0.1:$((20000 + RANDOM % 20000))
 export IBW_DEMO_SNMP=127.0.0.1:$((20000 + RANDOM % 20000))
 running() { [ -n "$(tr -d '\0' 2>/dev/null <"/proc/$1/cmdline")" ]; }
 
+# the demo links the MIBs into ~/.snmp/mibs: a home of the test's own
+export HOME=$IBW_DEMO_DIR.home
+rm -rf "$HOME"
 out=$IBW_DEMO_DIR.out
 rm -rf "$IBW_DEMO_DIR" "$out"
 "$top/deploy/demo.sh" >"$out" 2>&1 &
@@ -49,6 +52,13 @@ for _ in $(seq 1 50); do
 done
 check "the printed snmpwalk command works ($(head -n1 <<<"$w"))" \
 	test "$(grep -c 'IBWATCH-MIB::ibwEndportState.* = INTEGER: up(1)$' <<<"$w")" = 4
+check "... by name alone (no -M, no -m)" bash -c "grep -m1 'snmpwalk .*IBWATCH-MIB' '$out' | grep -qv -- ' -[mM] '"
+t=$(bash -c "$(grep -m1 'snmptable .*ibwLinkTable' "$out")" 2>&1)
+check "the printed snmptable of the cables works ($(sed -n 3p <<<"$t" | cut -c1-60))" \
+	test "$(head -n1 <<<"$t")" = "SNMP table: IBWATCH-MIB::ibwLinkTable" -a "$(wc -l <<<"$t")" = 8
+l=$(bash -c "$(grep -m1 'snmpget .*ibwPortLookupIndex' "$out")" 2>&1)
+check "the printed look-up of node0002's port by its GUID works ($l)" \
+	grep -q "^IBWATCH-MIB::ibwPortLookupIndex.'0x[0-9a-f]\{16\}'.1 = Gauge32: [0-9]" <<<"$l"
 n=$(bash -c "$(grep -m1 'snmpbulkwalk ' "$out")" 2>&1)
 check "the printed snmpbulkwalk of the subtree works ($n objects)" test "$n" -gt 10000
 reply=$(bash -c "$(grep -m1 "cmd .*Unlink" "$out")")
@@ -67,5 +77,7 @@ check "demo exits 0 after stop" [ $rc = 0 ]
 alive=0
 for p in $pids; do running "$p" && alive=1; done
 check "stop ends the agent, snmpd, opensm and ibsim" [ $alive = 0 ]
+check "... and takes the MIB links away ($(ls "$HOME/.snmp/mibs" 2>/dev/null | xargs))" \
+	test -z "$(ls "$HOME/.snmp/mibs" 2>/dev/null)"
 
 finish

@@ -29,7 +29,8 @@ D=$work/dest
 DESTDIR=$D cmake --install build >install.log 2>&1
 check "cmake --install into a DESTDIR" test $? = 0
 for f in usr/sbin/ibwatchd usr/share/man/man8/ibwatchd.8 usr/share/man/man5/ibwatch.conf.5 \
-	usr/share/snmp/mibs/IBWATCH-MIB.txt usr/lib/systemd/system/ibwatchd.service \
+	usr/share/snmp/mibs/IBWATCH-MIB.txt usr/share/snmp/snmp.conf \
+	usr/share/ibwatch/mibs/SNMPv2-SMI.txt usr/lib/systemd/system/ibwatchd.service \
 	usr/lib/systemd/system/ibwatchd@.service usr/share/doc/ibwatch/examples/ibwatchd-mlx5_0-1.conf \
 	usr/lib/sysusers.d/ibwatch.conf usr/lib/udev/rules.d/90-ibwatch-umad.rules \
 	etc/ibwatch/ibwatch.conf usr/share/doc/ibwatch/examples/snmpd.conf.snippet \
@@ -40,6 +41,8 @@ for f in usr/sbin/ibwatchd usr/share/man/man8/ibwatchd.8 usr/share/man/man5/ibwa
 done
 check "the installed tree has the daemon, man pages, MIB, unit, sysusers, udev, config and kit" \
 	test "$fails" = 0
+check "the installed snmp.conf puts the base modules on net-snmp's MIB path" \
+	grep -qx 'mibdirs +/usr/share/ibwatch/mibs' "$D/usr/share/snmp/snmp.conf"
 check "the installed daemon runs" bash -c "'$D/usr/sbin/ibwatchd' --version | grep -q '^ibwatchd '"
 for m in man8/ibwatchd.8 man5/ibwatch.conf.5; do
 	out=$(groff -man -Tutf8 -ww -z "$D/usr/share/man/$m" 2>&1)
@@ -117,11 +120,15 @@ for p in $(grep -o '\$USER1\$/[a-z_]*' "$cfg" | sed 's|.*/||' | sort -u); do
 	[ -x "/usr/lib/nagios/plugins/$p" ] || plugins_ok=0
 done
 check "the Nagios commands use plugins that are installed" test $plugins_ok = 1
+# numeric OIDs and names, each translated by the MIB as the installed
+# tree has it (the snmp.conf it installs names the base modules' place
+# under /usr, so here the directories are given)
 names=""
-for o in $(grep -o '\.1\.3\.6\.1\.4\.1\.32473[.0-9]*' "$cfg" | sed 's/\.$//' | sort -u); do
-	names="$names $(snmptranslate -M "$top/mib:$top/mib/ietf" -m IBWATCH-MIB "$o" 2>/dev/null)"
+for o in $(grep -o '\.1\.3\.6\.1\.4\.1\.32473[.0-9]*\|IBWATCH-MIB::[A-Za-z]*' "$cfg" | sed 's/\.$//' | sort -u); do
+	case $o in IBWATCH-MIB::*) o=$o.1 ;; esac
+	names="$names $(snmptranslate -M "$D/usr/share/snmp/mibs:$D/usr/share/ibwatch/mibs" -m IBWATCH-MIB "$o" 2>/dev/null)"
 done
-check "their OIDs are IBWATCH-MIB objects:$names" bash -c "grep -q 'ibwEndportState' <<<'$names' && grep -q 'ibwEndportsDown' <<<'$names'"
+check "their OIDs are IBWATCH-MIB objects:$names" bash -c "grep -q 'ibwEndportState' <<<'$names' && grep -q 'ibwEndportsDown' <<<'$names' && grep -q 'ibwLinkHealth' <<<'$names'"
 
 # A second install keeps an edited config.
 echo "counter-interval = 45" >>"$D/etc/ibwatch/ibwatch.conf"
