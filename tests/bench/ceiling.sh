@@ -13,11 +13,7 @@
 #             speed every 2 s): the sweeps after the first, MADs a second
 #             from its debug log, ibsim's CPU over the run
 #   tests/bench/ceiling.sh [BUILD_DIR]          (RUNS=5)
-set -eu
-top=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$top/build}" && pwd)
-work=${BENCH_WORK:-$build/bench-work}
-mkdir -p "$work"
+. "$(dirname "$0")/lib.sh"
 
 if [ -n "${IBW_SIM_DIR:-}" ]; then
 	runs=${RUNS:-5}
@@ -55,9 +51,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	exit 0
 fi
 
-"$build/tests/ibw-fattree" --levels 3 --hosts 2592 >"$work/fattree3-2592.net"
-flags=$("$build/tests/ibw-fattree" --levels 3 --hosts 2592 --flags)
-export IBW_SIMGUARD=$build/tests/libibw_simguard.so IBW_TEST_WORK=$work
+bench_net 3 2592 "$work/fattree3-2592.net"
 exec "$top/tests/lib/with-fabric.sh" bench_ceiling "$work/fattree3-2592.net" \
 	--sm node2592 --osm-args "-s 0" --ibsim-args "$flags" --timeout 900 \
 	-- "$top/tests/bench/ceiling.sh" "$build"

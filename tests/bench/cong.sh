@@ -16,11 +16,7 @@
 #   tests/bench/cong.sh [BUILD_DIR]
 # Environment: SVC_SMA_US (50), SVC_PMA_US (100), SWEEPS (5), INTERVAL
 # (counter interval, 5 s), SETTINGS ("none switches all").
-set -eu
-top=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$top/build}" && pwd)
-work=${BENCH_WORK:-$build/bench-work}
-mkdir -p "$work"
+. "$(dirname "$0")/lib.sh"
 
 if [ -n "${IBW_SIM_DIR:-}" ]; then
 	: "${IBW_KM_STATE_DIR:?the kernel model is not loaded}"
@@ -94,9 +90,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	exit 0
 fi
 
-"$build/tests/ibw-fattree" --levels 3 --hosts 2592 >"$work/fattree3-2592.net"
-flags=$("$build/tests/ibw-fattree" --levels 3 --hosts 2592 --flags)
-export IBW_SIMGUARD=$build/tests/libibw_simguard.so IBW_TEST_WORK=$work
+bench_net 3 2592 "$work/fattree3-2592.net"
 export IBW_KMODEL=${IBW_KMODEL:-$build/tests/libibw_kmodel.so}
 [ -r "$IBW_KMODEL" ] || { echo "cong.sh: no kernel model at $IBW_KMODEL (build first)" >&2; exit 1; }
 echo "# ibwatchd on node0001 of the 3-level tree of 2592 hosts, kernel model with latency, $(date -u +%F)"

@@ -19,11 +19,7 @@
 # clear, or during the restart's clear), the clears, and the agent's RSS.
 #   tests/bench/ctr_soak.sh [BUILD_DIR]
 # Environment: SECONDS_TOTAL (1800), HOSTS_PC (20), HOSTS_FEC (10).
-set -eu
-top=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$top/build}" && pwd)
-work=${BENCH_WORK:-$build/bench-work}
-mkdir -p "$work"
+. "$(dirname "$0")/lib.sh"
 
 if [ -n "${IBW_SIM_DIR:-}" ]; then
 	: "${IBW_KM_STATE_DIR:?the kernel model is not loaded}"

@@ -10,15 +10,11 @@
 #   tests/bench/daemon_cpu.sh [BUILD_DIR] [SECS] [HOSTS] [INTERVALS]
 # Default 60 s, 2592 hosts, intervals "10 30" (the default since issue
 # 22, and the one before).
-set -eu
-top=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$top/build}" && pwd)
+. "$(dirname "$0")/lib.sh"
 secs=${2:-60}
 hosts=${3:-2592}
 intervals=${4:-10 30}
 warm=${WARM:-30}
-work=$build/bench-work
-mkdir -p "$work"
 
 if [ -n "${IBW_SIM_DIR:-}" ]; then
 	ticks=$(getconf CLK_TCK)

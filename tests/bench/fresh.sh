@@ -13,13 +13,9 @@
 #    such publish: it copies every port's counters into a snapshot).
 # Each poll is one curl every 20 ms; ROUNDS rounds of start and recovery.
 #   tests/bench/fresh.sh [BUILD_DIR] [ROUNDS] [HOSTS]
-set -eu
-top=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$top/build}" && pwd)
+. "$(dirname "$0")/lib.sh"
 rounds=${2:-5}
 hosts=${3:-324}
-work=$build/bench-work
-mkdir -p "$work"
 
 if [ -n "${IBW_SIM_DIR:-}" ]; then
 	ms() { echo $(($(date +%s%N) / 1000000)); }
@@ -98,9 +94,7 @@ fi
 
 levels=2
 [ "$hosts" -gt 648 ] && levels=3
-"$build/tests/ibw-fattree" --levels $levels --hosts "$hosts" >"$work/fresh-$hosts.net"
-flags=$("$build/tests/ibw-fattree" --levels $levels --hosts "$hosts" --flags)
-export IBW_SIMGUARD=$build/tests/libibw_simguard.so IBW_TEST_WORK=$work
+bench_net $levels "$hosts" "$work/fresh-$hosts.net"
 [ -e "$build/tests/libibw_kmodel.so" ] && export IBW_KMODEL=$build/tests/libibw_kmodel.so
 exec "$top/tests/lib/with-fabric.sh" bench_fresh "$work/fresh-$hosts.net" \
 	--sm "$(printf 'node%04d' "$hosts")" --ibsim-args "$flags" --timeout 180 \

@@ -5,11 +5,7 @@
 # 10 s): wrk with 20 connections for 20 s, with gzip (as Prometheus
 # asks) and without, the body's size, and one scrape timed alone.
 #   tests/bench/http.sh [BUILD_DIR]
-set -eu
-top=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$top/build}" && pwd)
-work=$build/bench-work
-mkdir -p "$work"
+. "$(dirname "$0")/lib.sh"
 
 if [ -n "${IBW_SIM_DIR:-}" ]; then
 	port=$((20000 + RANDOM % 20000))
@@ -34,9 +30,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	exit 0
 fi
 
-"$build/tests/ibw-fattree" --levels 3 --hosts 2592 >"$work/fattree3-2592.net"
-flags=$("$build/tests/ibw-fattree" --levels 3 --hosts 2592 --flags)
-export IBW_SIMGUARD=$build/tests/libibw_simguard.so IBW_TEST_WORK=$work
+bench_net 3 2592 "$work/fattree3-2592.net"
 exec "$top/tests/lib/with-fabric.sh" bench_http "$work/fattree3-2592.net" \
 	--sm node2592 --osm-args "-s 0" --ibsim-args "$flags" --timeout 180 \
 	-- "$top/tests/bench/http.sh" "$build"

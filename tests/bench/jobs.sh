@@ -15,11 +15,7 @@
 # stderr.
 #   tests/bench/jobs.sh [BUILD_DIR]
 # Environment: SETS ("648x4 40x64 10x256 1x2592"), ROUNDS (5).
-set -eu
-top=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$top/build}" && pwd)
-work=${BENCH_WORK:-$build/bench-work}
-mkdir -p "$work"
+. "$(dirname "$0")/lib.sh"
 
 if [ -n "${IBW_SIM_DIR:-}" ]; then
 	rounds=${ROUNDS:-5}
@@ -83,9 +79,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	exit 0
 fi
 
-"$build/tests/ibw-fattree" --levels 3 --hosts 2592 >"$work/fattree3-2592.net"
-flags=$("$build/tests/ibw-fattree" --levels 3 --hosts 2592 --flags)
-export IBW_SIMGUARD=$build/tests/libibw_simguard.so IBW_TEST_WORK=$work
+bench_net 3 2592 "$work/fattree3-2592.net"
 echo "# ibwatchd on node0001 of the 3-level tree of 2592 hosts, $(date -u '+%F %H:%M UTC')"
 exec "$top/tests/lib/with-fabric.sh" bench_jobs "$work/fattree3-2592.net" \
 	--sm node2592 --osm-args "-s 0" --ibsim-args "$flags" --timeout 300 \

@@ -25,11 +25,7 @@
 # (also time discovery and the counter sweep with each global window /
 # per-destination window: the tuning table of docs/benchmarks.md),
 # ONLY_WINDOWS=1 (just that table).
-set -eu
-top=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$top/build}" && pwd)
-work=${BENCH_WORK:-$build/bench-work}
-mkdir -p "$work"
+. "$(dirname "$0")/lib.sh"
 
 if [ -n "${IBW_SIM_DIR:-}" ]; then
 	: "${IBW_KM_STATE_DIR:?the kernel model is not loaded}"
@@ -142,9 +138,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	exit 0
 fi
 
-"$build/tests/ibw-fattree" --levels 3 --hosts 2592 >"$work/fattree3-2592.net"
-flags=$("$build/tests/ibw-fattree" --levels 3 --hosts 2592 --flags)
-export IBW_SIMGUARD=$build/tests/libibw_simguard.so IBW_TEST_WORK=$work
+bench_net 3 2592 "$work/fattree3-2592.net"
 export IBW_KMODEL=${IBW_KMODEL:-$build/tests/libibw_kmodel.so}
 [ -r "$IBW_KMODEL" ] || { echo "latency.sh: no kernel model at $IBW_KMODEL (build first)" >&2; exit 1; }
 exec "$top/tests/lib/with-fabric.sh" bench_latency "$work/fattree3-2592.net" \

@@ -22,13 +22,9 @@
 # Environment: TREE=14256 (default: the 3-level tree of 2592 hosts,
 # 14,256 ports) or TREE=8192 (the 2-level tree of 2048 hosts, 8,192
 # ports, which this script ran before).
-set -eu
-top=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$top/build}" && pwd)
+. "$(dirname "$0")/lib.sh"
 secs=${2:-30}
 conns=${3:-200}
-work=$build/bench-work
-mkdir -p "$work"
 
 if [ -n "${IBW_SIM_DIR:-}" ]; then
 	ticks=$(getconf CLK_TCK)
@@ -121,9 +117,7 @@ case ${TREE:-14256} in
 *) echo "load.sh: unknown TREE $TREE (14256 or 8192)" >&2; exit 2 ;;
 esac
 net=$work/fattree$levels-$hosts.net
-"$build/tests/ibw-fattree" --levels $levels --hosts $hosts >"$net"
-flags=$("$build/tests/ibw-fattree" --levels $levels --hosts $hosts --flags)
-export IBW_SIMGUARD=$build/tests/libibw_simguard.so IBW_TEST_WORK=$work
+bench_net $levels $hosts "$net"
 export LOAD_HOSTS=$hosts
 exec "$top/tests/lib/with-fabric.sh" "bench_load_$hosts" "$net" \
 	--sm "node$hosts" --osm-args "-s 0" --ibsim-args "$flags" --timeout 300 \

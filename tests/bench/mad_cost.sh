@@ -20,11 +20,7 @@
 # socket and queues each MAD) and core/umad.c's receive bridge
 # (ibw-umad-bridge, waits in umad2sim's poll() for the loop; on a host
 # the loop epolls the umad fd itself).
-set -eu
-top=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$top/build}" && pwd)
-work=${BENCH_WORK:-$build/bench-work}
-mkdir -p "$work"
+. "$(dirname "$0")/lib.sh"
 
 if [ -n "${IBW_SIM_DIR:-}" ]; then
 	: "${IBW_KM_STATE_DIR:?the kernel model is not loaded}"
@@ -161,9 +157,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	exit 0
 fi
 
-"$build/tests/ibw-fattree" --levels 3 --hosts 2592 >"$work/fattree3-2592.net"
-flags=$("$build/tests/ibw-fattree" --levels 3 --hosts 2592 --flags)
-export IBW_SIMGUARD=$build/tests/libibw_simguard.so IBW_TEST_WORK=$work
+bench_net 3 2592 "$work/fattree3-2592.net"
 export IBW_KMODEL=${IBW_KMODEL:-$build/tests/libibw_kmodel.so}
 [ -r "$IBW_KMODEL" ] || { echo "mad_cost.sh: no kernel model at $IBW_KMODEL (build first)" >&2; exit 1; }
 exec "$top/tests/lib/with-fabric.sh" bench_mad_cost "$work/fattree3-2592.net" \

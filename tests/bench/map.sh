@@ -10,12 +10,8 @@
 # (the largest Chromium --type=renderer process) and /api/v1/map's size and
 # time. SHOT=FILE saves a screenshot of the last load.
 #   tests/bench/map.sh [BUILD_DIR] [ROUNDS]
-set -eu
-top=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$top/build}" && pwd)
+. "$(dirname "$0")/lib.sh"
 rounds=${2:-3}
-work=$build/bench-work
-mkdir -p "$work"
 
 if [ -n "${IBW_SIM_DIR:-}" ]; then
 	port=$((20000 + RANDOM % 20000))
@@ -41,9 +37,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 fi
 
 hosts=${HOSTS:-2592}
-"$build/tests/ibw-fattree" --levels 3 --hosts "$hosts" >"$work/fattree3-$hosts.net"
-flags=$("$build/tests/ibw-fattree" --levels 3 --hosts "$hosts" --flags)
-export IBW_SIMGUARD=$build/tests/libibw_simguard.so IBW_TEST_WORK=$work
+bench_net 3 "$hosts" "$work/fattree3-$hosts.net"
 exec "$top/tests/lib/with-fabric.sh" bench_map "$work/fattree3-$hosts.net" \
 	--sm "node$hosts" --osm-args "-s 0" --ibsim-args "$flags" --timeout 600 \
 	-- "$top/tests/bench/map.sh" "$build" "$rounds"

@@ -3,15 +3,9 @@
 # Ping round benchmark: one pma ping to every CA port of the 2048-host
 # 2-level fat tree, as the pinger sends it.
 #   tests/bench/ping.sh [BUILD_DIR] [ROUNDS]
-set -eu
-top=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$top/build}" && pwd)
+. "$(dirname "$0")/lib.sh"
 rounds=${2:-5}
-work=$build/bench-work
-mkdir -p "$work"
-"$build/tests/ibw-fattree" --levels 2 --hosts 2048 >"$work/fattree-2048.net"
-flags=$("$build/tests/ibw-fattree" --levels 2 --hosts 2048 --flags)
-export IBW_SIMGUARD=$build/tests/libibw_simguard.so IBW_TEST_WORK=$work
+bench_net 2 2048 "$work/fattree-2048.net"
 exec "$top/tests/lib/with-fabric.sh" bench_ping "$work/fattree-2048.net" \
 	--sm node2048 --osm-args "-s 0" --ibsim-args "$flags" --timeout 120 \
 	-- "$top/tests/lib/preloaded.sh" "$build/tests/bench_ping" --rounds "$rounds"

@@ -19,11 +19,7 @@
 # The renderers alone (CPU time, no fabric, the 57,024-port tree's
 # shape): build/tests/bench_render. The largest trees as a whole:
 # tests/bench/scale.sh.
-set -eu
-top=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$top/build}" && pwd)
-work=$build/bench-work
-mkdir -p "$work"
+. "$(dirname "$0")/lib.sh"
 agent_bin=${IBW_BENCH_AGENT:-$build/agent/ibwatchd}
 
 if [ -n "${IBW_SIM_DIR:-}" ]; then
@@ -89,9 +85,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 fi
 
 hosts=${HOSTS:-2592}
-"$build/tests/ibw-fattree" --levels 3 --hosts "$hosts" >"$work/fattree3-$hosts.net"
-flags=$("$build/tests/ibw-fattree" --levels 3 --hosts "$hosts" --flags)
-export IBW_SIMGUARD=$build/tests/libibw_simguard.so IBW_TEST_WORK=$work
+bench_net 3 "$hosts" "$work/fattree3-$hosts.net"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 exec "$top/tests/lib/with-fabric.sh" bench_render "$work/fattree3-$hosts.net" \
 	--sm "node$hosts" --osm-args "-s 0" --ibsim-args "$flags" --timeout 300 \

@@ -6,11 +6,7 @@
 # from it; then 500 pairs compared with ibtracert hop by hop (issue 21,
 # acceptance 2), ibtracert timed on them and extrapolated to all pairs.
 #   tests/bench/routes.sh [BUILD_DIR]
-set -eu
-top=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$top/build}" && pwd)
-work=$build/bench-work
-mkdir -p "$work"
+. "$(dirname "$0")/lib.sh"
 
 if [ -n "${IBW_SIM_DIR:-}" ]; then
 	pre() { SIM_HOST=node0001 LD_PRELOAD=$IBW_SIM_PRELOAD "$@"; }
@@ -56,9 +52,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	exit
 fi
 
-"$build/tests/ibw-fattree" --levels 3 --hosts 2592 >"$work/fattree3-2592.net"
-flags=$("$build/tests/ibw-fattree" --levels 3 --hosts 2592 --flags)
-export IBW_SIMGUARD=$build/tests/libibw_simguard.so IBW_TEST_WORK=$work
+bench_net 3 2592 "$work/fattree3-2592.net"
 exec "$top/tests/lib/with-fabric.sh" bench_routes "$work/fattree3-2592.net" \
 	--sm node2592 --osm-args "-s 0" --ibsim-args "$flags" --timeout 180 \
 	-- "$top/tests/bench/routes.sh" "$build"

@@ -15,11 +15,7 @@
 # Environment: TREES (as scale.sh: "14256 27828 54324"), ROUNDS (5),
 # SWEEPS (bench_sweep binaries to compare, e.g. the build's and one
 # built with a candidate fix; default the build's), SKIP_REF=1.
-set -eu
-top=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$top/build}" && pwd)
-work=${BENCH_WORK:-$build/bench-work}
-mkdir -p "$work"
+. "$(dirname "$0")/lib.sh"
 
 median() { sort -n | awk '{ a[NR] = $1 } END { print NR ? a[int((NR + 1) / 2)] : "-" }'; }
 

@@ -35,13 +35,9 @@
 # symbols of the warm counter sweeps; for ibsim's symbols put an ibsim
 # built with -g first in PATH). Results: one line per figure on stdout
 # and BENCH_WORK/scale-PORTS.txt (key=value), then a table of all trees.
-set -eu
-top=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$top/build}" && pwd)
-work=${BENCH_WORK:-$build/bench-work}
+. "$(dirname "$0")/lib.sh"
 agent_bin=${IBW_BENCH_AGENT:-$build/agent/ibwatchd}
 export IBW_BENCH_AGENT=$agent_bin
-mkdir -p "$work"
 
 # Median of the numbers on stdin.
 median() { sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }'; }

@@ -6,11 +6,7 @@
 # (discovery and counters every 30 s): the walk's time and rows/s, three
 # times, for max-repetitions 10 (snmpbulkwalk's default) and 50.
 #   tests/bench/snmp.sh [BUILD_DIR]
-set -eu
-top=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$top/build}" && pwd)
-work=$build/bench-work
-mkdir -p "$work"
+. "$(dirname "$0")/lib.sh"
 
 if [ -n "${IBW_SIM_DIR:-}" ]; then
 	export MIBS="" MIBDIRS="" SNMP_PERSISTENT_DIR=$PWD/snmp
@@ -53,9 +49,7 @@ EOF
 	exit 0
 fi
 
-"$build/tests/ibw-fattree" --levels 3 --hosts 2592 >"$work/fattree3-2592.net"
-flags=$("$build/tests/ibw-fattree" --levels 3 --hosts 2592 --flags)
-export IBW_SIMGUARD=$build/tests/libibw_simguard.so IBW_TEST_WORK=$work
+bench_net 3 2592 "$work/fattree3-2592.net"
 exec "$top/tests/lib/with-fabric.sh" bench_snmp "$work/fattree3-2592.net" \
 	--sm node2592 --osm-args "-s 0" --ibsim-args "$flags" --timeout 180 \
 	-- "$top/tests/bench/snmp.sh" "$build"

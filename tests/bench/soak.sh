@@ -15,12 +15,8 @@
 #
 #   cmake -S . -B build-asan -DIBW_SANITIZE=ON && cmake --build build-asan -j
 #   tests/bench/soak.sh build-asan [SECONDS]
-set -eu
-top=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$top/build}" && pwd)
+. "$(dirname "$0")/lib.sh"
 secs=${2:-600}
-work=$build/bench-work
-mkdir -p "$work"
 
 if [ -z "${IBW_SIM_DIR:-}" ]; then
 	"$build/tests/ibw-fattree" --levels 2 --hosts 324 >"$work/soak-324.net"

@@ -6,12 +6,8 @@
 # counter sweep vs `ibqueryerrors`, and the counter sweep again with
 # --counter-check in-flux (no NodeInfo per node). Medians of ROUNDS runs.
 #   tests/bench/sweep.sh [BUILD_DIR] [ROUNDS]
-set -eu
-top=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$top/build}" && pwd)
+. "$(dirname "$0")/lib.sh"
 rounds=${2:-5}
-work=$build/bench-work
-mkdir -p "$work"
 
 if [ -n "${IBW_SIM_DIR:-}" ]; then
 	median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
@@ -57,9 +53,7 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 	exit 0
 fi
 
-"$build/tests/ibw-fattree" --levels 3 --hosts 2592 >"$work/fattree3-2592.net"
-flags=$("$build/tests/ibw-fattree" --levels 3 --hosts 2592 --flags)
-export IBW_SIMGUARD=$build/tests/libibw_simguard.so IBW_TEST_WORK=$work
+bench_net 3 2592 "$work/fattree3-2592.net"
 exec "$top/tests/lib/with-fabric.sh" bench_sweep "$work/fattree3-2592.net" \
 	--sm node2592 --osm-args "-s 0" --ibsim-args "$flags" --timeout 180 \
 	-- "$top/tests/bench/sweep.sh" "$build" "$rounds"
