@@ -15,7 +15,6 @@
 #include <time.h>
 
 #include "census_int.h"
-#include "snapshot.h"
 
 static const char *const status_names[] = {
 	[IBW_ROUTE_OK] = "ok",
@@ -291,7 +290,7 @@ static int build_index(struct ibw_census *c)
 			const struct ibw_fport *fp = &n->ports[p];
 			struct rlid *l;
 
-			if (!ibw_snapshot_endport_lid(n, p))
+			if (!ibw_fabric_endport_lid(n, p))
 				continue;
 			l = &c->lids[c->nlids++];
 			l->lid = fp->pi.lid;

@@ -6,7 +6,27 @@
 
 #include "loop.h"
 #include "fabric.h"
-#include "snapshot.h"
+
+unsigned ibw_fabric_first_port(const struct ibw_fnode *n)
+{
+	return n->ni.node_type == IBW_NODE_SWITCH ? 0 : 1;
+}
+
+int ibw_fabric_endport(const struct ibw_fnode *n, unsigned p)
+{
+	return n->ni.node_type == IBW_NODE_SWITCH
+		       ? p == 0
+		       : p >= ibw_fabric_first_port(n);
+}
+
+uint16_t ibw_fabric_endport_lid(const struct ibw_fnode *n, unsigned p)
+{
+	const struct ibw_fport *fp = &n->ports[p];
+
+	return p < n->nports && ibw_fabric_endport(n, p) && fp->have_pi
+		       ? fp->pi.lid
+		       : 0;
+}
 
 struct ibw_fabric *ibw_fabric_new(void)
 {
@@ -133,7 +153,7 @@ const struct ibw_fnode *ibw_fabric_find_lid(const struct ibw_fabric *f,
 		for (p = 0; p < n->nports; p++) {
 			const struct ibw_fport *fp = &n->ports[p];
 			unsigned span = 1u << fp->pi.lmc;
-			uint16_t base = ibw_snapshot_endport_lid(n, p);
+			uint16_t base = ibw_fabric_endport_lid(n, p);
 
 			if (base && lid >= base && lid < base + span) {
 				if (port)

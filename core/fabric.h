@@ -85,6 +85,23 @@ struct ibw_fnode *ibw_fabric_add_node(struct ibw_fabric *f, uint64_t guid,
 /* Sort and index: after this the fabric is read-only. */
 void ibw_fabric_freeze(struct ibw_fabric *f);
 
+/* The ports of @n that exist: a switch's from 0 (its management port),
+ * any other node's from 1 (a CA has no port 0). */
+unsigned ibw_fabric_first_port(const struct ibw_fnode *n);
+
+/*
+ * Whether port @p of @n is an endport, addressed by a LID and a port GUID
+ * of its own: a switch's port 0 (its management port; the physical ports
+ * have no LID), a CA's or router's ports from 1 (they have no port 0).
+ * The one place this rule lives; the probe code asks it on the live
+ * fabric, the snapshot's views on the published one.
+ */
+int ibw_fabric_endport(const struct ibw_fnode *n, unsigned p);
+
+/* The LID of port @p of @n if it is an endport whose PortInfo was read,
+ * else 0 (no LID, not read, not an endport). */
+uint16_t ibw_fabric_endport_lid(const struct ibw_fnode *n, unsigned p);
+
 const struct ibw_fnode *ibw_fabric_find(const struct ibw_fabric *f,
 					uint64_t guid);
 const struct ibw_fnode *ibw_fabric_find_lid(const struct ibw_fabric *f,

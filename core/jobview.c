@@ -197,7 +197,8 @@ static void port_facts(const struct ibw_snapshot *s,
 
 static int build_job(const struct ibw_snapshot *s, const struct hosts_index *x,
 		     struct ibw_jobview_job *j, char *const *shared,
-		     size_t nshared, struct ibw_census_route *r, uint64_t gen)
+		     size_t nshared, struct ibw_census_route *r,
+		     struct ibw_jobroutes *jr, uint64_t gen)
 {
 	const struct ibw_job *job = j->job;
 	unsigned h, cap = 0, i, nwait = 0;
@@ -275,17 +276,15 @@ static int build_job(const struct ibw_snapshot *s, const struct hosts_index *x,
 		j->xmit_wait_ratio = wsum / nwait;
 	/* the last walk of the same ports over this census, or a walk */
 	j->have_census = s->census != NULL;
-	rc = s->census && s->jroutes
-		     ? ibw_jobroutes_take(s->jroutes, gen, s->census, j)
-		     : 0;
+	rc = s->census && jr ? ibw_jobroutes_take(jr, gen, s->census, j) : 0;
 	if (rc < 0)
 		return -1;
 	if (!rc) {
 		if (route_pairs(s, j, r))
 			return -1;
 		merge_links(j);
-		if (s->census && s->jroutes)
-			ibw_jobroutes_put(s->jroutes, gen, s->census, j);
+		if (s->census && jr)
+			ibw_jobroutes_put(jr, gen, s->census, j);
 	}
 	for (i = 0; i < j->nlinks; i++) {
 		const struct ibw_link *k =
@@ -300,7 +299,8 @@ static int build_job(const struct ibw_snapshot *s, const struct hosts_index *x,
 	return 0;
 }
 
-struct ibw_jobview *ibw_jobview_build(const struct ibw_snapshot *s)
+struct ibw_jobview *ibw_jobview_build(const struct ibw_snapshot *s,
+				      struct ibw_jobroutes *jr)
 {
 	struct ibw_jobview *v;
 	struct hosts_index x = { NULL, 0 };
@@ -312,10 +312,11 @@ struct ibw_jobview *ibw_jobview_build(const struct ibw_snapshot *s)
 
 	if (!s->jobs)
 		return NULL;
-	gen = s->jroutes ? ibw_jobroutes_begin(s->jroutes) : 0;
+	gen = jr ? ibw_jobroutes_begin(jr) : 0;
 	v = calloc(1, sizeof(*v));
 	if (!v)
 		return NULL;
+	v->users = 1;
 	v->jobs = calloc(s->jobs->n + 1, sizeof(*v->jobs));
 	r = malloc(sizeof(*r));
 	if (!v->jobs || !r || index_hosts(s->fabric, &x))
@@ -348,7 +349,7 @@ struct ibw_jobview *ibw_jobview_build(const struct ibw_snapshot *s)
 	v->n = s->jobs->n;
 	for (j = 0; j < v->n; j++) {
 		v->jobs[j].job = &s->jobs->jobs[j];
-		if (build_job(s, &x, &v->jobs[j], shared, nshared, r, gen))
+		if (build_job(s, &x, &v->jobs[j], shared, nshared, r, jr, gen))
 			goto fail;
 		v->nrefs += v->jobs[j].nlinks;
 	}
@@ -364,8 +365,8 @@ struct ibw_jobview *ibw_jobview_build(const struct ibw_snapshot *s)
 			v->nrefs++;
 		}
 	qsort(v->refs, v->nrefs, sizeof(*v->refs), cmp_ref);
-	if (s->jroutes)
-		ibw_jobroutes_end(s->jroutes, gen, s->census);
+	if (jr)
+		ibw_jobroutes_end(jr, gen, s->census);
 	free(x.k);
 	free(r);
 	free(all);
@@ -376,15 +377,22 @@ fail:
 	free(r);
 	free(all);
 	free(shared);
-	ibw_jobview_free(v);
+	ibw_jobview_unref(v);
 	return NULL;
 }
 
-void ibw_jobview_free(struct ibw_jobview *v)
+struct ibw_jobview *ibw_jobview_ref(struct ibw_jobview *v)
+{
+	if (v)
+		__atomic_add_fetch(&v->users, 1, __ATOMIC_RELAXED);
+	return v;
+}
+
+void ibw_jobview_unref(struct ibw_jobview *v)
 {
 	unsigned j;
 
-	if (!v)
+	if (!v || __atomic_sub_fetch(&v->users, 1, __ATOMIC_ACQ_REL))
 		return;
 	for (j = 0; v->jobs && j < v->n; j++) {
 		free(v->jobs[j].ports);
@@ -453,20 +461,4 @@ const struct ibw_jobview_job *ibw_jobview_find(const struct ibw_jobview *v,
 		if (!strcmp(v->jobs[j].job->id, id))
 			return &v->jobs[j];
 	return NULL;
-}
-
-const struct ibw_jobview *ibw_snapshot_jobview(struct ibw_snapshot *s)
-{
-	struct ibw_jobview *v;
-
-	if (!s || !s->jobs)
-		return NULL;
-	pthread_mutex_lock(&s->jv_lock);
-	if (!s->jv_done) {
-		s->jv = ibw_jobview_build(s);
-		s->jv_done = s->jv != NULL; /* ENOMEM: try again later */
-	}
-	v = s->jv;
-	pthread_mutex_unlock(&s->jv_lock);
-	return v;
 }

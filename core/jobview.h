@@ -6,7 +6,9 @@
  * rates, errors and transmit wait summed; the links the census routes
  * the job's host pairs over, with how many pairs use each; the worst
  * health among them; and, per link, the jobs that cross it. Built from
- * one snapshot, on first use, and kept with it (ibw_snapshot_jobview).
+ * one snapshot, for its first reader, and kept for the next ones by the
+ * monitor's cache (core/jobcache.h). Reference-counted: any thread may
+ * drop one.
  */
 #ifndef IBW_JOBVIEW_H
 #define IBW_JOBVIEW_H
@@ -53,6 +55,7 @@ struct ibw_jobview_job {
 };
 
 struct ibw_jobview {
+	unsigned users; /* references: atomic */
 	struct ibw_jobview_job *jobs; /* in the job set's order */
 	unsigned n;
 	/* (guid, port, job index) for every job's every link direction,
@@ -65,9 +68,16 @@ struct ibw_jobview {
 	size_t nrefs;
 };
 
-/* The view of @s's jobs; NULL when @s has none or on ENOMEM. */
-struct ibw_jobview *ibw_jobview_build(const struct ibw_snapshot *s);
-void ibw_jobview_free(struct ibw_jobview *v);
+struct ibw_jobroutes;
+
+/* The view of @s's jobs, one reference for the caller, the census walks
+ * taken from and kept in @r (NULL: every job walked afresh); NULL when
+ * @s has none or on ENOMEM. */
+struct ibw_jobview *ibw_jobview_build(const struct ibw_snapshot *s,
+				      struct ibw_jobroutes *r);
+struct ibw_jobview *ibw_jobview_ref(struct ibw_jobview *v);
+/* Drop a reference; the last frees the view. NULL: nothing. */
+void ibw_jobview_unref(struct ibw_jobview *v);
 
 /*
  * The jobs whose routes cross the cable at (@guid, @port) - (@pguid,

@@ -14,9 +14,8 @@
 #include "localport.h"
 #include "log.h"
 #include "loop.h"
-#include "jobroutes.h"
+#include "jobcache.h"
 #include "jobsrc.h"
-#include "jobview.h"
 #include "monitor.h"
 #include "namemap.h"
 #include "monitor_int.h"
@@ -146,7 +145,7 @@ void ibw_mon_publish(struct ibw_monitor *m)
 	s->links = ibw_link_view_ref(m->lview);
 	s->census = m->census ? ibw_census_ref(m->census) : NULL;
 	s->jobs = m->jobsrc ? ibw_jobset_ref(ibw_jobsrc_set(m->jobsrc)) : NULL;
-	s->jroutes = ibw_jobroutes_ref(m->jroutes);
+	s->jobcache = m->jobcache;
 	if (ibw_snapshot_seal(s) < 0) {
 		log_err("monitor", "out of memory: snapshot not published");
 		ibw_snapshot_unref(s);
@@ -964,7 +963,7 @@ void ibw_monitor_free(struct ibw_monitor *m)
 		ibw_monitor_save_state(m);
 	}
 	ibw_jobsrc_free(m->jobsrc);
-	ibw_jobroutes_unref(m->jroutes);
+	ibw_jobcache_free(m->jobcache);
 	ibw_timer_free(m->disc_timer);
 	ibw_timer_free(m->ctr_timer);
 	ibw_timer_free(m->progress_timer);
@@ -1027,7 +1026,7 @@ int ibw_monitor_start(struct ibw_monitor *m)
 			return -EINVAL;
 		}
 		/* without it every job view walks every job again */
-		m->jroutes = ibw_jobroutes_new();
+		m->jobcache = ibw_jobcache_new();
 	}
 	ibw_timer_arm(m->disc_timer, 0);
 	return 0;
@@ -1047,7 +1046,7 @@ int ibw_monitor_set_jobs(struct ibw_monitor *m, const char *dir,
 	m->o.jobs_squeue = squeue;
 	m->o.jobs_host_map = host_map;
 	if (m->periodic && dir) {
-		if (!m->jroutes && !(m->jroutes = ibw_jobroutes_new())) {
+		if (!m->jobcache && !(m->jobcache = ibw_jobcache_new())) {
 			snprintf(err, errlen, "out of memory");
 			return -ENOMEM;
 		}

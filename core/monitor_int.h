@@ -14,7 +14,9 @@
 struct ibw_monitor {
 	struct ibw_engine *e;
 	struct ibw_jobsrc *jobsrc; /* NULL: no job view */
-	struct ibw_jobroutes *jroutes; /* the job views' census walks */
+	/* the job views (with their census walks), made on first use by
+	 * the readers of the snapshots; NULL without a job source */
+	struct ibw_jobcache *jobcache;
 	struct ibw_loop *loop;
 	struct ibw_monitor_opts o;
 	char *state_file;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobview.h"
+#include "jobcache.h"
 #include "log.h"
 #include "monitor_int.h"
 
@@ -77,16 +77,16 @@ static void link_end(struct ibw_monitor *m, const struct ibw_fnode *n,
 static void affects(struct ibw_monitor *m, const struct ibw_link *k, char *buf,
 		    size_t len)
 {
-	const struct ibw_jobview *v = ibw_snapshot_jobview(m->snap);
+	struct ibw_jobview *v = ibw_jobcache_view(m->snap);
 	unsigned *ids, n, i;
 	size_t at = 0;
 
 	buf[0] = '\0';
-	if (!v || !v->n)
+	ids = v && v->n ? malloc(v->n * sizeof(*ids)) : NULL;
+	if (!ids) {
+		ibw_jobview_unref(v);
 		return;
-	ids = malloc(v->n * sizeof(*ids));
-	if (!ids)
-		return;
+	}
 	n = ibw_jobview_cable_jobs(v, k->end[0].guid, k->end[0].port,
 				   k->end[1].guid, k->end[1].port, ids, v->n);
 	for (i = 0; i < n && i < v->n; i++) {
@@ -100,6 +100,7 @@ static void affects(struct ibw_monitor *m, const struct ibw_link *k, char *buf,
 				       at ? "," : "", id);
 	}
 	free(ids);
+	ibw_jobview_unref(v);
 }
 
 static void on_link_change(const struct ibw_link_change *c, void *arg)

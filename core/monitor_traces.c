@@ -81,7 +81,7 @@ static uint16_t resolve_in(struct ibw_monitor *m, const char *t, int gone)
 						      !strcmp(n->desc, t);
 
 			if (match && fp->have_pi && fp->pi.lid &&
-			    ibw_snapshot_endport(n, p))
+			    ibw_fabric_endport(n, p))
 				return fp->pi.lid;
 		}
 	}

@@ -887,7 +887,7 @@ static int endport_of(const struct ibw_fnode *n, uint64_t guid,
 	for (p = 0; p < n->nports; p++) {
 		if (guid && n->ports[p].guid != guid && n->guid != guid)
 			continue;
-		if (ibw_snapshot_endport_lid(n, p)) {
+		if (ibw_fabric_endport_lid(n, p)) {
 			*nout = n;
 			*pout = &n->ports[p];
 			return 0;
@@ -1013,10 +1013,10 @@ void ibw_pinger_update(struct ibw_pinger *p, const struct ibw_fabric *f,
 			if (p->o.capmask_bits) {
 				if ((fp->pi.capmask & p->o.capmask_bits) !=
 					    p->o.capmask_bits ||
-				    !ibw_snapshot_endport(n, pn))
+				    !ibw_fabric_endport(n, pn))
 					continue;
 			} else if (n->ni.node_type == IBW_NODE_SWITCH ||
-				   !ibw_snapshot_endport(n, pn)) {
+				   !ibw_fabric_endport(n, pn)) {
 				continue;
 			}
 			ep = ep_find(p, fp->guid);

@@ -3,18 +3,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobroutes.h"
-#include "jobview.h"
+#include "jobs.h"
 #include "snapshot.h"
 
 struct ibw_snapshot *ibw_snapshot_new(void)
 {
 	struct ibw_snapshot *s = calloc(1, sizeof(*s));
 
-	if (s) {
+	if (s)
 		s->refs = 1;
-		pthread_mutex_init(&s->jv_lock, NULL);
-	}
 	return s;
 }
 
@@ -54,10 +51,7 @@ void ibw_snapshot_unref(struct ibw_snapshot *s)
 	ibw_fabric_unref(s->fabric);
 	ibw_link_view_unref(s->links);
 	ibw_census_unref(s->census);
-	ibw_jobview_free(s->jv);
 	ibw_jobset_unref(s->jobs);
-	ibw_jobroutes_unref(s->jroutes);
-	pthread_mutex_destroy(&s->jv_lock);
 	if (s->ports_table) {
 		ibw_ctr_table_unref(s->ports_table);
 	} else if (s->ports) {
@@ -166,27 +160,6 @@ double ibw_snapshot_loss_pct(uint64_t lost, uint64_t sent)
 	return sent ? 100.0 * (double)lost / (double)sent : 0.0;
 }
 
-/* The ports of @n that exist: a switch's from 0 (its management port),
- * any other node's from 1 (a CA has no port 0). */
-static unsigned first_port(const struct ibw_fnode *n)
-{
-	return n->ni.node_type == IBW_NODE_SWITCH ? 0 : 1;
-}
-
-int ibw_snapshot_endport(const struct ibw_fnode *n, unsigned p)
-{
-	return n->ni.node_type == IBW_NODE_SWITCH ? p == 0 : p >= first_port(n);
-}
-
-uint16_t ibw_snapshot_endport_lid(const struct ibw_fnode *n, unsigned p)
-{
-	const struct ibw_fport *fp = &n->ports[p];
-
-	return p < n->nports && ibw_snapshot_endport(n, p) && fp->have_pi
-		       ? fp->pi.lid
-		       : 0;
-}
-
 static const char *remote_name(const struct ibw_snapshot *s,
 			       const struct ibw_fport *p)
 {
@@ -208,9 +181,9 @@ static void view_node(struct ibw_snapshot *s, const struct ibw_fnode *n,
 	nv->n = n;
 	nv->name = ibw_snapshot_node_name(s, n);
 	nv->is_switch = n->ni.node_type == IBW_NODE_SWITCH;
-	nv->has_port0 = first_port(n) == 0;
+	nv->has_port0 = ibw_fabric_first_port(n) == 0;
 	nv->ports = &s->port_views[s->nport_views];
-	for (p = first_port(n); p < n->nports; p++) {
+	for (p = ibw_fabric_first_port(n); p < n->nports; p++) {
 		struct ibw_snapshot_port *pv = &s->port_views[s->nport_views++];
 		const struct ibw_fport *fp = &n->ports[p];
 
@@ -261,8 +234,9 @@ int ibw_snapshot_seal(struct ibw_snapshot *s)
 
 	drop_views(s);
 	for (i = 0; i < nnodes; i++)
-		if (f->nodes[i].nports > first_port(&f->nodes[i]))
-			nports += f->nodes[i].nports - first_port(&f->nodes[i]);
+		if (f->nodes[i].nports > ibw_fabric_first_port(&f->nodes[i]))
+			nports += f->nodes[i].nports -
+				  ibw_fabric_first_port(&f->nodes[i]);
 	s->node_views = calloc(nnodes + 1, sizeof(*s->node_views));
 	s->port_views = calloc(nports + 1, sizeof(*s->port_views));
 	s->endport_views = calloc(s->nendports + 1, sizeof(*s->endport_views));

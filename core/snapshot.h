@@ -15,7 +15,6 @@
 #ifndef IBW_SNAPSHOT_H
 #define IBW_SNAPSHOT_H
 
-#include <pthread.h>
 #include <stdint.h>
 
 #include "census.h"
@@ -54,19 +53,6 @@ enum ibw_sweep_reason {
 
 /* "start", "local_port_back", "interval" */
 const char *ibw_snapshot_sweep_reason_str(enum ibw_sweep_reason r);
-
-/*
- * Whether port @p of @n is an endport, addressed by a LID and a port GUID
- * of its own: a switch's port 0 (its management port; the physical ports
- * have no LID), a CA's or router's ports from 1 (they have no port 0).
- * The one place this rule lives; the probe code asks it on the live
- * fabric, the snapshot's views on the published one.
- */
-int ibw_snapshot_endport(const struct ibw_fnode *n, unsigned p);
-
-/* The LID of port @p of @n if it is an endport whose PortInfo was read,
- * else 0 (no LID, not read, not an endport). */
-uint16_t ibw_snapshot_endport_lid(const struct ibw_fnode *n, unsigned p);
 
 /* A node of the fabric as readers see it. */
 struct ibw_snapshot_node {
@@ -172,16 +158,12 @@ struct ibw_snapshot {
 	 * always with --once. Its fabric may be older than @fabric. */
 	struct ibw_census *census;
 	/* The running jobs (core/jobs.h), one reference held; NULL when no
-	 * job source is configured. Their view against this snapshot's
-	 * fabric is made on first use (ibw_snapshot_jobview), under
-	 * jv_lock. */
+	 * job source is configured. */
 	struct ibw_jobset *jobs;
-	/* The jobs' census walks kept across snapshots (core/jobroutes.h),
-	 * one reference held; NULL: walked afresh. */
-	struct ibw_jobroutes *jroutes;
-	pthread_mutex_t jv_lock;
-	int jv_done;
-	struct ibw_jobview *jv;
+	/* Where their view against this snapshot is made and kept
+	 * (core/jobcache.h): the monitor's, which outlives every reader of
+	 * its snapshots; not owned. NULL: no job view. */
+	struct ibw_jobcache *jobcache;
 
 	/* Computed by ibw_snapshot_seal() from the above; read the views
 	 * through the iterators below. */
@@ -223,10 +205,6 @@ int ibw_snapshot_seal(struct ibw_snapshot *s);
  * references while the loop publishes. */
 struct ibw_snapshot *ibw_snapshot_ref(struct ibw_snapshot *s);
 void ibw_snapshot_unref(struct ibw_snapshot *s);
-
-/* The view of @s's jobs against its fabric (core/jobview.h), made once
- * whichever thread asks first; NULL without jobs. */
-const struct ibw_jobview *ibw_snapshot_jobview(struct ibw_snapshot *s);
 
 /* The node's display name: the name map's, else its description. */
 const char *ibw_snapshot_node_name(const struct ibw_snapshot *s,

@@ -9,9 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobroutes.h"
+#include "jobcache.h"
 #include "jobsrc.h"
-#include "jobview.h"
 #include "json_jobs.h"
 #include "json_links.h"
 
@@ -174,14 +173,14 @@ static void job_write(struct ibw_jw *w, const struct ibw_snapshot *s,
 	ibw_jw_end(w);
 }
 
-int ibw_json_write_jobs(struct ibw_jw *w, struct ibw_snapshot *s)
+int ibw_json_write_jobs(struct ibw_jw *w, const struct ibw_snapshot *s)
 {
-	const struct ibw_jobview *v;
+	struct ibw_jobview *v;
 	unsigned i;
 
 	if (!s->jobs)
 		return -ENOENT;
-	v = ibw_snapshot_jobview(s);
+	v = ibw_jobcache_view(s);
 	ibw_jw_object(w);
 	ibw_jw_key(w, "census");
 	ibw_jw_bool(w, s->census != NULL);
@@ -212,10 +211,10 @@ int ibw_json_write_jobs(struct ibw_jw *w, struct ibw_snapshot *s)
 	} else {
 		ibw_jw_null(w);
 	}
-	if (s->jroutes) {
+	if (s->jobcache) {
 		uint64_t walked, reused;
 
-		ibw_jobroutes_stats(s->jroutes, &walked, &reused);
+		ibw_jobcache_stats(s->jobcache, &walked, &reused);
 		ibw_jw_key(w, "route_walks");
 		ibw_jw_object(w);
 		ibw_jw_key(w, "made");
@@ -225,18 +224,22 @@ int ibw_json_write_jobs(struct ibw_jw *w, struct ibw_snapshot *s)
 		ibw_jw_end(w);
 	}
 	ibw_jw_end(w);
+	ibw_jobview_unref(v);
 	return 0;
 }
 
-int ibw_json_write_job(struct ibw_jw *w, struct ibw_snapshot *s, const char *id)
+int ibw_json_write_job(struct ibw_jw *w, const struct ibw_snapshot *s,
+		       const char *id)
 {
+	struct ibw_jobview *v;
 	const struct ibw_jobview_job *j;
 
 	if (!s->jobs)
 		return -ENOENT;
-	j = ibw_jobview_find(ibw_snapshot_jobview(s), id);
-	if (!j)
-		return -ESRCH;
-	job_write(w, s, j, 1);
-	return 0;
+	v = ibw_jobcache_view(s);
+	j = ibw_jobview_find(v, id);
+	if (j)
+		job_write(w, s, j, 1);
+	ibw_jobview_unref(v);
+	return j ? 0 : -ESRCH;
 }

@@ -7,9 +7,9 @@
 #include "snapshot.h"
 
 /* -ENOENT: no job source (nothing written). */
-int ibw_json_write_jobs(struct ibw_jw *w, struct ibw_snapshot *s);
+int ibw_json_write_jobs(struct ibw_jw *w, const struct ibw_snapshot *s);
 /* -ENOENT: no job source; -ESRCH: no such running job. */
-int ibw_json_write_job(struct ibw_jw *w, struct ibw_snapshot *s,
+int ibw_json_write_job(struct ibw_jw *w, const struct ibw_snapshot *s,
 		       const char *id);
 
 #endif

@@ -13,7 +13,7 @@
 
 #include "json.h"
 #include "json_links.h"
-#include "jobview.h"
+#include "jobcache.h"
 
 json_t *ibw_json_link_reasons(uint32_t mask)
 {
@@ -367,14 +367,13 @@ static json_t *jobs_json(const struct ibw_jobview *v, const struct ibw_link *k)
 	return a;
 }
 
-/* With a job source, the view of the snapshot's jobs (made on first use:
- * a cache, hence the cast); NULL without one. */
-static const struct ibw_jobview *jobs_of(const struct ibw_snapshot *s,
-					 int *configured)
+/* With a job source, the view of the snapshot's jobs (one reference,
+ * from the monitor's cache); NULL without one. */
+static struct ibw_jobview *jobs_of(const struct ibw_snapshot *s,
+				   int *configured)
 {
 	*configured = s->jobs != NULL;
-	return *configured ? ibw_snapshot_jobview((struct ibw_snapshot *)s)
-			   : NULL;
+	return *configured ? ibw_jobcache_view(s) : NULL;
 }
 
 /* @o (a link) with "jobs" when @s has a job source. */
@@ -382,10 +381,11 @@ static json_t *with_jobs(json_t *o, const struct ibw_snapshot *s,
 			 const struct ibw_link *k)
 {
 	int configured;
-	const struct ibw_jobview *jv = jobs_of(s, &configured);
+	struct ibw_jobview *jv = jobs_of(s, &configured);
 
 	if (configured)
 		json_object_set_new(o, "jobs", jobs_json(jv, k));
+	ibw_jobview_unref(jv);
 	return o;
 }
 
@@ -691,7 +691,7 @@ int ibw_json_write_links_part(struct ibw_jw *w, const struct ibw_snapshot *s,
 	const struct ibw_link_view *v = s->links;
 	size_t i, n = v ? v->n : 0;
 	int configured;
-	const struct ibw_jobview *jv;
+	struct ibw_jobview *jv;
 	unsigned *ids;
 
 	if (*pos == LINKS_DONE)
@@ -715,11 +715,13 @@ int ibw_json_write_links_part(struct ibw_jw *w, const struct ibw_snapshot *s,
 		if (w->err || w->len >= budget) {
 			*pos = i + 1;
 			free(ids);
+			ibw_jobview_unref(jv);
 			return w->err;
 		}
 		link_write(w, &v->links[i], configured, jv, ids);
 	}
 	free(ids);
+	ibw_jobview_unref(jv);
 	ibw_jw_end(w);
 	ibw_jw_key(w, "taken");
 	if (v)

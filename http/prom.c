@@ -352,8 +352,7 @@ static void render_snapshot(struct ibw_pb *bp, const struct ibw_snapshot *s,
 	endport_families(&b, s);
 	ibw_prom_fec(&b, s);
 	ibw_prom_cong(&b, s);
-	/* a cache of the snapshot, made on first use: hence the cast */
-	ibw_prom_jobs(&b, (struct ibw_snapshot *)s);
+	ibw_prom_jobs(&b, s);
 	ibw_pb_family(&b, "ibwatch_sweep_duration_seconds", "gauge",
 		      "Duration of the last sweep of each probe.");
 	for (k = 0; k < 2; k++)

@@ -8,7 +8,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "jobview.h"
+#include "jobcache.h"
 #include "prom_jobs.h"
 
 /* A label value: Prometheus escapes \, " and newline. */
@@ -66,13 +66,15 @@ static const struct {
 		    "The worst health among those links: 0 ok .. 3 down." },
 };
 
-void ibw_prom_jobs(struct ibw_pb *b, struct ibw_snapshot *s)
+void ibw_prom_jobs(struct ibw_pb *b, const struct ibw_snapshot *s)
 {
-	const struct ibw_jobview *v = ibw_snapshot_jobview(s);
+	struct ibw_jobview *v = ibw_jobcache_view(s);
 	unsigned f, i;
 
-	if (!v || !v->n)
+	if (!v || !v->n) {
+		ibw_jobview_unref(v);
 		return;
+	}
 	for (f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
 		ibw_pb_family(b, fam[f].name, "gauge", fam[f].help);
 		for (i = 0; i < v->n; i++) {
@@ -116,4 +118,5 @@ void ibw_prom_jobs(struct ibw_pb *b, struct ibw_snapshot *s)
 			}
 		}
 	}
+	ibw_jobview_unref(v);
 }

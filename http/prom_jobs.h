@@ -7,6 +7,6 @@
 #include "snapshot.h"
 
 /* ibwatch_job_* for every running job; nothing without a job source. */
-void ibw_prom_jobs(struct ibw_pb *b, struct ibw_snapshot *s);
+void ibw_prom_jobs(struct ibw_pb *b, const struct ibw_snapshot *s);
 
 #endif
