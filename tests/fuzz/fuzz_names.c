@@ -186,11 +186,33 @@ static void label_escape(char *out, size_t n, const char *name)
 	out[o] = '\0';
 }
 
+/* With IBW_FUZZ_DUMP=DIR, @len bytes at @text into DIR/HASH-SIZE.@ext,
+ * named by the input (@data, @size). */
+static void dump(const uint8_t *data, size_t size, const char *ext,
+		 const char *text, size_t len)
+{
+	const char *dir = getenv("IBW_FUZZ_DUMP");
+	char path[4096];
+	unsigned long h = 5381;
+	FILE *f;
+	size_t i;
+
+	if (!dir || !*dir)
+		return;
+	for (i = 0; i < size; i++)
+		h = h * 33 + data[i];
+	snprintf(path, sizeof(path), "%s/%016lx-%zu.%s", dir, h, size, ext);
+	f = fopen(path, "w");
+	if (f) {
+		fwrite(text, 1, len, f);
+		fclose(f);
+	}
+}
+
 static void check_prom(struct ibw_snapshot *s, const char *name,
 		       const uint8_t *data, size_t size)
 {
 	char esc[2 * IBW_NAME_SIZE], want[2 * IBW_NAME_SIZE + 16];
-	const char *dir = getenv("IBW_FUZZ_DUMP");
 	size_t len;
 	char *text = ibw_prom_render(s, NULL, T0, NULL, &len);
 
@@ -205,22 +227,7 @@ static void check_prom(struct ibw_snapshot *s, const char *name,
 	snprintf(want, sizeof(want), "switch=\"%s\"", esc);
 	if (!strstr(text, want))
 		die("no switch label names the switch", name);
-	if (dir && *dir) {
-		char path[4096];
-		unsigned long h = 5381;
-		FILE *f;
-		size_t i;
-
-		for (i = 0; i < size; i++)
-			h = h * 33 + data[i];
-		snprintf(path, sizeof(path), "%s/%016lx-%zu.prom", dir, h,
-			 size);
-		f = fopen(path, "w");
-		if (f) {
-			fwrite(text, 1, len, f);
-			fclose(f);
-		}
-	}
+	dump(data, size, "prom", text, len);
 	free(text);
 }
 
@@ -285,6 +292,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_json(s, name);
 		check_mib(s, name);
 		check_prom(s, name, data, size);
+	} else {
+		dump(data, size, "noname", "", 0);
 	}
 	check_log(name);
 	ibw_snapshot_unref(s);
