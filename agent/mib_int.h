@@ -26,8 +26,8 @@ enum {
 	NODE_COL_GONE,
 };
 
-/* Port table: the columns before the counters; counter i is column
- * PORT_COL_CTR0 + i, in enum ibw_ctr order, as in the MIB; after them
+/* Port table: the columns before the counters; the counters' columns
+ * from PORT_COL_CTR0 on are core/ctr_desc.c's (mib_col); after them
  * ibwPortIndex (not readable) and the node's name. */
 enum {
 	PORT_COL_NODE_GUID = 1,
@@ -51,8 +51,12 @@ enum {
 	PORT_COL_EXT,
 	PORT_COL_CTR0,
 };
-_Static_assert(IBW_CTR_MAX == 32, "a new counter needs a column in the MIB");
-#define PORT_COL_NODE_NAME (PORT_COL_CTR0 + IBW_CTR_MAX + 1)
+/* the columns after the first 32 counters' (a 33rd counter's is 54) */
+#define PORT_COL_INDEX 52
+#define PORT_COL_NODE_NAME 53
+_Static_assert(IBW_CTR_MAX == 32,
+	       "a new counter needs its column in mib/IBWATCH-MIB.txt, in "
+	       "core/ctr_desc.c and in mib_tables.c's port table range");
 
 /* Endport table (index: ibwPortIndex) */
 enum {

@@ -394,10 +394,9 @@ static int port_get(struct ibw_mib *m, unsigned row, unsigned col,
 		return 0;
 	}
 	if (col >= PORT_COL_CTR0) {
-		unsigned i = col - PORT_COL_CTR0;
+		int i = ibw_ctr_by_mib_col(col); /* core/ctr_desc.c's table */
 
-		if (i >= IBW_CTR_MAX || !pc ||
-		    !ibw_ctr_val(pc, (enum ibw_ctr)i)->have_raw)
+		if (i < 0 || !pc || !ibw_ctr_val(pc, (enum ibw_ctr)i)->have_raw)
 			return -1;
 		mib_v_c64(v, ibw_ctr_val(pc, (enum ibw_ctr)i)->total);
 		return 0;
@@ -805,7 +804,7 @@ const struct table mib_tables[] = {
 	{ "ibwNodeTable", 2, 0, NODE_COL_GUID, NODE_COL_GONE, 1, node_rows,
 	  node_index, node_get, 0 },
 	{ "ibwPortTable", 3, 0, PORT_COL_NODE_GUID, PORT_COL_NODE_NAME, 1,
-	  port_rows, port_index, port_get, PORT_COL_CTR0 + IBW_CTR_MAX },
+	  port_rows, port_index, port_get, PORT_COL_INDEX },
 	{ "ibwEndportTable", 4, 0, EP_COL_NODE_GUID, EP_COL_RESPONDER_HOST, 1,
 	  ep_rows, ep_index, ep_get, 0 },
 	{ "ibwPathTable", 5, 0, 2, 10, 1, path_rows, path_index, path_get, 0 },

@@ -20,6 +20,13 @@
 #include "events.h"
 #include "fabric.h"
 
+/*
+ * The counters, described by core/ctr_desc.c's table (ibw_ctr_desc()).
+ * Append-only: the state file's port lines (core/ctr_state.c) hold the
+ * counters in this order under a format version, so a new counter goes
+ * at the end (before IBW_CTR_MAX) and an existing one is never moved;
+ * the base counters come before the detail ones (IBW_CTR_NBASE).
+ */
 enum ibw_ctr {
 	IBW_CTR_SYMBOL_ERRORS,
 	IBW_CTR_LINK_ERROR_RECOVERY,
@@ -79,12 +86,23 @@ struct ibw_ctr_desc {
 	unsigned scale; /* raw unit to ours: 4 for the data counters */
 	int is_error;
 	uint64_t threshold; /* default error threshold, 0: none */
+	/* its PortCounters CounterSelect bit, for a clear (CounterSelect2's
+	 * from bit 16); 0: none */
+	uint32_t select;
 	/* PortRcvErrorDetails (0x15), PortXmitDiscardDetails (0x16), or 0 */
 	uint16_t detail_attr;
 	int detail_field; /* the field in it */
+	/* The Prometheus series: infiniband_<kind>_port_<metric>_total as
+	 * infiniband_exporter names it, or, for a counter the exporter does
+	 * not read (@ibwatch_metric), ibwatch_<kind>_port_<metric>_total. */
+	const char *metric;
+	int ibwatch_metric;
+	unsigned mib_col; /* its column of IBWATCH-MIB's ibwPortTable */
 };
 
 const struct ibw_ctr_desc *ibw_ctr_desc(enum ibw_ctr c);
+/* The counter of ibwPortTable's column @col, or -1 when none is. */
+int ibw_ctr_by_mib_col(unsigned col);
 /* By perfquery name ("SymbolErrorCounter") or key ("symbol_errors"). */
 int ibw_ctr_lookup(const char *name);
 

@@ -228,10 +228,8 @@ struct port_op {
 	struct port_op *next; /* in its job's held list */
 };
 
-/* ctr_desc.c: each counter's description (ibw_ctr_desc()), and its
- * PortCounters CounterSelect bit (CounterSelect2's from bit 16; 0: none) */
+/* ctr_desc.c: each counter's description (ibw_ctr_desc()) */
 extern const struct ibw_ctr_desc ibw_ctr_descs[IBW_CTR_MAX];
-extern const uint32_t ibw_ctr_select[IBW_CTR_MAX];
 
 /* counters.c */
 struct node_cap *ibw_ctr_cap_find(struct ibw_counters *c, uint64_t guid);

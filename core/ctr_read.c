@@ -113,7 +113,7 @@ static void reset_done(const struct ibw_mad_done *d, void *arg)
 			for (i = 0; p && i < IBW_CTR_MAX; i++) {
 				struct ibw_ctr_val *v;
 
-				if (!(op->reset_mask & ibw_ctr_select[i]))
+				if (!(op->reset_mask & ibw_ctr_descs[i].select))
 					continue;
 				v = ibw_ctr_val_w(p, (enum ibw_ctr)i);
 				if (v)
@@ -293,7 +293,7 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 		if (!use_ext && ibw_ctr_near_max(raw, max) &&
 		    ((d->is_error && c->o.reset_errors) ||
 		     (!d->is_error && c->o.reset_data)))
-			reset_mask |= ibw_ctr_select[i];
+			reset_mask |= ibw_ctr_descs[i].select;
 	}
 	for (i = 0; i < 4; i++) {
 		struct ibw_ctr_val *v = &p->v[IBW_CTR_XMIT_DATA + i];

@@ -15,61 +15,6 @@
 #include "prom_buf.h"
 #include "prom_exporter.h"
 
-/* Exporter names of our counters (after infiniband_<kind>_port_); those
- * of PortXmitDiscardDetails, which the exporter does not read, are
- * ibwatch's own (ibwatch_<kind>_port_). */
-static const char *const ctr_names[IBW_CTR_MAX] = {
-	[IBW_CTR_SYMBOL_ERRORS] = "symbol_error",
-	[IBW_CTR_LINK_ERROR_RECOVERY] = "link_error_recovery",
-	[IBW_CTR_LINK_DOWNED] = "link_downed",
-	[IBW_CTR_RCV_ERRORS] = "receive_errors",
-	[IBW_CTR_RCV_REMOTE_PHYS_ERRORS] = "receive_remote_physical_errors",
-	[IBW_CTR_RCV_SWITCH_RELAY_ERRORS] = "receive_switch_relay_errors",
-	[IBW_CTR_XMIT_DISCARDS] = "transmit_discards",
-	[IBW_CTR_XMIT_CONSTRAINT_ERRORS] = "transmit_constraint_errors",
-	[IBW_CTR_RCV_CONSTRAINT_ERRORS] = "receive_constraint_errors",
-	[IBW_CTR_LOCAL_LINK_INTEGRITY_ERRORS] = "local_link_integrity_errors",
-	[IBW_CTR_EXCESSIVE_BUFFER_OVERRUN_ERRORS] = "excessive_buffer_overrun_"
-						    "errors",
-	[IBW_CTR_VL15_DROPPED] = "vl15_dropped",
-	[IBW_CTR_XMIT_WAIT] = "transmit_wait",
-	[IBW_CTR_QP1_DROPPED] = "qp1_dropped",
-	[IBW_CTR_XMIT_DATA] = "transmit_data_bytes",
-	[IBW_CTR_RCV_DATA] = "receive_data_bytes",
-	[IBW_CTR_XMIT_PKTS] = "transmit_packets",
-	[IBW_CTR_RCV_PKTS] = "receive_packets",
-	[IBW_CTR_UNICAST_XMIT_PKTS] = "unicast_transmit_packets",
-	[IBW_CTR_UNICAST_RCV_PKTS] = "unicast_receive_packets",
-	[IBW_CTR_MULTICAST_XMIT_PKTS] = "multicast_transmit_packets",
-	[IBW_CTR_MULTICAST_RCV_PKTS] = "multicast_receive_packets",
-	[IBW_CTR_LOCAL_PHYSICAL_ERRORS] = "local_physical_errors",
-	[IBW_CTR_MALFORMED_PACKET_ERRORS] = "malformed_packet_errors",
-	[IBW_CTR_BUFFER_OVERRUN_ERRORS] = "buffer_overrun_errors",
-	/* The exporter spells PortDLIDMappingErrors so; its users' rules
-	 * ask for this name. */
-	[IBW_CTR_DLID_MAPPING_ERRORS] = "dli_mapping_errors",
-	[IBW_CTR_VL_MAPPING_ERRORS] = "vl_mapping_errors",
-	[IBW_CTR_LOOPING_ERRORS] = "looping_errors",
-	[IBW_CTR_INACTIVE_DISCARDS] = "inactive_discards",
-	[IBW_CTR_NEIGHBOR_MTU_DISCARDS] = "neighbor_mtu_discards",
-	[IBW_CTR_SW_LIFETIME_LIMIT_DISCARDS] = "sw_lifetime_limit_discards",
-	[IBW_CTR_SW_HOQ_LIFETIME_LIMIT_DISCARDS] = "sw_hoq_lifetime_limit_"
-						   "discards",
-};
-
-static const char *prefix_of(unsigned c)
-{
-	switch (c) {
-	case IBW_CTR_INACTIVE_DISCARDS:
-	case IBW_CTR_NEIGHBOR_MTU_DISCARDS:
-	case IBW_CTR_SW_LIFETIME_LIMIT_DISCARDS:
-	case IBW_CTR_SW_HOQ_LIFETIME_LIMIT_DISCARDS:
-		return "ibwatch";
-	default:
-		return "infiniband";
-	}
-}
-
 /*
  * infiniband_exporter's rows, as it gives them on a running fabric: it
  * lists the ports ibnetdiscover shows connected, names a switch by its
@@ -199,9 +144,12 @@ static void counter_families(struct ibw_pb *b, const struct ibw_snapshot *s,
 	for (c = 0; c < IBW_CTR_MAX; c++) {
 		int any = 0;
 
-		nlen = (size_t)snprintf(name, sizeof(name),
-					"%s_%s_port_%s_total", prefix_of(c),
-					ibw_pb_kind(is_switch), ctr_names[c]);
+		const struct ibw_ctr_desc *d = ibw_ctr_desc(c);
+
+		nlen = (size_t)snprintf(
+			name, sizeof(name), "%s_%s_port_%s_total",
+			d->ibwatch_metric ? "ibwatch" : "infiniband",
+			ibw_pb_kind(is_switch), d->metric);
 		for (i = 0; i < n; i++) {
 			const struct ibw_port_ctrs *p = r[i].pc;
 
