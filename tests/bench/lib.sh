@@ -7,7 +7,11 @@
 # bench_net LEVELS HOSTS FILE: the fat tree of LEVELS levels and HOSTS
 # hosts written to FILE (ibw-fattree), its ibsim flags in $flags, and
 # the guard and work directory exported for tests/lib/with-fabric.sh.
-. "$(dirname "$0")/lib.sh"
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "${1:-$top/build}" && pwd)
+work=${BENCH_WORK:-$build/bench-work}
+mkdir -p "$work"
 
 bench_net() {
 	"$build/tests/ibw-fattree" --levels "$1" --hosts "$2" >"$3"

@@ -6,6 +6,8 @@
 # (discovery and counters every 30 s): the walk's time and rows/s, three
 # times, for max-repetitions 10 (snmpbulkwalk's default) and 50.
 #   tests/bench/snmp.sh [BUILD_DIR]
+# SNMP_BENCH_AGENT_ARGS: more ibwatchd arguments (--counter-full-speed:
+# the sweeps unspread).
 . "$(dirname "$0")/lib.sh"
 
 if [ -n "${IBW_SIM_DIR:-}" ]; then
@@ -20,7 +22,7 @@ EOF
 	snmpd -f -C -c snmpd.conf -Lf snmpd.log -p snmpd.pid "udp:127.0.0.1:$port" &
 	snmpd_pid=$!
 	LD_PRELOAD=$IBW_SIM_PRELOAD "$build/agent/ibwatchd" --no-state-file --no-http \
-		--agentx "$PWD/agentx.sock" --discovery-interval 30 --counter-interval 30 \
+		--agentx "$PWD/agentx.sock" --discovery-interval 30 --counter-interval 30 ${SNMP_BENCH_AGENT_ARGS:-} \
 		>agent.out 2>agent.log &
 	agent=$!
 	trap 'kill $agent $snmpd_pid 2>/dev/null' EXIT
