@@ -26,6 +26,7 @@
 #define xdump ibw_libibmad_xdump
 #include "json.h"
 #include "prom.h"
+#include "render_fx.h"
 #include "snapfixture.h"
 #undef xdump
 
@@ -39,26 +40,6 @@ static const oid root[] = { IBW_MIB_ROOT };
 static struct ibw_snapshot *get_snap(void *arg)
 {
 	return ibw_snapshot_ref(arg);
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = calloc(1, (size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
 }
 
 static void test_rows_are_whole(void **state)
