@@ -151,6 +151,11 @@ static int index_rows(struct ibw_mib *m)
 	qsort(m->nodes, m->nnodes, sizeof(*m->nodes), cmp_irow);
 	qsort(m->ports, m->nports, sizeof(*m->ports), cmp_irow);
 	qsort(m->eps, m->neps, sizeof(*m->eps), cmp_irow);
+	/* two configured targets may be one port: one row */
+	for (i = 0, n = 0; i < m->neps; i++)
+		if (!n || m->eps[n - 1].idx != m->eps[i].idx)
+			m->eps[n++] = m->eps[i];
+	m->neps = n;
 	qsort(m->links, m->nlinks, sizeof(*m->links), cmp_irow);
 	qsort(m->lookups, m->nlookups, sizeof(*m->lookups), cmp_lrow);
 	/* one row per key, should a port GUID be another's too */
@@ -629,10 +634,22 @@ netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
 	memset(&v, 0, sizeof(v));
 	snmp_varlist_add_variable(&vars, trap_oid, OID_LENGTH(trap_oid),
 				  ASN_OBJECT_ID, which, wlen * sizeof(oid));
-	/* the rows the event is about (given now if they have none yet) */
-	nidx[0] = mib_rows_node(m->rows, e->node_guid);
-	pidx[0] = mib_rows_port(m->rows, e->node_guid, e->port);
-	mib_rows_save(m->rows);
+	/* the rows a port's event is about (given now if they have none
+	 * yet); the others name no port */
+	nidx[0] = pidx[0] = 0;
+	if (e->kind == IBW_EVT_ENDPORT_STATE ||
+	    e->kind == IBW_EVT_PORT_STATE_CHANGED ||
+	    e->kind == IBW_EVT_THRESHOLD_CROSSED ||
+	    e->kind == IBW_EVT_LINK_HEALTH_CHANGED ||
+	    e->kind == IBW_EVT_ENDPORT_MOVED) {
+		nidx[0] = mib_rows_node(m->rows, e->node_guid);
+		pidx[0] = mib_rows_port(m->rows, e->node_guid, e->port);
+		mib_rows_save(m->rows);
+		if (!nidx[0] || !pidx[0]) { /* out of memory */
+			snmp_free_varbind(vars);
+			return NULL;
+		}
+	}
 
 	switch (e->kind) {
 	case IBW_EVT_ENDPORT_STATE: {

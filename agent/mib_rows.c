@@ -222,14 +222,13 @@ static void load(struct mib_rows *r)
 		uint32_t *next = c[i].port == NODE_KEY ? &r->next_node
 						       : &r->next_port;
 
-		if ((i && c[i].idx == c[i - 1].idx &&
-		     (c[i].port == NODE_KEY) == (c[i - 1].port == NODE_KEY)) ||
-		    put(r, c[i].guid, c[i].port, c[i].idx) < 0) {
-			bad++;
-			continue;
-		}
+		/* a dropped line's index is not given again either */
 		if (c[i].idx >= *next)
 			*next = c[i].idx + 1;
+		if ((i && c[i].idx == c[i - 1].idx &&
+		     (c[i].port == NODE_KEY) == (c[i - 1].port == NODE_KEY)) ||
+		    put(r, c[i].guid, c[i].port, c[i].idx) < 0)
+			bad++;
 	}
 	free(c);
 	if (bad) {
@@ -268,6 +267,29 @@ void mib_rows_free(struct mib_rows *r)
 	free(r);
 }
 
+/* The rename in @path's directory made durable; a failure costs only
+ * that (the file is whole either way). */
+static void sync_dir(const char *path)
+{
+	char dir[4096];
+	char *slash;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	else
+		snprintf(dir, sizeof(dir), ".");
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
 static int write_rows(const struct mib_rows *r, const char *tmp)
 {
 	FILE *f;
@@ -296,8 +318,9 @@ static int write_rows(const struct mib_rows *r, const char *tmp)
 				"p 0x%016" PRIx64 " %" PRIu32 " %" PRIu32 "\n",
 				s->guid, s->port, s->idx);
 	}
-	if (fflush(f) != 0 || fsync(fd) != 0)
-		rc = -errno;
+	/* a failed write inside fprintf() may show only in ferror() */
+	if (fflush(f) != 0 || ferror(f) || fsync(fd) != 0)
+		rc = errno ? -errno : -EIO;
 	if (fclose(f) != 0 && !rc)
 		rc = -errno;
 	return rc;
@@ -312,9 +335,12 @@ int mib_rows_save(struct mib_rows *r)
 		return 0;
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", r->path) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
+	errno = 0;
 	rc = write_rows(r, tmp);
 	if (!rc && rename(tmp, r->path) != 0)
 		rc = -errno;
+	if (!rc)
+		sync_dir(r->path);
 	if (rc) {
 		unlink(tmp);
 		if (rc != r->err)

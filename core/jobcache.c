@@ -47,6 +47,13 @@ struct ibw_jobview *ibw_jobcache_view(const struct ibw_snapshot *s)
 	/* Made under the lock: readers of one snapshot wait for one build
 	 * rather than each making their own. */
 	pthread_mutex_lock(&c->lock);
+	if (c->view && s->seq < c->seq) {
+		/* A reader of an older snapshot than the kept one: its own
+		 * view, neither kept nor taking or putting the kept walks,
+		 * so that the newer readers keep theirs. */
+		pthread_mutex_unlock(&c->lock);
+		return ibw_jobview_build(s, NULL);
+	}
 	if (!c->view || c->seq != s->seq) {
 		v = ibw_jobview_build(s, c->routes);
 		if (v) { /* ENOMEM: the next reader tries again */

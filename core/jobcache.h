@@ -25,8 +25,9 @@ void ibw_jobcache_free(struct ibw_jobcache *c);
 /*
  * The view of @s's jobs, one reference for the caller
  * (ibw_jobview_unref): the one kept for @s, else made now (and kept in
- * place of an older snapshot's). NULL when @s has no job source or no
- * cache, or out of memory. A view points into @s: use it while @s is
+ * place of an older snapshot's; for a snapshot older than the kept
+ * one's, made for the caller alone). NULL when @s has no job source or
+ * no cache, or out of memory. A view points into @s: use it while @s is
  * held.
  */
 struct ibw_jobview *ibw_jobcache_view(const struct ibw_snapshot *s);

@@ -1025,8 +1025,11 @@ int ibw_monitor_start(struct ibw_monitor *m)
 			log_err("monitor", "jobs: %s", err);
 			return -EINVAL;
 		}
-		/* without it every job view walks every job again */
 		m->jobcache = ibw_jobcache_new();
+		if (!m->jobcache) {
+			log_err("monitor", "jobs: out of memory");
+			return -ENOMEM;
+		}
 	}
 	ibw_timer_arm(m->disc_timer, 0);
 	return 0;

@@ -452,15 +452,18 @@ static void test_rows_kept(void **state)
 		    "p 0x0002c90300000010 1 100\n"
 		    "n 0x0002c90300000001 7\n"
 		    "p 0x00zz 1 3\n"
-		    "p 0x0002c90300000099 1 100\n");
+		    "p 0x0002c90300000099 1 100\n"
+		    "p 0x0002c90300000010 1 150\n");
 	fclose(fp);
 	f->mib = ibw_mib_new(get_snap, f->snap, &f->lp, &f->lq, &f->stats,
 			     f->rows);
 	assert_non_null(f->mib);
+	/* the second claim on H1's port is dropped, but its 150 is not
+	 * given again */
 	assert_int_equal(port_row(f, H1, 1), 100);
-	assert_int_equal(port_row(f, SW, 0), 101);
-	assert_int_equal(port_row(f, SW, 3), 104);
-	assert_int_equal(port_row(f, H2, 1), 105);
+	assert_int_equal(port_row(f, SW, 0), 151);
+	assert_int_equal(port_row(f, SW, 3), 154);
+	assert_int_equal(port_row(f, H2, 1), 155);
 	assert_int_equal(node_row(f, SW), 7);
 	assert_int_equal(node_row(f, H1), 8);
 
@@ -469,13 +472,13 @@ static void test_rows_kept(void **state)
 	f->mib = ibw_mib_new(get_snap, f->snap, &f->lp, &f->lq, &f->stats,
 			     f->rows);
 	assert_non_null(f->mib);
-	assert_int_equal(port_row(f, H2, 1), 105);
-	assert_int_equal(port_row(f, SW, 0), 101);
+	assert_int_equal(port_row(f, H2, 1), 155);
+	assert_int_equal(port_row(f, SW, 0), 151);
 	assert_int_equal(node_row(f, H2), 9);
 	fp = fopen(f->rows, "r");
 	assert_non_null(fp);
 	while (fgets(line, sizeof(line), fp))
-		found += !strcmp(line, "p 0x0002c90300000011 1 105\n") ||
+		found += !strcmp(line, "p 0x0002c90300000011 1 155\n") ||
 			 !strcmp(line, "n 0x0002c90300000011 9\n");
 	fclose(fp);
 	assert_int_equal(found, 2);
