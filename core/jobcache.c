@@ -8,8 +8,11 @@
 struct ibw_jobcache {
 	pthread_mutex_t lock;
 	struct ibw_jobroutes *routes;
-	uint64_t seq; /* of the snapshot @view is of */
-	struct ibw_jobview *view; /* one reference, or NULL */
+	/* The newest snapshot's view and the one before it (a reader that
+	 * took its snapshot before a publish, a /links stream across one),
+	 * one reference each, or NULL; seq: their snapshots'. */
+	uint64_t seq, prev_seq;
+	struct ibw_jobview *view, *prev;
 };
 
 struct ibw_jobcache *ibw_jobcache_new(void)
@@ -32,6 +35,7 @@ void ibw_jobcache_free(struct ibw_jobcache *c)
 	if (!c)
 		return;
 	ibw_jobview_unref(c->view);
+	ibw_jobview_unref(c->prev);
 	ibw_jobroutes_unref(c->routes);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
@@ -47,22 +51,30 @@ struct ibw_jobview *ibw_jobcache_view(const struct ibw_snapshot *s)
 	/* Made under the lock: readers of one snapshot wait for one build
 	 * rather than each making their own. */
 	pthread_mutex_lock(&c->lock);
-	if (c->view && s->seq < c->seq) {
-		/* A reader of an older snapshot than the kept one: its own
-		 * view, neither kept nor taking or putting the kept walks,
-		 * so that the newer readers keep theirs. */
-		pthread_mutex_unlock(&c->lock);
-		return ibw_jobview_build(s, NULL);
-	}
-	if (!c->view || c->seq != s->seq) {
+	if (c->view && c->seq == s->seq) {
+		v = ibw_jobview_ref(c->view);
+	} else if (c->prev && c->prev_seq == s->seq) {
+		v = ibw_jobview_ref(c->prev);
+	} else if (!c->view || s->seq > c->seq) {
+		/* the newest: the kept walks taken and kept */
 		v = ibw_jobview_build(s, c->routes);
 		if (v) { /* ENOMEM: the next reader tries again */
-			ibw_jobview_unref(c->view);
-			c->view = v;
+			ibw_jobview_unref(c->prev);
+			c->prev = c->view;
+			c->prev_seq = c->seq;
+			c->view = ibw_jobview_ref(v);
 			c->seq = s->seq;
 		}
+	} else {
+		/* older than both: walked afresh, the newest's walks left
+		 * as they are, kept in place of the one before */
+		v = ibw_jobview_build(s, NULL);
+		if (v) {
+			ibw_jobview_unref(c->prev);
+			c->prev = ibw_jobview_ref(v);
+			c->prev_seq = s->seq;
+		}
 	}
-	v = c->view && c->seq == s->seq ? ibw_jobview_ref(c->view) : NULL;
 	pthread_mutex_unlock(&c->lock);
 	return v;
 }

@@ -24,11 +24,12 @@ void ibw_jobcache_free(struct ibw_jobcache *c);
 
 /*
  * The view of @s's jobs, one reference for the caller
- * (ibw_jobview_unref): the one kept for @s, else made now (and kept in
- * place of an older snapshot's; for a snapshot older than the kept
- * one's, made for the caller alone). NULL when @s has no job source or
- * no cache, or out of memory. A view points into @s: use it while @s is
- * held.
+ * (ibw_jobview_unref): the one kept for @s, else made now and kept. The
+ * cache keeps the newest snapshot's view and the one before it, so that
+ * a reader that took its snapshot before a publish (a streamed answer
+ * across one) does not make its view again, nor push out the newest. NULL
+ * when @s has no job source or no cache, or out of memory. A view points
+ * into @s: use it while @s is held.
  */
 struct ibw_jobview *ibw_jobcache_view(const struct ibw_snapshot *s);
 
