@@ -156,7 +156,8 @@ struct ibw_port_counters {
 	uint32_t xmit_wait;
 };
 
-/* libibmad's getters take a non-const buffer but never write to it. */
+/* libibmad's getters take a non-const buffer but never write to it:
+ * these are the one place a const is dropped for them. */
 static inline uint32_t ibw_mad_get(const uint8_t *buf, int field)
 {
 	return mad_get_field((void *)buf, 0, (enum MAD_FIELDS)field);
@@ -165,6 +166,12 @@ static inline uint32_t ibw_mad_get(const uint8_t *buf, int field)
 static inline uint64_t ibw_mad_get64(const uint8_t *buf, int field)
 {
 	return mad_get_field64((void *)buf, 0, (enum MAD_FIELDS)field);
+}
+
+/* A field of any size (a GID) into @out, as mad_decode_field() */
+static inline void ibw_mad_decode(const uint8_t *buf, int field, void *out)
+{
+	mad_decode_field((uint8_t *)buf, (enum MAD_FIELDS)field, out);
 }
 
 /* Offset of the attribute payload for a MAD of @mgmt_class. */

@@ -4,6 +4,7 @@
 
 #include <infiniband/mad.h>
 
+#include "codec.h"
 #include "cong.h"
 #include "ctr_math.h"
 
@@ -83,9 +84,8 @@ int ibw_cong_decode(const uint8_t *data, size_t len, enum ibw_cong_attr a,
 	if (len < 68 || (unsigned)a >= IBW_CONG_NATTR)
 		return -1;
 	for (k = 0; k < attrs[a].count; k++)
-		r->v[first + k] = mad_get_field(
-			(void *)data, 0,
-			(enum MAD_FIELDS)(attrs[a].first_field + (int)k));
+		r->v[first + k] =
+			ibw_mad_get(data, attrs[a].first_field + (int)k);
 	r->have |= (uint8_t)(1u << a);
 	return 0;
 }
@@ -95,7 +95,7 @@ static unsigned field_bits(unsigned i)
 	return ibw_cong_attr_of(i) == IBW_CONG_SW_VL ? 16 : 32;
 }
 
-struct ibw_cong *ibw_cong_fold(const struct ibw_cong *old,
+struct ibw_cong *ibw_cong_fold(struct ibw_cong *old,
 			       const struct ibw_cong_reading *r, unsigned ours)
 {
 	struct ibw_cong *n;
@@ -141,21 +141,17 @@ unsigned ibw_cong_near_max(const struct ibw_cong_reading *r)
 	return m;
 }
 
-struct ibw_cong *ibw_cong_ref(const struct ibw_cong *c)
+struct ibw_cong *ibw_cong_ref(struct ibw_cong *c)
 {
-	struct ibw_cong *w = (struct ibw_cong *)c;
-
-	if (w)
-		__atomic_add_fetch(&w->refs, 1, __ATOMIC_RELAXED);
-	return w;
+	if (c)
+		__atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
+	return c;
 }
 
-void ibw_cong_unref(const struct ibw_cong *c)
+void ibw_cong_unref(struct ibw_cong *c)
 {
-	struct ibw_cong *w = (struct ibw_cong *)c;
-
-	if (w && __atomic_sub_fetch(&w->refs, 1, __ATOMIC_ACQ_REL) == 0)
-		free(w);
+	if (c && __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		free(c);
 }
 
 /* libibmad's field table, counted: the table above must agree with it */

@@ -68,14 +68,14 @@ int ibw_cong_decode(const uint8_t *data, size_t len, enum ibw_cong_attr a,
  * cleared since the last reading count whole, as no reset; @old itself
  * with one more reference when nothing changed; NULL when out of
  * memory. */
-struct ibw_cong *ibw_cong_fold(const struct ibw_cong *old,
+struct ibw_cong *ibw_cong_fold(struct ibw_cong *old,
 			       const struct ibw_cong_reading *r, unsigned ours);
 
 /* The attributes of @r with a field at three quarters of its range or
  * more (SwPortVLCongestion's are 16 bits, the others' 32): worth
  * clearing before they saturate. Bit per enum ibw_cong_attr. */
 unsigned ibw_cong_near_max(const struct ibw_cong_reading *r);
-struct ibw_cong *ibw_cong_ref(const struct ibw_cong *c);
-void ibw_cong_unref(const struct ibw_cong *c);
+struct ibw_cong *ibw_cong_ref(struct ibw_cong *c);
+void ibw_cong_unref(struct ibw_cong *c);
 
 #endif

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The counter sweep (counters.h): the PMAs' capabilities, a PerfMgt
- * request submitted, each node's job (ClassPortInfo asked ahead, then
- * its ports' reads, ctr_read.c), the feed and the pace that start them,
- * silence learned per node, and the sweep's end and figures. The port
- * records are ctr_store.c's.
+ * The counter sweep (counters.h), the top of its stack: each node's job
+ * (ClassPortInfo asked ahead, then its ports' reads, ctr_read.c), the
+ * feed and the pace that start them, silence learned per node, and the
+ * sweep's end and figures. Below it, one way: the reads (ctr_read.c,
+ * ctr_tick.c), the PerfMgt requests and the PMAs' capabilities
+ * (ctr_pma.c), the port records (ctr_store.c). The layers below tell
+ * it of an answer through c->answered, set here.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,64 +16,14 @@
 #include <time.h>
 
 #include "counters_int.h"
-#include "ctr_journal.h"
-#include "ctr_state.h"
 #include "hash.h"
 #include "log.h"
 #include "loop.h"
 
-/* Index of @guid in the sorted capability table, or where it goes. */
-unsigned ibw_ctr_cap_index(const struct ibw_counters *c, uint64_t guid)
-{
-	unsigned lo = 0, hi = c->ncaps;
-
-	while (lo < hi) {
-		unsigned mid = (lo + hi) / 2;
-
-		if (c->caps[mid].guid < guid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-struct node_cap *ibw_ctr_cap_find(struct ibw_counters *c, uint64_t guid)
-{
-	unsigned i = ibw_ctr_cap_index(c, guid);
-
-	return i < c->ncaps && c->caps[i].guid == guid ? &c->caps[i] : NULL;
-}
-
-/* Node @guid's entry, made (no mask yet) if new; NULL without memory.
- * Entries move when one is made: pointers to others go stale. */
-static struct node_cap *cap_get(struct ibw_counters *c, uint64_t guid)
-{
-	unsigned lo = ibw_ctr_cap_index(c, guid);
-
-	if (lo < c->ncaps && c->caps[lo].guid == guid)
-		return &c->caps[lo];
-	if (c->ncaps == c->capcap) {
-		unsigned cap = c->capcap ? c->capcap * 2 : 256;
-		struct node_cap *n = realloc(c->caps, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		c->caps = n;
-		c->capcap = cap;
-	}
-	memmove(&c->caps[lo + 1], &c->caps[lo],
-		(c->ncaps - lo) * sizeof(*c->caps));
-	memset(&c->caps[lo], 0, sizeof(c->caps[lo]));
-	c->caps[lo].guid = guid;
-	c->ncaps++;
-	return &c->caps[lo];
-}
-
 static void cap_set(struct ibw_counters *c, uint64_t guid, uint32_t mask,
 		    uint32_t mask2)
 {
-	struct node_cap *nc = cap_get(c, guid);
+	struct node_cap *nc = ibw_ctr_cap_get(c, guid);
 
 	if (!nc)
 		return;
@@ -79,79 +31,6 @@ static void cap_set(struct ibw_counters *c, uint64_t guid, uint32_t mask,
 	nc->capmask2 = mask2;
 	nc->have_mask = 1;
 	nc->cpi_lost = 0;
-}
-
-/* Where the PMA of node @guid (at @lid) answers: its LID and QP1, or
- * where it redirected us. */
-static void pma_dest(struct ibw_counters *c, uint64_t guid, uint16_t lid,
-		     struct ibw_dest *d)
-{
-	struct node_cap *nc = ibw_ctr_cap_find(c, guid);
-
-	ibw_dest_lid(d, lid);
-	if (nc && nc->redirect == IBW_PMA_REDIRECT_FOLLOWED) {
-		if (nc->rlid)
-			d->lid = nc->rlid;
-		d->qpn = nc->rqp;
-		d->qkey = nc->rqkey;
-		d->sl = nc->rsl;
-	}
-}
-
-/* The PerfMgt attributes a PMA need not implement: the detail counters,
- * PortVLXmitWaitCounters, PortExtendedSpeedsCounters and the
- * congestion counters (IBA 16.1.4, annex A10). */
-static int optional_attr(uint16_t attr)
-{
-	/* 0x15, 0x16: PortRcvErrorDetails, PortXmitDiscardDetails; 0x30 to
-	 * 0x35: core/cong.h's */
-	return attr == 0x0015 || attr == 0x0016 ||
-	       attr == IBW_ATTR_PORT_VL_XMIT_WAIT ||
-	       attr == IBW_ATTR_PORT_EXT_SPEEDS ||
-	       (attr >= 0x0030 && attr <= 0x0035);
-}
-
-/* One PerfMgt MAD of the sweep to the PMA of node @guid at @lid (or
- * where it redirected us), with @payload (IB_PC_DATA_SZ bytes) or none;
- * counted as pending once it is submitted. Negative errno when not. */
-int ibw_ctr_pma_submit_tries(struct ibw_counters *c, uint64_t guid,
-			     uint16_t lid, uint8_t method, uint16_t attr,
-			     uint8_t *payload, int retries, ibw_mad_cb cb,
-			     void *arg)
-{
-	struct ibw_mad_req r;
-	int rc;
-
-	memset(&r, 0, sizeof(r));
-	pma_dest(c, guid, lid, &r.dest);
-	r.mgmt_class = IBW_CLASS_PERF;
-	r.method = method;
-	r.attr_id = attr;
-	r.data = payload;
-	r.data_len = payload ? IB_PC_DATA_SZ : 0;
-	r.timeout_ms = c->o.timeout_ms;
-	r.retries = retries;
-	/* Attributes a PMA may implement and still never answer (ibsim's
-	 * drops PortExtendedSpeedsCounters): silence is learned once */
-	if (method == IBW_METHOD_GET && optional_attr(attr))
-		r.flags = IBW_MAD_F_OPTIONAL;
-	r.cb = cb;
-	r.arg = arg;
-	rc = ibw_engine_submit(c->e, &r);
-	if (rc < 0)
-		return rc;
-	c->pending++;
-	c->cur.mads++;
-	return 0;
-}
-
-/* ... with the sweep's retries */
-int ibw_ctr_pma_submit(struct ibw_counters *c, uint64_t guid, uint16_t lid,
-		       uint8_t method, uint16_t attr, uint8_t *payload,
-		       ibw_mad_cb cb, void *arg)
-{
-	return ibw_ctr_pma_submit_tries(c, guid, lid, method, attr, payload,
-					c->o.retries, cb, arg);
 }
 
 struct cpi_op {
@@ -180,6 +59,7 @@ static void fail_job_ports(struct ibw_counters *c, const struct job *j,
 }
 
 static void start_cpi(struct ibw_counters *c, unsigned idx);
+static void sweep_done_if_idle(struct ibw_counters *c);
 
 /* @j's ClassPortInfo is answered or failed: its ports' MADs are now
  * pending themselves, or never will be. */
@@ -234,7 +114,7 @@ static int follow_redirect(struct ibw_counters *c, unsigned idx,
 	struct node_cap *nc;
 	int was, why;
 
-	if (!(nc = cap_get(c, j->guid)))
+	if (!(nc = ibw_ctr_cap_get(c, j->guid)))
 		return 0;
 	nc->have_mask = 0;
 	was = nc->redirect;
@@ -244,7 +124,7 @@ static int follow_redirect(struct ibw_counters *c, unsigned idx,
 	nc->rqkey = ibw_mad_get(cpi, IB_CPI_REDIRECT_QKEY_F);
 	nc->rsl = (uint8_t)ibw_mad_get(cpi, IB_CPI_REDIRECT_SL_F);
 	nc->rpkey = (uint16_t)ibw_mad_get(cpi, IB_CPI_REDIRECT_PKEY_F);
-	mad_decode_field((uint8_t *)cpi, IB_CPI_REDIRECT_GID_F, nc->rgid);
+	ibw_mad_decode(cpi, IB_CPI_REDIRECT_GID_F, nc->rgid);
 	why = redirect_refusal(nc);
 	if (why != IBW_REDIRECT_OK) {
 		static const char *const what[] = {
@@ -308,7 +188,7 @@ static void cpi_failed(struct ibw_counters *c, struct job *j,
 
 	if (d->result == IBW_MAD_TIMEOUT) {
 		c->cur.timeouts++;
-		nc = cap_get(c, j->guid);
+		nc = ibw_ctr_cap_get(c, j->guid);
 		if (nc && nc->cpi_lost < UINT8_MAX)
 			nc->cpi_lost++;
 	} else {
@@ -364,7 +244,7 @@ static void cpi_answer(const struct ibw_mad_done *d, void *arg)
 		cpi_failed(c, j, d);
 	}
 	free(op);
-	ibw_ctr_sweep_done_if_idle(c);
+	sweep_done_if_idle(c);
 }
 
 static void start_job(struct ibw_counters *c, unsigned idx)
@@ -586,7 +466,7 @@ static void sweep_times(struct ibw_counters *c)
  * room has been made for more jobs. Those start from the pace timer at
  * once, not from here, so that starting a job never runs inside the
  * answer of another (a callback path that could nest). */
-void ibw_ctr_sweep_done_if_idle(struct ibw_counters *c)
+static void sweep_done_if_idle(struct ibw_counters *c)
 {
 	if (!c->jobs)
 		return;
@@ -652,7 +532,7 @@ static void on_pace(struct ibw_timer *t, void *arg)
 			       IBW_CTR_FEED_MADS)
 			start_job(c, c->next_job++);
 		if (c->next_job >= c->njobs)
-			ibw_ctr_sweep_done_if_idle(c);
+			sweep_done_if_idle(c);
 		return;
 	}
 	for (n = 0; n < c->pace_batch && c->next_job < c->njobs; n++)
@@ -660,7 +540,7 @@ static void on_pace(struct ibw_timer *t, void *arg)
 	if (c->next_job < c->njobs)
 		ibw_timer_arm(t, c->pace_interval_us);
 	else
-		ibw_ctr_sweep_done_if_idle(c);
+		sweep_done_if_idle(c);
 }
 
 static int in_scope(const struct ibw_counters *c, const struct ibw_fnode *n)
@@ -939,6 +819,7 @@ struct ibw_counters *ibw_counters_new(struct ibw_engine *e,
 		c->o = *o;
 	else
 		c->o.retries = -1;
+	c->answered = sweep_done_if_idle;
 	c->pace = ibw_timer_new(ibw_engine_loop(e), on_pace, c);
 	if (!c->pace) {
 		free(c);

@@ -162,13 +162,13 @@ struct ibw_port_ctrs {
 	 * reference; NULL: never read. fec_fail: enum ibw_ctr_fail of the
 	 * last sweep's read of them (the port is not stale for it); 0
 	 * also where they were not asked. */
-	const struct ibw_fec *fec;
+	struct ibw_fec *fec;
 	uint8_t fec_fail;
 	uint8_t fec_cleared; /* we cleared them after the last reading */
 	uint8_t fec_lost; /* sweeps in a row they went unanswered */
 	/* The congestion counters (core/cong.h), where the PMA's
 	 * OptionMask has them: as fec; NULL: never read. */
-	const struct ibw_cong *cong;
+	struct ibw_cong *cong;
 	uint8_t cong_fail;
 	uint8_t cong_cleared; /* attributes cleared by us since read */
 };

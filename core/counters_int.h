@@ -165,6 +165,9 @@ struct ibw_counters {
 	struct ibw_counters_clears clears;
 	ibw_counters_cb cb;
 	void *arg;
+	/* the sweep's step after each answer (counters.c), which the layers
+	 * below call through ibw_ctr_answered() */
+	void (*answered)(struct ibw_counters *c);
 };
 
 struct job {
@@ -231,13 +234,20 @@ struct port_op {
 /* ctr_desc.c: each counter's description (ibw_ctr_desc()) */
 extern const struct ibw_ctr_desc ibw_ctr_descs[IBW_CTR_MAX];
 
-/* counters.c */
+/* ctr_pma.c */
+/* Node @guid's capabilities: NULL if never heard of; ..._get makes an
+ * entry (no mask yet) if new, NULL without memory. Entries move when
+ * one is made: pointers to others go stale. */
 struct node_cap *ibw_ctr_cap_find(struct ibw_counters *c, uint64_t guid);
+const struct node_cap *ibw_ctr_cap_lookup(const struct ibw_counters *c,
+					  uint64_t guid);
+struct node_cap *ibw_ctr_cap_get(struct ibw_counters *c, uint64_t guid);
+/* Index of @guid in the sorted table, or where it goes. */
 unsigned ibw_ctr_cap_index(const struct ibw_counters *c, uint64_t guid);
-struct ibw_port_ctrs *ibw_ctr_port_find_w(struct ibw_counters *c, uint64_t guid,
-					  uint8_t port);
-struct ibw_port_ctrs *ibw_ctr_port_get(struct ibw_counters *c, uint64_t guid,
-				       uint8_t port);
+/* One PerfMgt MAD of the sweep to the PMA of node @guid at @lid (or
+ * where it redirected us), with @payload (IB_PC_DATA_SZ bytes) or none,
+ * with @retries or the sweep's; counted as pending once submitted.
+ * Negative errno when not. */
 int ibw_ctr_pma_submit_tries(struct ibw_counters *c, uint64_t guid,
 			     uint16_t lid, uint8_t method, uint16_t attr,
 			     uint8_t *payload, int retries, ibw_mad_cb cb,
@@ -245,11 +255,20 @@ int ibw_ctr_pma_submit_tries(struct ibw_counters *c, uint64_t guid,
 int ibw_ctr_pma_submit(struct ibw_counters *c, uint64_t guid, uint16_t lid,
 		       uint8_t method, uint16_t attr, uint8_t *payload,
 		       ibw_mad_cb cb, void *arg);
+/* An answer to a MAD of sweep @sweep settles its place in the current
+ * sweep, if it is one of it; 1 when it is to be used. */
 int ibw_ctr_settle(struct ibw_counters *c, uint64_t sweep,
 		   const struct ibw_mad_done *d);
-void ibw_ctr_sweep_done_if_idle(struct ibw_counters *c);
+/* An answer of the sweep is handled: c->answered, the sweep's step. */
+void ibw_ctr_answered(struct ibw_counters *c);
 
 /* ctr_store.c */
+/* Port (@guid, @port)'s record to write to: NULL if none; ..._get makes
+ * it if new (NULL without memory). */
+struct ibw_port_ctrs *ibw_ctr_port_find_w(struct ibw_counters *c, uint64_t guid,
+					  uint8_t port);
+struct ibw_port_ctrs *ibw_ctr_port_get(struct ibw_counters *c, uint64_t guid,
+				       uint8_t port);
 /* The records put in (guid, port) order (their index order; records
  * never move). 0, or -ENOMEM (then in the order they came). */
 int ibw_ctr_sort_ports(struct ibw_counters *c);
@@ -263,12 +282,14 @@ void ibw_ctr_job_port_done(struct ibw_counters *c, unsigned idx);
 /* The LIDs-in-flux bookkeeping at the end of a sweep. */
 void ibw_ctr_flux_sweep_end(struct ibw_counters *c);
 
-/* ctr_tick.c */
 /* ClassPortInfo is in: PortSamplesControl first if never asked, then
  * the ports. */
 void ibw_ctr_run_job(struct ibw_counters *c, struct job *j);
-/* PortSamplesControl of @j's PMA asked, if it is due: 1 if asked
- * (@first: the job's ports wait for its answer). */
-int ibw_ctr_ask_tick(struct ibw_counters *c, const struct job *j, int first);
+
+/* ctr_tick.c */
+/* PortSamplesControl of @j's PMA asked, if it is due: 1 if asked (@then,
+ * if not NULL, runs on its answer: the job's ports wait for it). */
+int ibw_ctr_ask_tick(struct ibw_counters *c, const struct job *j,
+		     void (*then)(struct ibw_counters *c, struct job *j));
 
 #endif

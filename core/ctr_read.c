@@ -130,7 +130,7 @@ static void reset_done(const struct ibw_mad_done *d, void *arg)
 	if (op->sweep == c->sweep_id && c->pending)
 		c->pending--;
 	free(op);
-	ibw_ctr_sweep_done_if_idle(c);
+	ibw_ctr_answered(c);
 }
 
 /* A PerfSet of @attr (@payload: PortSelect and CounterSelect set) to
@@ -325,7 +325,7 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 	if (op->got_vl)
 		fold_vl(p, &op->vl);
 	if (op->got_fec) {
-		const struct ibw_fec *nf =
+		struct ibw_fec *nf =
 			ibw_fec_fold(p->fec, &op->fec, p->fec_cleared);
 
 		if (nf) {
@@ -339,7 +339,7 @@ static void fold_port(struct ibw_counters *c, struct port_op *op)
 	}
 	p->fec_fail = op->fec_fail;
 	if (op->cong.have) {
-		const struct ibw_cong *ng =
+		struct ibw_cong *ng =
 			ibw_cong_fold(p->cong, &op->cong, p->cong_cleared);
 
 		if (ng) {
@@ -420,18 +420,6 @@ static int would_reset(struct ibw_counters *c, const struct port_op *op)
 			return 1;
 	}
 	return 0;
-}
-
-/* An answer to a MAD of sweep @sweep settles its place in the current
- * sweep, if it is one of it; 1 when it is to be used. */
-int ibw_ctr_settle(struct ibw_counters *c, uint64_t sweep,
-		   const struct ibw_mad_done *d)
-{
-	if (sweep != c->sweep_id)
-		return 0; /* an old sweep's */
-	if (c->pending)
-		c->pending--;
-	return d->result != IBW_MAD_CANCELLED; /* else the engine goes */
 }
 
 static int job_has_port(const struct job *j, unsigned port)
@@ -567,7 +555,7 @@ static void verify_answer(const struct ibw_mad_done *d, void *arg)
 		flux_on(c, "another node answered at a LID");
 	}
 	free(v);
-	ibw_ctr_sweep_done_if_idle(c);
+	ibw_ctr_answered(c);
 }
 
 /*
@@ -660,7 +648,7 @@ static void port_settled(struct ibw_counters *c, struct port_op *op)
 	if (--op->left)
 		return;
 	port_done(c, op);
-	ibw_ctr_sweep_done_if_idle(c);
+	ibw_ctr_answered(c);
 }
 
 static void ask_fec_todo(struct ibw_counters *c, struct port_op *op);
@@ -714,7 +702,7 @@ static void port_answer(const struct ibw_mad_done *d, void *arg)
 		op->read_us = ibw_realtime_us();
 		/* the node answers: now its Tick and the port's FEC
 		 * counters are worth asking */
-		(void)ibw_ctr_ask_tick(c, &c->jobs[op->job], 0);
+		(void)ibw_ctr_ask_tick(c, &c->jobs[op->job], NULL);
 		ask_fec_todo(c, op);
 	} else {
 		if (d->result == IBW_MAD_TIMEOUT)
@@ -935,8 +923,7 @@ enum { FEC_NO, FEC_FC, FEC_ASK_MODE };
 static int fec_plan(const struct ibw_counters *c, const struct job *j,
 		    uint8_t port)
 {
-	const struct node_cap *nc =
-		ibw_ctr_cap_find((struct ibw_counters *)c, j->guid);
+	const struct node_cap *nc = ibw_ctr_cap_lookup(c, j->guid);
 	const struct ibw_port_ctrs *pr;
 
 	if (!(j->esc[port / 32] >> (port % 32) & 1) || !nc || nc->no_fec ||
@@ -1129,4 +1116,16 @@ void ibw_ctr_run_job_ports(struct ibw_counters *c, struct job *j)
 	j->open = j->nports;
 	for (i = 0; i < j->nports; i++)
 		query_port(c, j, j->port_list[i], ext, ext_err, details, vl);
+}
+
+/* ClassPortInfo is in: PortSamplesControl first if never asked, then
+ * the ports. */
+void ibw_ctr_run_job(struct ibw_counters *c, struct job *j)
+{
+	struct node_cap *nc = ibw_ctr_cap_find(c, j->guid);
+
+	if (nc && nc->psc == PSC_UNASKED && !nc->psc_lost &&
+	    ibw_ctr_ask_tick(c, j, ibw_ctr_run_job_ports))
+		return;
+	ibw_ctr_run_job_ports(c, j);
 }

@@ -2,8 +2,8 @@
 /*
  * PortSamplesControl in a counter sweep (counters_int.h): its Tick, the
  * unit PortXmitWait counts in, and its OptionMask, which optional
- * counters the PMA has, read once per PMA; and a node's job started once
- * its ClassPortInfo is in (ibw_ctr_run_job).
+ * counters the PMA has, read once per PMA. Below the reads: what waits
+ * for the answer is the caller's @then.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +15,8 @@ struct psc_op {
 	uint64_t sweep;
 	uint64_t guid;
 	unsigned job;
-	int first; /* the job's ports wait for it (ibw_ctr_run_job) */
+	/* the job's ports wait for it: what starts them then */
+	void (*then)(struct ibw_counters *c, struct job *j);
 };
 
 static void psc_answer(const struct ibw_mad_done *d, void *arg)
@@ -58,10 +59,10 @@ static void psc_answer(const struct ibw_mad_done *d, void *arg)
 	}
 	if (d->result == IBW_MAD_TIMEOUT)
 		c->cur.timeouts++;
-	if (op->first)
-		ibw_ctr_run_job_ports(c, &c->jobs[op->job]);
+	if (op->then)
+		op->then(c, &c->jobs[op->job]);
 	free(op);
-	ibw_ctr_sweep_done_if_idle(c);
+	ibw_ctr_answered(c);
 }
 
 /*
@@ -73,7 +74,7 @@ static void psc_answer(const struct ibw_mad_done *d, void *arg)
  * IBW_PSC_TRIES requests (one a sweep, of one try) left unanswered,
  * which is what ibsim alone does (it has no handler for the attribute
  * and drops it). The first time, it is asked right after ClassPortInfo
- * and the node's ports wait for its answer (@first), so that the first
+ * and the node's ports wait for its answer (@then starts them), so that the first
  * sweep, --once's only one, already reads the counters its OptionMask
  * names; later tries go out once a port read of the node has answered,
  * and hold nothing back. Either way with no retries, and until some
@@ -81,7 +82,8 @@ static void psc_answer(const struct ibw_mad_done *d, void *arg)
  * IBW_PSC_SILENT in a row went unanswered, the sweep asks no more (the
  * next asks again). 1 if asked.
  */
-int ibw_ctr_ask_tick(struct ibw_counters *c, const struct job *j, int first)
+int ibw_ctr_ask_tick(struct ibw_counters *c, const struct job *j,
+		     void (*then)(struct ibw_counters *c, struct job *j))
 {
 	struct node_cap *nc = ibw_ctr_cap_find(c, j->guid);
 	uint8_t payload[IB_PC_DATA_SZ];
@@ -98,7 +100,7 @@ int ibw_ctr_ask_tick(struct ibw_counters *c, const struct job *j, int first)
 	op->sweep = c->sweep_id;
 	op->guid = j->guid;
 	op->job = (unsigned)(j - c->jobs);
-	op->first = first;
+	op->then = then;
 	memset(payload, 0, sizeof(payload));
 	/* A CA's PMA may insist on the port the MAD arrives on. */
 	mad_set_field(payload, 0, IB_PSC_PORT_SELECT_F,
@@ -114,18 +116,6 @@ int ibw_ctr_ask_tick(struct ibw_counters *c, const struct job *j, int first)
 	nc->psc = PSC_ASKING;
 	nc->psc_sweep = c->sweep_id;
 	return 1;
-}
-
-/* ClassPortInfo is in: PortSamplesControl first if never asked, then
- * the ports. */
-void ibw_ctr_run_job(struct ibw_counters *c, struct job *j)
-{
-	struct node_cap *nc = ibw_ctr_cap_find(c, j->guid);
-
-	if (nc && nc->psc == PSC_UNASKED && !nc->psc_lost &&
-	    ibw_ctr_ask_tick(c, j, 1))
-		return;
-	ibw_ctr_run_job_ports(c, j);
 }
 
 int ibw_counters_tick(const struct ibw_counters *c, uint64_t guid)

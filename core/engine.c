@@ -12,6 +12,11 @@
 
 #define RX_BATCH 4096
 
+static void pump(struct ibw_engine *e);
+static void transport_lost(struct ibw_engine *e, int err);
+static void on_readable(struct ibw_loop *loop, int fd, unsigned events,
+			void *arg);
+
 static uint64_t dest_key(const struct ibw_dest *d)
 {
 	uint64_t h;
@@ -159,7 +164,7 @@ static void fl_remove(struct ibw_engine *e, struct req *r)
 	r->prev = r->next = NULL;
 }
 
-void ibw_eng_arm_deadline(struct ibw_engine *e)
+static void arm_deadline(struct ibw_engine *e)
 {
 	if (!e->fl_head)
 		ibw_timer_disarm(e->deadline_timer);
@@ -321,8 +326,9 @@ static uint32_t tid_alloc(struct ibw_engine *e)
 	}
 }
 
-void ibw_eng_finish(struct ibw_engine *e, struct req *r,
-		    enum ibw_mad_result res, int status)
+/* @r is done with @res: its callback runs from the loop, not here. */
+static void finish(struct ibw_engine *e, struct req *r, enum ibw_mad_result res,
+		   int status)
 {
 	r->result = res;
 	r->status = status;
@@ -338,8 +344,8 @@ void ibw_eng_finish(struct ibw_engine *e, struct req *r,
 }
 
 /* Release @r's window place; the caller then completes it. */
-void ibw_eng_leave_flight(struct ibw_engine *e, struct req *r,
-			  enum slot_state why)
+static void leave_flight(struct ibw_engine *e, struct req *r,
+			 enum slot_state why)
 {
 	struct slot *s = &e->slots[r->tid & e->slot_mask];
 	unsigned g = class_group(r->mad[1]);
@@ -488,7 +494,7 @@ static int send_try(struct ibw_engine *e, struct req *r, uint64_t now)
 	if (rc < 0) {
 		e->st.send_errors++;
 		if (ibw_transport_fatal(rc))
-			ibw_eng_transport_lost(e, rc);
+			transport_lost(e, rc);
 		return rc;
 	}
 	e->st.sent++;
@@ -501,7 +507,7 @@ static int send_try(struct ibw_engine *e, struct req *r, uint64_t now)
 	return 0;
 }
 
-void ibw_eng_pump(struct ibw_engine *e)
+static void pump(struct ibw_engine *e)
 {
 	uint64_t now;
 	struct dest_q *q;
@@ -525,7 +531,7 @@ void ibw_eng_pump(struct ibw_engine *e)
 			r->next = NULL;
 			e->st.queued--;
 			r->skipped = 1;
-			ibw_eng_finish(e, r, IBW_MAD_TIMEOUT, ETIMEDOUT);
+			finish(e, r, IBW_MAD_TIMEOUT, ETIMEDOUT);
 			run_push(e, q);
 			dest_put(e, q);
 			continue;
@@ -551,13 +557,13 @@ void ibw_eng_pump(struct ibw_engine *e)
 			e->st.inflight--;
 			e->grp_inflight[g]--;
 			r->dq = NULL;
-			ibw_eng_finish(e, r, IBW_MAD_TRANSPORT, -rc);
+			finish(e, r, IBW_MAD_TRANSPORT, -rc);
 		}
 		run_push(e, q);
 		dest_put(e, q);
 	}
 	e->pumping = 0;
-	ibw_eng_arm_deadline(e);
+	arm_deadline(e);
 	/* Held by the window alone: look again when its oldest try may be
 	 * a wait, overtaken or blind. (The next answer pumps as well.) */
 	if (e->run_head && e->fresh >= e->cfg.max_inflight && e->fresh_head) {
@@ -570,71 +576,6 @@ void ibw_eng_pump(struct ibw_engine *e)
 		if (at)
 			ibw_timer_arm_at(e->age_timer, at);
 	}
-}
-
-/* Encode @r's MAD with the caller's payload (@q->data, which r->r no
- * longer points to) and @e's M_Key in SMPs. */
-static int build(const struct ibw_engine *e, struct req *r,
-		 const struct ibw_mad_req *q)
-{
-	/* mad_encode() takes a non-const payload: a copy, not a cast. */
-	uint8_t data[IBW_MAD_SIZE];
-	ib_rpc_t rpc;
-	ib_dr_path_t dr;
-	int off = (int)ibw_mad_data_offset(q->mgmt_class);
-
-	if (q->data_len > (size_t)(IBW_MAD_SIZE - off))
-		return -EINVAL;
-	if (q->data_len)
-		memcpy(data, q->data, q->data_len);
-	memset(&rpc, 0, sizeof(rpc));
-	rpc.mgtclass = q->mgmt_class;
-	rpc.method = q->method;
-	rpc.attr.id = q->attr_id;
-	rpc.attr.mod = q->attr_mod;
-	rpc.dataoffs = off;
-	rpc.datasz = (int)q->data_len;
-	rpc.mask = q->sa_comp_mask;
-	rpc.trid = 1; /* replaced per try */
-	if (q->mgmt_class == IBW_CLASS_VENDOR_ECHO)
-		rpc.oui = 0x001405;
-	memset(&dr, 0, sizeof(dr));
-	if (q->mgmt_class == IBW_CLASS_SMI_DR) {
-		if (!q->dest.directed || q->dest.hops > IBW_DR_MAX_HOPS)
-			return -EINVAL;
-		dr.cnt = q->dest.hops;
-		memcpy(dr.p, q->dest.path, sizeof(q->dest.path));
-		dr.drslid = 0xffff;
-		dr.drdlid = 0xffff;
-	} else if (q->dest.directed || !q->dest.lid) {
-		return -EINVAL;
-	}
-	/* Every SMP, whatever sends it (discovery, traces, the local port,
-	 * pings, counter checks), carries the configured M_Key: an SMA
-	 * whose port the SM protected drops SMPs with another key
-	 * unanswered. Other classes have no M_Key there (an SA MAD has its
-	 * SM_Key in those bytes). */
-	if (q->mgmt_class == IBW_CLASS_SMI || q->mgmt_class == IBW_CLASS_SMI_DR)
-		rpc.mkey = e->smp_mkey;
-	memset(r->mad, 0, sizeof(r->mad));
-	if (!mad_encode(r->mad, &rpc,
-			q->mgmt_class == IBW_CLASS_SMI_DR ? &dr : NULL,
-			q->data_len ? data : NULL))
-		return -EINVAL;
-
-	memset(&r->addr, 0, sizeof(r->addr));
-	if (q->mgmt_class == IBW_CLASS_SMI_DR) {
-		r->addr.lid = 0xffff;
-	} else if (q->mgmt_class == IBW_CLASS_SMI) {
-		r->addr.lid = q->dest.lid;
-	} else {
-		r->addr.lid = q->dest.lid;
-		r->addr.qpn = q->dest.qpn ? q->dest.qpn : 1;
-		r->addr.qkey = q->dest.qkey ? q->dest.qkey : IBW_QP1_QKEY;
-		r->addr.sl = q->mgmt_class == IBW_CLASS_SA ? e->sa_sl
-							   : q->dest.sl;
-	}
-	return 0;
 }
 
 int ibw_engine_submit(struct ibw_engine *e, const struct ibw_mad_req *q)
@@ -656,7 +597,7 @@ int ibw_engine_submit(struct ibw_engine *e, const struct ibw_mad_req *q)
 		r->r.timeout_ms = e->cfg.timeout_ms;
 	if (r->r.retries < 0)
 		r->r.retries = e->cfg.retries;
-	rc = build(e, r, q);
+	rc = ibw_eng_build(e, r, q);
 	if (rc < 0) {
 		free(r);
 		return rc;
@@ -680,7 +621,7 @@ int ibw_engine_submit(struct ibw_engine *e, const struct ibw_mad_req *q)
 	if (e->st.queued > e->st.queued_hwm)
 		e->st.queued_hwm = e->st.queued;
 	run_push(e, dq);
-	ibw_eng_pump(e);
+	pump(e);
 	return 0;
 }
 
@@ -695,7 +636,7 @@ static void on_done_timer(struct ibw_timer *t, void *arg)
 		list = r->next;
 		complete_now(e, r, r->result, r->status, NULL, 0);
 	}
-	ibw_eng_pump(e);
+	pump(e);
 }
 
 /* Either send another try or give up with @res. */
@@ -727,14 +668,14 @@ static void retry_or_fail(struct ibw_engine *e, struct req *r,
 	if (res == IBW_MAD_TIMEOUT && r->mad[1] == IBW_CLASS_PERF && r->dq &&
 	    !r->dq->perf_heard)
 		r->dq->perf_silent = 1;
-	ibw_eng_leave_flight(
-		e, r, res == IBW_MAD_TIMEOUT ? SLOT_TIMEDOUT : SLOT_CLOSED);
-	ibw_eng_finish(e, r, res, status);
+	leave_flight(e, r,
+		     res == IBW_MAD_TIMEOUT ? SLOT_TIMEDOUT : SLOT_CLOSED);
+	finish(e, r, res, status);
 }
 
 static void on_age_timer(struct ibw_timer *t, void *arg)
 {
-	ibw_eng_pump(arg);
+	pump(arg);
 }
 
 static void on_deadline(struct ibw_timer *t, void *arg)
@@ -749,7 +690,7 @@ static void on_deadline(struct ibw_timer *t, void *arg)
 		e->st.kinds.k[r->kind].try_timeouts++;
 		retry_or_fail(e, r, IBW_MAD_TIMEOUT, ETIMEDOUT, now);
 	}
-	ibw_eng_pump(e);
+	pump(e);
 }
 
 static int response_status(const uint8_t *mad)
@@ -815,14 +756,14 @@ static void handle_rx(struct ibw_engine *e, const struct ibw_rx *rx,
 		e->st.kernel_timeouts++;
 		e->st.kinds.k[r->kind].try_timeouts++;
 		retry_or_fail(e, r, IBW_MAD_TIMEOUT, ETIMEDOUT, now);
-		ibw_eng_pump(e);
+		pump(e);
 		return;
 	}
 	if (rx->status) {
 		/* Our own MAD, handed back unsent for another reason. */
 		e->st.returned++;
 		retry_or_fail(e, r, IBW_MAD_TRANSPORT, rx->status, now);
-		ibw_eng_pump(e);
+		pump(e);
 		return;
 	}
 	if (m[1] != r->mad[1] ||
@@ -849,10 +790,10 @@ static void handle_rx(struct ibw_engine *e, const struct ibw_rx *rx,
 
 		e->rtt_avg_us = (uint64_t)((int64_t)e->rtt_avg_us + d / 8);
 	}
-	ibw_eng_leave_flight(e, r, SLOT_ANSWERED);
+	leave_flight(e, r, SLOT_ANSWERED);
 	complete_now(e, r, status ? IBW_MAD_STATUS : IBW_MAD_OK, status, rx,
 		     now);
-	ibw_eng_pump(e);
+	pump(e);
 }
 
 void ibw_engine_poll(struct ibw_engine *e)
@@ -871,7 +812,7 @@ void ibw_engine_poll(struct ibw_engine *e)
 		}
 		if (rc < 0) {
 			if (ibw_transport_fatal(rc)) {
-				ibw_eng_transport_lost(e, rc);
+				transport_lost(e, rc);
 				return;
 			}
 			/* Nothing to read that makes sense; the deadlines
@@ -886,10 +827,100 @@ void ibw_engine_poll(struct ibw_engine *e)
 	}
 }
 
-void ibw_eng_on_readable(struct ibw_loop *loop, int fd, unsigned events,
-			 void *arg)
+static void on_readable(struct ibw_loop *loop, int fd, unsigned events,
+			void *arg)
 {
 	ibw_engine_poll(arg);
+}
+
+/*
+ * The device is gone (an HCA reset, a driver reload): the kernel has
+ * marked this file's agents dead, poll says EPOLLERR for good and every
+ * read and write fails. Stop watching the fd at once, or a level-triggered
+ * error wakes the loop forever; settle what was in flight and waiting, and
+ * fail what comes later without touching the device. Reopening is the
+ * owner's business (the lost callback).
+ */
+static void transport_lost(struct ibw_engine *e, int err)
+{
+	struct req *r;
+	struct dest_q *q;
+	int b;
+
+	if (e->lost)
+		return;
+	e->lost = err < 0 ? err : -EIO;
+	ibw_loop_unwatch(e->loop, ibw_transport_fd(e->t));
+	if (e->reopen_fn) {
+		e->reopen_delay_us = e->reopen_first_us;
+		e->st.reopen_tries_failed = 0;
+		ibw_timer_arm(e->reopen_timer, e->reopen_delay_us);
+	}
+	/* The queues first, so that no destination is left runnable with
+	 * nothing queued; then what is in flight (which may free them). */
+	for (b = 0; b < DEST_BUCKETS; b++) {
+		for (q = e->buckets[b]; q; q = q->hnext) {
+			while ((r = q->head)) {
+				q->head = r->next;
+				e->st.queued--;
+				finish(e, r, IBW_MAD_TRANSPORT, -e->lost);
+			}
+			q->tail = NULL;
+			q->runnable = 0;
+			q->blocked = 0;
+			q->run_next = NULL;
+		}
+	}
+	e->run_head = e->run_tail = NULL;
+	memset(e->blk_head, 0, sizeof(e->blk_head));
+	memset(e->blk_tail, 0, sizeof(e->blk_tail));
+	while ((r = e->fl_head)) {
+		leave_flight(e, r, SLOT_CLOSED);
+		finish(e, r, IBW_MAD_TRANSPORT, -e->lost);
+	}
+	arm_deadline(e);
+	if (e->lost_cb)
+		e->lost_cb(e, e->lost, e->lost_arg);
+}
+
+static void on_reopen_timer(struct ibw_timer *tm, void *arg)
+{
+	struct ibw_engine *e = arg;
+	struct ibw_transport *t = NULL;
+	int rc;
+
+	if (!e->lost)
+		return;
+	if (e->t) {
+		/* Closed here, not where the loss was seen: a MAD being
+		 * handled then still points into the transport's buffer.
+		 * The kernel frees the file's dead agents on this close. */
+		ibw_transport_close(e->t);
+		e->t = NULL;
+	}
+	rc = e->reopen_fn(&t, e->reopen_arg);
+	if (rc == 0 && t &&
+	    ibw_loop_watch(e->loop, ibw_transport_fd(t), IBW_EV_READ,
+			   on_readable, e) < 0) {
+		ibw_transport_close(t);
+		rc = -ENOMEM;
+	}
+	if (rc < 0 || !t) {
+		e->st.reopen_tries_failed++;
+		e->reopen_delay_us *= 2;
+		if (e->reopen_delay_us > e->reopen_max_us)
+			e->reopen_delay_us = e->reopen_max_us;
+		ibw_timer_arm(tm, e->reopen_delay_us);
+		return;
+	}
+	/* Every agent was registered afresh on the new file by the open;
+	 * what was in flight on the old one has long been settled. */
+	e->t = t;
+	e->lost = 0;
+	e->st.reopens++;
+	if (e->back_cb)
+		e->back_cb(e, e->reopen_arg);
+	pump(e);
 }
 
 struct ibw_engine *ibw_engine_new(struct ibw_loop *loop,
@@ -934,12 +965,12 @@ struct ibw_engine *ibw_engine_new(struct ibw_loop *loop,
 	e->next_tid = (uint32_t)ibw_now_us() * 2654435761u;
 	e->deadline_timer = ibw_timer_new(loop, on_deadline, e);
 	e->done_timer = ibw_timer_new(loop, on_done_timer, e);
-	e->reopen_timer = ibw_timer_new(loop, ibw_eng_on_reopen_timer, e);
+	e->reopen_timer = ibw_timer_new(loop, on_reopen_timer, e);
 	e->age_timer = ibw_timer_new(loop, on_age_timer, e);
 	if (!e->slots || !e->deadline_timer || !e->done_timer ||
 	    !e->reopen_timer || !e->age_timer ||
-	    ibw_loop_watch(loop, ibw_transport_fd(t), IBW_EV_READ,
-			   ibw_eng_on_readable, e) < 0) {
+	    ibw_loop_watch(loop, ibw_transport_fd(t), IBW_EV_READ, on_readable,
+			   e) < 0) {
 		ibw_timer_free(e->deadline_timer);
 		ibw_timer_free(e->done_timer);
 		ibw_timer_free(e->reopen_timer);
@@ -986,7 +1017,7 @@ void ibw_engine_set_window(struct ibw_engine *e, unsigned max_inflight,
 	for (b = 0; b < DEST_BUCKETS; b++)
 		for (q = e->buckets[b]; q; q = q->hnext)
 			run_push(e, q);
-	ibw_eng_pump(e);
+	pump(e);
 }
 
 int ibw_engine_send_raw(struct ibw_engine *e, const struct ibw_mad_addr *to,
@@ -1001,21 +1032,11 @@ int ibw_engine_send_raw(struct ibw_engine *e, const struct ibw_mad_addr *to,
 	if (rc < 0) {
 		e->st.send_errors++;
 		if (ibw_transport_fatal(rc))
-			ibw_eng_transport_lost(e, rc);
+			transport_lost(e, rc);
 	} else {
 		e->st.sent++;
 	}
 	return rc;
-}
-
-unsigned ibw_engine_busy(const struct ibw_engine *e)
-{
-	unsigned n = e->st.queued + e->st.inflight;
-	const struct req *r;
-
-	for (r = e->done_head; r; r = r->next)
-		n++;
-	return n;
 }
 
 void ibw_engine_free(struct ibw_engine *e)
@@ -1031,16 +1052,15 @@ void ibw_engine_free(struct ibw_engine *e)
 	e->closing = 1;
 	e->pumping = 1;
 	while ((r = e->fl_head)) {
-		ibw_eng_leave_flight(e, r, SLOT_CLOSED);
-		ibw_eng_finish(e, r, IBW_MAD_CANCELLED, ECANCELED);
+		leave_flight(e, r, SLOT_CLOSED);
+		finish(e, r, IBW_MAD_CANCELLED, ECANCELED);
 	}
 	for (b = 0; b < DEST_BUCKETS; b++) {
 		while ((q = e->buckets[b])) {
 			while ((r = q->head)) {
 				q->head = r->next;
 				e->st.queued--;
-				ibw_eng_finish(e, r, IBW_MAD_CANCELLED,
-					       ECANCELED);
+				finish(e, r, IBW_MAD_CANCELLED, ECANCELED);
 			}
 			e->buckets[b] = q->hnext;
 			free(q);

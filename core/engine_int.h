@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The MAD engine's insides, shared by engine.c (queues, window, tries,
- * answers) and engine_dev.c (the device's loss and return, and the small
- * accessors): not for any other file.
+ * answers, the device's loss and return) and engine_set.c (the MAD
+ * built, the settings and readings, which call nothing in engine.c):
+ * not for any other file.
  */
 #ifndef IBW_ENGINE_INT_H
 #define IBW_ENGINE_INT_H
@@ -145,21 +146,10 @@ struct ibw_engine {
 	int closing;
 };
 
-/* engine.c */
-void ibw_eng_pump(struct ibw_engine *e);
-void ibw_eng_arm_deadline(struct ibw_engine *e);
-/* Release @r's window place; the caller then completes it. */
-void ibw_eng_leave_flight(struct ibw_engine *e, struct req *r,
-			  enum slot_state why);
-/* @r is done with @res: its callback runs from the loop, not here. */
-void ibw_eng_finish(struct ibw_engine *e, struct req *r,
-		    enum ibw_mad_result res, int status);
-void ibw_eng_on_readable(struct ibw_loop *loop, int fd, unsigned events,
-			 void *arg);
-
-/* engine_dev.c */
-/* The device is gone: settle everything, start reopening if asked. */
-void ibw_eng_transport_lost(struct ibw_engine *e, int err);
-void ibw_eng_on_reopen_timer(struct ibw_timer *tm, void *arg);
+/* engine_set.c */
+/* Encode @r's MAD and address from @q (the caller's payload, which r->r
+ * no longer points to), with @e's M_Key in SMPs and SMSL on SA queries. */
+int ibw_eng_build(const struct ibw_engine *e, struct req *r,
+		  const struct ibw_mad_req *q);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include <infiniband/mad.h>
 
+#include "codec.h"
 #include "ctr_math.h"
 #include "fec.h"
 
@@ -77,13 +78,13 @@ int ibw_fec_decode(const uint8_t *data, size_t len, enum ibw_fec_layout layout,
 
 		if (m < 0)
 			continue;
-		r->v[f] = mad_get_field((void *)data, 0, (enum MAD_FIELDS)m);
+		r->v[f] = ibw_mad_get(data, m);
 		r->have |= 1ull << f;
 	}
 	return 0;
 }
 
-struct ibw_fec *ibw_fec_fold(const struct ibw_fec *old,
+struct ibw_fec *ibw_fec_fold(struct ibw_fec *old,
 			     const struct ibw_fec_reading *r, int ours)
 {
 	struct ibw_fec *n;
@@ -141,21 +142,17 @@ uint64_t ibw_fec_near_max(const struct ibw_fec_reading *r)
 	return m;
 }
 
-struct ibw_fec *ibw_fec_ref(const struct ibw_fec *f)
+struct ibw_fec *ibw_fec_ref(struct ibw_fec *f)
 {
-	struct ibw_fec *w = (struct ibw_fec *)f;
-
-	if (w)
-		__atomic_add_fetch(&w->refs, 1, __ATOMIC_RELAXED);
-	return w;
+	if (f)
+		__atomic_add_fetch(&f->refs, 1, __ATOMIC_RELAXED);
+	return f;
 }
 
-void ibw_fec_unref(const struct ibw_fec *f)
+void ibw_fec_unref(struct ibw_fec *f)
 {
-	struct ibw_fec *w = (struct ibw_fec *)f;
-
-	if (w && __atomic_sub_fetch(&w->refs, 1, __ATOMIC_ACQ_REL) == 0)
-		free(w);
+	if (f && __atomic_sub_fetch(&f->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		free(f);
 }
 
 int ibw_fec_mode_is_rs(int pma_rs, unsigned mode)

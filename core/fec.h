@@ -114,15 +114,15 @@ int ibw_fec_decode(const uint8_t *data, size_t len, enum ibw_fec_layout layout,
  * @old itself, with one more reference, when nothing changed; NULL when
  * out of memory.
  */
-struct ibw_fec *ibw_fec_fold(const struct ibw_fec *old,
+struct ibw_fec *ibw_fec_fold(struct ibw_fec *old,
 			     const struct ibw_fec_reading *r, int ours);
 
 /* The fields of @r at three quarters of their range or more: worth
  * clearing before they saturate (bit per enum ibw_fec_field). */
 uint64_t ibw_fec_near_max(const struct ibw_fec_reading *r);
 
-struct ibw_fec *ibw_fec_ref(const struct ibw_fec *f);
-void ibw_fec_unref(const struct ibw_fec *f);
+struct ibw_fec *ibw_fec_ref(struct ibw_fec *f);
+void ibw_fec_unref(struct ibw_fec *f);
 
 /* 1 when PortInfoExtended's FECModeActive @mode (with the PMA's
  * IsRSFECCountersSupported @pma_rs) calls for the RS-FEC form, as

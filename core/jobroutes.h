@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "census.h"
-#include "jobview.h"
+#include "jobview_job.h"
 
 struct ibw_jobroutes *ibw_jobroutes_new(void);
 struct ibw_jobroutes *ibw_jobroutes_ref(struct ibw_jobroutes *r);

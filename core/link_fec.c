@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "link_fec.h"
-#include "links.h"
 
 /*
  * Each window but the sweep is a ring of buckets, as core/links' hour and

@@ -17,6 +17,16 @@
 
 #include "fec.h"
 
+/* A cable's health, ordered: a higher value is worse (links.h names
+ * them). */
+enum ibw_link_health {
+	IBW_HEALTH_OK,
+	IBW_HEALTH_DEGRADED,
+	IBW_HEALTH_FAILING,
+	IBW_HEALTH_DOWN,
+	IBW_HEALTH_MAX,
+};
+
 enum ibw_fwin {
 	IBW_FWIN_SWEEP, /* the last reading against the one before */
 	IBW_FWIN_12M,

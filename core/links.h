@@ -37,15 +37,7 @@ enum ibw_link_err {
 const char *ibw_link_err_name(enum ibw_link_err e);
 const char *ibw_link_err_key(enum ibw_link_err e);
 
-/* Ordered: a higher value is worse. */
-enum ibw_link_health {
-	IBW_HEALTH_OK,
-	IBW_HEALTH_DEGRADED,
-	IBW_HEALTH_FAILING,
-	IBW_HEALTH_DOWN,
-	IBW_HEALTH_MAX,
-};
-
+/* enum ibw_link_health: link_fec.h, whose judge is the lowest to use it */
 const char *ibw_link_health_str(enum ibw_link_health h);
 /* "ok" .. "down" to the enum, -1 if none. */
 int ibw_link_health_lookup(const char *name);

@@ -52,7 +52,7 @@ static int watch_lids(struct ibw_monitor *m)
 }
 
 /* Build a new snapshot from the current state and swap it in. */
-void ibw_mon_publish(struct ibw_monitor *m)
+static void publish(struct ibw_monitor *m)
 {
 	struct ibw_snapshot *s = ibw_snapshot_new(), *old;
 	unsigned n, i;
@@ -161,7 +161,7 @@ void ibw_mon_publish(struct ibw_monitor *m)
 	ibw_snapshot_unref(old);
 }
 
-void ibw_mon_log_events(struct ibw_monitor *m)
+static void log_events(struct ibw_monitor *m)
 {
 	struct ibw_event evs[64];
 	unsigned n, i;
@@ -207,14 +207,38 @@ void ibw_mon_log_events(struct ibw_monitor *m)
 	}
 }
 
+static void trace_round_done(struct ibw_monitor *m)
+{
+	publish(m);
+	log_events(m);
+	if (m->periodic) {
+		ibw_timer_arm(m->trace_timer, m->o.trace_interval_us);
+	} else if (m->once_tracing) {
+		m->once_tracing = 0;
+		if (m->once_cb)
+			m->once_cb(m, m->once_arg);
+	}
+}
+
+static void on_trace_timer(struct ibw_timer *t, void *arg)
+{
+	struct ibw_monitor *m = arg;
+
+	if (m->local_lost) {
+		ibw_timer_arm(t, m->o.trace_interval_us);
+		return;
+	}
+	ibw_mon_start_watched(m, trace_round_done);
+}
+
 static void once_finish(struct ibw_monitor *m)
 {
-	ibw_mon_publish(m);
-	ibw_mon_log_events(m);
+	publish(m);
+	log_events(m);
 	if (m->o.nwatch) {
 		/* then the watched paths, once */
 		m->once_tracing = 1;
-		ibw_mon_start_watched(m);
+		ibw_mon_start_watched(m, trace_round_done);
 		return;
 	}
 	if (m->once_cb)
@@ -242,12 +266,13 @@ static void ping_round_done(struct ibw_pinger *p, void *arg)
 	once_step(m);
 }
 
-const char *ibw_monitor_name_of(const struct ibw_fnode *n, void *arg)
+/* The node's name: the name map's, else its description (@arg: the
+ * monitor; an ibw_namer). */
+static const char *name_of(const struct ibw_fnode *n, void *arg)
 {
 	struct ibw_monitor *m = arg;
-	const char *nm = m->names ? ibw_namemap_get(m->names, n->guid) : NULL;
 
-	return nm ? nm : n->desc;
+	return ibw_namemap_name(m->names, n->guid, n->desc);
 }
 
 /* ibw_events_namer: a node of the fabric being taken in, else of ours. */
@@ -261,7 +286,7 @@ static void name_event(void *arg, uint64_t guid, char *buf)
 	if (!n && m->fabric)
 		n = ibw_fabric_find(m->fabric, guid);
 	if (n)
-		snprintf(buf, IBW_NAME_SIZE, "%s", ibw_monitor_name_of(n, m));
+		snprintf(buf, IBW_NAME_SIZE, "%s", name_of(n, m));
 }
 
 /* Pings change state between sweeps: publish what they found at the
@@ -271,8 +296,8 @@ static void on_pub_timer(struct ibw_timer *t, void *arg)
 	struct ibw_monitor *m = arg;
 
 	watch_lids(m);
-	ibw_mon_publish(m);
-	ibw_mon_log_events(m);
+	publish(m);
+	log_events(m);
 	ibw_timer_arm(t, m->o.ping.interval_us ? m->o.ping.interval_us
 					       : 10000000u);
 }
@@ -318,7 +343,7 @@ static void counters_done(struct ibw_counters *c, void *arg)
 		  (double)st.duration_us / 1e6);
 	/* The links take this sweep first, so that the state file has
 	 * their windows up to it. */
-	ibw_mon_publish(m);
+	publish(m);
 	if (m->state_file) {
 		rc = ibw_counters_journal_save(c, m->journal, m->links,
 					       ibw_realtime_us(), 0);
@@ -332,7 +357,7 @@ static void counters_done(struct ibw_counters *c, void *arg)
 				 m->state_file);
 		m->state_err = rc;
 	}
-	ibw_mon_log_events(m);
+	log_events(m);
 	trim_heap();
 	if (m->periodic) {
 		if (m->ctr_again) {
@@ -363,8 +388,8 @@ static void on_progress_timer(struct ibw_timer *t, void *arg)
 	watch_lids(m);
 	if (p.read + p.unreachable != m->published_settled) {
 		t0 = ibw_now_us();
-		ibw_mon_publish(m);
-		ibw_mon_log_events(m);
+		publish(m);
+		log_events(m);
 		log_debug("counters",
 			  "sweep under way: %u of %u ports read, %u "
 			  "unreachable; published in %.2f ms",
@@ -442,7 +467,7 @@ static int plan_sweeps(struct ibw_monitor *m)
  * Sweeps start an interval apart, start to start, and read the nodes in
  * the same order at the same pace: each port is read once an interval,
  * so its reading is never more than an interval old (plus the second a
- * running sweep waits to ibw_mon_publish). Timed from the end instead, a spread
+ * running sweep waits to publish()). Timed from the end instead, a spread
  * sweep made that 1.8 intervals, and a scraper at the interval saw one
  * reading twice, then two at once: rates of 0, then of 1.8 times the
  * truth.
@@ -582,7 +607,7 @@ static void enter_lost(struct ibw_monitor *m, uint8_t state)
 		m->backoff_us = m->o.discovery_interval_us;
 	log_debug("monitor", "local port still %s; next look in %.1f s", what,
 		  (double)m->backoff_us / 1e6);
-	ibw_mon_publish(m);
+	publish(m);
 	/* (a sweep still running re-arms it when it ends) */
 	ibw_timer_arm(m->disc_timer, m->look_now ? 0 : m->backoff_us);
 	m->look_now = 0;
@@ -678,8 +703,8 @@ static void on_tables(struct ibw_lft_set *t, void *arg)
 		ibw_census_diff(m->census, c, NULL, NULL, m->ev);
 	ibw_census_unref(m->census);
 	m->census = c;
-	ibw_mon_publish(m);
-	ibw_mon_log_events(m);
+	publish(m);
+	log_events(m);
 	trim_heap();
 }
 
@@ -733,7 +758,7 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 	m->fabric = f;
 	ibw_discover_set_prev(m->disc, f);
 	if (m->pinger)
-		ibw_pinger_update(m->pinger, f, ibw_monitor_name_of, m);
+		ibw_pinger_update(m->pinger, f, name_of, m);
 	ibw_tracer_set_fabric(m->tracer, f);
 	/* A change (or the first sweep) may move routes: read the tables
 	 * now; else later reads use the newest fabric. */
@@ -746,8 +771,8 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 	} else if (m->lft) {
 		ibw_lft_set_fabric(m->lft, f);
 	}
-	ibw_mon_publish(m);
-	ibw_mon_log_events(m);
+	publish(m);
+	log_events(m);
 	trim_heap();
 	if (m->periodic) {
 		ibw_timer_arm(m->disc_timer, m->o.discovery_interval_us);
@@ -756,7 +781,7 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 		if (m->discoveries == 1) {
 			start_counters(m, IBW_SWEEP_START);
 			if (m->o.nwatch)
-				ibw_mon_start_watched(m);
+				ibw_mon_start_watched(m, trace_round_done);
 			if (m->pinger) {
 				ibw_pinger_start(m->pinger);
 				ibw_timer_arm(m->pub_timer,
@@ -877,7 +902,7 @@ struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
 	m->ctrs = ibw_counters_new(e, m->ev, &o->counters);
 	m->disc_timer = ibw_timer_new(m->loop, on_disc_timer, m);
 	m->pub_timer = ibw_timer_new(m->loop, on_pub_timer, m);
-	m->trace_timer = ibw_timer_new(m->loop, ibw_mon_on_trace_timer, m);
+	m->trace_timer = ibw_timer_new(m->loop, on_trace_timer, m);
 	m->tracer = ibw_tracer_new(e, o->local_port ? o->local_port : 1);
 	if (!m->o.trace_interval_us)
 		m->o.trace_interval_us = IBW_TRACE_INTERVAL_US;
@@ -948,7 +973,7 @@ struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
 				 ibw_ctr_journal_stats(m->journal)
 					 .loaded_batches);
 	}
-	ibw_mon_publish(m);
+	publish(m);
 	return m;
 }
 
@@ -996,7 +1021,7 @@ static void on_jobs(void *arg)
 	struct ibw_monitor *m = arg;
 
 	if (m->fabric)
-		ibw_mon_publish(m);
+		publish(m);
 }
 
 int ibw_monitor_start(struct ibw_monitor *m)
@@ -1064,7 +1089,7 @@ int ibw_monitor_set_jobs(struct ibw_monitor *m, const char *dir,
 	ibw_jobsrc_free(m->jobsrc);
 	m->jobsrc = js;
 	if (m->periodic && m->fabric)
-		ibw_mon_publish(m);
+		publish(m);
 	return 0;
 }
 
@@ -1135,8 +1160,8 @@ void ibw_monitor_set_link_thresholds(struct ibw_monitor *m,
 	m->o.link_thresholds = *t;
 	ibw_links_set_thresholds(m->links, t);
 	m->lview_dirty = 1;
-	ibw_mon_publish(m);
-	ibw_mon_log_events(m);
+	publish(m);
+	log_events(m);
 }
 
 int ibw_monitor_reload_names(struct ibw_monitor *m, char *err, size_t errlen)
@@ -1151,6 +1176,6 @@ int ibw_monitor_reload_names(struct ibw_monitor *m, char *err, size_t errlen)
 	ibw_namemap_free(m->names);
 	m->names = n;
 	m->lview_dirty = 1; /* the links carry the names */
-	ibw_mon_publish(m);
+	publish(m);
 	return 0;
 }

@@ -31,6 +31,7 @@ struct ibw_monitor {
 	struct ibw_watched *watched;
 	struct ibw_timer *trace_timer;
 	unsigned trace_pending;
+	void (*trace_done)(struct ibw_monitor *m); /* the round's caller's */
 	struct ibw_fabric *fabric; /* last discovery */
 	/* a discovery being diffed against it (events name from it) */
 	const struct ibw_fabric *diffing;
@@ -100,22 +101,14 @@ struct ibw_monitor {
 	unsigned once_left; /* --once: the sweep and the round, until done */
 };
 
-/* The node's name: the name map's, else its description (@arg: the
- * monitor). */
-const char *ibw_monitor_name_of(const struct ibw_fnode *n, void *arg);
 /* Feed the link view a round and take a new view, with its events;
  * nothing when neither the fabric, the counters nor the names changed. */
 void ibw_monitor_update_links(struct ibw_monitor *m);
 
-/* monitor.c: a new snapshot for the readers; the events since the last
- * call into the log */
-void ibw_mon_publish(struct ibw_monitor *m);
-void ibw_mon_log_events(struct ibw_monitor *m);
-
-/* monitor_traces.c: the watched traces' round, its timer, and what
- * follows the round (publish, the next round or --once's end) */
-void ibw_mon_start_watched(struct ibw_monitor *m);
-void ibw_mon_on_trace_timer(struct ibw_timer *t, void *arg);
-void ibw_mon_trace_round_done(struct ibw_monitor *m);
+/* monitor_traces.c: a round of the watched traces, unless one is
+ * running; @done runs when it is over (at once if there is nothing to
+ * trace). */
+void ibw_mon_start_watched(struct ibw_monitor *m,
+			   void (*done)(struct ibw_monitor *m));
 
 #endif

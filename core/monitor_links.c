@@ -30,7 +30,7 @@ static void link_end(struct ibw_monitor *m, const struct ibw_fnode *n,
 	e->port = (uint8_t)p;
 	e->node_type = (uint8_t)n->ni.node_type;
 	e->lid = sw ? n->lid : fp->pi.lid;
-	e->name = ibw_monitor_name_of(n, m);
+	e->name = ibw_namemap_name(m->names, n->guid, n->desc);
 	e->pi = &fp->pi;
 	if (sw && n->nports && n->ports[0].have_pi)
 		e->cap = &n->ports[0].pi;

@@ -3,6 +3,7 @@
  * The monitor's watched traces: the paths it traces every
  * trace-interval (--watch), each target resolved by name, GUID or LID in
  * the fabric of the last discovery, and an event when a path changes.
+ * The round's end is the caller's (monitor.c): it calls nothing there.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -56,7 +57,7 @@ static void on_watched(const struct ibw_trace *t, void *arg)
 	wp->traces++;
 	wp->last_us = ibw_realtime_us();
 	if (--m->trace_pending == 0)
-		ibw_mon_trace_round_done(m);
+		m->trace_done(m);
 }
 
 /* The LID of the endport @t (a GUID or a name) names among the last
@@ -76,7 +77,9 @@ static uint16_t resolve_in(struct ibw_monitor *m, const char *t, int gone)
 			const struct ibw_fport *fp = &n->ports[p];
 			int match = (*t && !*end)
 					    ? (fp->guid == v || n->guid == v)
-					    : !strcmp(ibw_monitor_name_of(n, m),
+					    : !strcmp(ibw_namemap_name(m->names,
+								       n->guid,
+								       n->desc),
 						      t) ||
 						      !strcmp(n->desc, t);
 
@@ -104,12 +107,14 @@ uint16_t ibw_monitor_resolve(struct ibw_monitor *m, const char *t)
 	return lid ? lid : resolve_in(m, t, 1);
 }
 
-void ibw_mon_start_watched(struct ibw_monitor *m)
+void ibw_mon_start_watched(struct ibw_monitor *m,
+			   void (*done)(struct ibw_monitor *m))
 {
 	unsigned i;
 
 	if (m->trace_pending)
 		return;
+	m->trace_done = done;
 	for (i = 0; i < m->o.nwatch; i++) {
 		struct ibw_watched *wp = &m->watched[i];
 		struct wctx *w;
@@ -134,29 +139,5 @@ void ibw_mon_start_watched(struct ibw_monitor *m)
 		m->trace_pending++;
 	}
 	if (!m->trace_pending)
-		ibw_mon_trace_round_done(m);
-}
-
-void ibw_mon_on_trace_timer(struct ibw_timer *t, void *arg)
-{
-	struct ibw_monitor *m = arg;
-
-	if (m->local_lost) {
-		ibw_timer_arm(t, m->o.trace_interval_us);
-		return;
-	}
-	ibw_mon_start_watched(m);
-}
-
-void ibw_mon_trace_round_done(struct ibw_monitor *m)
-{
-	ibw_mon_publish(m);
-	ibw_mon_log_events(m);
-	if (m->periodic) {
-		ibw_timer_arm(m->trace_timer, m->o.trace_interval_us);
-	} else if (m->once_tracing) {
-		m->once_tracing = 0;
-		if (m->once_cb)
-			m->once_cb(m, m->once_arg);
-	}
+		m->trace_done(m);
 }

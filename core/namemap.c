@@ -220,6 +220,14 @@ const char *ibw_namemap_get(const struct ibw_namemap *m, uint64_t guid)
 	return e ? e->name : NULL;
 }
 
+const char *ibw_namemap_name(const struct ibw_namemap *m, uint64_t guid,
+			     const char *dflt)
+{
+	const char *nm = ibw_namemap_get(m, guid);
+
+	return nm ? nm : dflt;
+}
+
 unsigned ibw_namemap_count(const struct ibw_namemap *m)
 {
 	return m ? m->n : 0;

@@ -27,6 +27,9 @@ struct ibw_namemap *ibw_namemap_parse(const char *text, size_t len,
 void ibw_namemap_free(struct ibw_namemap *m);
 /* The name for @guid, or NULL. */
 const char *ibw_namemap_get(const struct ibw_namemap *m, uint64_t guid);
+/* The name for @guid, else @dflt (@m may be NULL: no map). */
+const char *ibw_namemap_name(const struct ibw_namemap *m, uint64_t guid,
+			     const char *dflt);
 unsigned ibw_namemap_count(const struct ibw_namemap *m);
 
 #endif

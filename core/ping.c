@@ -18,7 +18,11 @@
 #include "loop.h"
 #include "ping_int.h"
 #include "sa.h"
-#include "snapshot.h"
+
+double ibw_ping_loss_pct(uint64_t lost, uint64_t sent)
+{
+	return sent ? 100.0 * (double)lost / (double)sent : 0.0;
+}
 
 #define ECHO_PROBE_EVERY 10 /* auto: look for a responder this often */
 /* auto: looks in flight at most, until the fabric shows that its hosts
@@ -187,7 +191,7 @@ int ibw_endport_account(struct ibw_endport *ep, const struct ibw_ping_opts *o,
 	for (i = 0; i < win; i++)
 		lost += (ep->win_lost[i / 64] >> (i % 64)) & 1;
 	ep->window_lost = lost;
-	loss = ibw_snapshot_loss_pct(lost, ep->window_n);
+	loss = ibw_ping_loss_pct(lost, ep->window_n);
 	if (ok) {
 		double mean;
 

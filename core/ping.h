@@ -190,4 +190,9 @@ int ibw_ping_run(struct ibw_pinger *p, uint16_t lid,
 int ibw_endport_account(struct ibw_endport *ep, const struct ibw_ping_opts *o,
 			int ok, uint64_t rtt_us, struct ibw_events *ev);
 
+/* @lost of @sent probes in percent (0 with none sent): the one loss
+ * formula, for the state machine, on-demand pings and the snapshot's
+ * endport views. */
+double ibw_ping_loss_pct(uint64_t lost, uint64_t sent);
+
 #endif

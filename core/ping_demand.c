@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "ping_int.h"
-#include "snapshot.h"
 
 struct run {
 	struct ibw_pinger *p;
@@ -100,8 +99,8 @@ static void run_next(struct run *r)
 		r->sum.rtt_mdev_us = sqrt(
 			fmax(0.0, r->rtt_sum2 / r->sum.received - mean * mean));
 	}
-	r->sum.loss_pct = ibw_snapshot_loss_pct(r->sum.sent - r->sum.received,
-						r->sum.sent);
+	r->sum.loss_pct =
+		ibw_ping_loss_pct(r->sum.sent - r->sum.received, r->sum.sent);
 	r->sum.probes = r->probes;
 	r->p->ondemand--;
 	r->cb(&r->sum, r->arg);

@@ -204,10 +204,14 @@ int ibw_sa_path_dlid(struct ibw_engine *e, uint16_t sm_lid,
 		     ibw_sa_lid_cb cb, void *arg)
 {
 	uint8_t rec[IB_SA_PR_RECSZ];
+	/* mad_set_array() takes a non-const source: copies, not casts */
+	uint8_t d[16], s[16];
 
+	memcpy(d, dgid, sizeof(d));
+	memcpy(s, sgid, sizeof(s));
 	memset(rec, 0, sizeof(rec));
-	mad_set_array(rec, 0, IB_SA_PR_DGID_F, (void *)dgid);
-	mad_set_array(rec, 0, IB_SA_PR_SGID_F, (void *)sgid);
+	mad_set_array(rec, 0, IB_SA_PR_DGID_F, d);
+	mad_set_array(rec, 0, IB_SA_PR_SGID_F, s);
 	/* NumbPath 1: one path is all we ask for. */
 	mad_set_field(rec, 0, IB_SA_PR_NPATH_F, 1);
 	return lid_query(e, sm_lid, IBW_SA_ATTR_PATH_RECORD,

@@ -155,11 +155,6 @@ const char *ibw_snapshot_sweep_reason_str(enum ibw_sweep_reason r)
 	return "unknown";
 }
 
-double ibw_snapshot_loss_pct(uint64_t lost, uint64_t sent)
-{
-	return sent ? 100.0 * (double)lost / (double)sent : 0.0;
-}
-
 static const char *remote_name(const struct ibw_snapshot *s,
 			       const struct ibw_fport *p)
 {
@@ -214,9 +209,8 @@ static void view_endport(struct ibw_snapshot *s, unsigned i)
 	const struct ibw_endport *ep = &s->endports[i];
 
 	v->ep = ep;
-	v->loss_pct = ibw_snapshot_loss_pct(ep->sent - ep->received, ep->sent);
-	v->window_loss_pct =
-		ibw_snapshot_loss_pct(ep->window_lost, ep->window_n);
+	v->loss_pct = ibw_ping_loss_pct(ep->sent - ep->received, ep->sent);
+	v->window_loss_pct = ibw_ping_loss_pct(ep->window_lost, ep->window_n);
 	v->window_loss_ratio =
 		ep->window_n ? (double)ep->window_lost / ep->window_n : 0.0;
 	v->window_loss_centipct =

@@ -227,8 +227,4 @@ ibw_snapshot_find_port(const struct ibw_snapshot *s, uint64_t guid,
 uint16_t ibw_snapshot_lid(const struct ibw_snapshot *s, uint64_t guid,
 			  unsigned port);
 
-/* @lost of @sent probes in percent (0 with none sent): the one loss
- * formula, also for the pinger's state machine and on-demand pings. */
-double ibw_snapshot_loss_pct(uint64_t lost, uint64_t sent);
-
 #endif

@@ -382,9 +382,9 @@ static int open_port(struct ibw_local_port *info, unsigned what, int serve_echo,
 {
 	/* Method mask: bit N for method N; Get is 1. */
 	long method_mask[16 / sizeof(long)] = { 0 };
-	static const uint8_t echo_oui[3] = { (IBW_ECHO_OUI >> 16) & 0xff,
-					     (IBW_ECHO_OUI >> 8) & 0xff,
-					     IBW_ECHO_OUI & 0xff };
+	uint8_t echo_oui[3] = { (IBW_ECHO_OUI >> 16) & 0xff,
+				(IBW_ECHO_OUI >> 8) & 0xff,
+				IBW_ECHO_OUI & 0xff };
 	struct umad_transport *u;
 	int i, rc;
 
@@ -445,8 +445,8 @@ static int open_port(struct ibw_local_port *info, unsigned what, int serve_echo,
 	method_mask[0] = 1L << 1;
 	rc = -EPERM;
 	if (serve_echo)
-		rc = umad_register_oui(u->fd, MC_VENDOR_ECHO, 0,
-				       (uint8_t *)echo_oui, method_mask);
+		rc = umad_register_oui(u->fd, MC_VENDOR_ECHO, 0, echo_oui,
+				       method_mask);
 	if (rc < 0 && serve_echo) {
 		/* The kernel lets one agent per port serve a (class,
 		 * version, OUI, method): another process (ibping -S, a
@@ -455,8 +455,8 @@ static int open_port(struct ibw_local_port *info, unsigned what, int serve_echo,
 		info->echo_refused = 1;
 	}
 	if (rc < 0)
-		rc = umad_register_oui(u->fd, MC_VENDOR_ECHO, 0,
-				       (uint8_t *)echo_oui, NULL);
+		rc = umad_register_oui(u->fd, MC_VENDOR_ECHO, 0, echo_oui,
+				       NULL);
 	if (rc < 0) {
 		snprintf(err, errlen,
 			 "the kernel refused the echo (vendor class 0x32) "

@@ -139,8 +139,8 @@ static void test_endport_loss(void **state)
 	assert_true(v->loss_pct == 0.0);
 	assert_int_equal(s->sum.endports[IBW_EP_UNKNOWN], 1);
 	assert_int_equal(s->sum.endports[IBW_EP_DOWN], 0);
-	assert_true(ibw_snapshot_loss_pct(1, 4) == 25.0);
-	assert_true(ibw_snapshot_loss_pct(3, 0) == 0.0);
+	assert_true(ibw_ping_loss_pct(1, 4) == 25.0);
+	assert_true(ibw_ping_loss_pct(3, 0) == 0.0);
 	ibw_snapshot_unref(s);
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The MAD engine's device: its loss and return (reopening with a
- * growing delay), and the engine's small accessors and setters, the
+ * The MAD engine's leaves, which call nothing in engine.c: a request's
+ * MAD as it goes on the wire, the engine's settings and readings, the
  * destinations' helpers and the kernel's receive-queue size.
  */
 #include <errno.h>
@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <infiniband/mad.h>
+
+#include "codec.h"
 #include "engine_int.h"
 
 static const char *const result_names[] = {
@@ -74,97 +77,6 @@ char *ibw_dest_str(const struct ibw_dest *d, char *buf, size_t len)
 		off += (size_t)snprintf(buf + off, len - off, ",%u",
 					d->path[i]);
 	return buf;
-}
-
-/*
- * The device is gone (an HCA reset, a driver reload): the kernel has
- * marked this file's agents dead, poll says EPOLLERR for good and every
- * read and write fails. Stop watching the fd at once, or a level-triggered
- * error wakes the loop forever; settle what was in flight and waiting, and
- * fail what comes later without touching the device. Reopening is the
- * owner's business (the lost callback).
- */
-void ibw_eng_transport_lost(struct ibw_engine *e, int err)
-{
-	struct req *r;
-	struct dest_q *q;
-	int b;
-
-	if (e->lost)
-		return;
-	e->lost = err < 0 ? err : -EIO;
-	ibw_loop_unwatch(e->loop, ibw_transport_fd(e->t));
-	if (e->reopen_fn) {
-		e->reopen_delay_us = e->reopen_first_us;
-		e->st.reopen_tries_failed = 0;
-		ibw_timer_arm(e->reopen_timer, e->reopen_delay_us);
-	}
-	/* The queues first, so that no destination is left runnable with
-	 * nothing queued; then what is in flight (which may free them). */
-	for (b = 0; b < DEST_BUCKETS; b++) {
-		for (q = e->buckets[b]; q; q = q->hnext) {
-			while ((r = q->head)) {
-				q->head = r->next;
-				e->st.queued--;
-				ibw_eng_finish(e, r, IBW_MAD_TRANSPORT,
-					       -e->lost);
-			}
-			q->tail = NULL;
-			q->runnable = 0;
-			q->blocked = 0;
-			q->run_next = NULL;
-		}
-	}
-	e->run_head = e->run_tail = NULL;
-	memset(e->blk_head, 0, sizeof(e->blk_head));
-	memset(e->blk_tail, 0, sizeof(e->blk_tail));
-	while ((r = e->fl_head)) {
-		ibw_eng_leave_flight(e, r, SLOT_CLOSED);
-		ibw_eng_finish(e, r, IBW_MAD_TRANSPORT, -e->lost);
-	}
-	ibw_eng_arm_deadline(e);
-	if (e->lost_cb)
-		e->lost_cb(e, e->lost, e->lost_arg);
-}
-
-void ibw_eng_on_reopen_timer(struct ibw_timer *tm, void *arg)
-{
-	struct ibw_engine *e = arg;
-	struct ibw_transport *t = NULL;
-	int rc;
-
-	if (!e->lost)
-		return;
-	if (e->t) {
-		/* Closed here, not where the loss was seen: a MAD being
-		 * handled then still points into the transport's buffer.
-		 * The kernel frees the file's dead agents on this close. */
-		ibw_transport_close(e->t);
-		e->t = NULL;
-	}
-	rc = e->reopen_fn(&t, e->reopen_arg);
-	if (rc == 0 && t &&
-	    ibw_loop_watch(e->loop, ibw_transport_fd(t), IBW_EV_READ,
-			   ibw_eng_on_readable, e) < 0) {
-		ibw_transport_close(t);
-		rc = -ENOMEM;
-	}
-	if (rc < 0 || !t) {
-		e->st.reopen_tries_failed++;
-		e->reopen_delay_us *= 2;
-		if (e->reopen_delay_us > e->reopen_max_us)
-			e->reopen_delay_us = e->reopen_max_us;
-		ibw_timer_arm(tm, e->reopen_delay_us);
-		return;
-	}
-	/* Every agent was registered afresh on the new file by the open;
-	 * what was in flight on the old one has long been settled. */
-	e->t = t;
-	e->lost = 0;
-	e->st.reopens++;
-	if (e->back_cb)
-		e->back_cb(e, e->reopen_arg);
-	ibw_eng_pump(e);
 }
 
 void ibw_engine_set_reopen(struct ibw_engine *e, ibw_reopen_fn fn,
@@ -254,4 +166,79 @@ void ibw_engine_get_stats(const struct ibw_engine *e,
 struct ibw_loop *ibw_engine_loop(const struct ibw_engine *e)
 {
 	return e->loop;
+}
+
+/* Encode @r's MAD with the caller's payload (@q->data, which r->r no
+ * longer points to) and @e's M_Key in SMPs. */
+int ibw_eng_build(const struct ibw_engine *e, struct req *r,
+		  const struct ibw_mad_req *q)
+{
+	/* mad_encode() takes a non-const payload: a copy, not a cast. */
+	uint8_t data[IBW_MAD_SIZE];
+	ib_rpc_t rpc;
+	ib_dr_path_t dr;
+	int off = (int)ibw_mad_data_offset(q->mgmt_class);
+
+	if (q->data_len > (size_t)(IBW_MAD_SIZE - off))
+		return -EINVAL;
+	if (q->data_len)
+		memcpy(data, q->data, q->data_len);
+	memset(&rpc, 0, sizeof(rpc));
+	rpc.mgtclass = q->mgmt_class;
+	rpc.method = q->method;
+	rpc.attr.id = q->attr_id;
+	rpc.attr.mod = q->attr_mod;
+	rpc.dataoffs = off;
+	rpc.datasz = (int)q->data_len;
+	rpc.mask = q->sa_comp_mask;
+	rpc.trid = 1; /* replaced per try */
+	if (q->mgmt_class == IBW_CLASS_VENDOR_ECHO)
+		rpc.oui = 0x001405;
+	memset(&dr, 0, sizeof(dr));
+	if (q->mgmt_class == IBW_CLASS_SMI_DR) {
+		if (!q->dest.directed || q->dest.hops > IBW_DR_MAX_HOPS)
+			return -EINVAL;
+		dr.cnt = q->dest.hops;
+		memcpy(dr.p, q->dest.path, sizeof(q->dest.path));
+		dr.drslid = 0xffff;
+		dr.drdlid = 0xffff;
+	} else if (q->dest.directed || !q->dest.lid) {
+		return -EINVAL;
+	}
+	/* Every SMP, whatever sends it (discovery, traces, the local port,
+	 * pings, counter checks), carries the configured M_Key: an SMA
+	 * whose port the SM protected drops SMPs with another key
+	 * unanswered. Other classes have no M_Key there (an SA MAD has its
+	 * SM_Key in those bytes). */
+	if (q->mgmt_class == IBW_CLASS_SMI || q->mgmt_class == IBW_CLASS_SMI_DR)
+		rpc.mkey = e->smp_mkey;
+	memset(r->mad, 0, sizeof(r->mad));
+	if (!mad_encode(r->mad, &rpc,
+			q->mgmt_class == IBW_CLASS_SMI_DR ? &dr : NULL,
+			q->data_len ? data : NULL))
+		return -EINVAL;
+
+	memset(&r->addr, 0, sizeof(r->addr));
+	if (q->mgmt_class == IBW_CLASS_SMI_DR) {
+		r->addr.lid = 0xffff;
+	} else if (q->mgmt_class == IBW_CLASS_SMI) {
+		r->addr.lid = q->dest.lid;
+	} else {
+		r->addr.lid = q->dest.lid;
+		r->addr.qpn = q->dest.qpn ? q->dest.qpn : 1;
+		r->addr.qkey = q->dest.qkey ? q->dest.qkey : IBW_QP1_QKEY;
+		r->addr.sl = q->mgmt_class == IBW_CLASS_SA ? e->sa_sl
+							   : q->dest.sl;
+	}
+	return 0;
+}
+
+unsigned ibw_engine_busy(const struct ibw_engine *e)
+{
+	unsigned n = e->st.queued + e->st.inflight;
+	const struct req *r;
+
+	for (r = e->done_head; r; r = r->next)
+		n++;
+	return n;
 }
