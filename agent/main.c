@@ -26,6 +26,7 @@
 #include "engine.h"
 #include "ibw_version.h"
 #include "json.h"
+#include "json_events.h"
 #include "json_links.h"
 #include "json_summary.h"
 #include "localdev.h"
@@ -719,7 +720,8 @@ static void on_refresh(struct ibw_timer *t, void *arg)
 
 /* One option changed in the file @arg: applied by reload(), or it
  * needs a restart. */
-static void on_changed(const char *name, enum ibw_opt_when when, void *arg)
+static void on_changed(const char *name, enum ibw_opt_when when,
+		       const void *arg)
 {
 	const char *file = arg;
 
@@ -773,7 +775,7 @@ static void reload(struct daemon *d)
 				 "SIGHUP: node-name map not reloaded: %s", err);
 		ibw_monitor_set_link_thresholds(d->mon, &n.mon.link_thresholds);
 	}
-	ibw_opts_diff(&d->o, &n, on_changed, (void *)file);
+	ibw_opts_diff(&d->o, &n, on_changed, file);
 	ibw_opts_adopt(&d->o, &n);
 	/* after the adopt: the job source keeps d->o's strings. Made anew
 	 * even when nothing changed, to read the host map again. */

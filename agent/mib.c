@@ -26,22 +26,6 @@
 static const oid objects_oid[] = { OBJECTS };
 #define OBJECTS_LEN OID_LENGTH(objects_oid)
 
-void ibw_mib_guid_str(uint64_t guid, char *buf)
-{
-	snprintf(buf, GUID_STR_LEN + 1, "0x%016" PRIx64, guid);
-}
-
-size_t ibw_mib_guid_index(uint64_t guid, oid *out)
-{
-	char s[GUID_STR_LEN + 1];
-	int i;
-
-	ibw_mib_guid_str(guid, s);
-	for (i = 0; i < GUID_STR_LEN; i++)
-		out[i] = (u_char)s[i];
-	return GUID_STR_LEN;
-}
-
 /* Snapshots */
 
 static int cmp_irow(const void *a, const void *b)
@@ -363,14 +347,29 @@ static int do_getnext(struct ibw_mib *m, const struct table *t,
 	return 0;
 }
 
+/* The group @reg was registered for: its arc under ibwatchObjects. */
+static const struct table *table_of(const netsnmp_handler_registration *reg)
+{
+	size_t i;
+
+	if (reg->rootoid_len != OBJECTS_LEN + 1)
+		return NULL;
+	for (i = 0; i < mib_ntables; i++)
+		if (mib_tables[i].arc == reg->rootoid[OBJECTS_LEN])
+			return &mib_tables[i];
+	return NULL;
+}
+
 static int handler(netsnmp_mib_handler *h, netsnmp_handler_registration *reg,
 		   netsnmp_agent_request_info *reqinfo,
 		   netsnmp_request_info *requests)
 {
 	struct ibw_mib *m = h->myvoid;
-	const struct table *t = reg->my_reg_void;
+	const struct table *t = table_of(reg);
 	netsnmp_request_info *r;
 
+	if (!t)
+		return SNMP_ERR_GENERR; /* not one of ours */
 	if (refresh(m) < 0) {
 		for (r = requests; r; r = r->next)
 			if (reqinfo->mode == MODE_GET)
@@ -474,7 +473,6 @@ int ibw_mib_register(struct ibw_mib *m, const char *context)
 		if (!reg)
 			return -ENOMEM;
 		reg->handler->myvoid = m;
-		reg->my_reg_void = (void *)t;
 		if (context && *context) {
 			reg->contextName = strdup(context);
 			if (!reg->contextName) {

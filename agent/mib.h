@@ -78,11 +78,4 @@ netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
  */
 int ibw_mib_query(struct ibw_mib *m, netsnmp_variable_list *vb, int next);
 
-/* @guid as IbwGuidString ("0x" and 16 lower-case hex digits) into the
- * 19 bytes at @buf, NUL-terminated; and as an index of
- * ibwPortLookupTable, its 18 characters' codes (no length: the size is
- * fixed) into @out. */
-void ibw_mib_guid_str(uint64_t guid, char *buf);
-size_t ibw_mib_guid_index(uint64_t guid, oid *out);
-
 #endif

@@ -183,6 +183,12 @@ extern const struct table mib_tables[];
 extern const unsigned mib_ntables;
 
 /* Values (mib_tables.c) */
+/* @guid as IbwGuidString ("0x" and 16 lower-case hex digits) into the
+ * 19 bytes at @buf, NUL-terminated; and as an index of
+ * ibwPortLookupTable, its 18 characters' codes (no length: the size is
+ * fixed) into @out. */
+void ibw_mib_guid_str(uint64_t guid, char *buf);
+size_t ibw_mib_guid_index(uint64_t guid, oid *out);
 void mib_v_int(struct val *v, long l);
 void mib_v_gauge(struct val *v, uint64_t u);
 void mib_v_unsigned(struct val *v, uint64_t u);

@@ -14,6 +14,22 @@
 
 /* Values */
 
+void ibw_mib_guid_str(uint64_t guid, char *buf)
+{
+	snprintf(buf, GUID_STR_LEN + 1, "0x%016" PRIx64, guid);
+}
+
+size_t ibw_mib_guid_index(uint64_t guid, oid *out)
+{
+	char s[GUID_STR_LEN + 1];
+	int i;
+
+	ibw_mib_guid_str(guid, s);
+	for (i = 0; i < GUID_STR_LEN; i++)
+		out[i] = (u_char)s[i];
+	return GUID_STR_LEN;
+}
+
 void mib_v_int(struct val *v, long l)
 {
 	v->type = ASN_INTEGER;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opt_err.h"
 #include "opt_table.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))

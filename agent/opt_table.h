@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "options.h"
+#include "opts.h"
 
 /* How an option's value is read. */
 enum opt_type {
@@ -52,14 +52,5 @@ struct opt {
 /* The options, in --help's order, and how many. */
 extern const struct opt ibw_opt_table[];
 extern const unsigned ibw_opt_table_len;
-
-/* An error about an option, said where it came from (the command line,
- * FILE:LINE). */
-void __attribute__((format(printf, 1, 2))) ibw_opt_err(const char *fmt, ...);
-
-/* @s as a number in 0..@max into *@out: 0, or -EINVAL (said through
- * ibw_opt_err, naming @opt). */
-int ibw_opt_parse_uint(const char *opt, const char *s, unsigned long long max,
-		       unsigned long long *out);
 
 #endif

@@ -27,64 +27,10 @@
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+#include "opt_err.h"
 #include "opt_table.h"
 
 enum { SRC_DEFAULT, SRC_FILE, SRC_CLI };
-
-/* Where errors go while parsing: the caller's buffer, each line
- * prefixed with where it comes from. */
-static struct {
-	char *buf;
-	size_t len, cap;
-	char where[512];
-	int in_file;
-	unsigned n;
-} sink;
-
-void ibw_opt_err(const char *fmt, ...)
-{
-	char msg[512];
-	const char *m = msg;
-	size_t n;
-	va_list ap;
-	int w;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	n = strlen(msg);
-	while (n && msg[n - 1] == '\n')
-		msg[--n] = '\0';
-	/* In the file, options are named without their dashes. */
-	if (sink.in_file && !strncmp(m, "--", 2))
-		m += 2;
-	sink.n++;
-	if (!sink.buf || sink.len >= sink.cap)
-		return;
-	w = snprintf(sink.buf + sink.len, sink.cap - sink.len, "%s: %s\n",
-		     sink.where, m);
-	if (w > 0)
-		sink.len += (size_t)w < sink.cap - sink.len
-				    ? (size_t)w
-				    : sink.cap - sink.len - 1;
-}
-
-int ibw_opt_parse_uint(const char *opt, const char *s, unsigned long long max,
-		       unsigned long long *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v > max) {
-		ibw_opt_err("%s: '%s' is not a number in 0..%llu\n", opt, s,
-			    max);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
 
 static void *field(struct opts *o, const struct opt *r)
 {
@@ -375,7 +321,7 @@ static int cfg_handler(void *user, const char *section, const char *name,
 	int i = row_of(name), b;
 	char *arg;
 
-	snprintf(sink.where, sizeof(sink.where), "%s:%u", r->path, r->line);
+	ibw_opt_where("%s:%u", r->path, r->line);
 	if (section && *section) {
 		ibw_opt_err("sections are not used ([%s]): put '%s' at the top "
 			    "level",
@@ -431,21 +377,21 @@ static int read_config(struct opts *o, const char *path, int must_exist)
 	if (!r.f) {
 		if (errno == ENOENT && !must_exist)
 			return 0;
-		snprintf(sink.where, sizeof(sink.where), "%s", path);
+		ibw_opt_where("%s", path);
 		ibw_opt_err("cannot read it: %s", strerror(errno));
 		return -1;
 	}
-	sink.in_file = 1;
+	ibw_opt_in_file(1);
 	rc = ini_parse_stream(cfg_reader, &r, cfg_handler, &r);
-	sink.in_file = 0;
+	ibw_opt_in_file(0);
 	fclose(r.f);
 	if (rc > 0) {
 		/* A line inih could not parse (the handler never saw it). */
-		snprintf(sink.where, sizeof(sink.where), "%s:%d", path, rc);
+		ibw_opt_where("%s:%d", path, rc);
 		ibw_opt_err("not 'name = value'");
 		r.errors++;
 	} else if (rc < 0) {
-		snprintf(sink.where, sizeof(sink.where), "%s", path);
+		ibw_opt_where("%s", path);
 		ibw_opt_err("cannot parse it (out of memory)");
 		r.errors++;
 	}
@@ -526,17 +472,13 @@ int ibw_opts_load(int argc, char **argv, struct opts *o, char *errs,
 
 	memset(o, 0, sizeof(*o));
 	set_defaults(o);
-	memset(&sink, 0, sizeof(sink));
-	sink.buf = errs;
-	sink.cap = errlen;
-	if (errs && errlen)
-		errs[0] = '\0';
+	ibw_opt_sink(errs, errlen);
 
 	if (read_config(o, path ? path : IBW_DEFAULT_CONFIG, path != NULL) < 0)
 		failed = 1;
 	o->config = path ? path : o->config_read ? IBW_DEFAULT_CONFIG : NULL;
 
-	snprintf(sink.where, sizeof(sink.where), "ibwatchd");
+	ibw_opt_where("ibwatchd");
 	getopt_tables(longopts, shortopts, sizeof(shortopts));
 	optind = 0; /* start afresh: this may run again on SIGHUP */
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
@@ -755,8 +697,8 @@ static int shares_field(const struct opt *r)
 
 void ibw_opts_diff(const struct opts *run, const struct opts *next,
 		   void (*cb)(const char *name, enum ibw_opt_when when,
-			      void *arg),
-		   void *arg)
+			      const void *arg),
+		   const void *arg)
 {
 	const struct opt *r;
 	size_t i;
@@ -792,8 +734,10 @@ static void adopt_str(struct opts *run, struct opts *next, const struct opt *r)
 	if (!str_differs(was, now))
 		return;
 	if (k >= 0 && j >= 0) {
+		char *old = run->strings[j]; /* @was, owned by @run */
+
 		run->strings[j] = next->strings[k];
-		next->strings[k] = (char *)was;
+		next->strings[k] = old;
 	} else if (k >= 0 && run->nstrings < IBW_OPTS_MAX_STRINGS) {
 		run->strings[run->nstrings++] = next->strings[k];
 		next->strings[k] = NULL;

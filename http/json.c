@@ -11,8 +11,8 @@
 
 #include "ibw_version.h"
 #include "json.h"
+#include "json_counters.h"
 #include "json_links.h"
-#include "json_routes.h"
 
 json_t *ibw_json_engine_stats(const struct ibw_engine_stats *st)
 {

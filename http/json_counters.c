@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "json.h"
+#include "json_counters.h"
 
 /*
  * A block of counters read from one attribute family, by libibmad's

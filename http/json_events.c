@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "json.h"
+#include "json_events.h"
 #include "json_links.h"
 #include "json_routes.h"
 

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
 #include "json_links.h"
 #include "jobcache.h"
 

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "events.h"
-#include "json.h"
+#include "jw.h"
 #include "links.h"
 #include "snapshot.h"
 

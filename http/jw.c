@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "json.h"
+#include "jw.h"
 
 /* The JSON values the trees (json.c and the rest) and the writer share:
  * a GUID as text, a 64-bit count exact, the dump that writes it bare. */

@@ -4,18 +4,35 @@
 #include <string.h>
 
 #include "answer.h"
+#include "hreq.h"
 #include "json.h"
 #include "probes.h"
 #include "query.h"
-#include "routes.h"
 
 #define MAX_PING_COUNT 100
+
+/* On the loop: a probe was started for @r; its callback answers, then
+ * lands it. The connection is suspended already (the server handed it
+ * over). */
+static void suspend(struct ibw_hreq *r)
+{
+	r->cb_pending = 1;
+}
+
+/* In a probe's callback: whether @r still wants the answer (its
+ * connection is there and nothing answered it meanwhile). READY:
+ * answered already (the agent is stopping). The loop alone sets READY
+ * on a request it holds: no lock. */
+static int probe_wanted(const struct ibw_hreq *r)
+{
+	return !r->detached && r->state != IBW_HREQ_READY;
+}
 
 static void on_trace(const struct ibw_trace *t, void *arg)
 {
 	struct ibw_hreq *r = arg;
 
-	if (ibw_http_probe_wanted(r)) {
+	if (probe_wanted(r)) {
 		if (t->fwd.status == IBW_TRACE_TIMEOUT)
 			ibw_hreq_problem_ext(r, 504, "trace", ibw_json_trace(t),
 					     "hop %u did not answer: %s",
@@ -23,14 +40,14 @@ static void on_trace(const struct ibw_trace *t, void *arg)
 		else
 			ibw_hreq_set_json(r, 200, ibw_json_trace(t));
 	}
-	ibw_http_probe_landed(r);
+	r->ctx->srv->probe_landed(r);
 }
 
 static void on_ping(const struct ibw_ping_summary *s, void *arg)
 {
 	struct ibw_hreq *r = arg;
 
-	if (ibw_http_probe_wanted(r)) {
+	if (probe_wanted(r)) {
 		if (!s->received)
 			ibw_hreq_problem_ext(r, 504, "ping",
 					     ibw_json_ping_summary(s),
@@ -38,7 +55,7 @@ static void on_ping(const struct ibw_ping_summary *s, void *arg)
 		else
 			ibw_hreq_set_json(r, 200, ibw_json_ping_summary(s));
 	}
-	ibw_http_probe_landed(r);
+	r->ctx->srv->probe_landed(r);
 }
 
 void ibw_serve_trace(struct ibw_hreq *r, struct ibw_snapshot *s)
@@ -78,7 +95,7 @@ void ibw_serve_trace(struct ibw_hreq *r, struct ibw_snapshot *s)
 		ibw_hreq_problem(r, 404, "unknown source '%s'", src);
 		return;
 	}
-	if (!ibw_http_allow_probe(r)) {
+	if (!r->ctx->srv->allow_probe(r)) {
 		ibw_hreq_problem(r, 429, "too many on-demand probes from here");
 		return;
 	}
@@ -98,7 +115,7 @@ void ibw_serve_trace(struct ibw_hreq *r, struct ibw_snapshot *s)
 				 strerror(-rc));
 		return;
 	}
-	ibw_http_suspend(r);
+	suspend(r);
 }
 
 void ibw_serve_ping(struct ibw_hreq *r, struct ibw_snapshot *s)
@@ -145,7 +162,7 @@ void ibw_serve_ping(struct ibw_hreq *r, struct ibw_snapshot *s)
 		ibw_hreq_problem(r, 404, "unknown target '%s'", t);
 		return;
 	}
-	if (!ibw_http_allow_probe(r)) {
+	if (!r->ctx->srv->allow_probe(r)) {
 		ibw_hreq_problem(r, 429, "too many on-demand probes from here");
 		return;
 	}
@@ -160,5 +177,5 @@ void ibw_serve_ping(struct ibw_hreq *r, struct ibw_snapshot *s)
 				 strerror(-rc));
 		return;
 	}
-	ibw_http_suspend(r);
+	suspend(r);
 }

@@ -3,7 +3,8 @@
  * The on-demand probes of the HTTP API: /api/v1/trace and /api/v1/ping.
  * Served on the loop's thread (routes.c's table says so): each checks
  * its query, resolves the target and starts a trace or a ping whose
- * callback answers the suspended request (routes.h, ibw_http_suspend).
+ * callback answers the suspended request and lands it (routes.h,
+ * ibw_server_ops).
  */
 #ifndef IBW_PROBES_H
 #define IBW_PROBES_H

@@ -12,30 +12,8 @@
 
 #include "agentx_status.h"
 #include "engine.h"
+#include "prom_opts.h"
 #include "snapshot.h"
-
-/*
- * How to render. The zero value is the default: the text format 0.0.4,
- * the rows infiniband_exporter gives (connected ports), samples without
- * times.
- */
-struct ibw_prom_opts {
-	int om; /* OpenMetrics 1.0 (counter families without _total, EOF) */
-	/* counters of every switch port, connected or not */
-	int all_ports;
-	/* Port counter samples with the time of their reading (the
-	 * default is without: docs/api.md says when to choose which). */
-	int timestamps;
-	/* For node_exporter's textfile collector, as the exporter's
-	 * --exporter.runonce writes it: collectors named "...-runonce",
-	 * infiniband_exporter_last_execution, no timestamps (the
-	 * collector refuses them). */
-	int runonce;
-	/* the exporter's rcv-err collectors (--detail-counters) */
-	int rcv_err;
-	/* the live part: process_* of this process */
-	int process;
-};
 
 /* Render @s (and the engine's counters, if @st) into a new buffer the
  * caller frees; *@len gets its length. @now_us: CLOCK_REALTIME. @o NULL:

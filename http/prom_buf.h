@@ -46,11 +46,6 @@ static inline const char *ibw_pb_kind(int is_switch)
 struct ibw_link;
 struct ibw_snapshot_port;
 
-/* The guid label of every counter series of @pv (the exporter's, FEC and
- * congestion): a switch's GUID, an HCA port's own GUID, or its node's
- * while the port GUID is unknown (prom_exporter.c). */
-uint64_t ibw_prom_port_guid(const struct ibw_snapshot_port *pv);
-
 /* A cable's series name and labels, up to the closing brace: its lower
  * end (guid, port) and the other (remote_guid, remote_port). */
 void ibw_prom_link_labels(struct ibw_pb *b, const char *name,

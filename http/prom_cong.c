@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "prom_cong.h"
+#include "prom_exporter.h"
 
 static const struct {
 	enum ibw_cong_attr a;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "links.h"
+#include "prom_exporter.h"
 #include "prom_fec.h"
 
 /* Lanes of the widest active width (PortInfo:LinkWidthActive). */

@@ -7,7 +7,7 @@
 #include <microhttpd.h>
 
 #include "query.h"
-#include "routes.h"
+#include "hreq.h"
 
 const char *ibw_hreq_arg(struct ibw_hreq *r, const char *name)
 {

@@ -14,6 +14,7 @@
 #include "ibw_revision.h"
 #include "ibw_version.h"
 #include "json.h"
+#include "json_events.h"
 #include "json_links.h"
 #include "json_jobs.h"
 #include "json_map.h"
@@ -24,6 +25,7 @@
 #include "prom.h"
 #include "query.h"
 #include "routes.h"
+#include "signin.h"
 
 /* A streamed document's query, copied into its stream (stream.h): no
  * pointer, since the request's strings go with the request. */
@@ -511,7 +513,7 @@ static void serve_status(struct ibw_hreq *r, struct ibw_snapshot *s)
 	struct ibw_agentx_status ax;
 	json_t *j;
 
-	ibw_http_engine_stats(r, &st);
+	r->ctx->srv->engine_stats(r, &st);
 	ibw_agentx_status_get(&ax);
 	j = ibw_json_status(s, &st, ibw_realtime_us());
 	json_object_set_new(j, "agentx", agentx_json(&ax));
@@ -590,7 +592,7 @@ static void serve_metrics(struct ibw_hreq *r, struct ibw_snapshot *s)
 	}
 	sh = ibw_share_new(b);
 	ibw_body_unref(b);
-	ibw_http_engine_stats(r, &st);
+	r->ctx->srv->engine_stats(r, &st);
 	ibw_agentx_status_get(&ax);
 	live = ibw_prom_render_live(s, &st, &ax, ibw_realtime_us(), &po, &llen);
 	if (!sh || !live) {
@@ -677,13 +679,13 @@ static void serve_ui(struct ibw_hreq *r, struct ibw_snapshot *s)
 static void serve_signin(struct ibw_hreq *r, struct ibw_snapshot *s)
 {
 	(void)s;
-	ibw_http_sign_in(r);
+	ibw_signin_serve(r->ctx->si, r);
 }
 
 static void serve_signout(struct ibw_hreq *r, struct ibw_snapshot *s)
 {
 	(void)s;
-	ibw_http_sign_out(r);
+	ibw_signout_serve(r->ctx->si, r);
 }
 
 /*

@@ -15,6 +15,7 @@
 
 #include <microhttpd.h>
 
+#include "answer.h"
 #include "cache.h"
 #include "log.h"
 #include "ratelimit.h"
@@ -254,23 +255,9 @@ static int hand_over(struct ibw_hreq *r)
 	return 1;
 }
 
-void ibw_http_suspend(struct ibw_hreq *r)
-{
-	/* The connection is suspended already (hand_over): the probe's
-	 * callback answers. */
-	r->cb_pending = 1;
-}
-
-int ibw_http_probe_wanted(const struct ibw_hreq *r)
-{
-	/* READY: answered already (the agent is stopping). The loop alone
-	 * sets READY on a request it holds: no lock. */
-	return !r->detached && r->state != IBW_HREQ_READY;
-}
-
 /* On the loop: @r is answered: resume its connection, whose thread
  * sends the answer (or free @r, if the server is gone). */
-void ibw_http_probe_landed(struct ibw_hreq *r)
+static void probe_landed(struct ibw_hreq *r)
 {
 	struct ibw_http *h = r->h;
 	int resume = 0, orphan;
@@ -297,7 +284,7 @@ void ibw_http_probe_landed(struct ibw_hreq *r)
 		MHD_resume_connection(r->conn);
 }
 
-void ibw_http_engine_stats(struct ibw_hreq *r, struct ibw_engine_stats *st)
+static void engine_stats(struct ibw_hreq *r, struct ibw_engine_stats *st)
 {
 	pthread_mutex_lock(&r->h->lock);
 	*st = r->h->stats;
@@ -320,7 +307,7 @@ static void stats_hook(struct ibw_loop *loop, void *arg)
 /* Per client address: a token bucket for on-demand probes. On the loop
  * (the routes that call it are handed over): the buckets are its own.
  * The client address of a suspended connection stays put. */
-int ibw_http_allow_probe(struct ibw_hreq *r)
+static int allow_probe(struct ibw_hreq *r)
 {
 	struct ibw_http *h = r->h;
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
@@ -360,15 +347,12 @@ int ibw_http_allow_probe(struct ibw_hreq *r)
 	return ibw_ratelimit_take(&b->rl, now);
 }
 
-void ibw_http_sign_in(struct ibw_hreq *r)
-{
-	ibw_signin_serve(&r->h->si, r);
-}
-
-void ibw_http_sign_out(struct ibw_hreq *r)
-{
-	ibw_signout_serve(&r->h->si, r);
-}
+/* What the handlers ask of the server (routes.h). */
+static const struct ibw_server_ops server_ops = {
+	.allow_probe = allow_probe,
+	.probe_landed = probe_landed,
+	.engine_stats = engine_stats,
+};
 
 /* The token (when the route, or --http-token-everywhere, wants it),
  * then the route's handler, here or on the loop. 1: handed over (the
@@ -758,7 +742,7 @@ static void on_wake(struct ibw_loop *loop, int fd, unsigned ev, void *arg)
 		ibw_route_serve(r);
 		/* Answered at once (a bad query, a 429): no callback. */
 		if (!r->cb_pending)
-			ibw_http_probe_landed(r);
+			probe_landed(r);
 	}
 	deadlines(h);
 }
@@ -944,6 +928,8 @@ struct ibw_http *ibw_http_new(struct ibw_loop *loop, struct ibw_monitor *m,
 	pthread_mutex_init(&h->lock, NULL);
 	h->qtail = &h->queue;
 	h->o = *o;
+	h->ctx.srv = &server_ops;
+	h->ctx.si = &h->si;
 	h->ctx.m = m;
 	h->ctx.e = e;
 	h->ctx.json = ibw_cache_new(JSON_CACHE_SLOTS, o->cache_bytes);

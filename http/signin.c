@@ -7,8 +7,9 @@
 
 #include <microhttpd.h>
 
+#include "answer.h"
 #include "loop.h"
-#include "routes.h"
+#include "hreq.h"
 #include "session.h"
 #include "signin.h"
 

@@ -31,6 +31,7 @@
 #include "events.h"
 #include "fmap.h"
 #include "json.h"
+#include "json_events.h"
 #include "json_map.h"
 #include "prom.h"
 #include "safename.h"

@@ -25,6 +25,7 @@
 
 #define xdump ibw_libibmad_xdump
 #include "json.h"
+#include "json_counters.h"
 #include "prom.h"
 #include "render_fx.h"
 #include "snapfixture.h"

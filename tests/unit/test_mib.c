@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "mib.h"
+#include "mib_int.h"
 #include "snapfixture.h"
 
 #include <net-snmp/agent/net-snmp-agent-includes.h>

@@ -268,7 +268,8 @@ static void test_command_line_errors(void **state)
 
 static char changed[512];
 
-static void on_changed(const char *name, enum ibw_opt_when when, void *arg)
+static void on_changed(const char *name, enum ibw_opt_when when,
+		       const void *arg)
 {
 	size_t n = strlen(changed);
 

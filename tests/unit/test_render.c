@@ -23,6 +23,7 @@
 #include "cong.h"
 #include "fabric.h"
 #include "json.h"
+#include "json_events.h"
 #include "json_links.h"
 #include "links.h"
 #include "prom.h"
