@@ -243,6 +243,27 @@ static void rates(struct ibw_link_fec_win *w)
 	}
 }
 
+void ibw_lfec_raw_ber_5m(const struct ibw_lfec *f, int end, uint64_t now_us,
+			 unsigned n, double *out)
+{
+	const unsigned w = IBW_FWIN_125M;
+	uint64_t cur = now_us / rings[w].slot_us + 1;
+	unsigned k;
+
+	for (k = 0; k < n; k++) {
+		uint64_t idx = cur + 1 + k - n; /* oldest first */
+		const struct fbk *b;
+
+		out[k] = -1;
+		if (!f || end < 0 || end > 1 || !f->e[end].have_base ||
+		    f->e[end].sat || n > rings[w].slots || idx > cur)
+			continue;
+		b = &f->e[end].ring[rings[w].first + idx % rings[w].slots];
+		if (b->idx == idx && b->bits > 0)
+			out[k] = b->corr / b->bits;
+	}
+}
+
 int ibw_lfec_view(const struct ibw_lfec *f, int end, uint64_t now_us,
 		  struct ibw_link_fec *out)
 {

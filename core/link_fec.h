@@ -113,6 +113,12 @@ int ibw_lfec_take(struct ibw_lfec **pf, int end, const struct ibw_fec *fec,
 int ibw_lfec_view(const struct ibw_lfec *f, int end, uint64_t now_us,
 		  struct ibw_link_fec *out);
 void ibw_lfec_free(struct ibw_lfec *f);
+/* The raw BER of end @end in each of the @n 5-minute periods ending with
+ * the one @now_us is in, oldest first (the 125-minute window's buckets):
+ * corrected bits over bits, -1 where nothing was read (or the counters
+ * are stuck at their maximum). @n at most 25. */
+void ibw_lfec_raw_ber_5m(const struct ibw_lfec *f, int end, uint64_t now_us,
+			 unsigned n, double *out);
 
 /* ---- the state file's words (core/links_state.c) ---- */
 

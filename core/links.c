@@ -553,6 +553,55 @@ static void win_from(struct ibw_link_win *w, const struct hb_end *v,
 	}
 }
 
+_Static_assert(IBW_LINK_HIST_N == HOUR_SLOTS &&
+		       IBW_LINK_HIST_SLOT_S * 1000000ull == HOUR_SLOT_US,
+	       "the history is the hour window's buckets");
+
+int ibw_links_history(const struct ibw_links *l, uint64_t ga, uint8_t pa,
+		      uint64_t gb, uint8_t pb, uint64_t now_us,
+		      struct ibw_link_hist *h)
+{
+	static const uint32_t none[NERR];
+	const struct lstate *s = l->cap ? *find_slot(l, ga, pa, gb, pb) : NULL;
+	uint64_t cur = now_us / HOUR_SLOT_US + 1;
+	unsigned k;
+	int i;
+
+	memset(h, 0, sizeof(*h));
+	if (!s)
+		return -ENOENT;
+	h->start_us = (cur - IBW_LINK_HIST_N) * HOUR_SLOT_US;
+	for (k = 0; k < IBW_LINK_HIST_N; k++) {
+		uint64_t idx = cur + 1 + k - IBW_LINK_HIST_N;
+		unsigned slot = (unsigned)(idx % HOUR_SLOTS);
+		const struct hbucket *b = &s->h[slot];
+
+		for (i = 0; i < 2; i++) {
+			struct hb_end v;
+
+			memset(&v, 0, sizeof(v));
+			if (b->idx == idx) {
+				acc_errors(&v,
+					   s->errs ? s->errs->h[slot][i] : none,
+					   b->ms[i]);
+				v.wait_ns = b->wait_ns[i];
+				v.xmit = b->xmit[i];
+				v.cap = b->cap[i];
+				v.bits = b->bits[i];
+			}
+			win_from(&h->b[k][i], &v, 0);
+		}
+	}
+	for (i = 0; i < 2; i++) {
+		double rb[IBW_LINK_HIST_N];
+
+		ibw_lfec_raw_ber_5m(s->fec, i, now_us, IBW_LINK_HIST_N, rb);
+		for (k = 0; k < IBW_LINK_HIST_N; k++)
+			h->raw_ber[k][i] = rb[k];
+	}
+	return 0;
+}
+
 static const char *end_name(const struct end_state *e)
 {
 	return e->name ? e->name : "";

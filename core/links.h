@@ -173,6 +173,21 @@ static inline double ibw_link_win_per_hour(const struct ibw_link_win *w,
 			      : 0.0;
 }
 
+/* The hour window bucket by bucket (ibw_links_history()): 12 periods of
+ * 5 minutes, the last the one the view's time is in. */
+#define IBW_LINK_HIST_N 12
+#define IBW_LINK_HIST_SLOT_S 300
+
+struct ibw_link_hist {
+	uint64_t start_us; /* the first period's start, CLOCK_REALTIME */
+	/* Each period, each end (end[0] the lower (GUID, port), as in
+	 * struct ibw_link), counted as the hour window counts it: the
+	 * hour window of the view is their sum. */
+	struct ibw_link_win b[IBW_LINK_HIST_N][2];
+	/* FEC: corrected bits over bits in each period; -1 none */
+	double raw_ber[IBW_LINK_HIST_N][2];
+};
+
 /*
  * What judges an end's bit errors, and why (docs/links.md, "Judged by
  * FEC or by symbol errors"): its FEC counters only when its link runs an
@@ -268,6 +283,11 @@ void ibw_links_free(struct ibw_links *l);
 void ibw_links_set_thresholds(struct ibw_links *l,
 			      const struct ibw_link_thresholds *t);
 size_t ibw_links_count(const struct ibw_links *l);
+/* The hour window of the cable between (@ga, @pa) and (@gb, @pb), the
+ * lower end first, period by period up to @now_us: 0, or -ENOENT. */
+int ibw_links_history(const struct ibw_links *l, uint64_t ga, uint8_t pa,
+		      uint64_t gb, uint8_t pb, uint64_t now_us,
+		      struct ibw_link_hist *h);
 
 /*
  * A round: ibw_links_begin(), then ibw_links_update() once for every

@@ -204,3 +204,18 @@ void ibw_monitor_update_links(struct ibw_monitor *m)
 	m->lview_sweeps = m->counter_sweeps;
 	m->lview_dirty = 0;
 }
+
+int ibw_monitor_link_history(struct ibw_monitor *m, uint64_t guid,
+			     unsigned port, struct ibw_link *k,
+			     struct ibw_link_hist *h)
+{
+	const struct ibw_link *l;
+
+	if (!m->lview || port > 255 ||
+	    !(l = ibw_link_view_find(m->lview, guid, (uint8_t)port)))
+		return -ENOENT;
+	*k = *l;
+	return ibw_links_history(m->links, l->end[0].guid, l->end[0].port,
+				 l->end[1].guid, l->end[1].port,
+				 ibw_realtime_us(), h);
+}

@@ -302,6 +302,53 @@ json_t *ibw_json_link(const struct ibw_link *k)
 	return o;
 }
 
+json_t *ibw_json_link_history(const struct ibw_link *k,
+			      const struct ibw_link_hist *h)
+{
+	json_t *o = json_object(), *ends = json_array(), *bs = json_array();
+	unsigned n;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		json_t *e = json_object();
+
+		json_object_set_new(e, "guid", ibw_json_guid(k->end[i].guid));
+		json_object_set_new(e, "port", json_integer(k->end[i].port));
+		json_object_set_new(e, "name", json_string(k->end[i].name));
+		json_array_append_new(ends, e);
+	}
+	for (n = 0; n < IBW_LINK_HIST_N; n++) {
+		json_t *b = json_object(), *be = json_array();
+
+		json_object_set_new(b, "start",
+				    ibw_json_time(h->start_us +
+						  (uint64_t)n *
+							  IBW_LINK_HIST_SLOT_S *
+							  1000000u));
+		for (i = 0; i < 2; i++) {
+			const struct ibw_link_win *w = &h->b[n][i];
+			json_t *x = window(w);
+
+			json_object_set_new(
+				x, "xmit_bytes_per_second",
+				w->seconds > 0
+					? json_real((double)w->xmit_bytes /
+						    w->seconds)
+					: json_null());
+			json_object_set_new(x, "raw_ber",
+					    maybe(h->raw_ber[n][i]));
+			json_array_append_new(be, x);
+		}
+		json_object_set_new(b, "ends", be);
+		json_array_append_new(bs, b);
+	}
+	json_object_set_new(o, "ends", ends);
+	json_object_set_new(o, "bucket_seconds",
+			    json_integer(IBW_LINK_HIST_SLOT_S));
+	json_object_set_new(o, "buckets", bs);
+	return o;
+}
+
 json_t *ibw_json_link_counts(const struct ibw_link_view *v)
 {
 	json_t *o = json_object();

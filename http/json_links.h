@@ -32,6 +32,12 @@ json_t *ibw_json_link_reasons(uint32_t mask);
 /* The same array written into @w. */
 void ibw_jw_link_reasons(struct ibw_jw *w, uint32_t mask);
 json_t *ibw_json_link(const struct ibw_link *k);
+/* The cable @k's hour window period by period (/api/v1/history/...):
+ * its two ends, then each 5-minute bucket, oldest first, with each end's
+ * figures as the windows of ibw_json_link() count them, its transmit
+ * rate and its FEC raw BER. */
+json_t *ibw_json_link_history(const struct ibw_link *k,
+			      const struct ibw_link_hist *h);
 /* {"ok": n, "degraded": n, "failing": n, "down": n}; zeros for NULL. */
 json_t *ibw_json_link_counts(const struct ibw_link_view *v);
 /* {"taken", "counts", "links": [...]}: the links of @s matching @f

@@ -265,6 +265,37 @@ static void serve_link(struct ibw_hreq *r, struct ibw_snapshot *s)
 	}
 }
 
+/* /api/v1/history/{guid}/{port}: the hour window of the cable at a port,
+ * period by period, from the monitor's windows (the loop's). */
+static void serve_history(struct ibw_hreq *r, struct ibw_snapshot *s)
+{
+	const char *rest = r->url + strlen(r->route->path);
+	const char *slash = strchr(rest, '/');
+	struct ibw_link_hist h;
+	struct ibw_link k;
+	char g[40];
+	uint64_t guid;
+	unsigned long port;
+	int ok = 0;
+
+	(void)s;
+	if (slash && (size_t)(slash - rest) < sizeof(g)) {
+		snprintf(g, sizeof(g), "%.*s", (int)(slash - rest), rest);
+		ok = ibw_parse_num(slash + 1, 255, &port) == 0 &&
+		     ibw_parse_guid(g, &guid) == 0;
+	}
+	if (!ok)
+		ibw_hreq_problem(r, 400,
+				 "a link is named by a node GUID and port: "
+				 "/api/v1/history/0x.../N");
+	else if (ibw_monitor_link_history(r->ctx->m, guid, (unsigned)port, &k,
+					  &h) < 0)
+		ibw_hreq_problem(r, 404, "no link at 0x%016" PRIx64 " port %lu",
+				 guid, port);
+	else
+		ibw_hreq_set_json(r, 200, ibw_json_link_history(&k, &h));
+}
+
 #define ROUTES_LIMIT_DEFAULT 100
 #define ROUTES_LIMIT_MAX 10000
 
@@ -761,6 +792,14 @@ static const struct ibw_route routes[] = {
 	  .serve = serve_link,
 	  .about =
 		  "/api/v1/links/{guid}/{port}: the cable at a port, from either end" },
+	/* the windows' buckets are the monitor's: the loop's */
+	{ .path = "/api/v1/history/",
+	  .prefix = 1,
+	  .methods = GET_HEAD,
+	  .loop = 1,
+	  .serve = serve_history,
+	  .about = "/api/v1/history/{guid}/{port}: the cable's last hour, "
+		   "5 minutes at a time" },
 	{ .path = "/api/v1/map",
 	  .methods = GET_HEAD,
 	  .cache = CACHE_ANSWER,

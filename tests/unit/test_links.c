@@ -1058,6 +1058,70 @@ static void test_cached_sums(void **state)
 	ibw_links_free(l);
 }
 
+/* The history is the hour window bucket by bucket: its sums are the
+ * view's hour window, readings sit in the bucket of their time, and a
+ * cable never seen is ENOENT. */
+static void test_history(void **state)
+{
+	struct ibw_links *l = ibw_links_new(NULL);
+	struct ibw_link_hist *h = calloc(1, sizeof(*h));
+	struct ibw_link_view *v;
+	struct side s[2];
+	unsigned k, filled;
+	int i, j, e;
+
+	assert_non_null(h);
+	mk(&s[0], 0x20, 1, 1, IBW_WIDTH_4X);
+	mk(&s[1], 0x10, 1, 0, IBW_WIDTH_4X);
+	for (i = 0; i < 40; i++) { /* 40 x 97 s: past the hour */
+		uint64_t t = T0 + 97 * SEC * i;
+
+		s[0].in.err[IBW_LERR_SYMBOL] += (uint64_t)(i % 5);
+		s[1].in.xmit_bytes += 5000ull * i;
+		ibw_links_begin(l, t);
+		s[0].in.ctr_us = s[1].in.ctr_us = t;
+		assert_int_equal(ibw_links_update(l, &s[0].in, &s[1].in), 0);
+	}
+	v = ibw_links_view(l, T0 + 97 * SEC * 39);
+	assert_int_equal(ibw_links_history(l, v->links[0].end[0].guid,
+					   v->links[0].end[0].port,
+					   v->links[0].end[1].guid,
+					   v->links[0].end[1].port,
+					   T0 + 97 * SEC * 39, h),
+			 0);
+	assert_true(h->start_us % (IBW_LINK_HIST_SLOT_S * SEC) == 0);
+	assert_true(T0 + 97 * SEC * 39 - h->start_us <
+		    IBW_LINK_HIST_N * IBW_LINK_HIST_SLOT_S * SEC);
+	for (j = 0; j < 2; j++) {
+		const struct ibw_link_win *w =
+			&v->links[0].end[j].win[IBW_LWIN_HOUR];
+		double secs = 0;
+		uint64_t bytes = 0, errs[IBW_LERR_MAX] = { 0 };
+
+		for (k = 0, filled = 0; k < IBW_LINK_HIST_N; k++) {
+			secs += h->b[k][j].seconds;
+			bytes += h->b[k][j].xmit_bytes;
+			filled += h->b[k][j].seconds > 0;
+			for (e = 0; e < IBW_LERR_MAX; e++)
+				errs[e] += h->b[k][j].errors[e];
+			assert_true(h->raw_ber[k][j] == -1); /* no FEC */
+		}
+		assert_float_equal(secs, w->seconds, 1e-6);
+		assert_true(bytes == w->xmit_bytes);
+		for (e = 0; e < IBW_LERR_MAX; e++)
+			assert_true(errs[e] == w->errors[e]);
+		assert_true(filled >= 10); /* a reading every 97 s */
+	}
+	assert_true(v->links[0].end[0].win[IBW_LWIN_HOUR].xmit_bytes > 0 ||
+		    v->links[0].end[1].win[IBW_LWIN_HOUR].xmit_bytes > 0);
+	assert_int_equal(ibw_links_history(l, 0x99, 1, 0x98, 1, T0, h),
+			 -ENOENT);
+	ibw_link_view_free(v);
+	ibw_links_free(l);
+	free(h);
+	(void)state;
+}
+
 static void test_bad_input(void **state)
 {
 	struct ibw_links *l = ibw_links_new(NULL);
@@ -1101,6 +1165,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_save_load),
 		cmocka_unit_test(test_cached_sums),
+		cmocka_unit_test(test_history),
 		cmocka_unit_test(test_bad_input),
 	};
 
