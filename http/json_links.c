@@ -440,13 +440,16 @@ json_t *ibw_json_links(const struct ibw_snapshot *s,
 {
 	const struct ibw_link_view *v = s->links;
 	json_t *o = json_object(), *a = json_array();
-	size_t i;
+	size_t i, n = 0;
 
-	for (i = 0; v && i < v->n; i++)
-		if (!f || ibw_link_filter_match(&v->links[i], f))
-			json_array_append_new(
-				a, with_jobs(ibw_json_link(&v->links[i]), s,
-					     &v->links[i]));
+	for (i = 0; v && i < v->n; i++) {
+		if (f && !ibw_link_filter_match(&v->links[i], f))
+			continue;
+		if (f && f->limit && n++ >= f->limit)
+			break;
+		json_array_append_new(a, with_jobs(ibw_json_link(&v->links[i]),
+						   s, &v->links[i]));
+	}
 	json_object_set_new(o, "taken",
 			    v ? ibw_json_time(v->taken_us) : json_null());
 	json_object_set_new(o, "counts", ibw_json_link_counts(v));
@@ -735,7 +738,7 @@ int ibw_json_write_links_part(struct ibw_jw *w, const struct ibw_snapshot *s,
 			      size_t budget)
 {
 	const struct ibw_link_view *v = s->links;
-	size_t i, n = v ? v->n : 0;
+	size_t i, n = v ? v->n : 0, written = 0;
 	int configured;
 	struct ibw_jobview *jv;
 	unsigned *ids;
@@ -753,11 +756,16 @@ int ibw_json_write_links_part(struct ibw_jw *w, const struct ibw_snapshot *s,
 	}
 	if (w->err)
 		return w->err;
+	/* with a limit, the ones written before this part */
+	for (i = 0; f && f->limit && i + 1 < *pos; i++)
+		written += ibw_link_filter_match(&v->links[i], f);
 	jv = jobs_of(s, &configured);
 	ids = jv && jv->n ? malloc(jv->n * sizeof(*ids)) : NULL;
 	for (i = *pos - 1; i < n; i++) {
 		if (f && !ibw_link_filter_match(&v->links[i], f))
 			continue;
+		if (f && f->limit && written++ >= f->limit)
+			break;
 		if (w->err || w->len >= budget) {
 			*pos = i + 1;
 			free(ids);

@@ -22,6 +22,7 @@ struct ibw_link_filter {
 	int type; /* 0 any, 1 switch to switch, 2 with a CA at an end */
 	uint64_t guid; /* 0 any, else a node at one end */
 	const char *name; /* NULL any, else a node's name at one end */
+	unsigned limit; /* 0 all, else the first that many that match */
 };
 
 int ibw_link_filter_match(const struct ibw_link *k,

@@ -193,6 +193,17 @@ static int links_filter(struct ibw_hreq *r, struct ibw_link_filter *f)
 	} else if (node) {
 		f->name = node;
 	}
+	if (ibw_hreq_arg(r, "limit")) {
+		unsigned long lim;
+
+		if (ibw_parse_num(ibw_hreq_arg(r, "limit"), 1000000, &lim) <
+			    0 ||
+		    !lim) {
+			ibw_hreq_problem(r, 400, "limit must be 1 to 1000000");
+			return -1;
+		}
+		f->limit = (unsigned)lim;
+	}
 	return 0;
 }
 
@@ -203,8 +214,8 @@ static int links_key(struct ibw_hreq *r, char *key, size_t len)
 
 	if (links_filter(r, &f) < 0)
 		return -1;
-	n = snprintf(key, len, "links %d %d %d %" PRIx64 " %s", f.health,
-		     f.reason, f.type, f.guid, f.name ? f.name : "");
+	n = snprintf(key, len, "links %d %d %d %" PRIx64 " %u %s", f.health,
+		     f.reason, f.type, f.guid, f.limit, f.name ? f.name : "");
 	if (n < 0 || (size_t)n >= len) {
 		ibw_hreq_problem(r, 400, "node name too long");
 		return -1;

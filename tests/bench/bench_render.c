@@ -236,7 +236,7 @@ int main(int argc, char **argv)
 	struct ibw_port_filter all = { 0, 0, -1, 0 };
 	static const char *const docs[] = { "ports", "nodes", "links",
 					    "endports" };
-	struct ibw_link_filter any = { -1, -1, 0, 0, NULL };
+	struct ibw_link_filter any = { -1, -1, 0, 0, NULL, 0 };
 	static const ibw_stream_part_fn parts[] = { part_ports, part_nodes,
 						    part_links };
 

@@ -615,7 +615,7 @@ static void test_json_links(void **state)
 	struct ibw_links *l = ibw_links_new(NULL);
 	struct ibw_link_end_in a, b;
 	struct ibw_portinfo pa, pb;
-	struct ibw_link_filter f = { -1, -1, 0, 0, NULL };
+	struct ibw_link_filter f = { -1, -1, 0, 0, NULL, 0 };
 	struct ibw_engine_stats st = { 0 };
 	json_t *j, *k;
 	char *text;
@@ -1041,20 +1041,31 @@ static void test_rich_documents(void **state)
 	golden("links.json", t);
 	free(t);
 	/* filtered, and without a view: the writer as the tree */
-	for (i = 0; i < 3; i++) {
-		struct ibw_link_filter f = { -1, -1, 0, 0, NULL };
+	for (i = 0; i < 5; i++) {
+		struct ibw_link_filter f = { -1, -1, 0, 0, NULL, 0 };
 		struct ibw_link_view *keep = s->links;
 
 		if (i == 1)
 			f.health = IBW_HEALTH_DEGRADED;
 		if (i == 2)
 			s->links = NULL;
+		f.limit = i == 3 ? 1 : i == 4 ? 2 : 0; /* the first, two */
 		t = dump(ibw_json_links(s, &f));
 		ibw_jw_init(&w);
 		ibw_json_write_links(&w, s, &f);
 		t2 = written(&w);
 		assert_string_equal(t2, t);
 		free(t2);
+		if (f.limit) { /* the first f.limit of the whole list */
+			/* (a count past INT64_MAX in it: as a real) */
+			json_t *a =
+				json_loads(t, JSON_DECODE_INT_AS_REAL, NULL);
+
+			assert_int_equal(
+				json_array_size(json_object_get(a, "links")),
+				f.limit);
+			json_decref(a);
+		}
 		/* and a part at a time, as /api/v1/links streams it (no
 		 * newline: written() adds it); no links, no second part */
 		for (b = i == 2; b < 3; b++) {
