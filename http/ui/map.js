@@ -14,6 +14,18 @@
   const PATH = '#8e24aa';
   const JOB = '#00897b';
   const ORDER = ['ok', 'degraded', 'failing', 'down'];
+  // Above GROUP_MIN switches the map groups them (pods, docs/map.md),
+  // drawn as blocks while a switch's place on the screen is narrower
+  // than GROUP_STEP_PX. ?group=0: never; ?group=PX: any fabric, blocks
+  // below PX pixels (6 for ?group=1).
+  const params = new URLSearchParams(window.location.search);
+  const groupArg = params.get('group');
+  const GROUP_MIN = groupArg === '0' ? Infinity : groupArg ? 0 : 300;
+  const GROUP_STEP_PX = groupArg && Number(groupArg) > 1 ? Number(groupArg) : 6;
+  const MARK_PX = 10; // a fault is never smaller on screen
+  const HOT = 0.9; // a bundle this busy is listed as trouble
+  const LIST_MAX = 100; // cables of each health listed; the rest counted
+  const TITLE = document.title;
 
   const canvas = document.getElementById('map');
   const ctx = canvas.getContext('2d');
@@ -22,6 +34,9 @@
   const details = document.getElementById('details');
   const detailsBody = document.getElementById('details-body');
   const traceStatus = document.getElementById('trace-status');
+  const troubleBox = document.getElementById('trouble');
+  const troubleList = document.getElementById('trouble-list');
+  const badge = document.getElementById('badge');
 
   let map = null; // the last /api/v1/map
   let lay = null; // its layout
@@ -29,10 +44,14 @@
   let failing = null; // why the last poll failed
   let tr = { x: 0, y: 0, k: 1 }; // zoom
   let fitted = false;
+  let aspect = 0; // the canvas' height over its width for the layout
   let path = null; // { switches: Set of GUIDs, pairs: Set, order: [names] }
   let selected = null;
   let overlay = null; // { busy: Map pair -> routes, breaks: Set of GUIDs }
   let job = null; // { id, leaves: Set of switch GUIDs, pairs: Set }
+  let trouble = []; // what is not healthy, worst first (troubleItems())
+  let focus = null; // the trouble item clicked: { bundle } | { tile } | { switch }
+  let following = false; // the view stays on the focus until the user moves it
   const started = performance.now();
   let drawnMs = -1;
 
@@ -40,55 +59,72 @@
     return ORDER.indexOf(a) > ORDER.indexOf(b) ? a : b;
   }
 
-  // ---- sign-in: with a token set, trace and ping (everything, with
-  // --http-token-everywhere) answer 401 until the page has a session
-  // cookie. The page then asks for the token once, POSTs it to /signin
-  // (never in an address) and goes on with what it was asked to do. ----
-
-  const signinForm = document.getElementById('signin');
-  const signinStatus = document.getElementById('signin-status');
-  let signingIn = null; // the sign-in under way: every 401 waits for it
-
-  function signIn() {
-    if (signingIn) return signingIn;
-    signingIn = new Promise(function (resolve) {
-      signinForm.hidden = false;
-      document.getElementById('signin-token').focus();
-      signinForm.onsubmit = function (ev) {
-        ev.preventDefault();
-        signinStatus.textContent = 'signing in';
-        fetch('/signin', {
-          method: 'POST', credentials: 'same-origin', cache: 'no-store',
-          body: new URLSearchParams(new FormData(signinForm)),
-        }).then(function (r) {
-          // 303 to /, followed: ok once the cookie is set
-          if (!r.ok) throw new Error(r.status === 401 ? 'wrong token' : String(r.status));
-          signinForm.reset();
-          signinForm.hidden = true;
-          signinStatus.textContent = '';
-          signingIn = null;
-          resolve();
-        }).catch(function (e) { signinStatus.textContent = 'sign-in: ' + e.message; });
-      };
-    });
-    return signingIn;
-  }
-
-  function getJSON(url) {
-    return fetch(url, { credentials: 'same-origin', cache: 'no-store' })
-      .then(function (r) {
-        if (r.status === 401) return signIn().then(function () { return getJSON(url); });
-        return r.json().catch(function () { return null; }).then(function (j) {
-          if (!r.ok) {
-            const why = j && (j.detail || j.title);
-            throw new Error(r.status + (why ? ': ' + why : ''));
-          }
-          return j;
-        });
-      });
-  }
+  const getJSON = window.ibwatchApi.getJSON;
 
   // ---- layout: model coordinates, then the zoom on top ----
+
+  function byName(a, b) { return a.name < b.name ? -1 : a.name > b.name ? 1 : 0; }
+
+  // The groups of a big fabric, as its topology draws them: leaves that
+  // share the switches above them form a pod with those switches (each
+  // joins the pod of most of the leaves it serves); the other levels go
+  // by name, GROUP_SIZE at a time. Map GUID -> group key.
+  const GROUP_SIZE = 16;
+  function groups(m, byLevel) {
+    const level = new Map();
+    const up = new Map();
+    const g = new Map();
+    m.switches.forEach(function (s) { level.set(s.guid, s.level); });
+    m.bundles.forEach(function (b) {
+      const la = level.get(b.a);
+      const lb = level.get(b.b);
+      const add = function (lo, hi) {
+        if (!up.has(lo)) up.set(lo, []);
+        up.get(lo).push(hi);
+      };
+      if (la === 1 && lb === 2) add(b.a, b.b);
+      else if (lb === 1 && la === 2) add(b.b, b.a);
+    });
+    const leaves = byLevel.get(1) || [];
+    const keys = new Set();
+    leaves.forEach(function (s) {
+      const k = 'pod ' + (up.get(s.guid) || []).sort().join(',');
+      g.set(s.guid, k);
+      keys.add(k);
+    });
+    const chunk = function (list, tag) {
+      list.forEach(function (s, i) { g.set(s.guid, tag + Math.floor(i / GROUP_SIZE)); });
+    };
+    // every leaf under the same switches (two levels): no pods
+    if (keys.size < 2 || keys.size > leaves.length / 2) chunk(leaves, 'leaves ');
+    const votes = new Map();
+    m.bundles.forEach(function (b) {
+      [[b.a, b.b], [b.b, b.a]].forEach(function (x) {
+        if (level.get(x[0]) !== 2 || level.get(x[1]) !== 1) return;
+        if (!votes.has(x[0])) votes.set(x[0], new Map());
+        const v = votes.get(x[0]);
+        const k = g.get(x[1]);
+        v.set(k, (v.get(k) || 0) + b.cables);
+      });
+    });
+    byLevel.forEach(function (list, lv) {
+      if (lv === 1) return;
+      const rest = [];
+      list.forEach(function (s) {
+        let best = null;
+        let most = 0;
+        if (lv === 2 && votes.has(s.guid)) {
+          votes.get(s.guid).forEach(function (n, k) {
+            if (n > most || (n === most && k < best)) { best = k; most = n; }
+          });
+        }
+        if (best !== null && best.startsWith('pod ')) g.set(s.guid, best);
+        else rest.push(s);
+      });
+      chunk(rest, 'level ' + lv + ' ');
+    });
+    return g;
+  }
 
   function layout(m) {
     const byLevel = new Map();
@@ -98,16 +134,36 @@
       if (!byLevel.has(s.level)) byLevel.set(s.level, []);
       byLevel.get(s.level).push(s);
     });
-    byLevel.forEach(function (list) {
-      list.sort(function (a, b) { return a.name < b.name ? -1 : a.name > b.name ? 1 : 0; });
-      widest = Math.max(widest, list.length);
-    });
+    byLevel.forEach(function (list) { list.sort(byName); });
+    const grouped = m.switches.length > GROUP_MIN;
+    const group = grouped ? groups(m, byLevel) : null;
+    if (grouped) {
+      // a group's switches side by side, groups in the order of their
+      // first name
+      const first = new Map();
+      m.switches.slice().sort(byName).forEach(function (s) {
+        const k = group.get(s.guid);
+        if (!first.has(k)) first.set(k, s.name);
+      });
+      byLevel.forEach(function (list) {
+        list.sort(function (a, b) {
+          const fa = first.get(group.get(a.guid));
+          const fb = first.get(group.get(b.guid));
+          return fa < fb ? -1 : fa > fb ? 1 : byName(a, b);
+        });
+      });
+    }
+    byLevel.forEach(function (list) { widest = Math.max(widest, list.length); });
     const width = Math.max(1000, widest * 64);
     const top = Math.max(1, m.counts.levels - 1);
     // rows as far apart as the screen's shape allows, so that the whole
-    // fabric fills it when fitted, however wide its widest level
-    const r = canvas.getBoundingClientRect();
-    const aspect = r.width > 0 ? r.height / r.width : 0.6;
+    // fabric fills it when fitted, however wide its widest level; the
+    // shape as first seen (or at the last resize), so that a header
+    // that wraps differently does not move the map under the user
+    if (!aspect) {
+      const r = canvas.getBoundingClientRect();
+      aspect = r.width > 0 && r.height > 0 ? r.height / r.width : 0.6;
+    }
     const row = Math.max(130, (width * aspect) / (top + 2));
     byLevel.forEach(function (list, level) {
       // level 0: switches no leaf reaches, below the host tiles
@@ -125,7 +181,55 @@
     byLevel.forEach(function (list, level) {
       rows.push({ level: level, list: list.map(function (s) { return pos.get(s.guid); }) });
     });
-    return { pos: pos, rows: rows, width: width, height: (top + 2) * row };
+    const out = {
+      pos: pos, rows: rows, width: width, height: (top + 2) * row,
+      step: width / widest, grouped: grouped, blocks: [], blockOf: new Map(), links: [],
+    };
+    if (grouped) blocks(m, out, group);
+    return out;
+  }
+
+  // Each group's run of switches on its row as one block, with the
+  // worst health inside (its switches and, for leaves, their tiles);
+  // the bundles between two blocks as one line with the worst health.
+  function blocks(m, out, group) {
+    out.rows.forEach(function (r) {
+      let cur = null;
+      r.list.forEach(function (p) {
+        const k = group.get(p.s.guid);
+        if (!cur || cur.key !== k) {
+          cur = {
+            i: out.blocks.length, key: k, level: r.level, members: [], x0: p.x - p.w / 2, x1: p.x + p.w / 2,
+            y: p.y, h: p.h, ty: p.ty, th: p.th, health: 'ok', tile: null, hosts: 0, down: 0,
+          };
+          out.blocks.push(cur);
+        }
+        cur.members.push(p);
+        cur.x1 = p.x + p.w / 2;
+        cur.health = worse(cur.health, p.s.health);
+        if (p.s.hosts > 0) {
+          cur.tile = worse(cur.tile || 'ok', tileHealth(p.s));
+          cur.hosts += p.s.hosts;
+          cur.down += p.s.hosts_down;
+        }
+        out.blockOf.set(p.s.guid, cur);
+      });
+    });
+    const pairs = new Map();
+    m.bundles.forEach(function (b) {
+      const x = out.blockOf.get(b.a);
+      const y = out.blockOf.get(b.b);
+      if (!x || !y || x === y) return;
+      const k = x.i + ' ' + y.i;
+      let l = pairs.get(k);
+      if (!l) {
+        l = { a: x, b: y, cables: 0, health: 'ok' };
+        pairs.set(k, l);
+      }
+      l.cables += b.cables;
+      l.health = worse(l.health, b.health);
+    });
+    out.links = Array.from(pairs.values());
   }
 
   function fit() {
@@ -167,29 +271,21 @@
     if (!lay) return;
     ctx.setTransform(d * tr.k, 0, 0, d * tr.k, d * tr.x, d * tr.y);
     const px = 1 / tr.k; // one screen pixel in model units
-    // bundles: ok ones first, then the bad, then the path on top
+    lay.drawnGrouped = lay.grouped && lay.step * tr.k < GROUP_STEP_PX;
+    if (lay.drawnGrouped) drawBlocks(px);
+    else drawSwitches(px);
+    drawOverlays(px);
+    drawFaults(px);
+  }
+
+  // Every switch, tile and bundle: the grey first, the bad on top.
+  function drawSwitches(px) {
     const late = [];
     map.bundles.forEach(function (b) {
-      const on = path && path.pairs.has(pairKey(b.a, b.b));
-      if (b.health !== 'ok' || on) { late.push(b); return; }
+      if (b.health !== 'ok') { late.push(b); return; }
       line(b, bundleColour(b), px);
     });
-    late.forEach(function (b) {
-      const on = path && path.pairs.has(pairKey(b.a, b.b));
-      line(b, on ? PATH : bundleColour(b), px * (on ? 3 : 2));
-    });
-    if (job) {
-      map.bundles.forEach(function (b) {
-        if (job.pairs.has(pairKey(b.a, b.b))) line(b, JOB, px * 3);
-      });
-    }
-    if (overlay) {
-      ctx.setLineDash([6 * px, 4 * px]);
-      map.bundles.forEach(function (b) {
-        if (overlay.busy.has(pairKey(b.a, b.b))) line(b, BUSY, px * 3);
-      });
-      ctx.setLineDash([]);
-    }
+    late.forEach(function (b) { line(b, bundleColour(b), px * 2); });
     const labels = tr.k > 0.6;
     ctx.font = '10px sans-serif';
     ctx.textAlign = 'center';
@@ -197,16 +293,6 @@
       const s = p.s;
       ctx.fillStyle = COLOURS[s.health];
       ctx.fillRect(p.x - p.w / 2, p.y - p.h / 2, p.w, p.h);
-      if (overlay && overlay.breaks.has(s.guid)) {
-        ctx.strokeStyle = COLOURS.down;
-        ctx.lineWidth = 4 * px;
-        ctx.strokeRect(p.x - p.w / 2 - 3 * px, p.y - p.h / 2 - 3 * px, p.w + 6 * px, p.h + 6 * px);
-      }
-      if (path && path.switches.has(s.guid)) {
-        ctx.strokeStyle = PATH;
-        ctx.lineWidth = 3 * px;
-        ctx.strokeRect(p.x - p.w / 2, p.y - p.h / 2, p.w, p.h);
-      }
       if (s.hosts > 0) {
         const ty = p.ty;
         const th = tileHealth(s);
@@ -215,11 +301,6 @@
         ctx.strokeStyle = COLOURS[th];
         ctx.lineWidth = (th === 'ok' ? 1 : 3) * px;
         ctx.strokeRect(p.x - p.w / 2, ty, p.w, p.th);
-        if (job && job.leaves.has(s.guid)) {
-          ctx.strokeStyle = JOB;
-          ctx.lineWidth = 4 * px;
-          ctx.strokeRect(p.x - p.w / 2 - 3 * px, ty - 3 * px, p.w + 6 * px, p.th + 6 * px);
-        }
         ctx.beginPath();
         ctx.moveTo(p.x, p.y + p.h / 2);
         ctx.lineTo(p.x, ty);
@@ -239,7 +320,155 @@
     });
   }
 
-  function line(b, colour, wpx) {
+  // A big fabric zoomed out: each group a block, the bundles between two
+  // blocks one line, each coloured by the worst inside.
+  function drawBlocks(px) {
+    const bad = [];
+    lay.links.forEach(function (l) {
+      if (l.health !== 'ok') { bad.push(l); return; }
+      blockLine(l, COLOURS.ok, px);
+    });
+    bad.forEach(function (l) { blockLine(l, COLOURS[l.health], px * 2); });
+    ctx.font = '11px sans-serif';
+    ctx.textAlign = 'center';
+    lay.blocks.forEach(function (b) {
+      const w = b.x1 - b.x0;
+      ctx.fillStyle = COLOURS[b.health];
+      ctx.fillRect(b.x0, b.y - b.h / 2, w, b.h);
+      ctx.strokeStyle = '#fff';
+      ctx.lineWidth = px;
+      ctx.strokeRect(b.x0, b.y - b.h / 2, w, b.h);
+      if (b.tile) {
+        ctx.fillStyle = b.tile === 'ok' ? '#cfd8dc' : COLOURS[b.tile];
+        ctx.fillRect(b.x0, b.ty, w, b.th);
+        ctx.strokeStyle = COLOURS[b.tile];
+        ctx.strokeRect(b.x0, b.ty, w, b.th);
+      }
+      if (w * tr.k > 60) {
+        ctx.fillStyle = '#fff';
+        ctx.fillText(b.members.length + ' switches', (b.x0 + b.x1) / 2, b.y + 4);
+        if (b.tile) {
+          ctx.fillStyle = '#222';
+          ctx.fillText(b.hosts + ' hosts' + (b.down ? ', ' + b.down + ' down' : ''),
+            (b.x0 + b.x1) / 2, b.ty + b.th / 2 + 4);
+        }
+      }
+    });
+  }
+
+  function blockLine(l, colour, wpx) {
+    ctx.beginPath();
+    ctx.moveTo((l.a.x0 + l.a.x1) / 2, l.a.y);
+    ctx.lineTo((l.b.x0 + l.b.x1) / 2, l.b.y);
+    ctx.strokeStyle = colour;
+    ctx.lineWidth = wpx * (1 + Math.log2(l.cables) / 2);
+    ctx.stroke();
+  }
+
+  // The traced path, a job, the census: the switches and bundles they
+  // name, whether the map is grouped or not.
+  function drawOverlays(px) {
+    map.bundles.forEach(function (b) {
+      const k = pairKey(b.a, b.b);
+      if (path && path.pairs.has(k)) line(b, PATH, px * 3);
+      if (job && job.pairs.has(k)) line(b, JOB, px * 3);
+    });
+    if (overlay) {
+      ctx.setLineDash([6 * px, 4 * px]);
+      map.bundles.forEach(function (b) {
+        if (overlay.busy.has(pairKey(b.a, b.b))) line(b, BUSY, px * 3);
+      });
+      ctx.setLineDash([]);
+    }
+    lay.pos.forEach(function (p) {
+      const s = p.s;
+      if (overlay && overlay.breaks.has(s.guid)) ring(p.x, p.y, p.w, p.h, COLOURS.down, px, 4);
+      if (path && path.switches.has(s.guid)) ring(p.x, p.y, p.w, p.h, PATH, px, 3);
+      if (job && job.leaves.has(s.guid) && s.hosts > 0)
+        ring(p.x, p.ty + p.th / 2, p.w, p.th, JOB, px, 4);
+    });
+  }
+
+  // A rectangle at (x, y), at least MARK_PX on screen, outlined.
+  function ring(x, y, w, h, colour, px, lw) {
+    const W = Math.max(w, MARK_PX * px) + 6 * px;
+    const H = Math.max(h, MARK_PX * px) + 6 * px;
+    ctx.strokeStyle = colour;
+    ctx.lineWidth = lw * px;
+    ctx.strokeRect(x - W / 2, y - H / 2, W, H);
+  }
+
+  // A fault, filled, at least MARK_PX on screen, in a white halo so that
+  // its colour stands out of the grey around it.
+  function mark(x, y, w, h, colour, px) {
+    const W = Math.max(w, MARK_PX * px);
+    const H = Math.max(h, MARK_PX * px);
+    ctx.fillStyle = '#fff';
+    ctx.fillRect(x - W / 2 - 2 * px, y - H / 2 - 2 * px, W + 4 * px, H + 4 * px);
+    ctx.fillStyle = colour;
+    ctx.fillRect(x - W / 2, y - H / 2, W, H);
+  }
+
+  // What is not healthy, drawn last: every bad bundle on its own with a
+  // halo, every bad switch and tile as a mark, the focus ringed.
+  function drawFaults(px) {
+    // the worst last, on top of the rest
+    const sev = function (h) { return ORDER.indexOf(h); };
+    map.bundles.filter(function (b) { return b.health !== 'ok'; })
+      .sort(function (x, y) { return sev(x.health) - sev(y.health); })
+      .forEach(function (b) {
+        const w = Math.max(3 * px, 2 * px * (1 + Math.log2(b.cables)));
+        line(b, '#fff', w + 4 * px, true);
+        line(b, COLOURS[b.health], w, true);
+      });
+    // a switch or tile drawn big enough already shows its colour (and
+    // its name): marked only when small, or hidden in a block
+    const small = function (w, h) {
+      return lay.drawnGrouped || w * tr.k < MARK_PX || h * tr.k < MARK_PX;
+    };
+    const marks = [];
+    lay.pos.forEach(function (p) {
+      const s = p.s;
+      if (s.health !== 'ok' && small(p.w, p.h)) marks.push([sev(s.health), p.x, p.y, p.w, p.h, s.health]);
+      if (s.hosts > 0) {
+        const th = tileHealth(s);
+        if (th !== 'ok' && small(p.w, p.th)) marks.push([sev(th), p.x, p.ty + p.th / 2, p.w, p.th, th]);
+      }
+    });
+    marks.sort(function (x, y) { return x[0] - y[0]; }).forEach(function (m) {
+      mark(m[1], m[2], m[3], m[4], COLOURS[m[5]], px);
+    });
+    const f = focusBox();
+    if (f) {
+      const W = Math.max(f.w, 24 * px) + 12 * px;
+      const H = Math.max(f.h, 24 * px) + 12 * px;
+      ctx.strokeStyle = '#fff';
+      ctx.lineWidth = 6 * px;
+      ctx.strokeRect(f.x - W / 2, f.y - H / 2, W, H);
+      ctx.strokeStyle = '#000';
+      ctx.lineWidth = 3 * px;
+      ctx.strokeRect(f.x - W / 2, f.y - H / 2, W, H);
+    }
+  }
+
+  // The focus' place in model units: { x, y, w, h }, or null.
+  function focusBox() {
+    if (!focus || !lay) return null;
+    if (focus.bundle) {
+      const a = lay.pos.get(focus.bundle[0]);
+      const c = lay.pos.get(focus.bundle[1]);
+      if (!a || !c) return null;
+      return { x: (a.x + c.x) / 2, y: (a.y + c.y) / 2, w: Math.abs(a.x - c.x) / 4, h: Math.abs(a.y - c.y) / 4 };
+    }
+    const p = lay.pos.get(focus.tile || focus.switch);
+    if (!p) return null;
+    if (focus.tile) return { x: p.x, y: p.ty + p.th / 2, w: p.w, h: p.th };
+    return { x: p.x, y: p.y, w: p.w, h: p.h };
+  }
+
+  // Bundle @b's line, @wpx wide for each doubling of its cables (or
+  // @wpx itself when @exact).
+  function line(b, colour, wpx, exact) {
     const a = lay.pos.get(b.a);
     const c = lay.pos.get(b.b);
     if (!a || !c) return;
@@ -247,7 +476,7 @@
     ctx.moveTo(a.x, a.y);
     ctx.lineTo(c.x, c.y);
     ctx.strokeStyle = colour;
-    ctx.lineWidth = wpx * (1 + Math.log2(b.cables));
+    ctx.lineWidth = exact ? wpx : wpx * (1 + Math.log2(b.cables));
     ctx.stroke();
   }
 
@@ -269,6 +498,9 @@
       taken: map.taken, levels: {}, bundles: {}, cables: {}, hosts: 0,
       marked: { switches: [], tiles: [], bundles: [] }, down_tiles: [],
       path: path ? path.order : [], drawn_ms: drawnMs, overlay: null, job: null,
+      grouped: !!lay.drawnGrouped, blocks: lay.blocks.length,
+      trouble: trouble.map(function (t) { return { kind: t.kind, health: t.health, text: t.text }; }),
+      focus: focus ? focus.text : null,
     };
     map.switches.forEach(function (s) {
       levelOf.set(s.guid, s.level);
@@ -326,12 +558,17 @@
       map = m;
       lay = layout(m);
       if (first || !fitted) fit();
+      if (following && focusBox()) {
+        const f = focusBox();
+        centre(f.x, f.y, tr.k);
+      }
       countsEl.textContent = m.counts.switches + ' switches, ' + m.counts.hosts + ' hosts, ' +
         m.counts.switch_cables + ' switch cables in ' + m.counts.bundles + ' bundles';
       draw();
       if (drawnMs < 0) drawnMs = performance.now() - started;
       summarise();
       showAge();
+      loadTrouble();
       if (selected) refreshDetails();
     }).catch(function (e) {
       failing = e.message;
@@ -354,6 +591,181 @@
     }).catch(function () { /* the inputs still take GUIDs and LIDs */ });
   }
 
+
+  // ---- trouble first: what is not healthy, worst first ----
+
+  const RANK = { down: 0, failing: 1, degraded: 2 };
+
+  // Where a cable is on the map: the bundle of two switches, or the tile
+  // of the leaf a host hangs from.
+  function cableTarget(k) {
+    const a = k.ends[0];
+    const b = k.ends[1];
+    if (lay.pos.has(a.guid) && lay.pos.has(b.guid)) return { bundle: [a.guid, b.guid] };
+    const sw = lay.pos.has(a.guid) ? a : lay.pos.has(b.guid) ? b : null;
+    return sw ? { tile: sw.guid } : null;
+  }
+
+  function endName(e) { return e.name + ' [' + e.port + ']'; }
+
+  function troubleItems(links, eps, broken, counts) {
+    const items = [];
+    // more cables of a health than listed: one line says how many
+    ['down', 'failing', 'degraded'].forEach(function (h) {
+      const listed = links.filter(function (k) { return k.health === h; }).length;
+      if ((counts[h] || 0) > listed) {
+        items.push({
+          kind: 'more', health: h, rank: RANK[h] + 0.5, target: null, count: counts[h] - listed,
+          text: (counts[h] - listed) + ' more ' + h + ' cables: /api/v1/links?health=' + h,
+        });
+      }
+    });
+    links.forEach(function (k) {
+      const t = cableTarget(k);
+      items.push({
+        kind: 'cable', health: k.health, rank: RANK[k.health], target: t,
+        link: { guid: k.ends[0].guid, port: k.ends[0].port },
+        text: k.health + ': ' + endName(k.ends[0]) + ' \u2013 ' + endName(k.ends[1]) +
+          (k.reasons.length ? ' (' + k.reasons.join(', ') + ')' : ''),
+      });
+    });
+    eps.forEach(function (e) {
+      items.push({
+        kind: 'endport', health: 'down', rank: 3, target: null,
+        link: { guid: e.node_guid, port: e.port },
+        text: 'endport down: ' + (e.name || e.port_guid) + (e.reason ? ' (' + e.reason + ')' : ''),
+      });
+    });
+    if (broken && broken.total > 0) {
+      const p = (broken.pairs || [])[0];
+      items.push({
+        kind: 'routes', health: 'down', rank: 4,
+        target: p && p.break && lay.pos.has(p.break.node_guid) ? { switch: p.break.node_guid } : null,
+        text: broken.total + ' broken routes' + (p ? '; first ' + p.src_name + ' \u2192 ' + (p.dst_name || p.dlid) +
+          (p.break ? ', breaks at ' + p.break.node_name + ' [' + p.break.port + ']' : '') : ''),
+      });
+    }
+    map.bundles.forEach(function (b) {
+      if (b.health !== 'ok' || b.utilisation === null || b.utilisation < HOT) return;
+      items.push({
+        kind: 'hot', health: 'busy', rank: 5, target: { bundle: [b.a, b.b] },
+        text: 'hot: ' + nameOf(b.a) + ' \u2013 ' + nameOf(b.b) + ' ' + (100 * b.utilisation).toFixed(0) + '% busy',
+      });
+    });
+    items.sort(function (x, y) { return x.rank - y.rank; });
+    return items;
+  }
+
+  let troubleBusy = false;
+  // the endports down, asked again only when the leaves' counts of hosts
+  // down change (the whole list is big on a big fabric)
+  let epsKey = '';
+  let epsDown = null;
+  function loadTrouble() {
+    if (troubleBusy) return;
+    troubleBusy = true;
+    const bad = map.switches.some(function (s) { return s.health !== 'ok'; }) ||
+      map.bundles.some(function (b) { return b.health !== 'ok'; });
+    const key = map.switches.filter(function (s) { return s.hosts_down > 0; })
+      .map(function (s) { return s.guid + ':' + s.hosts_down; }).join(',');
+    const none = Promise.resolve(null);
+    const eps = !key ? none : key === epsKey && epsDown ? Promise.resolve(epsDown)
+      : getJSON('/api/v1/endports').then(function (r) {
+        epsDown = (Array.isArray(r) ? r : r.endports || [])
+          .filter(function (e) { return e.state === 'down'; });
+        epsKey = key;
+        return epsDown;
+      });
+    Promise.all([
+      bad ? getJSON('/api/v1/links?health=down&limit=' + LIST_MAX) : none,
+      bad ? getJSON('/api/v1/links?health=failing&limit=' + LIST_MAX) : none,
+      bad ? getJSON('/api/v1/links?health=degraded&limit=' + LIST_MAX) : none,
+      eps,
+      getJSON('/api/v1/routes').catch(function () { return null; }),
+    ]).then(function (r) {
+      const links = [];
+      const counts = {};
+      r.slice(0, 3).forEach(function (x) {
+        if (!x) return;
+        links.push.apply(links, x.links || []);
+        Object.assign(counts, x.counts || {});
+      });
+      const eps = r[3] || [];
+      const sum = r[4] && r[4].summary;
+      const nbroken = sum ? (sum.unreachable || 0) + (sum.looping || 0) : 0;
+      return (nbroken ? getJSON('/api/v1/routes?broken=1&limit=1').catch(function () { return null; })
+        : none).then(function (br) {
+        trouble = troubleItems(links, eps, br || (nbroken ? { total: nbroken, pairs: [] } : null), counts);
+        showTrouble();
+        summarise();
+      });
+    }).catch(function () { /* the next poll tries again */ }).then(function () {
+      troubleBusy = false;
+    });
+  }
+
+  function showTrouble() {
+    let n = 0;
+    trouble.forEach(function (t) { if (t.kind !== 'hot') n += t.kind === 'more' ? t.count : 1; });
+    document.title = (n ? '(' + n + ') ' : '') + TITLE;
+    badge.hidden = trouble.length === 0;
+    badge.textContent = n + (n === 1 ? ' problem' : ' problems') +
+      (trouble.length > n ? ', ' + (trouble.length - n) + ' hot' : '');
+    badge.className = 'badge ' + (trouble.length ? 'h-' + trouble[0].health : '');
+    troubleBox.hidden = trouble.length === 0 || troubleBox.dataset.closed === '1';
+    troubleList.textContent = '';
+    trouble.slice(0, 200).forEach(function (t, i) {
+      const li = el('li');
+      const b = el('button', t.text, 'h-' + t.health);
+      b.type = 'button';
+      b.dataset.index = String(i);
+      b.addEventListener('click', function () { goTo(t); });
+      li.appendChild(b);
+      troubleList.appendChild(li);
+    });
+    if (trouble.length > 200) troubleList.appendChild(el('li', (trouble.length - 200) + ' more'));
+  }
+
+  // Centre the map on trouble item @t, ring it and open its details.
+  function goTo(t) {
+    if (t.kind === 'more') {
+      window.open('/api/v1/links?health=' + t.health, '_blank', 'noopener');
+      return;
+    }
+    const then = function (target) {
+      focus = target ? Object.assign({ text: t.text }, target) : null;
+      const f = focusBox();
+      if (f) centre(f.x, f.y, Math.max(tr.k, GROUP_STEP_PX * 1.5 / lay.step));
+      following = !!f;
+      summarise();
+      redraw();
+      details.hidden = false;
+      selected = null;
+      if (t.link) showCable(t.link.guid, t.link.port);
+      else if (target && target.bundle) {
+        const b = map.bundles.find(function (x) { return x.a === target.bundle[0] && x.b === target.bundle[1]; });
+        if (b) { selected = { bundle: b }; showBundle(b); }
+      } else if (target && target.switch) {
+        const sw = map.switches.find(function (x) { return x.guid === target.switch; });
+        if (sw) { selected = { switch: sw }; showSwitch(sw, false); }
+      }
+    };
+    if (t.target || !t.link) { then(t.target); return; }
+    // an endport: its cable says which leaf it hangs from
+    getJSON('/api/v1/links/' + t.link.guid + '/' + t.link.port)
+      .then(function (k) { then(cableTarget(k)); })
+      .catch(function () { then(null); });
+  }
+
+  badge.addEventListener('click', function () {
+    troubleBox.dataset.closed = troubleBox.hidden ? '0' : '1';
+    troubleBox.hidden = !troubleBox.hidden;
+  });
+  document.getElementById('trouble-close').addEventListener('click', function () {
+    troubleBox.dataset.closed = '1';
+    troubleBox.hidden = true;
+  });
+
   // ---- picking and details ----
 
   function toModel(ev) {
@@ -363,6 +775,26 @@
 
   function pick(pt) {
     let hit = null;
+    const px = 1 / tr.k;
+    // a fault's mark first: it may be bigger than its switch
+    lay.pos.forEach(function (p) {
+      const s = p.s;
+      const half = MARK_PX * px / 2;
+      if (s.health !== 'ok' && Math.abs(pt.x - p.x) <= Math.max(p.w / 2, half) &&
+          Math.abs(pt.y - p.y) <= Math.max(p.h / 2, half)) hit = { switch: s };
+      else if (s.hosts > 0 && tileHealth(s) !== 'ok' &&
+               Math.abs(pt.x - p.x) <= Math.max(p.w / 2, half) &&
+               Math.abs(pt.y - p.ty - p.th / 2) <= Math.max(p.th / 2, half)) hit = { tile: s };
+    });
+    if (hit) return hit;
+    if (lay.drawnGrouped) {
+      lay.blocks.forEach(function (b) {
+        if (pt.x >= b.x0 && pt.x <= b.x1 &&
+            ((Math.abs(pt.y - b.y) <= b.h / 2) || (b.tile && pt.y >= b.ty && pt.y <= b.ty + b.th)))
+          hit = { block: b };
+      });
+      return hit;
+    }
     lay.pos.forEach(function (p) {
       if (Math.abs(pt.x - p.x) <= p.w / 2 && Math.abs(pt.y - p.y) <= p.h / 2) hit = { switch: p.s };
       else if (p.s.hosts > 0 && Math.abs(pt.x - p.x) <= p.w / 2 && pt.y >= p.ty && pt.y <= p.ty + p.th)
@@ -430,7 +862,7 @@
     const ports = el('div', 'loading ports');
     detailsBody.appendChild(ports);
     getJSON('/api/v1/nodes/' + s.guid).then(function (n) {
-      const rows = [['port', 'state', 'width / speed', 'other end', 'tx / rx B/s', 'errors', 'cable']];
+      const rows = [['port', 'state', 'width / speed', 'other end', 'tx / rx B/s', 'errors', 'cable', '']];
       n.ports.forEach(function (p) {
         if (p.port === 0) return;
         const other = p.remote ? p.remote.name + ' [' + p.remote.port + ']' : '';
@@ -441,7 +873,8 @@
         rows.push([p.port, p.state + ' / ' + p.phys_state, (p.width || '') + ' ' + (p.speed || ''),
           other, rate(r.transmit_bytes_per_second) + ' / ' + rate(r.receive_bytes_per_second),
           (c.over_threshold || []).join(', ') || (c.error_increments === undefined ? '' : c.error_increments),
-          p.remote ? link('/api/v1/links/' + s.guid + '/' + p.port) : '']);
+          p.remote ? link('/api/v1/links/' + s.guid + '/' + p.port) : '',
+          p.remote ? chartButton(s.guid, p.port) : '']);
       });
       ports.textContent = '';
       ports.appendChild(table(rows));
@@ -493,19 +926,67 @@
           .then(function (k) { return { p: p, k: k }; });
       }));
     }).then(function (list) {
-      const rows = [['port', 'other', 'health', 'reasons', 'width/speed', 'BER', 'raw BER', 'API']];
+      const rows = [['port', 'other', 'health', 'reasons', 'width/speed', 'BER', 'raw BER', 'API', '']];
       list.forEach(function (x) {
         const k = x.k;
         rows.push([x.p.port, x.p.remote.port, k ? health(k.health) : '', k ? k.reasons.join(', ') : '',
           k ? (k.width_active || '') + ' ' + (k.speed_active || '') + ' (best ' + (k.width_best || '') + ' ' + (k.speed_best || '') + ')' : '',
           k && k.ber !== null ? k.ber.toExponential(2) : '',
           k && k.raw_ber !== null && k.raw_ber !== undefined ? k.raw_ber.toExponential(2) : '',
-          link('/api/v1/links/' + b.a + '/' + x.p.port)]);
+          link('/api/v1/links/' + b.a + '/' + x.p.port), chartButton(b.a, x.p.port)]);
       });
       cables.textContent = '';
       cables.appendChild(table(rows));
+      // one cable, or the worst of them: its last hour at once
+      const worst = list.slice().sort(function (x, y) {
+        return ORDER.indexOf(y.k ? y.k.health : 'ok') - ORDER.indexOf(x.k ? x.k.health : 'ok');
+      })[0];
+      if (worst) {
+        const box = el('div', '', 'charts');
+        detailsBody.insertBefore(box, cables.nextSibling);
+        window.ibwatchCharts.cable(box, b.a, worst.p.port, getJSON);
+      }
     }).catch(function (e) { cables.textContent = 'cables: ' + e.message; });
     events(b.a);
+  }
+
+  // A cable's facts (/api/v1/links/{guid}/{port}) and its last hour.
+  function showCable(guid, port) {
+    detailsBody.textContent = '';
+    const facts = el('div', 'loading the cable');
+    const charts = el('div', '', 'charts');
+    detailsBody.appendChild(facts);
+    detailsBody.appendChild(charts);
+    getJSON('/api/v1/links/' + guid + '/' + port).then(function (k) {
+      facts.textContent = '';
+      facts.appendChild(el('h2', endName(k.ends[0]) + ' \u2013 ' + endName(k.ends[1])));
+      facts.appendChild(table([
+        ['health', health(k.health)], ['reasons', k.reasons.join(', ') || 'none'],
+        ['width / speed', (k.width_active || '') + ' ' + (k.speed_active || '') +
+          ' (best ' + (k.width_best || '') + ' ' + (k.speed_best || '') + ')'],
+        ['BER', k.ber !== null ? k.ber.toExponential(2) : 'unknown'],
+        ['from', link('/api/v1/links/' + guid + '/' + port)],
+      ]));
+    }).catch(function (e) { facts.textContent = 'cable: ' + e.message; });
+    window.ibwatchCharts.cable(charts, guid, port, getJSON);
+    events(guid);
+  }
+
+  // A button that draws the last hour of the cable at (guid, port) into
+  // the details' chart box.
+  function chartButton(guid, port) {
+    const b = el('button', 'last hour', 'chart-button');
+    b.type = 'button';
+    b.addEventListener('click', function () {
+      let box = detailsBody.querySelector('.charts');
+      if (!box) {
+        box = el('div', '', 'charts');
+        detailsBody.appendChild(box);
+      }
+      box.scrollIntoView();
+      window.ibwatchCharts.cable(box, guid, port, getJSON);
+    });
+    return b;
   }
 
   function refreshDetails() {
@@ -520,9 +1001,26 @@
     }
   }
 
+  // Centre the screen on model point (x, y) at scale k.
+  function centre(x, y, k) {
+    const r = canvas.getBoundingClientRect();
+    tr = { x: r.width / 2 - x * k, y: r.height / 2 - y * k, k: k };
+    zoom.translate([tr.x, tr.y]).scale(tr.k);
+    redraw();
+  }
+
   canvas.addEventListener('click', function (ev) {
     if (!lay) return;
     const hit = pick(toModel(ev));
+    if (hit && hit.block) {
+      // open the group: zoom until its switches are drawn one by one
+      const b = hit.block;
+      const r = canvas.getBoundingClientRect();
+      const k = Math.max(GROUP_STEP_PX * 1.5 / lay.step, Math.min(r.width * 0.8 / (b.x1 - b.x0 + 1), 4));
+      following = false;
+      centre((b.x0 + b.x1) / 2, b.y, k);
+      return;
+    }
     selected = hit;
     details.hidden = !hit;
     if (hit) refreshDetails();
@@ -672,16 +1170,49 @@
       if (lay) lay.pos.forEach(function (p) { if (p.s.name === name) hit = p; });
       return hit ? [hit.x * tr.k + tr.x, hit.y * tr.k + tr.y] : null;
     },
+    // where the focus (the trouble item clicked) is on the screen, and
+    // the canvas' size
+    focusAt: function () {
+      const f = focusBox();
+      const r = canvas.getBoundingClientRect();
+      return f ? { x: f.x * tr.k + tr.x, y: f.y * tr.k + tr.y, width: r.width, height: r.height } : null;
+    },
+    // pixels of the canvas within 24 of each colour, by health
+    colours: function () {
+      const img = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+      const want = {};
+      Object.keys(COLOURS).forEach(function (k) {
+        const c = COLOURS[k];
+        want[k] = [parseInt(c.slice(1, 3), 16), parseInt(c.slice(3, 5), 16), parseInt(c.slice(5, 7), 16)];
+      });
+      const n = { ok: 0, degraded: 0, failing: 0, down: 0 };
+      for (let i = 0; i < img.length; i += 4) {
+        for (const k in want) {
+          const c = want[k];
+          if (Math.abs(img[i] - c[0]) + Math.abs(img[i + 1] - c[1]) + Math.abs(img[i + 2] - c[2]) < 24) {
+            n[k]++;
+            break;
+          }
+        }
+      }
+      return n;
+    },
   };
 
   // ---- zoom and start ----
 
   const zoom = d3.behavior.zoom().scaleExtent([0.01, 50]).on('zoom', function () {
+    // the user's own zoom or drag: the view is theirs again
+    following = false;
     tr = { x: d3.event.translate[0], y: d3.event.translate[1], k: d3.event.scale };
     redraw();
   });
   d3.select(canvas).call(zoom);
-  window.addEventListener('resize', function () { resize(); redraw(); });
+  window.addEventListener('resize', function () {
+    resize();
+    aspect = 0; // the next layout takes the new shape
+    redraw();
+  });
   resize();
   window.setInterval(showAge, 1000);
   loadEndports();

@@ -7,7 +7,8 @@ JSON for tests/integration/browser.sh to check:
   browser.py URL OUT.json [--trace FROM TO] [--then CMD WAIT_JS]
              [--token T] [--screenshot PNG] [--trace-screenshot PNG]
              [--size WxH] [--signal FILE] [--pause FILE] [--click NAME]
-             [--census] [--job ID] [--eval JS]
+             [--census] [--job ID] [--eval JS] [--query Q] [--trouble N]
+             [--colours] [--trouble-screenshot PNG]
 
 - load URL; with --token, whenever the page shows its sign-in form
   (the agent's own form at / with --http-token-everywhere, the map's
@@ -22,6 +23,14 @@ JSON for tests/integration/browser.sh to check:
   summary satisfies the JavaScript expression WAIT_JS (on `s`), keep it;
 - --signal: create FILE; --pause: wait for FILE (the test restarts the
   agent meanwhile), then until the page shows a newer map and no error;
+- --query: load URL/?Q (?group=1 draws a small fabric grouped);
+- --trouble: wait until the trouble list holds N items (60 s at most),
+  then click each of the first N as a person would: keep the item, where
+  its focus then is on the screen, the details' text and, for a cable,
+  the numbers its last-hour charts drew (data-history); the canvas'
+  pixels of each health's colour as loaded and the page's title at the
+  end (--colours: those alone);
+  --trouble-screenshot: a screenshot after the last click;
 - --eval: the value of the JavaScript expression JS at the end;
 - the browser console's entries and every URL the page requested.
 """
@@ -83,6 +92,34 @@ def wait(d, pred, seconds):
     return None
 
 
+def trouble(d, n):
+    """Click each of the first @n items of the trouble list."""
+    s = wait(d, lambda s: len(s.get("trouble") or []) >= n, 60)
+    out = {"summary": s, "clicked": []}
+    if s is None:
+        return out
+    for i in range(n):
+        b = d.find_elements(By.CSS_SELECTOR, "#trouble-list button")[i]
+        item = {"text": b.text}
+        b.click()
+        end = time.monotonic() + 15
+        hist = None
+        while time.monotonic() < end:
+            time.sleep(0.2)
+            hist = d.execute_script(
+                "const c = document.querySelector('#details .charts');"
+                "return c && c.dataset.history ? c.dataset.history : null;")
+            if hist or not s["trouble"][i]["kind"] in ("cable", "endport"):
+                break
+        time.sleep(0.3)  # the zoom's frame
+        item["focus"] = d.execute_script("return window.ibwatchMap.focusAt();")
+        item["summary_focus"] = summary(d)["focus"]
+        item["history"] = json.loads(hist) if hist else None
+        item["details"] = d.find_element(By.ID, "details").text[:400]
+        out["clicked"].append(item)
+    return out
+
+
 def renderer_rss():
     """The largest resident size of Chromium's renderer processes (kB):
     the page's memory as the system sees it."""
@@ -123,7 +160,7 @@ def main():
         d.set_page_load_timeout(30)
         SIGNIN["token"] = arg("--token")
         t0 = time.monotonic()
-        d.get(url + "/")
+        d.get(url + "/" + ("?" + arg("--query") if arg("--query") else ""))
         s = wait(d, lambda s: True, 30)
         res["load_s"] = time.monotonic() - t0
         res["url_after_load"] = d.current_url
@@ -131,6 +168,10 @@ def main():
         if s is None:
             res["body"] = d.find_element(By.TAG_NAME, "body").text[:2000]
         res["age_text"] = d.find_element(By.ID, "age").text
+        if s is not None and (arg("--trouble") or "--colours" in sys.argv):
+            # as loaded, before anything is clicked
+            time.sleep(0.5)
+            res["colours"] = d.execute_script("return window.ibwatchMap.colours();")
         shot = arg("--screenshot")
         if shot and s is not None:
             d.save_screenshot(shot)
@@ -199,6 +240,15 @@ def main():
                 "unreachable" not in d.find_element(By.ID, "age").text, 60)
             res["restart_s"] = time.monotonic() - t2
             res["age_after_restart"] = d.find_element(By.ID, "age").text
+        nt = arg("--trouble")
+        if s is not None and nt:
+            res["trouble"] = trouble(d, int(nt))
+            shot = arg("--trouble-screenshot")
+            if shot:
+                d.save_screenshot(shot)
+        if s is not None and (nt or "--colours" in sys.argv):
+            res["title"] = d.title
+            res["summary"] = summary(d)
         ev = arg("--eval")
         if ev:
             res["eval"] = d.execute_script("return " + ev + ";")

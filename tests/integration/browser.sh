@@ -140,6 +140,82 @@ check "through the restart the page went on with the new agent's maps, without r
 	jq -e '.after_restart != null and (.age_after_restart | test("^data [0-9]+ s old$"))' b1.json
 check "the restarted agent stops cleanly" stopped_clean "$agent"
 
+# Trouble first (docs/map.md): a fresh agent (node0006 stays unlinked,
+# unknown to it), then node0010 unlinked and spine02 port 1's symbol
+# errors risen while it runs; the page drawn grouped (?group=1000: any
+# fabric, blocks below 1000 px a switch), its trouble list clicked.
+start_agent node0001 --no-state-file --counter-interval 1 --counter-full-speed \
+	--ping-interval-ms 500 --discovery-interval 2 \
+	--link-threshold symbol_errors_per_day=100
+U=http://127.0.0.1:$P
+wait_counter_sweeps 2
+sim 'Unlink "leaf03"[2]'
+sim 'PerformanceSet "spine02"[1] PortCounters.SymbolErrorCounter=6000'
+for _ in $(seq 1 100); do
+	curl -s -m 5 "$U/api/v1/links?health=down" | jq -e '.links | length == 1' >/dev/null &&
+		curl -s -m 5 "$U/api/v1/links?reason=symbol_errors" | jq -e '.links | length == 1' >/dev/null && break
+	sleep 0.2
+done
+/usr/bin/python3 "$here/integration/browser.py" "$U" b4.json --query group=1000 \
+	--trouble 3 >browser4.out 2>&1
+curl -s -m 5 "$U/api/v1/links?health=down" >down.json
+curl -s -m 5 "$U/api/v1/links?reason=symbol_errors" >errs.json
+curl -s -m 5 "$U/api/v1/links?health=degraded" >degraded.json
+check "the page ran, drawn as blocks at first ($(jq -c '[.ok, .first.grouped, .first.blocks]' b4.json))" \
+	jq -e '.ok and .first.grouped and .first.blocks > 0' b4.json
+check "the canvas shows the down and the degraded colours as loaded ($(jq -c .colours b4.json))" \
+	jq -e '.colours.down >= 50 and .colours.degraded >= 50' b4.json
+check "the trouble list, worst first: node0010's cable down, then the symbol errors, then the 1x cable ($(jq -c '[.summary.trouble[] | .text]' b4.json))" \
+	jq -e '[.summary.trouble[] | select(.kind == "cable") | .text] as $t |
+		($t[0] | test("^down: node0010 HCA-1 \\[1\\] .* leaf03 \\[2\\]")) and
+		($t | any(test("spine02 \\[1\\] .* leaf01 .*symbol_errors"))) and
+		($t | any(test("^degraded: node0003 HCA-1 \\[1\\] .* leaf01 \\[3\\] \\(width\\)"))) and
+		([.summary.trouble[] | select(.kind == "endport") | .text] | any(test("node0010")))' b4.json
+check "the title counts them ($(jq -r .title b4.json))" \
+	jq -e '.title == "(\(.summary.trouble | map(select(.kind != "hot")) | length)) ibwatchd: fabric map"' b4.json
+check "a click on each centres it and rings it ($(jq -c '[.trouble.clicked[] | .focus | [(.x | floor), (.y | floor)]]' b4.json))" \
+	jq -e '[.trouble.clicked[] | .focus as $f | ($f != null) and
+		(($f.x - $f.width / 2) | fabs) < $f.width * 0.05 and
+		(($f.y - $f.height / 2) | fabs) < $f.height * 0.05 and .summary_focus == .text] |
+		length == 3 and all' b4.json
+# The last hour charted for the cables clicked equals their windows.
+hour_check() { # ITEM LINKS.json: the chart's sums against the hour window
+	jq -e --slurpfile l "$2" --argjson i "$1" '
+		.trouble.clicked[$i].history as $h | $l[0].links[0] as $k |
+		[range(0; 2) as $e | $h.ends[$e] as $en |
+		 ($k.ends[] | select(.guid == $en.guid and .port == $en.port) | .windows.hour) as $w |
+		 (($h.errors[$e] | add) == ([$w.errors[]] | add)) and
+		 ((($h.seconds[$e] | add) - $w.seconds) | fabs) < 30] | length == 2 and all' b4.json
+}
+check "the down cable's charts: 12 buckets, each end's errors and time summing to its hour window" \
+	hour_check 0 down.json
+check "the symbol-error cable's charts: the same, its symbol errors in them ($(jq -c '[.trouble.clicked[1].history.errors[] | add]' b4.json))" \
+	eval 'hour_check 1 errs.json && jq -e "[.trouble.clicked[1].history.errors[] | add] | max >= 4000" b4.json'
+g=$(jq -r '.links[0].ends[0].guid' errs.json)
+pt=$(jq -r '.links[0].ends[0].port' errs.json)
+curl -s -m 5 "$U/api/v1/history/$g/$pt" >hist.json
+curl -s -m 5 "$U/api/v1/links/$g/$pt" >link.json
+check "/api/v1/history/$g/$pt: 12 buckets of 300 s summing to /api/v1/links' hour window (errors, bytes; time within a sweep)" \
+	jq -e --slurpfile k link.json '(.buckets | length) == 12 and .bucket_seconds == 300 and
+		([range(0; 2) as $e | .ends[$e] as $en | [.buckets[].ends[$e]] as $b |
+		 ($k[0].ends[] | select(.guid == $en.guid and .port == $en.port) | .windows.hour) as $w |
+		 ([$b[].errors[]] | add) == ([$w.errors[]] | add) and
+		 (([$b[].seconds] | add) - $w.seconds | fabs) <= 2.5] | all)' hist.json
+check "... 404 for a port with no cable, 400 for a bad path" \
+	eval '[ "$(curl -s -o /dev/null -w "%{http_code}" -m 5 "$U/api/v1/history/$g/30")" = 404 ] &&
+		[ "$(curl -s -o /dev/null -w "%{http_code}" -m 5 "$U/api/v1/history/nope")" = 400 ]'
+curl -s -m 5 "$U/api/v1/links?limit=2" >lim.json
+curl -s -m 5 "$U/api/v1/links" >all.json
+check "/api/v1/links?limit=2: the first two of the list, the whole view's counts" \
+	jq -e --slurpfile a all.json 'def id: [.[] | [.health, .ends[0].guid, .ends[0].port]];
+		(.links | length) == 2 and (.links | id) == ($a[0].links[0:2] | id) and
+		.counts == $a[0].counts' lim.json
+check "... limit=0 is a 400 problem" \
+	eval '[ "$(curl -s -o /dev/null -w "%{http_code}" -m 5 "$U/api/v1/links?limit=0")" = 400 ]'
+check "no console errors on the trouble page" \
+	jq -e '[.console[] | select(.level == "SEVERE")] | length == 0' b4.json
+check "the agent stops cleanly" stopped_clean "$agent"
+
 # The token alone (issue 36, Found 7): / is open, trace is not. The
 # page's Trace gets 401, asks for the token once, and then traces.
 printf 'map-test-token-%s\n' "$RANDOM$RANDOM" >token
