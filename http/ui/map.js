@@ -592,68 +592,18 @@
   }
 
 
-  // ---- trouble first: what is not healthy, worst first ----
+  // ---- trouble first: what is not healthy, worst first (trouble.js
+  // makes the list, this fetches it, shows it and goes to an item) ----
 
-  const RANK = { down: 0, failing: 1, degraded: 2 };
-
-  // Where a cable is on the map: the bundle of two switches, or the tile
-  // of the leaf a host hangs from.
-  function cableTarget(k) {
-    const a = k.ends[0];
-    const b = k.ends[1];
-    if (lay.pos.has(a.guid) && lay.pos.has(b.guid)) return { bundle: [a.guid, b.guid] };
-    const sw = lay.pos.has(a.guid) ? a : lay.pos.has(b.guid) ? b : null;
-    return sw ? { tile: sw.guid } : null;
-  }
-
-  function endName(e) { return e.name + ' [' + e.port + ']'; }
+  const isSwitch = function (g) { return lay.pos.has(g); };
+  const cableTarget = function (k) { return window.ibwatchTrouble.cableTarget(k, isSwitch); };
+  const endName = window.ibwatchTrouble.endName;
 
   function troubleItems(links, eps, broken, counts) {
-    const items = [];
-    // more cables of a health than listed: one line says how many
-    ['down', 'failing', 'degraded'].forEach(function (h) {
-      const listed = links.filter(function (k) { return k.health === h; }).length;
-      if ((counts[h] || 0) > listed) {
-        items.push({
-          kind: 'more', health: h, rank: RANK[h] + 0.5, target: null, count: counts[h] - listed,
-          text: (counts[h] - listed) + ' more ' + h + ' cables: /api/v1/links?health=' + h,
-        });
-      }
+    return window.ibwatchTrouble.items({
+      links: links, endports: eps, broken: broken, counts: counts, bundles: map.bundles,
+      isSwitch: isSwitch, nameOf: nameOf, hot: HOT,
     });
-    links.forEach(function (k) {
-      const t = cableTarget(k);
-      items.push({
-        kind: 'cable', health: k.health, rank: RANK[k.health], target: t,
-        link: { guid: k.ends[0].guid, port: k.ends[0].port },
-        text: k.health + ': ' + endName(k.ends[0]) + ' \u2013 ' + endName(k.ends[1]) +
-          (k.reasons.length ? ' (' + k.reasons.join(', ') + ')' : ''),
-      });
-    });
-    eps.forEach(function (e) {
-      items.push({
-        kind: 'endport', health: 'down', rank: 3, target: null,
-        link: { guid: e.node_guid, port: e.port },
-        text: 'endport down: ' + (e.name || e.port_guid) + (e.reason ? ' (' + e.reason + ')' : ''),
-      });
-    });
-    if (broken && broken.total > 0) {
-      const p = (broken.pairs || [])[0];
-      items.push({
-        kind: 'routes', health: 'down', rank: 4,
-        target: p && p.break && lay.pos.has(p.break.node_guid) ? { switch: p.break.node_guid } : null,
-        text: broken.total + ' broken routes' + (p ? '; first ' + p.src_name + ' \u2192 ' + (p.dst_name || p.dlid) +
-          (p.break ? ', breaks at ' + p.break.node_name + ' [' + p.break.port + ']' : '') : ''),
-      });
-    }
-    map.bundles.forEach(function (b) {
-      if (b.health !== 'ok' || b.utilisation === null || b.utilisation < HOT) return;
-      items.push({
-        kind: 'hot', health: 'busy', rank: 5, target: { bundle: [b.a, b.b] },
-        text: 'hot: ' + nameOf(b.a) + ' \u2013 ' + nameOf(b.b) + ' ' + (100 * b.utilisation).toFixed(0) + '% busy',
-      });
-    });
-    items.sort(function (x, y) { return x.rank - y.rank; });
-    return items;
   }
 
   let troubleBusy = false;
@@ -681,7 +631,10 @@
       bad ? getJSON('/api/v1/links?health=failing&limit=' + LIST_MAX) : none,
       bad ? getJSON('/api/v1/links?health=degraded&limit=' + LIST_MAX) : none,
       eps,
-      getJSON('/api/v1/routes').catch(function () { return null; }),
+      // the census, once there is one (its bundles count routes): a 503
+      // before would be a console error for nothing
+      map.bundles.some(function (b) { return b.routes !== null; })
+        ? getJSON('/api/v1/routes').catch(function () { return null; }) : none,
     ]).then(function (r) {
       const links = [];
       const counts = {};
