@@ -18,6 +18,7 @@
 #                           once, under the sanitizers or, for those,
 #                           in the build that ships
 #   IBW_DEFAULT_ALL=1 tests/run.sh   the default build runs every test too
+#                           (but label big's: ctest -L big in a build)
 #   IBW_NO_SANITIZE=1 tests/run.sh   skip the sanitizer build
 #   IBW_NO_TSAN=1 tests/run.sh       skip the ThreadSanitizer build
 #
@@ -48,7 +49,7 @@ run_suite() { # run_suite BUILD_DIR [cmake args...]
 
 if [ -z "${IBW_NO_SANITIZE:-}" ]; then
 	echo "== sanitizer build (ASan+UBSan) =="
-	CTEST_ARGS=(-LE 'style|packaging|selfcheck|release')
+	CTEST_ARGS=(-LE 'style|packaging|selfcheck|release|big')
 	run_suite "$top/build-test-asan" -DIBW_SANITIZE=ON || status=1
 fi
 
@@ -64,7 +65,8 @@ fi
 
 echo "== default build =="
 if [ -n "${IBW_DEFAULT_ALL:-}" ] || [ -n "${IBW_NO_SANITIZE:-}" ]; then
-	CTEST_ARGS=()
+	# all but the 57,024-port tree's minutes (ctest -L big)
+	CTEST_ARGS=(-LE '^big$')
 else
 	CTEST_ARGS=(-L '^(unit|style|packaging|selfcheck|release)$')
 fi

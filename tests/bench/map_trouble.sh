@@ -13,7 +13,8 @@
 #   - a click on each centres it (its ring within 5% of the canvas'
 #     centre) and rings it, and its details chart its last hour;
 # and prints the times. Screenshots (docs/map.md): docs/img/map-57k.png
-# (as loaded) and map-57k-trouble.png (after the last click).
+# (as loaded) and map-57k-trouble.png (after the last click), in
+# $MAP_SHOTS instead when set (ctest's fabric_map_big, label big).
 #   tests/bench/map_trouble.sh [BUILD_DIR]
 . "$(dirname "$0")/lib.sh"
 # realistic supported widths and speeds (docs/testing.md): else every
@@ -44,7 +45,8 @@ if [ -n "${IBW_SIM_DIR:-}" ]; then
 		sleep 0.2
 	done
 	curl -s -o /dev/null -w '/api/v1/map: %{size_download} bytes in %{time_total} s\n' "$U/api/v1/map"
-	shots=$top/docs/img
+	shots=${MAP_SHOTS:-$top/docs/img}
+	mkdir -p "$shots"
 	/usr/bin/python3 "$top/tests/integration/browser.py" "$U" trouble.json \
 		--size 1600x1000 --trouble 2 --colours \
 		--screenshot "$shots/map-57k.png" \
