@@ -140,5 +140,51 @@
     }).catch(function (e) { box.textContent = 'last hour: ' + e.message; });
   }
 
-  window.ibwatchCharts = { cable: cable };
+  // The last hour of a set of ports (a job's hosts, @ports [{guid,
+  // port}], JOB_PORTS at most): each bucket summed over their cables,
+  // what the ports sent (blue) and received (orange), errors at either
+  // end.
+  const JOB_PORTS = 64;
+  function ports(box, list, getJSON) {
+    const some = list.slice(0, JOB_PORTS);
+    box.textContent = 'loading the last hour of ' + some.length + ' ports';
+    return Promise.all(some.map(function (p) {
+      return getJSON('/api/v1/history/' + p.guid + '/' + p.port).then(function (h) {
+        return { p: p, h: h };
+      }).catch(function () { return null; });
+    })).then(function (got) {
+      const hs = got.filter(function (x) { return x; });
+      box.textContent = '';
+      if (!hs.length) { box.textContent = 'last hour: no cable of these ports'; return null; }
+      const n = hs[0].h.buckets.length;
+      const zero = function () { return new Array(n).fill(null); };
+      const tx = zero();
+      const rx = zero();
+      const err = [zero(), zero()];
+      const add = function (a, i, v) { a[i] = (a[i] || 0) + v; };
+      hs.forEach(function (x) {
+        const me = x.h.ends[0].guid === x.p.guid && x.h.ends[0].port === Number(x.p.port) ? 0 : 1;
+        x.h.buckets.forEach(function (b, i) {
+          const a = b.ends[me];
+          const o = b.ends[1 - me];
+          if (a.seconds > 0) add(tx, i, a.xmit_bytes_per_second || 0);
+          if (o.seconds > 0) add(rx, i, o.xmit_bytes_per_second || 0);
+          if (a.seconds > 0) add(err[0], i, errorsOf(a));
+          if (o.seconds > 0) add(err[1], i, errorsOf(o));
+        });
+      });
+      const h3 = document.createElement('h3');
+      h3.textContent = 'Last hour of ' + hs.length + ' ports' +
+        (list.length > some.length ? ' (the first ' + some.length + ' of ' + list.length + ')' : '') +
+        ', 5 minutes a point (sent blue, received orange)';
+      box.appendChild(h3);
+      chart(box, 'B/s, all ports', [tx, rx], 'rate');
+      chart(box, 'error increments (at the ports, at their peers)', err, 'count');
+      const data = { ports: hs.length, sent: tx, received: rx, errors: err };
+      box.dataset.history = JSON.stringify(data);
+      return data;
+    }).catch(function (e) { box.textContent = 'last hour: ' + e.message; });
+  }
+
+  window.ibwatchCharts = { cable: cable, ports: ports };
 })();

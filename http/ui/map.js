@@ -1063,6 +1063,19 @@
         job = { id: j.id, leaves: leaves, pairs: pairs };
         st.textContent = j.hosts + ' hosts on ' + leaves.size + ' leaves, ' + pairs.size +
           ' switch bundles, worst ' + (j.links.worst_health || 'unknown');
+        // its details: the job and its ports' last hour
+        selected = null;
+        details.hidden = false;
+        detailsBody.textContent = '';
+        detailsBody.appendChild(el('h2', 'Job ' + j.id));
+        detailsBody.appendChild(table([
+          ['hosts', j.hosts], ['leaves', leaves.size], ['switch bundles', pairs.size],
+          ['worst link', health(j.links.worst_health || 'unknown')],
+          ['from', link('/api/v1/jobs/' + encodeURIComponent(j.id))],
+        ]));
+        const box = el('div', '', 'charts');
+        detailsBody.appendChild(box);
+        window.ibwatchCharts.ports(box, j.ports, getJSON);
         summarise();
         redraw();
       });

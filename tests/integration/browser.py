@@ -17,7 +17,8 @@ JSON for tests/integration/browser.sh to check:
 - wait for the map to be drawn (the canvas' data-summary), keep it;
 - --click: click switch NAME, keep the details panel's text and its
   ports table's rows; --census: tick "route census", keep the overlay;
-- --job: show job ID's hosts and links, keep what was marked;
+- --job: show job ID's hosts and links, keep what was marked and the
+  numbers its details' last-hour charts drew;
 - --trace: type FROM and TO, press Trace, wait for the path, keep it;
 - --then: run the shell command CMD, wait (60 s at most) until the page's
   summary satisfies the JavaScript expression WAIT_JS (on `s`), keep it;
@@ -207,6 +208,16 @@ def main():
             d.find_element(By.CSS_SELECTOR, "#job button[type=submit]").click()
             res["job"] = wait(d, lambda s: s.get("job") is not None, 20)
             res["job_status"] = d.find_element(By.ID, "job-status").text
+            # the job's details: its ports' last hour, summed
+            end = time.monotonic() + 15
+            while time.monotonic() < end:
+                h = d.execute_script(
+                    "const c = document.querySelector('#details .charts');"
+                    "return c && c.dataset.history ? c.dataset.history : null;")
+                if h:
+                    res["job_history"] = json.loads(h)
+                    break
+                time.sleep(0.2)
         tr = arg("--trace", 2)
         if s is not None and tr:
             d.find_element(By.ID, "from").send_keys(tr[0])

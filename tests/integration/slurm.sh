@@ -232,6 +232,9 @@ if [ -x /usr/bin/chromium ] && /usr/bin/python3 -c 'import selenium' 2>/dev/null
 			[$n[.guid], $n[.peer_guid]] | sort] | unique | sort' jb2.json)
 	check "the map highlights job $B: leaf01 and leaf02, its switch links $want" \
 		jq -e --argjson w "$want" '.job.job.leaves == ["leaf01", "leaf02"] and .job.job.bundles == $w and ($w | length) > 0' bj.json
+	check "... and its details chart its ports' last hour, summed: all $(jq '.ports | length' jb2.json) ports, 12 points, bytes sent" \
+		jq -e --slurpfile j jb2.json '.job_history.ports == ([$j[0].ports | length, 64] | min) and
+			(.job_history.sent | length) == 12 and ([.job_history.sent[] | select(. != null)] | add) > 0' bj.json
 else
 	check "chromium and python3-selenium for the map's job highlight" false
 fi
