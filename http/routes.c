@@ -249,58 +249,55 @@ static int part_links(struct ibw_jw *w, const struct ibw_snapshot *s,
 }
 
 /* /api/v1/links/GUID/PORT: the cable at that port, from either end. */
-static void serve_link(struct ibw_hreq *r, struct ibw_snapshot *s)
+/* The GUID and port of a path ROUTE/GUID/PORT: 0, or -1 with a 400
+ * problem set on @r naming the route's form. */
+static int link_path(struct ibw_hreq *r, uint64_t *guid, unsigned long *port)
 {
 	const char *rest = r->url + strlen(r->route->path);
 	const char *slash = strchr(rest, '/');
 	char g[40];
-	uint64_t guid;
-	unsigned long port;
-	int ok = 0;
-	json_t *j;
 
 	if (slash && (size_t)(slash - rest) < sizeof(g)) {
 		snprintf(g, sizeof(g), "%.*s", (int)(slash - rest), rest);
-		ok = ibw_parse_num(slash + 1, 255, &port) == 0 &&
-		     ibw_parse_guid(g, &guid) == 0;
+		if (ibw_parse_num(slash + 1, 255, port) == 0 &&
+		    ibw_parse_guid(g, guid) == 0)
+			return 0;
 	}
-	if (!ok) {
-		ibw_hreq_problem(r, 400,
-				 "a link is named by a node GUID and port: "
-				 "/api/v1/links/0x.../N");
-	} else if (!(j = ibw_json_link_at(s, guid, (unsigned)port))) {
+	ibw_hreq_problem(r, 400,
+			 "a link is named by a node GUID and port: %s0x.../N",
+			 r->route->path);
+	return -1;
+}
+
+static void serve_link(struct ibw_hreq *r, struct ibw_snapshot *s)
+{
+	uint64_t guid;
+	unsigned long port;
+	json_t *j;
+
+	if (link_path(r, &guid, &port) < 0)
+		return;
+	if (!(j = ibw_json_link_at(s, guid, (unsigned)port)))
 		ibw_hreq_problem(r, 404, "no link at 0x%016" PRIx64 " port %lu",
 				 guid, port);
-	} else {
+	else
 		ibw_hreq_set_json(r, 200, j);
-	}
 }
 
 /* /api/v1/history/{guid}/{port}: the hour window of the cable at a port,
  * period by period, from the monitor's windows (the loop's). */
 static void serve_history(struct ibw_hreq *r, struct ibw_snapshot *s)
 {
-	const char *rest = r->url + strlen(r->route->path);
-	const char *slash = strchr(rest, '/');
 	struct ibw_link_hist h;
 	struct ibw_link k;
-	char g[40];
 	uint64_t guid;
 	unsigned long port;
-	int ok = 0;
 
 	(void)s;
-	if (slash && (size_t)(slash - rest) < sizeof(g)) {
-		snprintf(g, sizeof(g), "%.*s", (int)(slash - rest), rest);
-		ok = ibw_parse_num(slash + 1, 255, &port) == 0 &&
-		     ibw_parse_guid(g, &guid) == 0;
-	}
-	if (!ok)
-		ibw_hreq_problem(r, 400,
-				 "a link is named by a node GUID and port: "
-				 "/api/v1/history/0x.../N");
-	else if (ibw_monitor_link_history(r->ctx->m, guid, (unsigned)port, &k,
-					  &h) < 0)
+	if (link_path(r, &guid, &port) < 0)
+		return;
+	if (ibw_monitor_link_history(r->ctx->m, guid, (unsigned)port, &k, &h) <
+	    0)
 		ibw_hreq_problem(r, 404, "no link at 0x%016" PRIx64 " port %lu",
 				 guid, port);
 	else

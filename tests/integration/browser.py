@@ -258,8 +258,12 @@ def main():
             if shot:
                 d.save_screenshot(shot)
         if s is not None and (nt or "--colours" in sys.argv):
-            res["title"] = d.title
-            res["summary"] = summary(d)
+            # at the same moment: a poll may change both
+            t, sm = d.execute_script(
+                "const c = document.getElementById('map');"
+                "return [document.title, c.dataset.summary];")
+            res["title"] = t
+            res["summary"] = json.loads(sm)
         ev = arg("--eval")
         if ev:
             res["eval"] = d.execute_script("return " + ev + ";")
