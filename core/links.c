@@ -570,7 +570,10 @@ int ibw_links_history(const struct ibw_links *l, uint64_t ga, uint8_t pa,
 	memset(h, 0, sizeof(*h));
 	if (!s)
 		return -ENOENT;
-	h->start_us = (cur - IBW_LINK_HIST_N) * HOUR_SLOT_US;
+	/* (no period before 1970: the first ones are then empty) */
+	h->start_us = cur >= IBW_LINK_HIST_N
+			      ? (cur - IBW_LINK_HIST_N) * HOUR_SLOT_US
+			      : 0;
 	for (k = 0; k < IBW_LINK_HIST_N; k++) {
 		uint64_t idx = cur + 1 + k - IBW_LINK_HIST_N;
 		unsigned slot = (unsigned)(idx % HOUR_SLOTS);

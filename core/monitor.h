@@ -112,8 +112,6 @@ struct ibw_tracer *ibw_monitor_tracer(struct ibw_monitor *m);
 void ibw_monitor_set_local_lid(struct ibw_monitor *m, uint16_t lid);
 void ibw_monitor_set_sm_lid(struct ibw_monitor *m, uint16_t sm_lid);
 struct ibw_events *ibw_monitor_events(struct ibw_monitor *m);
-/* Name to LID by the last discovery (a LID, a GUID or a node name, as
- * ping targets); 0 when unknown. */
 /* On the loop: the cable at (@guid, @port), either end, as the last
  * view has it (@k, whose names point into that view: use them before the
  * loop runs on) and its hour window period by period up to now (@h):
@@ -121,6 +119,8 @@ struct ibw_events *ibw_monitor_events(struct ibw_monitor *m);
 int ibw_monitor_link_history(struct ibw_monitor *m, uint64_t guid,
 			     unsigned port, struct ibw_link *k,
 			     struct ibw_link_hist *h);
+/* Name to LID by the last discovery (a LID, a GUID or a node name, as
+ * ping targets); 0 when unknown. */
 uint16_t ibw_monitor_resolve(struct ibw_monitor *m, const char *target);
 int ibw_monitor_save_state(struct ibw_monitor *m);
 /* New sweep intervals (0: the default). A timer due later than its new

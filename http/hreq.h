@@ -51,7 +51,6 @@ struct ibw_server_ops {
 
 /* What handlers reach; one per server, which owns it. */
 struct ibw_routes_ctx {
-	const struct ibw_server_ops *srv;
 	struct ibw_signin *si; /* the page's sign-in (signin.h) */
 	struct ibw_monitor *m;
 	struct ibw_engine *e;
@@ -64,6 +63,9 @@ struct ibw_routes_ctx {
 struct ibw_hreq {
 	struct ibw_http *h;
 	const struct ibw_routes_ctx *ctx;
+	/* The server's operations: static, so a probe's callback may land
+	 * a request after its server is gone (detached) */
+	const struct ibw_server_ops *srv;
 	struct MHD_Connection *conn;
 	const char *url; /* the path (libmicrohttpd's, valid until answered) */
 	const char *method; /* libmicrohttpd's, as long as @url */

@@ -40,7 +40,7 @@ static void on_trace(const struct ibw_trace *t, void *arg)
 		else
 			ibw_hreq_set_json(r, 200, ibw_json_trace(t));
 	}
-	r->ctx->srv->probe_landed(r);
+	r->srv->probe_landed(r);
 }
 
 static void on_ping(const struct ibw_ping_summary *s, void *arg)
@@ -55,7 +55,7 @@ static void on_ping(const struct ibw_ping_summary *s, void *arg)
 		else
 			ibw_hreq_set_json(r, 200, ibw_json_ping_summary(s));
 	}
-	r->ctx->srv->probe_landed(r);
+	r->srv->probe_landed(r);
 }
 
 void ibw_serve_trace(struct ibw_hreq *r, struct ibw_snapshot *s)
@@ -95,7 +95,7 @@ void ibw_serve_trace(struct ibw_hreq *r, struct ibw_snapshot *s)
 		ibw_hreq_problem(r, 404, "unknown source '%s'", src);
 		return;
 	}
-	if (!r->ctx->srv->allow_probe(r)) {
+	if (!r->srv->allow_probe(r)) {
 		ibw_hreq_problem(r, 429, "too many on-demand probes from here");
 		return;
 	}
@@ -162,7 +162,7 @@ void ibw_serve_ping(struct ibw_hreq *r, struct ibw_snapshot *s)
 		ibw_hreq_problem(r, 404, "unknown target '%s'", t);
 		return;
 	}
-	if (!r->ctx->srv->allow_probe(r)) {
+	if (!r->srv->allow_probe(r)) {
 		ibw_hreq_problem(r, 429, "too many on-demand probes from here");
 		return;
 	}

@@ -248,7 +248,6 @@ static int part_links(struct ibw_jw *w, const struct ibw_snapshot *s,
 	return ibw_json_write_links_part(w, s, &f, pos, budget);
 }
 
-/* /api/v1/links/GUID/PORT: the cable at that port, from either end. */
 /* The GUID and port of a path ROUTE/GUID/PORT: 0, or -1 with a 400
  * problem set on @r naming the route's form. */
 static int link_path(struct ibw_hreq *r, uint64_t *guid, unsigned long *port)
@@ -269,6 +268,7 @@ static int link_path(struct ibw_hreq *r, uint64_t *guid, unsigned long *port)
 	return -1;
 }
 
+/* /api/v1/links/GUID/PORT: the cable at that port, from either end. */
 static void serve_link(struct ibw_hreq *r, struct ibw_snapshot *s)
 {
 	uint64_t guid;
@@ -552,7 +552,7 @@ static void serve_status(struct ibw_hreq *r, struct ibw_snapshot *s)
 	struct ibw_agentx_status ax;
 	json_t *j;
 
-	r->ctx->srv->engine_stats(r, &st);
+	r->srv->engine_stats(r, &st);
 	ibw_agentx_status_get(&ax);
 	j = ibw_json_status(s, &st, ibw_realtime_us());
 	json_object_set_new(j, "agentx", agentx_json(&ax));
@@ -631,7 +631,7 @@ static void serve_metrics(struct ibw_hreq *r, struct ibw_snapshot *s)
 	}
 	sh = ibw_share_new(b);
 	ibw_body_unref(b);
-	r->ctx->srv->engine_stats(r, &st);
+	r->srv->engine_stats(r, &st);
 	ibw_agentx_status_get(&ax);
 	live = ibw_prom_render_live(s, &st, &ax, ibw_realtime_us(), &po, &llen);
 	if (!sh || !live) {

@@ -476,6 +476,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 			return MHD_NO;
 		r->h = h;
 		r->ctx = &h->ctx;
+		r->srv = &server_ops;
 		r->conn = c;
 		r->url = url;
 		r->method = method;
@@ -928,7 +929,6 @@ struct ibw_http *ibw_http_new(struct ibw_loop *loop, struct ibw_monitor *m,
 	pthread_mutex_init(&h->lock, NULL);
 	h->qtail = &h->queue;
 	h->o = *o;
-	h->ctx.srv = &server_ops;
 	h->ctx.si = &h->si;
 	h->ctx.m = m;
 	h->ctx.e = e;

@@ -156,6 +156,10 @@
       const hs = got.filter(function (x) { return x; });
       box.textContent = '';
       if (!hs.length) { box.textContent = 'last hour: no cable of these ports'; return null; }
+      // by each bucket's start: a 5-minute period may have begun
+      // between two of the answers
+      const at = new Map();
+      hs[0].h.buckets.forEach(function (b, i) { at.set(b.start, i); });
       const n = hs[0].h.buckets.length;
       const zero = function () { return new Array(n).fill(null); };
       const tx = zero();
@@ -164,7 +168,9 @@
       const add = function (a, i, v) { a[i] = (a[i] || 0) + v; };
       hs.forEach(function (x) {
         const me = x.h.ends[0].guid === x.p.guid && x.h.ends[0].port === Number(x.p.port) ? 0 : 1;
-        x.h.buckets.forEach(function (b, i) {
+        x.h.buckets.forEach(function (b) {
+          const i = at.get(b.start);
+          if (i === undefined) return; // a period the first answer did not have
           const a = b.ends[me];
           const o = b.ends[1 - me];
           if (a.seconds > 0) add(tx, i, a.xmit_bytes_per_second || 0);
@@ -186,5 +192,37 @@
     }).catch(function (e) { box.textContent = 'last hour: ' + e.message; });
   }
 
-  window.ibwatchCharts = { cable: cable, ports: ports };
+  // The chart of a details panel (@body), kept while the same selection
+  // stays (its details are drawn again at every poll), and asked again
+  // at most every KEEP_MS.
+  const KEEP_MS = 30000;
+  function keeper(body, getJSON) {
+    let k = null; // { sel, guid, port, box, at, user }
+    return {
+      // Chart the cable at (guid, port) for selection @sel, after @after
+      // (else at the end of @body), in place of a chart there; @user:
+      // the user chose it.
+      into: function (sel, guid, port, after, user) {
+        let box;
+        if (k && k.sel === sel && k.guid === guid && k.port === port && Date.now() - k.at < KEEP_MS) {
+          box = k.box;
+          k.user = k.user || !!user;
+        } else {
+          box = document.createElement('div');
+          box.className = 'charts';
+          k = { sel: sel, guid: guid, port: port, box: box, at: Date.now(), user: !!user };
+          cable(box, guid, port, getJSON);
+        }
+        const old = body.querySelector('.charts');
+        if (old && old !== box) old.remove();
+        if (after && after.parentNode === body) body.insertBefore(box, after.nextSibling);
+        else body.appendChild(box);
+        return box;
+      },
+      // the cable the user chose to chart for selection @sel, or null
+      chosen: function (sel) { return k && k.user && k.sel === sel ? k : null; },
+    };
+  }
+
+  window.ibwatchCharts = { cable: cable, ports: ports, keeper: keeper };
 })();

@@ -220,7 +220,7 @@
       const x = out.blockOf.get(b.a);
       const y = out.blockOf.get(b.b);
       if (!x || !y || x === y) return;
-      const k = x.i + ' ' + y.i;
+      const k = Math.min(x.i, y.i) + ' ' + Math.max(x.i, y.i);
       let l = pairs.get(k);
       if (!l) {
         l = { a: x, b: y, cables: 0, health: 'ok' };
@@ -659,11 +659,14 @@
 
   function showTrouble() {
     let n = 0;
-    trouble.forEach(function (t) { if (t.kind !== 'hot') n += t.kind === 'more' ? t.count : 1; });
+    let hot = 0;
+    trouble.forEach(function (t) {
+      if (t.kind === 'hot') hot++;
+      else n += t.kind === 'more' ? t.count : 1;
+    });
     document.title = (n ? '(' + n + ') ' : '') + TITLE;
     badge.hidden = trouble.length === 0;
-    badge.textContent = n + (n === 1 ? ' problem' : ' problems') +
-      (trouble.length > n ? ', ' + (trouble.length - n) + ' hot' : '');
+    badge.textContent = n + (n === 1 ? ' problem' : ' problems') + (hot ? ', ' + hot + ' hot' : '');
     badge.className = 'badge ' + (trouble.length ? 'h-' + trouble[0].health : '');
     troubleBox.hidden = trouble.length === 0 || troubleBox.dataset.closed === '1';
     troubleList.textContent = '';
@@ -695,7 +698,12 @@
       details.hidden = false;
       selected = null;
       if (t.link) showCable(t.link.guid, t.link.port);
-      else if (target && target.bundle) {
+      else if (t.kind === 'routes' && !(target && target.switch)) {
+        detailsBody.textContent = '';
+        detailsBody.appendChild(el('h2', 'Broken routes'));
+        detailsBody.appendChild(el('p', t.text));
+        detailsBody.appendChild(link('/api/v1/routes?broken=1'));
+      } else if (target && target.bundle) {
         const b = map.bundles.find(function (x) { return x.a === target.bundle[0] && x.b === target.bundle[1]; });
         if (b) { selected = { bundle: b }; showBundle(b); }
       } else if (target && target.switch) {
@@ -831,6 +839,8 @@
       });
       ports.textContent = '';
       ports.appendChild(table(rows));
+      const c = chosen();
+      if (c && ports.parentNode === detailsBody) chartInto(c.guid, c.port, ports);
     }).catch(function (e) { ports.textContent = 'ports: ' + e.message; });
     events(s.guid);
   }
@@ -890,15 +900,15 @@
       });
       cables.textContent = '';
       cables.appendChild(table(rows));
-      // one cable, or the worst of them: its last hour at once
+      // the details shown since: not these any more
+      if (cables.parentNode !== detailsBody) return;
+      // the cable the user chose, else the worst: its last hour at once
+      const c = chosen();
       const worst = list.slice().sort(function (x, y) {
         return ORDER.indexOf(y.k ? y.k.health : 'ok') - ORDER.indexOf(x.k ? x.k.health : 'ok');
       })[0];
-      if (worst) {
-        const box = el('div', '', 'charts');
-        detailsBody.insertBefore(box, cables.nextSibling);
-        window.ibwatchCharts.cable(box, b.a, worst.p.port, getJSON);
-      }
+      if (c) chartInto(c.guid, c.port, cables);
+      else if (worst) chartInto(b.a, worst.p.port, cables);
     }).catch(function (e) { cables.textContent = 'cables: ' + e.message; });
     events(b.a);
   }
@@ -927,17 +937,30 @@
 
   // A button that draws the last hour of the cable at (guid, port) into
   // the details' chart box.
+  // The chart in the details, kept while the same switch or bundle
+  // stays selected (charts.js).
+  const keeper = window.ibwatchCharts.keeper(detailsBody, getJSON);
+
+  function selKey() {
+    if (!selected) return null;
+    if (selected.switch) return 'switch ' + selected.switch.guid;
+    if (selected.tile) return 'tile ' + selected.tile.guid;
+    if (selected.bundle) return 'bundle ' + selected.bundle.a + ' ' + selected.bundle.b;
+    return null;
+  }
+
+  function chartInto(guid, port, after, user) {
+    return keeper.into(selKey(), guid, port, after, user);
+  }
+
+  function chosen() { return keeper.chosen(selKey()); }
+
+  // A button that charts the last hour of the cable at (guid, port).
   function chartButton(guid, port) {
     const b = el('button', 'last hour', 'chart-button');
     b.type = 'button';
     b.addEventListener('click', function () {
-      let box = detailsBody.querySelector('.charts');
-      if (!box) {
-        box = el('div', '', 'charts');
-        detailsBody.appendChild(box);
-      }
-      box.scrollIntoView();
-      window.ibwatchCharts.cable(box, guid, port, getJSON);
+      chartInto(guid, port, null, true).scrollIntoView();
     });
     return b;
   }
@@ -1142,26 +1165,6 @@
       const f = focusBox();
       const r = canvas.getBoundingClientRect();
       return f ? { x: f.x * tr.k + tr.x, y: f.y * tr.k + tr.y, width: r.width, height: r.height } : null;
-    },
-    // pixels of the canvas within 24 of each colour, by health
-    colours: function () {
-      const img = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
-      const want = {};
-      Object.keys(COLOURS).forEach(function (k) {
-        const c = COLOURS[k];
-        want[k] = [parseInt(c.slice(1, 3), 16), parseInt(c.slice(3, 5), 16), parseInt(c.slice(5, 7), 16)];
-      });
-      const n = { ok: 0, degraded: 0, failing: 0, down: 0 };
-      for (let i = 0; i < img.length; i += 4) {
-        for (const k in want) {
-          const c = want[k];
-          if (Math.abs(img[i] - c[0]) + Math.abs(img[i + 1] - c[1]) + Math.abs(img[i + 2] - c[2]) < 24) {
-            n[k]++;
-            break;
-          }
-        }
-      }
-      return n;
     },
   };
 

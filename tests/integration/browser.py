@@ -16,7 +16,8 @@ JSON for tests/integration/browser.sh to check:
   the console up to then is kept apart (a 401 logs an error);
 - wait for the map to be drawn (the canvas' data-summary), keep it;
 - --click: click switch NAME, keep the details panel's text and its
-  ports table's rows; --census: tick "route census", keep the overlay;
+  ports table's rows; click its first port's "last hour", keep the
+  chart's numbers, and again 5 s (two polls) later; --census: tick "route census", keep the overlay;
 - --job: show job ID's hosts and links, keep what was marked and the
   numbers its details' last-hour charts drew;
 - --trace: type FROM and TO, press Trace, wait for the path, keep it;
@@ -91,6 +92,33 @@ def wait(d, pred, seconds):
             return s
         time.sleep(0.1)
     return None
+
+
+# The health colours of the map's legend (http/ui/map.css, .key)
+HEALTH_COLOURS = {"ok": "#78909c", "degraded": "#f9a825",
+                  "failing": "#e65100", "down": "#c62828"}
+
+
+def colours(d):
+    """Pixels of the map's canvas within 24 (summed over R, G, B) of each
+    health's colour, as the screen shows them."""
+    return d.execute_script("""
+        const want = arguments[0];
+        const c = document.getElementById('map');
+        const img = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        const rgb = {}, n = {};
+        for (const k in want) {
+            const h = want[k];
+            rgb[k] = [1, 3, 5].map(function (i) { return parseInt(h.slice(i, i + 2), 16); });
+            n[k] = 0;
+        }
+        for (let i = 0; i < img.length; i += 4)
+            for (const k in rgb) {
+                const x = rgb[k];
+                if (Math.abs(img[i] - x[0]) + Math.abs(img[i + 1] - x[1]) +
+                    Math.abs(img[i + 2] - x[2]) < 24) { n[k]++; break; }
+            }
+        return n;""", HEALTH_COLOURS)
 
 
 def trouble(d, n):
@@ -172,7 +200,7 @@ def main():
         if s is not None and (arg("--trouble") or "--colours" in sys.argv):
             # as loaded, before anything is clicked
             time.sleep(0.5)
-            res["colours"] = d.execute_script("return window.ibwatchMap.colours();")
+            res["colours"] = colours(d)
         shot = arg("--screenshot")
         if shot and s is not None:
             d.save_screenshot(shot)
@@ -198,6 +226,22 @@ def main():
             res["details"] = text
             res["details_ports"] = d.execute_script(
                 "return document.querySelectorAll('#details table')[1].rows.length - 1;")
+            # a port's "last hour", then two polls later (the details are
+            # drawn again at each): the same chart still there
+            hist = "const c = document.querySelector('#details .charts');" \
+                "return c && c.dataset.history ? c.dataset.history : null;"
+            bs = d.find_elements(By.CSS_SELECTOR, "#details .chart-button")
+            if bs:
+                bs[0].click()
+                end = time.monotonic() + 10
+                first = None
+                while time.monotonic() < end and not first:
+                    first = d.execute_script(hist)
+                    time.sleep(0.2)
+                time.sleep(5)
+                later = d.execute_script(hist)
+                res["port_chart"] = json.loads(first) if first else None
+                res["port_chart_later"] = json.loads(later) if later else None
         if s is not None and "--census" in sys.argv:
             d.find_element(By.ID, "census").click()
             res["census"] = wait(d, lambda s: s["overlay"] is not None, 20)

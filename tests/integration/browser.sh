@@ -114,6 +114,9 @@ check "marked: the leaf01 - spine02 bundle (the symbol errors), and no other bun
 check "clicking leaf01 opens its facts: name, GUID, its 8 ports, events" \
 	jq -e --arg g "$(curl -s -m 5 "$U/api/v1/map" | jq -r '.switches[] | select(.name == "leaf01") | .guid')" \
 	'(.details | contains("leaf01") and contains($g) and contains("Events")) and .details_ports == 8' b0.json
+check "leaf01's first port charted on a click, the same chart still there two polls later ($(jq -c '[.port_chart.ends[0].name, .port_chart_later.ends[0].name]' b0.json))" \
+	jq -e '.port_chart != null and (.port_chart.seconds[0] | length) == 12 and
+		.port_chart_later.ends == .port_chart.ends' b0.json
 check "the census overlay marks the switch bundles with the most routes ($(jq -r .census_status b0.json))" \
 	jq -e --slurpfile m mapc.json '
 		($m[0].switches | map({(.guid): .name}) | add) as $n |
