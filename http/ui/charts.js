@@ -221,6 +221,10 @@
       },
       // the cable the user chose to chart for selection @sel, or null
       chosen: function (sel) { return k && k.user && k.sel === sel ? k : null; },
+      // the chart box kept for selection @sel, or null
+      current: function (sel) {
+        return k && k.sel === sel && Date.now() - k.at < KEEP_MS ? k.box : null;
+      },
     };
   }
 

@@ -669,17 +669,9 @@
     badge.textContent = n + (n === 1 ? ' problem' : ' problems') + (hot ? ', ' + hot + ' hot' : '');
     badge.className = 'badge ' + (trouble.length ? 'h-' + trouble[0].health : '');
     troubleBox.hidden = trouble.length === 0 || troubleBox.dataset.closed === '1';
-    troubleList.textContent = '';
-    trouble.slice(0, 200).forEach(function (t, i) {
-      const li = el('li');
-      const b = el('button', t.text, 'h-' + t.health);
-      b.type = 'button';
-      b.dataset.index = String(i);
-      b.addEventListener('click', function () { goTo(t); });
-      li.appendChild(b);
-      troubleList.appendChild(li);
+    window.ibwatchTrouble.render(troubleList, trouble, function (i) {
+      if (trouble[i]) goTo(trouble[i]);
     });
-    if (trouble.length > 200) troubleList.appendChild(el('li', (trouble.length - 200) + ' more'));
   }
 
   // Centre the map on trouble item @t, ring it and open its details.
@@ -811,8 +803,16 @@
     return p ? p.s.name : guid;
   }
 
-  function showSwitch(s, hostsOnly) {
+  // Empty the details, but for the chart of the same selection, which
+  // stays (at the end until its place is known).
+  function clearDetails() {
+    const keep = keeper.current(selKey());
     detailsBody.textContent = '';
+    return keep;
+  }
+
+  function showSwitch(s, hostsOnly) {
+    const keep = clearDetails();
     detailsBody.appendChild(el('h2', hostsOnly ? 'Hosts of ' + s.name : s.name));
     detailsBody.appendChild(table([
       ['GUID', s.guid], ['LID', s.lid], ['level', s.level], ['ports', s.ports],
@@ -822,6 +822,7 @@
     ]));
     const ports = el('div', 'loading ports');
     detailsBody.appendChild(ports);
+    if (keep) detailsBody.appendChild(keep);
     getJSON('/api/v1/nodes/' + s.guid).then(function (n) {
       const rows = [['port', 'state', 'width / speed', 'other end', 'tx / rx B/s', 'errors', 'cable', '']];
       n.ports.forEach(function (p) {
@@ -872,7 +873,7 @@
   }
 
   function showBundle(b) {
-    detailsBody.textContent = '';
+    const keep = clearDetails();
     detailsBody.appendChild(el('h2', nameOf(b.a) + ' \u2013 ' + nameOf(b.b)));
     detailsBody.appendChild(table([
       ['cables', b.cables], ['health', health(b.health)],
@@ -882,6 +883,7 @@
     ]));
     const cables = el('div', 'loading cables');
     detailsBody.appendChild(cables);
+    if (keep) detailsBody.appendChild(keep);
     getJSON('/api/v1/nodes/' + b.a).then(function (n) {
       const ps = n.ports.filter(function (p) { return p.remote && p.remote.guid === b.b; });
       return Promise.all(ps.map(function (p) {

@@ -54,7 +54,8 @@
       items.push({
         kind: 'endport', health: 'down', rank: 3, target: null,
         link: { guid: e.node_guid, port: e.port },
-        text: 'endport down: ' + (e.name || e.port_guid) + (e.reason ? ' (' + e.reason + ')' : ''),
+        // (not its reason: its count of probes changes at every poll)
+        text: 'endport down: ' + (e.name || e.port_guid),
       });
     });
     if (broken && broken.total > 0) {
@@ -77,5 +78,37 @@
     return items;
   }
 
-  window.ibwatchTrouble = { items: items, cableTarget: cableTarget, endName: endName };
+  // @list's lines (an <ol>) for @items, the first 200: changed in place,
+  // not made anew at every poll, so that a click under way lands on the
+  // line it was meant for; @pick(index) on a click.
+  const SHOWN = 200;
+  function render(list, items, pick) {
+    const shown = items.slice(0, SHOWN);
+    const more = list.querySelector('li.more');
+    if (more) more.remove();
+    while (list.children.length > shown.length) list.lastChild.remove();
+    shown.forEach(function (t, i) {
+      let li = list.children[i];
+      if (!li) {
+        li = document.createElement('li');
+        const nb = document.createElement('button');
+        nb.type = 'button';
+        nb.addEventListener('click', function (ev) { pick(Number(ev.currentTarget.dataset.index)); });
+        li.appendChild(nb);
+        list.appendChild(li);
+      }
+      const b = li.firstChild;
+      b.dataset.index = String(i);
+      if (b.textContent !== t.text) b.textContent = t.text;
+      if (b.className !== 'h-' + t.health) b.className = 'h-' + t.health;
+    });
+    if (items.length > shown.length) {
+      const li = document.createElement('li');
+      li.className = 'more';
+      li.textContent = (items.length - shown.length) + ' more';
+      list.appendChild(li);
+    }
+  }
+
+  window.ibwatchTrouble = { items: items, render: render, cableTarget: cableTarget, endName: endName };
 })();

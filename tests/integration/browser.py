@@ -46,6 +46,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.common.exceptions import StaleElementReferenceException
 
 
 def arg(name, n=1):
@@ -128,9 +129,18 @@ def trouble(d, n):
     if s is None:
         return out
     for i in range(n):
-        b = d.find_elements(By.CSS_SELECTOR, "#trouble-list button")[i]
-        item = {"text": b.text}
-        b.click()
+        item = None
+        for _ in range(5):  # the list may change under the click
+            try:
+                b = d.find_elements(By.CSS_SELECTOR, "#trouble-list button")[i]
+                item = {"text": b.text}
+                b.click()
+                break
+            except (StaleElementReferenceException, IndexError):
+                time.sleep(0.3)
+        if item is None:
+            out["clicked"].append({"text": None, "error": "no line %d" % i})
+            continue
         end = time.monotonic() + 15
         hist = None
         while time.monotonic() < end:
