@@ -607,13 +607,17 @@
   }
 
   let troubleBusy = false;
+  // the snapshot the list was made from: every answer it asks for is
+  // that snapshot's, so a poll that brings the same one asks nothing
+  let troubleTaken = null;
   // the endports down, asked again only when the leaves' counts of hosts
   // down change (the whole list is big on a big fabric)
   let epsKey = '';
   let epsDown = null;
   function loadTrouble() {
-    if (troubleBusy) return;
+    if (troubleBusy || map.taken === troubleTaken) return;
     troubleBusy = true;
+    const taken = map.taken;
     const bad = map.switches.some(function (s) { return s.health !== 'ok'; }) ||
       map.bundles.some(function (b) { return b.health !== 'ok'; });
     const key = map.switches.filter(function (s) { return s.hosts_down > 0; })
@@ -649,6 +653,7 @@
       return (nbroken ? getJSON('/api/v1/routes?broken=1&limit=1').catch(function () { return null; })
         : none).then(function (br) {
         trouble = troubleItems(links, eps, br || (nbroken ? { total: nbroken, pairs: [] } : null), counts);
+        troubleTaken = taken;
         showTrouble();
         summarise();
       });
