@@ -282,6 +282,14 @@ const struct opt ibw_opt_table[] = {
 	  .help = "seconds between reads of every switch's forwarding table "
 		  "for the route census" },
 
+	{ OPT("hardware-interval", T_UINT, IBW_OPT_RESTART),
+	  NUM(mon.hw.interval_us), .max = 86400, .scale = US_PER_S,
+	  .def = IBW_HW_INTERVAL_US / US_PER_S, .arg = "S",
+	  .group = "Hardware:",
+	  .help = "seconds between reads of the switches' and HCAs' sensors, "
+		  "fans and power supplies through vendor MADs "
+		  "(docs/hardware.md); 0: none" },
+
 	{ OPT("jobs-dir", T_STRING, IBW_OPT_SIGHUP), STR(mon.jobs_dir),
 	  .group = "Jobs:", .arg = "DIR",
 	  .help = "the running jobs: one file per job, written by the "

@@ -39,6 +39,7 @@ static const char *const kind_names[IBW_EVT_KIND_MAX] = {
 	[IBW_EVT_ENDPORT_MOVED] = "endport_moved",
 	[IBW_EVT_LOCAL_PORT_LOST] = "local_port_lost",
 	[IBW_EVT_LOCAL_PORT_BACK] = "local_port_back",
+	[IBW_EVT_HW_HEALTH] = "hardware_health",
 };
 
 const char *ibw_event_kind_str(enum ibw_event_kind k)

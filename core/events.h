@@ -49,6 +49,12 @@ enum ibw_event_kind {
 	 * again (new_value: milliseconds it was lost). */
 	IBW_EVT_LOCAL_PORT_LOST,
 	IBW_EVT_LOCAL_PORT_BACK,
+	/* A switch's or HCA's hardware (core/hw.h): what "temperature",
+	 * "fan" or "power_supply"; port: the sensor, tacho or supply;
+	 * new_value 1 when it went bad (at or above its threshold, stopped
+	 * or under its limit, failed), 0 when it is good again; detail: the
+	 * values read. */
+	IBW_EVT_HW_HEALTH,
 	IBW_EVT_KIND_MAX,
 };
 

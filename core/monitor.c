@@ -144,6 +144,7 @@ static void publish(struct ibw_monitor *m)
 	ibw_monitor_update_links(m);
 	s->links = ibw_link_view_ref(m->lview);
 	s->census = m->census ? ibw_census_ref(m->census) : NULL;
+	s->hw = ibw_hw_view_ref(m->hwview);
 	s->jobs = m->jobsrc ? ibw_jobset_ref(ibw_jobsrc_set(m->jobsrc)) : NULL;
 	s->jobcache = m->jobcache;
 	if (ibw_snapshot_seal(s) < 0) {
@@ -708,6 +709,16 @@ static void on_tables(struct ibw_lft_set *t, void *arg)
 	trim_heap();
 }
 
+static void on_hw(struct ibw_hw_view *v, void *arg)
+{
+	struct ibw_monitor *m = arg;
+
+	ibw_hw_view_unref(m->hwview);
+	m->hwview = ibw_hw_view_ref(v);
+	publish(m);
+	log_events(m);
+}
+
 static void discovery_done(struct ibw_fabric *f, void *arg)
 {
 	struct ibw_monitor *m = arg;
@@ -760,6 +771,8 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 	if (m->pinger)
 		ibw_pinger_update(m->pinger, f, name_of, m);
 	ibw_tracer_set_fabric(m->tracer, f);
+	if (m->hw)
+		ibw_hw_set_fabric(m->hw, f);
 	/* A change (or the first sweep) may move routes: read the tables
 	 * now; else later reads use the newest fabric. */
 	if (m->lft && (nev || m->discoveries == 1)) {
@@ -999,6 +1012,8 @@ void ibw_monitor_free(struct ibw_monitor *m)
 	ibw_tracer_free(m->tracer);
 	ibw_lft_free(m->lft);
 	ibw_census_unref(m->census);
+	ibw_hw_free(m->hw);
+	ibw_hw_view_unref(m->hwview);
 	free(m->watched);
 	ibw_discover_free(m->disc);
 	ibw_counters_free(m->ctrs);
@@ -1037,6 +1052,9 @@ int ibw_monitor_start(struct ibw_monitor *m)
 	lo.settle_us = IBW_LFT_SETTLE_US;
 	m->lft = ibw_lft_new(m->e, &lo, on_tables, m);
 	if (!m->lft)
+		return -ENOMEM;
+	if (m->o.hw.interval_us &&
+	    !(m->hw = ibw_hw_new(m->e, m->loop, &m->o.hw, m->ev, on_hw, m)))
 		return -ENOMEM;
 	if (m->o.jobs_dir) {
 		struct ibw_jobsrc_opts jo = { m->o.jobs_dir, m->o.jobs_check_us,

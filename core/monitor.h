@@ -9,6 +9,7 @@
 
 #include "census.h"
 #include "counters.h"
+#include "hw.h"
 #include "discover.h"
 #include "engine.h"
 #include "events.h"
@@ -72,6 +73,9 @@ struct ibw_monitor_opts {
 	uint64_t jobs_check_us;
 	const char *jobs_squeue;
 	const char *jobs_host_map; /* NULL: Slurm names are host names */
+	/* Hardware health in-band (core/hw.h, periodic mode only):
+	 * hw.interval_us 0: none read. */
+	struct ibw_hw_opts hw;
 };
 
 struct ibw_monitor;

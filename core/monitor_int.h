@@ -50,6 +50,9 @@ struct ibw_monitor {
 	 * the next one is compared with for events. */
 	struct ibw_lft *lft;
 	struct ibw_census *census;
+	/* Hardware health (core/hw.h): the sweeper and its last view. */
+	struct ibw_hw *hw;
+	struct ibw_hw_view *hwview;
 	pthread_mutex_t snap_lock;
 	struct ibw_timer *disc_timer, *ctr_timer;
 	uint64_t discoveries, counter_sweeps;

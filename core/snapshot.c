@@ -51,6 +51,7 @@ void ibw_snapshot_unref(struct ibw_snapshot *s)
 	ibw_fabric_unref(s->fabric);
 	ibw_link_view_unref(s->links);
 	ibw_census_unref(s->census);
+	ibw_hw_view_unref(s->hw);
 	ibw_jobset_unref(s->jobs);
 	if (s->ports_table) {
 		ibw_ctr_table_unref(s->ports_table);

@@ -21,6 +21,7 @@
 #include "counters.h"
 #include "ctr_journal.h"
 #include "fabric.h"
+#include "hw.h"
 #include "links.h"
 #include "ping.h"
 #include "trace.h"
@@ -157,6 +158,9 @@ struct ibw_snapshot {
 	 * (shared like links); NULL until the first tables are read, and
 	 * always with --once. Its fabric may be older than @fabric. */
 	struct ibw_census *census;
+	/* The last hardware sweep (core/hw.h), one reference held; NULL
+	 * before the first, with --once and when it is off. */
+	struct ibw_hw_view *hw;
 	/* The running jobs (core/jobs.h), one reference held; NULL when no
 	 * job source is configured. */
 	struct ibw_jobset *jobs;

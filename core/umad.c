@@ -28,6 +28,7 @@ enum {
 	MC_SA = 0x03,
 	MC_PERF = 0x04,
 	MC_VENDOR_ECHO = 0x32,
+	MC_VENDOR_A = 0x0a, /* NVIDIA's access registers (core/hw.h) */
 	MC_SMI_DR = 0x81,
 };
 
@@ -465,6 +466,10 @@ static int open_port(struct ibw_local_port *info, unsigned what, int serve_echo,
 		goto fail;
 	}
 	u->agents[MC_VENDOR_ECHO] = rc;
+	/* Hardware health asks devices over vendor class 0x0A; without it
+	 * (another process serves it here) there is none. */
+	if (reg(u, MC_VENDOR_A, 1, 0) < 0)
+		info->vendor_a_refused = 1;
 done:
 	u->base.reports_timeouts = 1;
 	rc = start_bridge(u);

@@ -32,6 +32,8 @@ struct ibw_local_port {
 	/* ibw_umad_open2() with serve_echo: another agent on this port
 	 * already serves the echo methods, so this one only pings. */
 	int echo_refused;
+	/* no vendor class 0x0A agent: no hardware health (core/hw.h) */
+	int vendor_a_refused;
 	/* A planarized HCA's pair: SMPs go through this CA port (empty:
 	 * through the port above, as on every other HCA). */
 	char smi_ca_name[IBW_CA_NAME_LEN];

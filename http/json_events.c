@@ -56,6 +56,11 @@ json_t *ibw_json_event(const struct ibw_event *e)
 	case IBW_EVT_LOCAL_PORT_BACK:
 		json_object_set_new(o, "lost_ms", ibw_json_u64(e->new_value));
 		break;
+	case IBW_EVT_HW_HEALTH:
+		json_object_set_new(o, "what", json_string(e->what));
+		json_object_set_new(o, "bad", json_integer(e->new_value != 0));
+		json_object_set_new(o, "detail", json_string(e->detail));
+		break;
 	case IBW_EVT_ENDPORT_MOVED:
 		/* old and new are LIDs */
 		json_object_set_new(o, "port_guid",
@@ -167,6 +172,11 @@ static void event_write(struct ibw_jw *w, const struct ibw_event *e)
 		break;
 	case IBW_EVT_LOCAL_PORT_BACK:
 		ev_add(&m, "lost_ms", EV_U64, e->new_value, NULL);
+		break;
+	case IBW_EVT_HW_HEALTH:
+		ev_add(&m, "what", EV_STR, 0, e->what);
+		ev_add(&m, "bad", EV_INT, e->new_value != 0, NULL);
+		ev_add(&m, "detail", EV_STR, 0, e->detail);
 		break;
 	case IBW_EVT_ENDPORT_MOVED:
 		ev_add(&m, "port_guid", EV_GUID, e->peer_guid, NULL);

@@ -15,6 +15,7 @@
 #include "ibw_version.h"
 #include "json.h"
 #include "json_events.h"
+#include "json_hw.h"
 #include "json_links.h"
 #include "json_jobs.h"
 #include "json_map.h"
@@ -569,8 +570,14 @@ static void serve_node(struct ibw_hreq *r, struct ibw_snapshot *s)
 	} else if (!(j = ibw_json_node(s, guid))) {
 		ibw_hreq_problem(r, 404, "no node 0x%016" PRIx64, guid);
 	} else {
+		json_object_set_new(j, "hardware", ibw_json_hw_node(s, guid));
 		ibw_hreq_set_json(r, 200, j);
 	}
+}
+
+static void serve_hardware(struct ibw_hreq *r, struct ibw_snapshot *s)
+{
+	ibw_hreq_set_json(r, 200, ibw_json_hardware(s));
 }
 
 /* The snapshot's part is rendered once per snapshot and shared by every
@@ -779,6 +786,11 @@ static const struct ibw_route routes[] = {
 	  .methods = GET_HEAD,
 	  .serve = serve_node,
 	  .about = "/api/v1/nodes/{guid}: one node" },
+	{ .path = "/api/v1/hardware",
+	  .methods = GET_HEAD,
+	  .serve = serve_hardware,
+	  .about = "the switches' and HCAs' firmware, sensors, fans and "
+		   "power supplies" },
 	{ .path = "/api/v1/ports",
 	  .methods = GET_HEAD,
 	  .cache = CACHE_ANSWER,

@@ -46,6 +46,7 @@
 
 #include "km_int.h"
 #include "km_fec.h"
+#include "km_hw.h"
 
 /* Lock-free: is this fd one of ours? umad2sim's own socket writes reach
  * write() here while the mutex is held, so they must not take it. */
@@ -96,7 +97,13 @@ static void classify(struct kfd *kf, struct msg *m, uint64_t now)
 			kmf_psc(m->buf + HDR, km_req_dlid(r->buf));
 	} else if (u->status && km_fec_answer(m, r))
 		km.fec_answered++;
-	else if (u->status && km_unsupported_class(m, r, now))
+	else if (u->status && r &&
+		 kmh_answer(m->buf + HDR, (unsigned)(m->len - HDR),
+			    km_req_dlid(r->buf))) {
+		km.hw_answered++;
+		u->status = 0;
+		u->addr.lid = htons(km_req_dlid(r->buf));
+	} else if (u->status && km_unsupported_class(m, r, now))
 		km.unsupported++;
 	method = mad[3];
 	if (!u->status) {

@@ -21,6 +21,7 @@
 #include "km_desc.h"
 #include "km_fec.h"
 #include "km_pc.h"
+#include "km_hw.h"
 
 /* ---- answers ibsim gets wrong or drops ---- */
 
@@ -360,8 +361,14 @@ int km_local_answer(struct req *r, uint64_t now)
 	struct msg *m;
 	uint16_t dlid = km_req_dlid(r->buf);
 
-	if (r->len < HDR + MAD_HDR || !km_never_answered(r->buf + HDR) ||
-	    !km_ca_reached(dlid, now) || !(m = km_msg_get()))
+	if (r->len < HDR + MAD_HDR)
+		return -1;
+	/* an NVIDIA device's vendor MADs, switch or CA (km_hw.h), or what
+	 * ibsim never answers to a CA */
+	if (!kmh_claims(r->buf + HDR, dlid) &&
+	    (!km_never_answered(r->buf + HDR) || !km_ca_reached(dlid, now)))
+		return -1;
+	if (!(m = km_msg_get()))
 		return -1;
 	memcpy(m->buf, r->buf, r->len);
 	m->len = r->len;

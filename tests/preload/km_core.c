@@ -20,6 +20,7 @@
 #include "km_silent.h"
 #include "km_fec.h"
 #include "km_pc.h"
+#include "km_hw.h"
 
 open_fn n_open;
 close_fn n_close;
@@ -231,6 +232,7 @@ static void config(void)
 		snprintf(km.calid_path, sizeof(km.calid_path), "%s/ca-lids",
 			 km.state_dir);
 		kmf_init(km.state_dir);
+		kmh_init(km.state_dir);
 		kmp_init(km.state_dir);
 		kmc_init(km.state_dir);
 		kmd_init(km.state_dir);
@@ -265,7 +267,7 @@ static void write_log(void)
 		"resent=%llu backlogged=%llu backlog_hwm=%llu "
 		"refused_reg=%llu dr_hops=%llu bounced=%llu "
 		"dead_lid=%llu mkey_dropped=%llu psc_answered=%llu "
-		"unsupported=%llu fec_answered=%llu\n",
+		"unsupported=%llu fec_answered=%llu hw_answered=%llu\n",
 		(int)getpid(), program_invocation_short_name,
 		(unsigned long long)km.sent, (unsigned long long)km.answered,
 		(unsigned long long)km.unmatched, (unsigned long long)km.late,
@@ -277,7 +279,8 @@ static void write_log(void)
 		(unsigned long long)km.mkey_dropped,
 		(unsigned long long)km.psc_answered,
 		(unsigned long long)km.unsupported,
-		(unsigned long long)km.fec_answered);
+		(unsigned long long)km.fec_answered,
+		(unsigned long long)km.hw_answered);
 	fd = n_open(km.log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
 		    0644);
 	if (fd < 0)

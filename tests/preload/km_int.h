@@ -168,6 +168,7 @@ struct km_state {
 	uint64_t sent, answered, unmatched, late, timeouts, resent;
 	uint64_t psc_answered; /* PortSamplesControl Gets ibsim dropped */
 	uint64_t fec_answered; /* FEC ports' Gets ibsim dropped (km_fec.c) */
+	uint64_t hw_answered; /* vendor MADs of NVIDIA devices (km_hw.c) */
 	uint64_t backlogged, backlog_hwm, refused, dr_hops, bounced, dead_lid;
 	uint64_t mkey_dropped;
 	uint64_t unsupported; /* answered 0x000C: no agent at that CA */
