@@ -14,6 +14,7 @@
 #include "ibrate.h"
 #include "prom_buf.h"
 #include "prom_exporter.h"
+#include "prom_hw.h"
 
 /*
  * infiniband_exporter's rows, as it gives them on a running fabric: it
@@ -475,7 +476,7 @@ static int health_families(struct ibw_pb *b, const struct ibw_snapshot *s,
 		b->oom = 1;
 		return 0;
 	}
-	if (!n) {
+	if (!n && !(is_switch && ibw_prom_hw_switches(s))) {
 		free(d);
 		return 0;
 	}
@@ -512,9 +513,12 @@ static int health_families(struct ibw_pb *b, const struct ibw_snapshot *s,
 						  : f && f != IBW_CTR_FAIL_TIMEOUT);
 			}
 		}
+		/* the ibswinfo collector's rows share the family */
+		if (is_switch)
+			ibw_prom_hw_collect(b, s, w, name);
 	}
 	free(d);
-	return 1;
+	return n != 0;
 }
 
 /*
