@@ -1,0 +1,216 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# Hardware health in-band on a 16-host fat tree whose nodes say NVIDIA's
+# VendorID (0x02c9), but node0015, of another vendor. The kernel and
+# fabric model (tests/preload/km_hw.h) makes leaf01, spine01 and
+# node0003 serve NVIDIA's vendor MADs with register images written
+# through NVIDIA's layout database (tests/lib/hwmodel.py, by
+# tests/tools/adb.py); leaf02 and the other switches answer nothing of
+# class 0x0A, the other hosts "not supported".
+# - Every value of /api/v1/hardware and the ibswinfo series equals what
+#   the database's layouts decode from the images the devices serve
+#   (mstflint's own mstreg and mstlink cannot read a register in-band:
+#   docs/testing.md says why);
+# - the series carry infiniband_exporter's names and labels; promtool;
+# - node0015 (another vendor) costs no MAD, a silent switch one per
+#   discovery, none per sweep; a register a device lacks is not asked
+#   again;
+# - a stopped fan, a failed supply and a hot sensor make events, the
+#   JSON and the series say so, and their recovery too.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/lib/tap.sh"
+: "${IBWATCHD:?}" "${IBW_FATTREE:?}" "${IBW_KMODEL:?}"
+
+if [ -z "${IBW_SIM_DIR:-}" ]; then
+	work=${IBW_TEST_WORK:-$PWD/test-work}
+	mkdir -p "$work"
+	# ibsim's net file: vendid= before a node sets its VendorID, devid=
+	# its DeviceID (Quantum's 0xd2f0, ConnectX-6's 0x101b).
+	"$IBW_FATTREE" --levels 2 --hosts 16 | awk '
+		/^Switch/ { print "vendid=0x2c9"; print "devid=0xd2f0" }
+		/^(Ca|Hca)/ { print ($0 ~ /"node0015"/ ? "vendid=0x15b3" : "vendid=0x2c9"); print "devid=0x101b" }
+		{ print }' >"$work/hw_health-16.net" || exit 1
+	exec "$tap_lib/with-fabric.sh" hw_health "$work/hw_health-16.net" \
+		--sm node0016 -- "$0"
+fi
+trap stop_started EXIT
+# jq -e on a file, its output dropped
+qjq() { jq "$@" >/dev/null; }
+
+check "the model is loaded, with its state directory" \
+	[ -d "${IBW_KM_STATE_DIR:-/nonexistent}" ]
+sw_lid() { at node0001 ibswitches | awk -v n="\"$1\"" '$0 ~ n { print $(NF - 2) }'; }
+l_leaf01=$(sw_lid leaf01)
+l_spine01=$(sw_lid spine01)
+l_leaf02=$(sw_lid leaf02)
+l3=$(lid_of node0003)
+check "LIDs of leaf01 ($l_leaf01), spine01 ($l_spine01), leaf02 ($l_leaf02), node0003 ($l3)" \
+	eval '[ -n "$l_leaf01" ] && [ -n "$l_spine01" ] && [ -n "$l_leaf02" ] && [ -n "$l3" ]'
+check "ibnetdiscover sees node0015 of another vendor, the rest NVIDIA's" \
+	eval '[ "$(at node0001 ibnetdiscover | grep -c "^vendid=0x2c9")" = 23 ] &&
+		at node0001 ibnetdiscover | grep -B4 "# \"node0015 HCA-1\"" | grep -q "^vendid=0x15b3"'
+
+# spec FAN2_RPM PSU1_DC SPINE_TEMP: the devices' values.
+spec() {
+	cat >spec.json <<EOF
+{"$l_leaf01": {"hwid": "0x24d", "switch": true, "fw": [27, 2010, 6102],
+  "psid": "MT_0000000063", "uptime": 13862333, "device_id": 53744,
+  "serial": "MT2001X00001", "part": "MQM8790-HS2F", "revision": "A1",
+  "product": "Quantum HDR",
+  "sensors": {"0": {"name": "asic", "temp": 45.5, "max": 50.125, "hi": 105, "lo": 95},
+              "1": {"name": "amb", "temp": -3.25, "max": 30, "hi": 70, "lo": 60}},
+  "fans": {"1": {"rpm": 9000, "min": 2000, "max": 20000},
+           "2": {"rpm": $1, "min": 2000, "max": 20000}},
+  "psus": [{"present": true, "dc": true, "fan": 2, "watts": 200},
+           {"present": true, "dc": $2, "fan": 2, "watts": 190}]},
+ "$l_spine01": {"hwid": "0x24d", "switch": true, "fw": [27, 2011, 1020],
+  "psid": "MT_0000000064", "uptime": 500, "device_id": 53744,
+  "serial": "MT2001X00002", "part": "MQM8700-HS2F", "revision": "B2",
+  "product": "Quantum HDR managed",
+  "sensors": {"0": {"name": "asic", "temp": $3, "max": 90, "hi": 85, "lo": 75}},
+  "fans": {"1": {"rpm": 9100, "min": 2000, "max": 20000}},
+  "psus": [{"present": true, "dc": true, "fan": 3, "watts": 210},
+           {"present": true, "dc": true, "fan": 2, "watts": 0}]},
+ "$l3": {"hwid": "0x20f", "fw": [20, 39, 1002], "psid": "MT_0000000222",
+  "uptime": 77, "device_id": 4123,
+  "sensors": {"0": {"name": "asic", "temp": 55, "max": 60, "hi": 105, "lo": 95}}}
+}
+EOF
+	python3 "$here/lib/hwmodel.py" write spec.json "$IBW_KM_STATE_DIR/hw"
+	sleep 0.1 # the model looks at its file every 20 ms
+}
+spec 8800 true 40
+python3 "$here/lib/hwmodel.py" expect spec.json >expect.json
+check "the database decodes what the devices serve" \
+	qjq -e --arg l "$l_leaf01" '.[$l].firmware_version == "27.2010.6102" and
+		.[$l].psid == "MT_0000000063" and .[$l].sensors["1"].temperature_c == -3.25' expect.json
+
+# One discovery every 4 s, a hardware sweep every second.
+start_agent node0001 --no-ping --no-state-file --discovery-interval 4 \
+	--hardware-interval 1
+check "the agent listens" [ -n "${P:-}" ]
+U=http://127.0.0.1:$P
+hw_sweeps() { curl -s -m 5 "$U/api/v1/hardware" | jq -r '.sweeps // 0'; }
+wait_hw() { # N more sweeps, 30 s at most
+	local want=$(($(hw_sweeps) + $1))
+	for _ in $(seq 1 300); do
+		[ "$(hw_sweeps)" -ge "$want" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+check "the hardware sweeps run" wait_hw 3
+curl -s "$U/api/v1/hardware" >hw.json
+
+# (1) every value against the database's decoding of the served images
+for l in "$l_leaf01" "$l_spine01" "$l3"; do
+	check "LID $l: firmware, PSID, uptime, device IDs and inventory equal the database's decoding" \
+		qjq -e --slurpfile x expect.json --arg l "$l" '
+			($x[0][$l]) as $e | (.nodes[] | select(.lid == ($l | tonumber))) as $n |
+			$n.state == "ok" and
+			([("firmware_version", "psid", "uptime_s", "device_id", "hw_dev_id",
+			   "serial_number", "part_number", "revision", "product_name") as $k |
+			  select($e | has($k)) | $n[$k] == $e[$k]] | all)' hw.json
+	check "LID $l: every sensor (temperature, max, thresholds, name) equals the database's decoding" \
+		qjq -e --slurpfile x expect.json --arg l "$l" '
+			($x[0][$l]) as $e | (.nodes[] | select(.lid == ($l | tonumber))) as $n |
+			($n.sensors | length) == ($e.sensors | length) and
+			([$n.sensors[] | . as $s | $e.sensors[($s.index | tostring)] as $w |
+			  [("name", "temperature_c", "max_c", "threshold_high_c", "threshold_low_c") as $k |
+			   $s[$k] == $w[$k]] | all] | all)' hw.json
+	check "LID $l: every fan and power supply equals the database's decoding" \
+		qjq -e --slurpfile x expect.json --arg l "$l" '
+			($x[0][$l]) as $e | (.nodes[] | select(.lid == ($l | tonumber))) as $n |
+			($n.fans | length) == ($e.fans | length) and
+			([$n.fans[] | . as $f | $e.fans[($f.tacho | tostring)] as $w |
+			  $f.rpm == $w.rpm and $f.min_rpm == $w.min_rpm and $f.max_rpm == $w.max_rpm] | all) and
+			([$n.power_supplies[] | . as $p | $e.psus[$p.index] as $w |
+			  [("present", "dc_ok", "fan", "watts") as $k | $p[$k] == $w[$k]] | all] | all) and
+			($n.power_supplies | length) == ($e.psus | length)' hw.json
+done
+check "node0003 (an HCA) has no MSGI: named missing, and its other registers read" \
+	qjq -e --arg l "$l3" '.nodes[] | select(.lid == ($l | tonumber)) |
+		.registers_missing == ["MSGI"] and (.sensors | length) == 1 and .fans == [] and
+		.power_supplies == []' hw.json
+check "a node's details carry the same hardware" \
+	eval 'curl -s "$U/api/v1/nodes/$(jq -r --arg l "$l_leaf01" ".nodes[] | select(.lid == (\$l | tonumber)) | .guid" hw.json)" |
+		jq -e --slurpfile h hw.json ".hardware.serial_number == \"MT2001X00001\" and
+			.hardware.sensors == ([\$h[0].nodes[] | select(.name == \"leaf01\")][0].sensors)" >/dev/null'
+
+# (3) what each kind of device cost, over three discoveries
+discoveries() { curl -s -m 5 "$U/api/v1/status" | jq -r '.sweeps.discoveries // 0'; }
+for _ in $(seq 1 300); do
+	[ "$(discoveries)" -ge 3 ] && break
+	sleep 0.1
+done
+curl -s "$U/api/v1/status" >status.json
+disc=$(jq -r '.sweeps.discoveries' status.json)
+curl -s "$U/api/v1/hardware" >hw2.json
+sweeps=$(jq -r '.sweeps' hw2.json)
+m15=$(jq -r '.nodes[] | select(.name == "node0015 HCA-1") | [.state, .mads] | join(" ")' hw2.json)
+m_leaf02=$(jq -r '.nodes[] | select(.name == "leaf02") | [.state, .mads, .timeouts] | join(" ")' hw2.json)
+check "node0015, of another vendor, is never asked ($m15)" [ "$m15" = "other_vendor 0" ]
+check "leaf02, silent, costs one MAD per discovery: $m_leaf02 after $disc discoveries and $sweeps sweeps" \
+	eval 'read -r st m t <<<"$m_leaf02"; [ "$st" = silent ] && [ "$m" = "$t" ] &&
+		[ "$m" -le "$disc" ] && [ "$m" -ge $((disc - 1)) ] && [ "$sweeps" -ge $((m + 2)) ]'
+check "a host with no agent for the class (node0002) refuses: one MAD per discovery" \
+	qjq -e --argjson d "$disc" '.nodes[] | select(.name == "node0002 HCA-1") |
+		.state == "refused" and .mads <= $d and .timeouts == 0' hw2.json
+m3a=$(jq -r --arg l "$l3" '.nodes[] | select(.lid == ($l | tonumber)) | .last_sweep.mads' hw2.json)
+check "node0003's sweep asks MGIR and its one sensor, not the MSGI it lacks ($m3a MADs)" [ "$m3a" = 2 ]
+
+# (4) the exporter's series, names and labels
+curl -s "$U/metrics" >m1.txt
+check "promtool check metrics" eval 'promtool check metrics <m1.txt >promtool.txt 2>&1'
+g_leaf01=$(jq -r '.nodes[] | select(.name == "leaf01") | .guid' hw.json)
+g_spine01=$(jq -r '.nodes[] | select(.name == "spine01") | .guid' hw.json)
+check "infiniband_switch_hardware_info: the exporter's labels, in its order" \
+	grep -qx "infiniband_switch_hardware_info{guid=\"$g_leaf01\",firmware_version=\"27.2010.6102\",psid=\"MT_0000000063\",part_number=\"MQM8790-HS2F\",serial_number=\"MT2001X00001\",switch=\"leaf01\"} 1" m1.txt
+check "uptime, ASIC temperature and fan speeds as the registers say" \
+	eval 'grep -qx "infiniband_switch_uptime_seconds{guid=\"$g_leaf01\"} 13862333" m1.txt &&
+		grep -qx "infiniband_switch_temperature_celsius{guid=\"$g_leaf01\"} 45.500" m1.txt &&
+		grep -qx "infiniband_switch_fan_rpm{guid=\"$g_leaf01\",fan=\"2\"} 8800" m1.txt &&
+		grep -qx "infiniband_switch_fan_status_info{guid=\"$g_leaf01\",status=\"OK\"} 1" m1.txt'
+check "power supplies: status, DC, fan (none for a supply without one) and watts (none when 0)" \
+	eval 'grep -qx "infiniband_switch_power_supply_status_info{guid=\"$g_spine01\",psu=\"0\",status=\"OK\"} 1" m1.txt &&
+		grep -qx "infiniband_switch_power_supply_dc_power_status_info{guid=\"$g_leaf01\",psu=\"1\",status=\"OK\"} 1" m1.txt &&
+		! grep -q "infiniband_switch_power_supply_fan_status_info{guid=\"$g_spine01\",psu=\"0\"" m1.txt &&
+		grep -qx "infiniband_switch_power_supply_fan_status_info{guid=\"$g_spine01\",psu=\"1\",status=\"OK\"} 1" m1.txt &&
+		grep -qx "infiniband_switch_power_supply_watts{guid=\"$g_leaf01\",psu=\"1\"} 190" m1.txt &&
+		! grep -q "infiniband_switch_power_supply_watts{guid=\"$g_spine01\",psu=\"1\"}" m1.txt'
+check "the ibswinfo collector's rows in the switch collector's families" \
+	eval 'grep -q "^infiniband_switch_collect_timeout{collector=\"ibswinfo\",guid=\"$g_leaf01\"} 0$" m1.txt &&
+		[ "$(grep -c "^# TYPE infiniband_switch_collect_timeout " m1.txt)" = 1 ]'
+check "only the two switches that serve the registers have series" \
+	[ "$(grep -c '^infiniband_switch_hardware_info{' m1.txt)" = 2 ]
+check "every sensor of every device: ibwatch_hw_temperature_celsius" \
+	eval 'grep -q "^ibwatch_hw_temperature_celsius{.*type=\"switch\",sensor=\"1\",name=\"amb\"} -3.250$" m1.txt &&
+		grep -q "^ibwatch_hw_temperature_celsius{.*type=\"hca\",sensor=\"0\",name=\"asic\"} 55.000$" m1.txt'
+
+# (2) a fan stops, a supply's DC fails, a sensor runs hot
+seq0=$(curl -s "$U/api/v1/events" | jq -r '[.events[].seq] | max // 0')
+spec 0 false 90
+check "the next sweeps read it" wait_hw 2
+curl -s "$U/api/v1/hardware" >hw3.json
+check "leaf01: fan 2 failed, supply 1 failed; spine01's sensor hot" \
+	eval 'jq -e ".nodes[] | select(.name == \"leaf01\") | .fans_failed == 1 and .power_supplies_failed == 1 and
+		(.fans[] | select(.tacho == 2) | .failed) and (.power_supplies[1] | .failed and (.dc_ok | not))" hw3.json >/dev/null &&
+		qjq -e ".nodes[] | select(.name == \"spine01\") | .sensors[0].hot" hw3.json >/dev/null'
+curl -s "$U/api/v1/events?since=$seq0" >ev.json
+check "an event for each: fan, power supply, temperature" \
+	qjq -e '[.events[] | select(.kind == "hardware_health" and .bad == 1) | [.name, .what, .port]] |
+		(index([["leaf01", "fan", 2]]) != null) and (index([["leaf01", "power_supply", 1]]) != null) and
+		(index([["spine01", "temperature", 0]]) != null)' ev.json
+curl -s "$U/metrics" >m2.txt
+check "the series say ERROR" \
+	eval 'grep -qx "infiniband_switch_fan_status_info{guid=\"$g_leaf01\",status=\"ERROR\"} 1" m2.txt &&
+		grep -qx "infiniband_switch_power_supply_dc_power_status_info{guid=\"$g_leaf01\",psu=\"1\",status=\"ERROR\"} 1" m2.txt &&
+		grep -qx "infiniband_switch_temperature_celsius{guid=\"$g_spine01\"} 90.000" m2.txt'
+seq1=$(jq -r '[.events[].seq] | max' ev.json)
+spec 8800 true 40
+check "and the sweeps after the repair" wait_hw 2
+check "each is good again, with an event" \
+	eval 'curl -s "$U/api/v1/events?since=$seq1" | jq -e "[.events[] | select(.kind == \"hardware_health\" and .bad == 0) | .what] | sort == [\"fan\", \"power_supply\", \"temperature\"]" >/dev/null'
+
+finish
