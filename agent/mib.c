@@ -19,6 +19,7 @@
 /* mib_int.h brings mib.h, and so net-snmp's headers (the agent's too)
  * and core's, in the order they need each other. */
 #include "mib_int.h"
+#include "mib_hw.h"
 
 #include "log.h"
 #include "mib_rows.h"
@@ -57,6 +58,7 @@ static void drop_rows(struct ibw_mib *m)
 	m->hops = NULL;
 	m->nnodes = m->nports = m->neps = m->nlinks = 0;
 	m->nlookups = m->nhops = 0;
+	mib_hw_drop(m);
 }
 
 /* The row index of every node and port, given in (GUID, port) order to
@@ -192,7 +194,9 @@ static int index_snapshot(struct ibw_mib *m)
 {
 	int rc = index_rows(m);
 
-	return rc < 0 ? rc : index_hops(m);
+	if (rc >= 0)
+		rc = index_hops(m);
+	return rc < 0 ? rc : mib_hw_index(m);
 }
 
 /* Serve the newest snapshot; index it when it is new. */
@@ -348,15 +352,28 @@ static int do_getnext(struct ibw_mib *m, const struct table *t,
 }
 
 /* The group @reg was registered for: its arc under ibwatchObjects. */
+/* The readable groups in OID order: mib_tables.c's, then the hardware
+ * tables (mib_hw.c). */
+static size_t ntables(void)
+{
+	return mib_ntables + mib_hw_ntables;
+}
+
+static const struct table *table_at(size_t i)
+{
+	return i < mib_ntables ? &mib_tables[i]
+			       : &mib_hw_tables[i - mib_ntables];
+}
+
 static const struct table *table_of(const netsnmp_handler_registration *reg)
 {
 	size_t i;
 
 	if (reg->rootoid_len != OBJECTS_LEN + 1)
 		return NULL;
-	for (i = 0; i < mib_ntables; i++)
-		if (mib_tables[i].arc == reg->rootoid[OBJECTS_LEN])
-			return &mib_tables[i];
+	for (i = 0; i < ntables(); i++)
+		if (table_at(i)->arc == reg->rootoid[OBJECTS_LEN])
+			return table_at(i);
 	return NULL;
 }
 
@@ -426,6 +443,7 @@ void ibw_mib_free(struct ibw_mib *m)
 	if (!m)
 		return;
 	drop_rows(m);
+	mib_hw_free(m);
 	if (m->snap)
 		ibw_snapshot_unref(m->snap);
 	mib_rows_free(m->rows);
@@ -438,8 +456,8 @@ int ibw_mib_query(struct ibw_mib *m, netsnmp_variable_list *vb, int next)
 
 	if (refresh(m) < 0)
 		return -ENOENT;
-	for (i = 0; i < mib_ntables; i++) {
-		const struct table *t = &mib_tables[i];
+	for (i = 0; i < ntables(); i++) {
+		const struct table *t = table_at(i);
 		oid pfx[MAX_OID_LEN];
 		size_t plen = prefix_of(t, pfx);
 		size_t tlen = t->scalars ? plen : plen - 1; /* the table */
@@ -460,8 +478,8 @@ int ibw_mib_register(struct ibw_mib *m, const char *context)
 {
 	size_t i;
 
-	for (i = 0; i < mib_ntables; i++) {
-		const struct table *t = &mib_tables[i];
+	for (i = 0; i < ntables(); i++) {
+		const struct table *t = table_at(i);
 		netsnmp_handler_registration *reg;
 		oid o[MAX_OID_LEN];
 		size_t n = OBJECTS_LEN;
@@ -626,6 +644,9 @@ netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
 	case IBW_EVT_ENDPORT_MOVED:
 		which[wlen++] = 10;
 		break;
+	case IBW_EVT_HW_HEALTH:
+		which[wlen++] = 11;
+		break;
 	default:
 		return NULL;
 	}
@@ -639,7 +660,7 @@ netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
 	    e->kind == IBW_EVT_PORT_STATE_CHANGED ||
 	    e->kind == IBW_EVT_THRESHOLD_CROSSED ||
 	    e->kind == IBW_EVT_LINK_HEALTH_CHANGED ||
-	    e->kind == IBW_EVT_ENDPORT_MOVED) {
+	    e->kind == IBW_EVT_ENDPORT_MOVED || e->kind == IBW_EVT_HW_HEALTH) {
 		nidx[0] = mib_rows_node(m->rows, e->node_guid);
 		pidx[0] = mib_rows_port(m->rows, e->node_guid, e->port);
 		mib_rows_save(m->rows);
@@ -795,6 +816,22 @@ netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
 			  e->port);
 		break;
 	}
+	case IBW_EVT_HW_HEALTH:
+		mib_v_guid(&v, e->node_guid);
+		add_col(&vars, 10, HW_COL_NODE_GUID, nidx, 1, &v);
+		mib_v_str(&v, mib_name_of(m, e->node_guid));
+		add_col(&vars, 10, HW_COL_NODE_NAME, nidx, 1, &v);
+		mib_v_int(&v, !strcmp(e->what, "temperature") ? 1
+			      : !strcmp(e->what, "fan")	      ? 2
+							      : 3);
+		add_notify_obj(&vars, 13, &v);
+		mib_v_unsigned(&v, e->port + 1u);
+		add_notify_obj(&vars, 14, &v);
+		mib_v_bool(&v, e->new_value != 0);
+		add_notify_obj(&vars, 15, &v);
+		mib_v_str(&v, e->detail);
+		add_notify_obj(&vars, 16, &v);
+		break;
 	default:
 		break;
 	}

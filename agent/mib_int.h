@@ -130,6 +130,7 @@ enum {
 
 struct ibw_mib;
 struct mib_rows;
+struct mib_hw;
 
 /* A row of a table indexed by a row index: @p the node view, port view,
  * endport view or link; @peer a link's other end's port index. */
@@ -176,6 +177,7 @@ struct ibw_mib {
 	unsigned nlookups;
 	struct hrow *hops;
 	unsigned nhops;
+	struct mib_hw *hw; /* the hardware tables' rows (mib_hw.c) */
 };
 
 /* The readable groups under ibwatchObjects, in OID order. */

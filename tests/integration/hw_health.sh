@@ -16,7 +16,9 @@
 #   discovery, none per sweep; a register a device lacks is not asked
 #   again;
 # - a stopped fan, a failed supply and a hot sensor make events, the
-#   JSON and the series say so, and their recovery too.
+#   JSON, the series and ibwHardwareChange traps say so, and their
+#   recovery too; ibwHwDeviceTable, ibwHwSensorTable, ibwHwFanTable and
+#   ibwHwPsuTable through snmpd, read by name with snmptable.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/tap.sh"
@@ -86,9 +88,13 @@ check "the database decodes what the devices serve" \
 	qjq -e --arg l "$l_leaf01" '.[$l].firmware_version == "27.2010.6102" and
 		.[$l].psid == "MT_0000000063" and .[$l].sensors["1"].temperature_c == -3.25' expect.json
 
+# The SNMP side: snmptrapd, snmpd with the agent over AgentX.
+snmp_stack || { echo "not ok - snmpd does not start"; exit 1; }
+MIBARGS=(-M "$here/../mib:$here/../mib/ietf" -m IBWATCH-MIB)
+
 # One discovery every 4 s, a hardware sweep every second.
 start_agent node0001 --no-ping --no-state-file --discovery-interval 4 \
-	--hardware-interval 1
+	--hardware-interval 1 --agentx "$SOCK"
 check "the agent listens" [ -n "${P:-}" ]
 U=http://127.0.0.1:$P
 hw_sweeps() { curl -s -m 5 "$U/api/v1/hardware" | jq -r '.sweeps // 0'; }
@@ -188,6 +194,27 @@ check "every sensor of every device: ibwatch_hw_temperature_celsius" \
 	eval 'grep -q "^ibwatch_hw_temperature_celsius{.*type=\"switch\",sensor=\"1\",name=\"amb\"} -3.250$" m1.txt &&
 		grep -q "^ibwatch_hw_temperature_celsius{.*type=\"hca\",sensor=\"0\",name=\"asic\"} 55.000$" m1.txt'
 
+# The same through snmpd, read by name as a manager reads them.
+for _ in $(seq 1 100); do
+	snmptable "${A[@]}" "${MIBARGS[@]}" -OU -Cf '|' -CH IBWATCH-MIB::ibwHwSensorTable 2>/dev/null |
+		grep -q amb && break
+	sleep 0.1
+done
+snmptable "${A[@]}" "${MIBARGS[@]}" -OU -Cf '|' -CH IBWATCH-MIB::ibwHwDeviceTable >snmp-dev.txt 2>snmp.err
+snmptable "${A[@]}" "${MIBARGS[@]}" -OU -Cf '|' -CH IBWATCH-MIB::ibwHwSensorTable >snmp-sensor.txt 2>>snmp.err
+snmptable "${A[@]}" "${MIBARGS[@]}" -OU -Cf '|' -CH IBWATCH-MIB::ibwHwFanTable >snmp-fan.txt 2>>snmp.err
+snmptable "${A[@]}" "${MIBARGS[@]}" -OU -Cf '|' -CH IBWATCH-MIB::ibwHwPsuTable >snmp-psu.txt 2>>snmp.err
+check "snmptable ibwHwDeviceTable: leaf01's firmware, PSID, serial, part and uptime" \
+	grep -qxF "$g_leaf01|ok|27.2010.6102|MT_0000000063|MT2001X00001|MQM8790-HS2F|13862333|0|0|leaf01" snmp-dev.txt
+check "... node0015 otherVendor, leaf02 silent" \
+	eval 'grep -q "|otherVendor|.*|node0015 HCA-1$" snmp-dev.txt && grep -q "|silent|.*|leaf02$" snmp-dev.txt'
+check "snmptable ibwHwSensorTable: leaf01's sensors in millidegrees, thresholds, hot" \
+	eval 'grep -qxF "asic|45500|50125|105000|95000|false|$g_leaf01" snmp-sensor.txt &&
+		grep -qxF "amb|-3250|30000|70000|60000|false|$g_leaf01" snmp-sensor.txt'
+check "snmptable ibwHwFanTable and ibwHwPsuTable" \
+	eval 'grep -qxF "8800|2000|20000|false|$g_leaf01" snmp-fan.txt &&
+		grep -qxF "true|true|none|210|false|$g_spine01" snmp-psu.txt'
+
 # (2) a fan stops, a supply's DC fails, a sensor runs hot
 seq0=$(curl -s "$U/api/v1/events" | jq -r '[.events[].seq] | max // 0')
 spec 0 false 90
@@ -203,6 +230,13 @@ check "an event for each: fan, power supply, temperature" \
 		(index([["leaf01", "fan", 2]]) != null) and (index([["leaf01", "power_supply", 1]]) != null) and
 		(index([["spine01", "temperature", 0]]) != null)' ev.json
 curl -s "$U/metrics" >m2.txt
+for _ in $(seq 1 100); do
+	[ "$(grep -c "$ROOT.0.11" traps.log 2>/dev/null)" -ge 3 ] && break
+	sleep 0.1
+done
+check "ibwHardwareChange traps at snmptrapd: the fan (index 3, bad) with its detail" \
+	eval 'grep -q "$ROOT.1.7.16.0 = STRING: \"fan 2: 0 rpm, low limit 2000\"" traps.log &&
+		[ "$(grep -c "$ROOT.0.11" traps.log)" -ge 3 ]'
 check "the series say ERROR" \
 	eval 'grep -qx "infiniband_switch_fan_status_info{guid=\"$g_leaf01\",status=\"ERROR\"} 1" m2.txt &&
 		grep -qx "infiniband_switch_power_supply_dc_power_status_info{guid=\"$g_leaf01\",psu=\"1\",status=\"ERROR\"} 1" m2.txt &&
