@@ -2,6 +2,7 @@
 /* Hardware health in-band: the sweep (hw.h). */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +39,9 @@ enum ask {
 	A_MFCR,
 	A_MFSM,
 	A_MFSL,
-	A_MSPS
+	A_MSPS,
+	A_PDDR_INFO,
+	A_PDDR_FLAGS,
 };
 
 struct q {
@@ -61,6 +64,8 @@ static const struct {
 	[A_MFSM] = { IBW_REG_MFSM, IBW_REG_MFSM_LEN, IBW_HWR_MFSM },
 	[A_MFSL] = { IBW_REG_MFSL, IBW_REG_MFSL_LEN, IBW_HWR_MFSL },
 	[A_MSPS] = { IBW_REG_MSPS, IBW_REG_MSPS_LEN, IBW_HWR_MSPS },
+	[A_PDDR_INFO] = { IBW_REG_PDDR, IBW_REG_PDDR_LEN, IBW_HWR_PDDR },
+	[A_PDDR_FLAGS] = { IBW_REG_PDDR, IBW_REG_PDDR_LEN, IBW_HWR_PDDR },
 };
 
 const char *ibw_hw_state_str(enum ibw_hw_state s)
@@ -77,31 +82,36 @@ static void node_free(struct ibw_hw_node *n)
 {
 	free(n->sensors);
 	free(n->fans);
+	free(n->modules);
 	n->sensors = NULL;
 	n->fans = NULL;
-	n->nsensors = n->nfans = 0;
+	n->modules = NULL;
+	n->nsensors = n->nfans = n->nmodules = 0;
+}
+
+static void *dup_array(const void *p, size_t n, size_t size)
+{
+	void *d;
+
+	if (!n)
+		return NULL;
+	if ((d = malloc(n * size)))
+		memcpy(d, p, n * size);
+	return d;
 }
 
 static int node_copy(struct ibw_hw_node *dst, const struct ibw_hw_node *src)
 {
 	*dst = *src;
-	dst->sensors = NULL;
-	dst->fans = NULL;
-	if (src->nsensors) {
-		dst->sensors = malloc(src->nsensors * sizeof(*src->sensors));
-		if (!dst->sensors)
-			return -ENOMEM;
-		memcpy(dst->sensors, src->sensors,
-		       src->nsensors * sizeof(*src->sensors));
-	}
-	if (src->nfans) {
-		dst->fans = malloc(src->nfans * sizeof(*src->fans));
-		if (!dst->fans) {
-			free(dst->sensors);
-			dst->sensors = NULL;
-			return -ENOMEM;
-		}
-		memcpy(dst->fans, src->fans, src->nfans * sizeof(*src->fans));
+	dst->sensors =
+		dup_array(src->sensors, src->nsensors, sizeof(*src->sensors));
+	dst->fans = dup_array(src->fans, src->nfans, sizeof(*src->fans));
+	dst->modules =
+		dup_array(src->modules, src->nmodules, sizeof(*src->modules));
+	if ((src->nsensors && !dst->sensors) || (src->nfans && !dst->fans) ||
+	    (src->nmodules && !dst->modules)) {
+		node_free(dst);
+		return -ENOMEM;
 	}
 	return 0;
 }
@@ -159,6 +169,126 @@ unsigned ibw_hw_node_psus_failed(const struct ibw_hw_node *n)
 	for (i = 0; n->have_psus && i < IBW_HW_PSUS; i++)
 		k += n->psu_failed[i] != 0;
 	return k;
+}
+
+const struct ibw_hw_module *ibw_hw_node_module(const struct ibw_hw_node *n,
+					       unsigned port)
+{
+	unsigned i;
+
+	for (i = 0; n && i < n->nmodules; i++)
+		if (n->modules[i].port == port)
+			return &n->modules[i];
+	return NULL;
+}
+
+int ibw_hw_module_present(const struct ibw_hw_module *m)
+{
+	return m->have_info && m->info.type != 4 && m->info.type != 3 &&
+	       m->info.type != 0;
+}
+
+double ibw_hw_dbm(unsigned uw)
+{
+	return uw ? 10.0 * log10(uw / 1000.0) : -40.0;
+}
+
+/* One finding: kept when worse than what @j has (an alarm beats a
+ * warning; the first of a level stays). */
+static void find(struct ibw_link_module *j, int level,
+		 enum ibw_module_what what, int high, int lane, double value,
+		 double thr)
+{
+	if (level <= j->level)
+		return;
+	j->level = (uint8_t)level;
+	j->what = (uint8_t)what;
+	j->high = (uint8_t)high;
+	j->lane = (int8_t)lane;
+	j->value = (float)value;
+	j->threshold = (float)thr;
+}
+
+/* A lane mask's findings of one kind: alarm and warning, low and high. */
+static void lanes(struct ibw_link_module *j, enum ibw_module_what w,
+		  uint8_t lo_al, uint8_t hi_al, uint8_t lo_war, uint8_t hi_war,
+		  const double *val, double lo_thr, double hi_thr)
+{
+	int l;
+
+	for (l = 0; l < IBW_MODULE_LANES; l++) {
+		if (lo_al >> l & 1)
+			find(j, 2, w, 0, l, val[l], lo_thr);
+		if (hi_al >> l & 1)
+			find(j, 2, w, 1, l, val[l], hi_thr);
+	}
+	for (l = 0; l < IBW_MODULE_LANES; l++) {
+		if (lo_war >> l & 1)
+			find(j, 1, w, 0, l, val[l], lo_thr);
+		if (hi_war >> l & 1)
+			find(j, 1, w, 1, l, val[l], hi_thr);
+	}
+}
+
+/* What the module says of itself: its latched alarm and warning flags
+ * (which it sets against its own thresholds, the warning ones
+ * included), and its values against the alarm thresholds PDDR gives,
+ * which catch an alarm the flags have not latched yet. Rx power first:
+ * a dying receiver is what shows days ahead. */
+static void judge_module(struct ibw_hw_module *m)
+{
+	struct ibw_link_module *j = &m->judged;
+	const struct ibw_hw_modinfo *i = &m->info;
+	const struct ibw_hw_modflags *f = &m->flags;
+	double rx[IBW_MODULE_LANES], tx[IBW_MODULE_LANES];
+	double rx_lo = ibw_hw_dbm(i->rx_lo_uw), rx_hi = ibw_hw_dbm(i->rx_hi_uw);
+	double tx_lo = ibw_hw_dbm(i->tx_lo_uw), tx_hi = ibw_hw_dbm(i->tx_hi_uw);
+	int l;
+
+	memset(j, 0, sizeof(*j));
+	j->threshold = NAN;
+	if (!ibw_hw_module_present(m))
+		return;
+	for (l = 0; l < IBW_MODULE_LANES; l++) {
+		rx[l] = ibw_hw_dbm(i->rx_uw[l]);
+		tx[l] = ibw_hw_dbm(i->tx_uw[l]);
+	}
+	if (m->have_flags) {
+		for (l = 0; l < IBW_MODULE_LANES; l++)
+			if (f->tx_fault >> l & 1)
+				find(j, 2, IBW_MOD_TX_FAULT, 0, l, 0, NAN);
+		lanes(j, IBW_MOD_RX_POWER, f->rx_lo_al, f->rx_hi_al,
+		      f->rx_lo_war, f->rx_hi_war, rx, rx_lo, rx_hi);
+		lanes(j, IBW_MOD_TX_POWER, f->tx_lo_al, f->tx_hi_al,
+		      f->tx_lo_war, f->tx_hi_war, tx, tx_lo, tx_hi);
+		lanes(j, IBW_MOD_TX_BIAS, f->bias_lo_al, f->bias_hi_al,
+		      f->bias_lo_war, f->bias_hi_war, i->bias_ma, i->bias_lo_ma,
+		      i->bias_hi_ma);
+		if (f->temp & 3)
+			find(j, 2, IBW_MOD_TEMPERATURE, f->temp & 1, -1,
+			     i->temp_c,
+			     f->temp & 1 ? i->temp_hi_c : i->temp_lo_c);
+		if (f->vcc & 3)
+			find(j, 2, IBW_MOD_VOLTAGE, f->vcc & 1, -1, i->volt_v,
+			     f->vcc & 1 ? i->volt_hi_v : i->volt_lo_v);
+		if (f->temp & 12)
+			find(j, 1, IBW_MOD_TEMPERATURE, f->temp >> 2 & 1, -1,
+			     i->temp_c,
+			     f->temp & 4 ? i->temp_hi_c : i->temp_lo_c);
+		if (f->vcc & 12)
+			find(j, 1, IBW_MOD_VOLTAGE, f->vcc >> 2 & 1, -1,
+			     i->volt_v,
+			     f->vcc & 4 ? i->volt_hi_v : i->volt_lo_v);
+	}
+	/* the values against the alarm thresholds (0: none given) */
+	for (l = 0; l < IBW_MODULE_LANES; l++) {
+		if (i->rx_lo_uw && i->rx_uw[l] && i->rx_uw[l] < i->rx_lo_uw)
+			find(j, 2, IBW_MOD_RX_POWER, 0, l, rx[l], rx_lo);
+		if (i->rx_hi_uw && i->rx_uw[l] > i->rx_hi_uw)
+			find(j, 2, IBW_MOD_RX_POWER, 1, l, rx[l], rx_hi);
+	}
+	if (i->temp_hi_c > 0 && i->temp_c >= i->temp_hi_c)
+		find(j, 2, IBW_MOD_TEMPERATURE, 1, -1, i->temp_c, i->temp_hi_c);
 }
 
 static struct ibw_hw_view *make_view(struct ibw_hw *h)
@@ -274,9 +404,16 @@ static void sweep_end(struct ibw_hw *h)
 	struct ibw_hw_view *v;
 	unsigned i;
 
-	for (i = 0; i < h->nnodes; i++)
-		if (h->nodes[i].state == IBW_HW_OK)
-			judge(h, &h->nodes[i]);
+	for (i = 0; i < h->nnodes; i++) {
+		struct ibw_hw_node *n = &h->nodes[i];
+		unsigned k;
+
+		if (n->state != IBW_HW_OK)
+			continue;
+		judge(h, n);
+		for (k = 0; k < n->nmodules; k++)
+			judge_module(&n->modules[k]);
+	}
 	h->running = 0;
 	v = make_view(h);
 	if (!v) {
@@ -356,6 +493,11 @@ static void ask(struct ibw_hw *h, unsigned node, enum ask what, unsigned idx)
 		ibw_hwreg_ask_mtmp(data + IBW_GMP_REG_OFF, IBW_GMP_BLOCK, idx);
 	else if (what == A_MFSM || what == A_MFSL)
 		ibw_hwreg_ask_tacho(data + IBW_GMP_REG_OFF, IBW_GMP_BLOCK, idx);
+	else if (what == A_PDDR_INFO || what == A_PDDR_FLAGS)
+		ibw_hwreg_ask_pddr(data + IBW_GMP_REG_OFF, IBW_GMP_BLOCK,
+				   n->modules[idx].port,
+				   what == A_PDDR_INFO ? IBW_PDDR_MODULE_INFO
+						       : IBW_PDDR_MODULE_FLAGS);
 	submit(h, q, IBW_VS_ATTR_REG_GMP, regs[what].id, data,
 	       IBW_GMP_REG_OFF + IBW_GMP_BLOCK, -1);
 }
@@ -380,6 +522,10 @@ static void ask_regs(struct ibw_hw *h, unsigned i)
 	}
 	if (n->is_switch)
 		ask(h, i, A_MSPS, 0);
+	for (k = 0; k < n->nmodules; k++) {
+		ask(h, i, A_PDDR_INFO, k);
+		ask(h, i, A_PDDR_FLAGS, k);
+	}
 }
 
 static struct ibw_hw_sensor *sensor_of(struct ibw_hw_node *n, unsigned index)
@@ -497,6 +643,16 @@ static void got(struct ibw_hw *h, struct q *q, const uint8_t *r)
 	case A_MSPS:
 		n->have_psus = ibw_hwreg_msps(r, IBW_GMP_BLOCK, n->psus) == 0;
 		break;
+	case A_PDDR_INFO:
+		n->modules[q->idx].have_info =
+			ibw_hwreg_pddr_info(r, IBW_GMP_BLOCK,
+					    &n->modules[q->idx].info) == 0;
+		break;
+	case A_PDDR_FLAGS:
+		n->modules[q->idx].have_flags =
+			ibw_hwreg_pddr_flags(r, IBW_GMP_BLOCK,
+					     &n->modules[q->idx].flags) == 0;
+		break;
 	}
 }
 
@@ -542,6 +698,17 @@ static void on_answer(const struct ibw_mad_done *d, void *arg)
 	} else if (d->result == IBW_MAD_OK && data) {
 		got(h, q, data + IBW_GMP_REG_OFF);
 	} else if (d->result == IBW_MAD_STATUS &&
+		   d->status == IBW_GMP_ST_BAD_PARAM &&
+		   (q->what == A_MTMP || q->what == A_MFSM ||
+		    q->what == A_MFSL || q->what == A_PDDR_INFO ||
+		    q->what == A_PDDR_FLAGS)) {
+		/* that sensor, fan or port has none: the item's, not the
+		 * register's (a port without a module) */
+		if (q->what == A_PDDR_INFO)
+			n->modules[q->idx].have_info = 0;
+		else if (q->what == A_PDDR_FLAGS)
+			n->modules[q->idx].have_flags = 0;
+	} else if (d->result == IBW_MAD_STATUS &&
 		   (d->status == IBW_GMP_ST_REG_NOT_SUPP ||
 		    d->status == IBW_GMP_ST_BAD_PARAM)) {
 		n->missing |= regs[q->what].bit;
@@ -566,6 +733,35 @@ static int vendor_ok(const struct ibw_hw *h, uint32_t vendor)
 	for (i = 0; i < h->o.nvendors; i++)
 		if (h->o.vendors[i] == vendor)
 			return 1;
+	return 0;
+}
+
+/* The ports of @fn with their link up, each with its module as read
+ * before (a port new to it: nothing yet). */
+static int set_ports(struct ibw_hw_node *n, const struct ibw_fnode *fn)
+{
+	struct ibw_hw_module *m;
+	unsigned p, k = 0;
+
+	m = fn->nports ? calloc(fn->nports, sizeof(*m)) : NULL;
+	if (fn->nports && !m)
+		return -ENOMEM;
+	for (p = 1; p < fn->nports; p++) {
+		const struct ibw_fport *fp = &fn->ports[p];
+		const struct ibw_hw_module *old;
+
+		if (!fp->have_pi || fp->gone ||
+		    fp->pi.phys_state != IBW_PHYS_LINKUP)
+			continue;
+		if ((old = ibw_hw_node_module(n, p)))
+			m[k] = *old;
+		else
+			m[k].port = (uint8_t)p;
+		k++;
+	}
+	free(n->modules);
+	n->modules = m;
+	n->nmodules = k;
 	return 0;
 }
 
@@ -594,13 +790,21 @@ static int apply_fabric(struct ibw_hw *h)
 			v[k] = *old;
 			old->sensors = NULL;
 			old->fans = NULL;
-			old->nsensors = old->nfans = 0;
+			old->modules = NULL;
+			old->nsensors = old->nfans = old->nmodules = 0;
 			if (v[k].state == IBW_HW_REFUSED ||
 			    v[k].state == IBW_HW_SILENT)
 				v[k].state = IBW_HW_NEW;
 		} else {
 			memset(&v[k], 0, sizeof(v[k]));
 			v[k].guid = fn->guid;
+		}
+		if (set_ports(&v[k], fn) < 0) {
+			node_free(&v[k]);
+			for (i = 0; i < k; i++)
+				node_free(&v[i]);
+			free(v);
+			return -ENOMEM;
 		}
 		v[k].lid = fn->lid;
 		v[k].vendor_id = fn->ni.vendor_id;

@@ -28,6 +28,7 @@
 #include "events.h"
 #include "fabric.h"
 #include "hwreg.h"
+#include "links.h"
 #include "loop.h"
 
 #define IBW_HW_INTERVAL_US 60000000u /* a minute: sensors change slowly */
@@ -69,7 +70,27 @@ enum {
 	IBW_HWR_MFSM = 1u << 5,
 	IBW_HWR_MFSL = 1u << 6,
 	IBW_HWR_MSPS = 1u << 7,
+	IBW_HWR_PDDR = 1u << 8,
 };
+
+/* The cable module at a port with its link up: PDDR's module info page
+ * (identity, live values, alarm thresholds) and its latched flags page
+ * (the module's own warnings and alarms), read every sweep. */
+struct ibw_hw_module {
+	uint8_t port;
+	uint8_t have_info, have_flags;
+	struct ibw_hw_modinfo info;
+	struct ibw_hw_modflags flags;
+	/* judged from both (core/links.h): what the link view shows */
+	struct ibw_link_module judged;
+};
+
+/* A module is plugged in and reports values (not unplugged, not a
+ * passive copper cable without monitoring). */
+int ibw_hw_module_present(const struct ibw_hw_module *m);
+/* A lane's power in dBm from microwatts, as mstlink shows it (0 uW:
+ * -40 dBm). */
+double ibw_hw_dbm(unsigned uw);
 
 struct ibw_hw_node {
 	uint64_t guid;
@@ -85,9 +106,10 @@ struct ibw_hw_node {
 	struct ibw_hw_msgi msgi;
 	uint64_t sensor_map;
 	uint32_t tachos;
-	unsigned nsensors, nfans;
+	unsigned nsensors, nfans, nmodules;
 	struct ibw_hw_sensor *sensors;
 	struct ibw_hw_fanv *fans;
+	struct ibw_hw_module *modules; /* by port */
 	struct ibw_hw_psu psus[IBW_HW_PSUS];
 	int psu_failed[IBW_HW_PSUS];
 	/* its part of the last sweep */
@@ -110,6 +132,9 @@ struct ibw_hw_view {
 
 struct ibw_hw_view *ibw_hw_view_ref(struct ibw_hw_view *v);
 void ibw_hw_view_unref(struct ibw_hw_view *v);
+/* The module at port @port of node @n, or NULL. */
+const struct ibw_hw_module *ibw_hw_node_module(const struct ibw_hw_node *n,
+					       unsigned port);
 /* The node @guid in @v, or NULL. */
 const struct ibw_hw_node *ibw_hw_view_find(const struct ibw_hw_view *v,
 					   uint64_t guid);

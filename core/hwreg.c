@@ -156,3 +156,105 @@ int ibw_hwreg_msps(const uint8_t *r, size_t len,
 	}
 	return 0;
 }
+
+size_t ibw_hwreg_ask_pddr(uint8_t *buf, size_t len, unsigned port,
+			  unsigned page)
+{
+	memset(buf, 0, len);
+	if (len >= 8) {
+		/* pnat: 0x0.14, 2 bits, 1: the IB port number; local_port:
+		 * 0x0.16, 8 */
+		put_dw(buf, 0, 1u << 14 | (port & 0xff) << 16);
+		/* page_select: 0x4.0, 8; module_info_ext: 0x4.29, 2, 1: uW */
+		put_dw(buf, 4, (page & 0xff) | 1u << 29);
+	}
+	return IBW_REG_PDDR_LEN;
+}
+
+static int16_t s16(uint32_t v)
+{
+	return (int16_t)(uint16_t)v;
+}
+
+/* page_data starts at 0x8; offsets below are the register's */
+int ibw_hwreg_pddr_info(const uint8_t *r, size_t len, struct ibw_hw_modinfo *o)
+{
+	unsigned i;
+	uint32_t d;
+
+	if (len < 0xb0)
+		return -EINVAL;
+	memset(o, 0, sizeof(*o));
+	d = dw(r, 0xc); /* cable_type 0x4.28, cable_vendor 0x4.24,
+			 * cable_length 0x4.16, cable_identifier 0x4.8 */
+	o->type = d >> 28;
+	o->vendor_code = d >> 24 & 0xf;
+	o->length_m = d >> 16 & 0xff;
+	o->identifier = d >> 8 & 0xff;
+	text(o->vendor, sizeof(o->vendor), r + 0x1c, 16); /* vendor_name */
+	text(o->pn, sizeof(o->pn), r + 0x2c, 16); /* vendor_pn */
+	text(o->rev, sizeof(o->rev), r + 0x3c, 4); /* vendor_rev */
+	text(o->sn, sizeof(o->sn), r + 0x44, 16); /* vendor_sn */
+	d = dw(r, 0x54); /* temperature 0x4C.16, voltage 0x4C.0 */
+	o->temp_c = s16(d >> 16) / 256.0;
+	o->volt_v = (d & 0xffff) / 10000.0;
+	for (i = 0; i < IBW_MODULE_LANES; i++) {
+		/* lane 2k in the high half of a dword, 2k+1 in the low */
+		unsigned sh = i & 1 ? 0 : 16;
+
+		o->rx_uw[i] = dw(r, 0x58 + 4 * (i / 2)) >> sh & 0xffff;
+		o->tx_uw[i] = dw(r, 0x68 + 4 * (i / 2)) >> sh & 0xffff;
+		o->bias_ma[i] =
+			(dw(r, 0x78 + 4 * (i / 2)) >> sh & 0xffff) / 500.0;
+	}
+	/* the alarm thresholds: high in the high half, low in the low */
+	d = dw(r, 0x88);
+	o->temp_hi_c = s16(d >> 16) / 256.0;
+	o->temp_lo_c = s16(d) / 256.0;
+	d = dw(r, 0x8c);
+	o->volt_hi_v = (d >> 16) / 10000.0;
+	o->volt_lo_v = (d & 0xffff) / 10000.0;
+	d = dw(r, 0x90);
+	o->rx_hi_uw = d >> 16;
+	o->rx_lo_uw = d & 0xffff;
+	d = dw(r, 0x94);
+	o->tx_hi_uw = d >> 16;
+	o->tx_lo_uw = d & 0xffff;
+	d = dw(r, 0x98);
+	o->bias_hi_ma = (d >> 16) / 500.0;
+	o->bias_lo_ma = (d & 0xffff) / 500.0;
+	o->wavelength_nm = dw(r, 0x9c) & 0xffff; /* wavelength 0x94.0 */
+	return 0;
+}
+
+int ibw_hwreg_pddr_flags(const uint8_t *r, size_t len,
+			 struct ibw_hw_modflags *o)
+{
+	uint32_t d;
+
+	if (len < 0x24)
+		return -EINVAL;
+	memset(o, 0, sizeof(*o));
+	d = dw(r, 0x8); /* temp_flags 0x0.28, vcc_flags 0x0.24 */
+	o->temp = d >> 28;
+	o->vcc = d >> 24 & 0xf;
+	o->tx_fault = (uint8_t)(dw(r, 0xc) >> 24); /* tx_fault 0x4.24 */
+	/* each dword: hi_al 24, lo_al 16, hi_war 8, lo_war 0 */
+	d = dw(r, 0x10); /* tx_power_* 0x8 */
+	o->tx_hi_al = (uint8_t)(d >> 24);
+	o->tx_lo_al = (uint8_t)(d >> 16);
+	o->tx_hi_war = (uint8_t)(d >> 8);
+	o->tx_lo_war = (uint8_t)d;
+	d = dw(r, 0x14); /* tx_bias_* 0xC */
+	o->bias_hi_al = (uint8_t)(d >> 24);
+	o->bias_lo_al = (uint8_t)(d >> 16);
+	o->bias_hi_war = (uint8_t)(d >> 8);
+	o->bias_lo_war = (uint8_t)d;
+	o->rx_los = (uint8_t)(dw(r, 0x18) >> 24); /* rx_los 0x10.24 */
+	d = dw(r, 0x1c); /* rx_power_* 0x14 */
+	o->rx_hi_al = (uint8_t)(d >> 24);
+	o->rx_lo_al = (uint8_t)(d >> 16);
+	o->rx_hi_war = (uint8_t)(d >> 8);
+	o->rx_lo_war = (uint8_t)d;
+	return 0;
+}

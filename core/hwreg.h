@@ -22,6 +22,7 @@ enum {
 	IBW_REG_MFSM = 0x9003,
 	IBW_REG_MFSL = 0x9004,
 	IBW_REG_MSPS = 0x900d,
+	IBW_REG_PDDR = 0x5031,
 };
 
 /* Sizes in bytes, as the database gives them. */
@@ -33,6 +34,11 @@ enum {
 #define IBW_REG_MFSM_LEN 0x8
 #define IBW_REG_MFSL_LEN 0xc
 #define IBW_REG_MSPS_LEN 0xa0
+#define IBW_REG_PDDR_LEN 0x100 /* its first 220 bytes hold what is read */
+/* PDDR's pages read: the module's info and its latched flags */
+#define IBW_PDDR_MODULE_INFO 3
+#define IBW_PDDR_MODULE_FLAGS 9
+#define IBW_MODULE_LANES 8
 
 #define IBW_HW_TACHOS 16 /* MFCR: tacho_active (10 bits) and its msb (6) */
 #define IBW_HW_SENSOR_MAP 64 /* MTCAP: sensor_map */
@@ -95,10 +101,45 @@ struct ibw_hw_psu {
 	char serial[3 * 12 + 1], part[3 * 16 + 1];
 };
 
+/* A cable module as PDDR's module info page gives it, asked in uW
+ * (module_info_ext 1), and its latched flags page. */
+struct ibw_hw_modinfo {
+	unsigned identifier; /* cable_identifier: 0 QSFP28, 1 QSFP+, ... */
+	unsigned type; /* cable_type: 1 active, 2 optical, 3 passive, 4
+		   * unplugged */
+	unsigned vendor_code; /* cable_vendor */
+	unsigned length_m; /* cable_length */
+	char vendor[3 * 16 + 1], pn[3 * 16 + 1], sn[3 * 16 + 1];
+	char rev[3 * 4 + 1];
+	double temp_c; /* 1/256 C */
+	double volt_v; /* 100 uV */
+	unsigned rx_uw[IBW_MODULE_LANES], tx_uw[IBW_MODULE_LANES];
+	double bias_ma[IBW_MODULE_LANES]; /* 2 uA */
+	/* the module's alarm thresholds */
+	double temp_hi_c, temp_lo_c, volt_hi_v, volt_lo_v;
+	unsigned rx_hi_uw, rx_lo_uw, tx_hi_uw, tx_lo_uw;
+	double bias_hi_ma, bias_lo_ma;
+	unsigned wavelength_nm;
+};
+
+/* The latched flags: bit i of a lane mask is lane i; temp and vcc:
+ * bit 0 high alarm, 1 low alarm, 2 high warning, 3 low warning. */
+struct ibw_hw_modflags {
+	unsigned temp, vcc;
+	uint8_t rx_hi_al, rx_lo_al, rx_hi_war, rx_lo_war;
+	uint8_t tx_hi_al, tx_lo_al, tx_hi_war, tx_lo_war;
+	uint8_t bias_hi_al, bias_lo_al, bias_hi_war, bias_lo_war;
+	uint8_t rx_los, tx_fault;
+};
+
 /* A Get's register bytes: @buf (@len bytes, zeroed) with the index fields
  * set. Returns the register's length. */
 size_t ibw_hwreg_ask_mtmp(uint8_t *buf, size_t len, unsigned sensor);
 size_t ibw_hwreg_ask_tacho(uint8_t *buf, size_t len, unsigned tacho);
+
+/* PDDR of IB port @port (pnat 1), page @page, powers in uW */
+size_t ibw_hwreg_ask_pddr(uint8_t *buf, size_t len, unsigned port,
+			  unsigned page);
 
 /* Decoders of an answer's register bytes (@r, @len of them): 0, or
  * -EINVAL when it is too short. */
@@ -112,5 +153,11 @@ int ibw_hwreg_mfsm(const uint8_t *r, size_t len, unsigned *rpm);
 int ibw_hwreg_mfsl(const uint8_t *r, size_t len, unsigned *min, unsigned *max);
 int ibw_hwreg_msps(const uint8_t *r, size_t len,
 		   struct ibw_hw_psu out[IBW_HW_PSUS]);
+/* PDDR's module info page and latched flags page (the register from its
+ * start, @len >= 0xb0) */
+int ibw_hwreg_pddr_info(const uint8_t *r, size_t len,
+			struct ibw_hw_modinfo *out);
+int ibw_hwreg_pddr_flags(const uint8_t *r, size_t len,
+			 struct ibw_hw_modflags *out);
 
 #endif

@@ -77,6 +77,10 @@ const char *ibw_link_reason_str(enum ibw_link_reason r)
 		return "raw_ber";
 	if (r == IBW_LR_EFFECTIVE_BER)
 		return "effective_ber";
+	if (r == IBW_LR_MODULE_WARNING)
+		return "module_warning";
+	if (r == IBW_LR_MODULE_ALARM)
+		return "module_alarm";
 	return "unknown";
 }
 
@@ -169,6 +173,21 @@ int ibw_link_bad_lanes_fmt(const struct ibw_link *k, char *buf, size_t len)
 		r = snprintf(buf + (n < len ? n : len), n < len ? len - n : 0,
 			     "%slane %d at %s port %u", n ? ", " : "",
 			     x->fec->bad_lane, x->name, x->port);
+		if (r < 0)
+			return r;
+		n += (size_t)r;
+	}
+	/* a cable module's own warning or alarm, its lane named */
+	for (i = 0; i < 2; i++) {
+		const struct ibw_link_end *x = &k->end[i];
+		char what[160];
+
+		if (!x->module.level)
+			continue;
+		ibw_link_module_fmt(&x->module, what, sizeof(what));
+		r = snprintf(buf + (n < len ? n : len), n < len ? len - n : 0,
+			     "%s%s at %s port %u", n ? ", " : "", what, x->name,
+			     x->port);
 		if (r < 0)
 			return r;
 		n += (size_t)r;
@@ -414,6 +433,11 @@ void ibw_link_judge(struct ibw_link *k, const struct ibw_link_thresholds *t,
 		if (t->xmit_wait_degraded > 0 &&
 		    h->xmit_wait_ratio > t->xmit_wait_degraded)
 			flag(k, i, IBW_LR_CONGESTION, IBW_HEALTH_DEGRADED);
+		/* what the cable module says of itself (core/hw.h) */
+		if (x->module.level == 2)
+			flag(k, i, IBW_LR_MODULE_ALARM, IBW_HEALTH_FAILING);
+		else if (x->module.level == 1)
+			flag(k, i, IBW_LR_MODULE_WARNING, IBW_HEALTH_DEGRADED);
 		if (h->ber > k->ber)
 			k->ber = h->ber;
 		if (s->xmit_wait_ratio > k->xmit_wait_ratio)
@@ -430,4 +454,42 @@ void ibw_link_judge(struct ibw_link *k, const struct ibw_link_thresholds *t,
 		if (fx[i] && fx[i]->saturated)
 			k->raw_ber = k->effective_ber = -1;
 	}
+}
+
+const char *ibw_module_what_str(enum ibw_module_what w)
+{
+	static const char *const n[] = { "rx_power",	"tx_power", "tx_bias",
+					 "temperature", "voltage",  "tx_fault",
+					 "rx_los" };
+
+	return (unsigned)w < sizeof(n) / sizeof(n[0]) ? n[w] : "unknown";
+}
+
+int ibw_link_module_fmt(const struct ibw_link_module *m, char *buf, size_t len)
+{
+	static const char *const label[] = { "rx power",	 "tx power",
+					     "tx bias",		 "temperature",
+					     "voltage",		 "tx fault",
+					     "rx loss of signal" };
+	static const char *const unit[] = {
+		"dBm", "dBm", "mA", "C", "V", "", ""
+	};
+	const char *lvl = m->level == 2 ? "alarm" : "warning";
+	char lane[16] = "module";
+	unsigned w = m->what < 7 ? m->what : 0;
+	int n;
+
+	if (!m->level)
+		return snprintf(buf, len, "%s", "");
+	if (m->lane >= 0)
+		snprintf(lane, sizeof(lane), "lane %d", m->lane);
+	if (m->what == IBW_MOD_TX_FAULT || m->what == IBW_MOD_RX_LOS)
+		return snprintf(buf, len, "%s %s", lane, label[w]);
+	n = snprintf(buf, len, "%s %s %.2f %s %s its %s %s", lane, label[w],
+		     (double)m->value, unit[w], m->high ? "over" : "under",
+		     m->high ? "high" : "low", lvl);
+	if (!isnan(m->threshold) && n >= 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, " (alarm at %.2f %s)",
+			      (double)m->threshold, unit[w]);
+	return n;
 }

@@ -484,6 +484,7 @@ static void set_identity(struct end_state *e, const struct ibw_link_end_in *x)
 	}
 	e->state = x->pi->state;
 	e->phys = x->pi->phys_state;
+	e->module = x->module;
 	ibw_port_speeds(x->pi, x->cap, &e->sp);
 	if (x->have_ctrs) {
 		e->saturated = x->saturated;
@@ -663,6 +664,7 @@ static size_t fill(struct ibw_link *k, const struct lstate *s, uint64_t now_us,
 		x->tick = e->tick;
 		x->fec_mode = e->fec_mode;
 		x->fec_mode_src = e->fec_mode_src;
+		x->module = e->module;
 		if (e->have_last) {
 			x->sample_us = e->last.us;
 			win_from(&x->win[IBW_LWIN_SWEEP], &e->last.v, 0);

@@ -54,6 +54,8 @@ enum ibw_link_reason {
 	IBW_LR_CONGESTION = IBW_LR_ERR + IBW_LERR_MAX, /* xmit wait */
 	IBW_LR_RAW_BER, /* pre-FEC BER (corrected) over its threshold */
 	IBW_LR_EFFECTIVE_BER, /* post-FEC errors over their threshold */
+	IBW_LR_MODULE_WARNING, /* a cable module's warning (core/hw.h) */
+	IBW_LR_MODULE_ALARM, /* ... or its alarm */
 	IBW_LR_MAX,
 };
 
@@ -106,6 +108,36 @@ void ibw_link_thresholds_default(struct ibw_link_thresholds *t);
 int ibw_link_thresholds_set(struct ibw_link_thresholds *t, const char *name,
 			    const char *value);
 
+/* What a cable module at one end says of itself (core/hw.h): the worst
+ * of its latched warning and alarm flags and of its values against its
+ * alarm thresholds. */
+enum ibw_module_what {
+	IBW_MOD_RX_POWER,
+	IBW_MOD_TX_POWER,
+	IBW_MOD_TX_BIAS,
+	IBW_MOD_TEMPERATURE,
+	IBW_MOD_VOLTAGE,
+	IBW_MOD_TX_FAULT,
+	IBW_MOD_RX_LOS,
+};
+
+struct ibw_link_module {
+	uint8_t level; /* 0: none read or fine, 1: warning, 2: alarm */
+	uint8_t what; /* enum ibw_module_what */
+	uint8_t high; /* over its high threshold (else under its low) */
+	int8_t lane; /* -1: the module as a whole */
+	/* the value (dBm, mA, Celsius, volts) and the alarm threshold
+	 * crossed or nearest, NaN when unknown */
+	float value, threshold;
+};
+
+/* "rx_power", "tx_power", "tx_bias", "temperature", "voltage",
+ * "tx_fault", "rx_los" */
+const char *ibw_module_what_str(enum ibw_module_what w);
+/* "lane 2 rx power -15.23 dBm under its low alarm (-14.00 dBm)" and the
+ * like; returns what snprintf would. */
+int ibw_link_module_fmt(const struct ibw_link_module *m, char *buf, size_t len);
+
 /* One end of a cable as the caller knows it in a round. */
 struct ibw_link_end_in {
 	uint64_t guid; /* node GUID */
@@ -138,6 +170,8 @@ struct ibw_link_end_in {
 	/* PortExtendedSpeedsCounters' totals read with these counters,
 	 * NULL: none (the port has no FEC counters). Not kept. */
 	const struct ibw_fec *fec;
+	/* its cable module, as the last hardware sweep read it */
+	struct ibw_link_module module;
 };
 
 /* In saturated (ends in and out): PortXmitWait is stuck at its maximum,
@@ -247,6 +281,7 @@ struct ibw_link_end {
 	uint8_t fec_mode, fec_mode_src;
 	int8_t fec_active;
 	uint8_t by_fec, why;
+	struct ibw_link_module module; /* level 0: nothing to say */
 };
 
 struct ibw_link {

@@ -83,6 +83,7 @@ struct end_state {
 	int16_t tick; /* as the last reading gave it */
 	uint8_t have_prev, have_last;
 	uint8_t fec_mode, fec_mode_src; /* the last FEC reading's */
+	struct ibw_link_module module; /* as the last round gave it */
 	uint16_t prev_vl_mask;
 	struct sample last;
 	uint64_t prev_us, prev_err[NERR], prev_wait, prev_xmit;

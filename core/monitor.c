@@ -715,6 +715,7 @@ static void on_hw(struct ibw_hw_view *v, void *arg)
 
 	ibw_hw_view_unref(m->hwview);
 	m->hwview = ibw_hw_view_ref(v);
+	m->lview_dirty = 1; /* the cable modules judge links too */
 	publish(m);
 	log_events(m);
 }

@@ -23,6 +23,7 @@ static void link_end(struct ibw_monitor *m, const struct ibw_fnode *n,
 	const struct ibw_port_ctrs *c =
 		ibw_counters_find(m->ctrs, n->guid, (uint8_t)p);
 	int sw = n->ni.node_type == IBW_NODE_SWITCH;
+	const struct ibw_hw_module *mod;
 	int k, i;
 
 	memset(e, 0, sizeof(*e));
@@ -34,6 +35,10 @@ static void link_end(struct ibw_monitor *m, const struct ibw_fnode *n,
 	e->pi = &fp->pi;
 	if (sw && n->nports && n->ports[0].have_pi)
 		e->cap = &n->ports[0].pi;
+	/* the cable module as the last hardware sweep judged it */
+	mod = ibw_hw_node_module(ibw_hw_view_find(m->hwview, n->guid), p);
+	if (mod)
+		e->module = mod->judged;
 	/* A record loaded from the state file and not read since is no
 	 * reading: its journal may hold it as of a sweep older than the
 	 * links' bases (ctr_journal.h), which it would take back. */

@@ -13,6 +13,7 @@ static const struct {
 	{ IBW_HWR_MTCAP, "MTCAP" }, { IBW_HWR_MTMP, "MTMP" },
 	{ IBW_HWR_MFCR, "MFCR" },   { IBW_HWR_MFSM, "MFSM" },
 	{ IBW_HWR_MFSL, "MFSL" },   { IBW_HWR_MSPS, "MSPS" },
+	{ IBW_HWR_PDDR, "PDDR" },
 };
 
 static const char *psu_fan(int fan)
@@ -79,13 +80,84 @@ static json_t *psus(const struct ibw_hw_node *n)
 	return a;
 }
 
+static json_t *lanes(const struct ibw_hw_modinfo *i, int what, unsigned n)
+{
+	json_t *a = json_array();
+	unsigned l;
+
+	for (l = 0; l < n; l++)
+		json_array_append_new(
+			a, json_real(what == 0	 ? ibw_hw_dbm(i->rx_uw[l])
+				     : what == 1 ? ibw_hw_dbm(i->tx_uw[l])
+						 : i->bias_ma[l]));
+	return a;
+}
+
+static json_t *module_json(const struct ibw_hw_module *m)
+{
+	const struct ibw_hw_modinfo *i = &m->info;
+	const struct ibw_hw_modflags *f = &m->flags;
+	char text[200];
+	json_t *o;
+
+	o = json_pack("{s:i, s:b}", "port", (int)m->port, "present",
+		      ibw_hw_module_present(m));
+	if (!m->have_info)
+		return o;
+	json_object_set_new(o, "identifier", json_integer(i->identifier));
+	json_object_set_new(o, "type", json_integer(i->type));
+	json_object_set_new(o, "vendor", json_string(i->vendor));
+	json_object_set_new(o, "part_number", json_string(i->pn));
+	json_object_set_new(o, "serial_number", json_string(i->sn));
+	json_object_set_new(o, "revision", json_string(i->rev));
+	json_object_set_new(o, "length_m", json_integer(i->length_m));
+	json_object_set_new(o, "wavelength_nm", json_integer(i->wavelength_nm));
+	if (!ibw_hw_module_present(m))
+		return o;
+	json_object_set_new(o, "temperature_c", json_real(i->temp_c));
+	json_object_set_new(o, "voltage_v", json_real(i->volt_v));
+	json_object_set_new(o, "rx_power_dbm", lanes(i, 0, IBW_MODULE_LANES));
+	json_object_set_new(o, "tx_power_dbm", lanes(i, 1, IBW_MODULE_LANES));
+	json_object_set_new(o, "tx_bias_ma", lanes(i, 2, IBW_MODULE_LANES));
+	json_object_set_new(
+		o, "alarm_thresholds",
+		json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
+			  "temperature_high_c", i->temp_hi_c,
+			  "temperature_low_c", i->temp_lo_c, "voltage_high_v",
+			  i->volt_hi_v, "voltage_low_v", i->volt_lo_v,
+			  "rx_power_high_dbm", ibw_hw_dbm(i->rx_hi_uw),
+			  "rx_power_low_dbm", ibw_hw_dbm(i->rx_lo_uw),
+			  "tx_power_high_dbm", ibw_hw_dbm(i->tx_hi_uw),
+			  "tx_power_low_dbm", ibw_hw_dbm(i->tx_lo_uw),
+			  "tx_bias_high_ma", i->bias_hi_ma, "tx_bias_low_ma",
+			  i->bias_lo_ma));
+	if (m->have_flags)
+		json_object_set_new(
+			o, "flags",
+			json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}",
+				  "temperature", (int)f->temp, "voltage",
+				  (int)f->vcc, "rx_power_low_warning",
+				  f->rx_lo_war, "rx_power_low_alarm",
+				  f->rx_lo_al, "rx_power_high_warning",
+				  f->rx_hi_war, "rx_power_high_alarm",
+				  f->rx_hi_al, "tx_fault", f->tx_fault,
+				  "rx_los", f->rx_los));
+	ibw_link_module_fmt(&m->judged, text, sizeof(text));
+	json_object_set_new(o, "health",
+			    json_string(m->judged.level == 2   ? "alarm"
+					: m->judged.level == 1 ? "warning"
+							       : "ok"));
+	json_object_set_new(o, "reason", json_string(text));
+	return o;
+}
+
 static json_t *node_json(const struct ibw_snapshot *s,
 			 const struct ibw_hw_node *n)
 {
 	const struct ibw_fnode *fn = NULL;
 	const struct ibw_snapshot_node *nv = ibw_snapshot_find_node(s, n->guid);
 	char v[48];
-	json_t *o, *miss;
+	json_t *o, *miss, *mods;
 	unsigned i;
 
 	if (nv)
@@ -128,6 +200,11 @@ static json_t *node_json(const struct ibw_snapshot *s,
 				    json_integer(ibw_hw_node_fans_failed(n)));
 		json_object_set_new(o, "power_supplies_failed",
 				    json_integer(ibw_hw_node_psus_failed(n)));
+		mods = json_array();
+		for (i = 0; i < n->nmodules; i++)
+			json_array_append_new(mods,
+					      module_json(&n->modules[i]));
+		json_object_set_new(o, "modules", mods);
 	}
 	miss = json_array();
 	for (i = 0; i < sizeof(reg_names) / sizeof(reg_names[0]); i++)

@@ -28,6 +28,12 @@ json_t *ibw_json_link_reasons(uint32_t mask)
 }
 
 /* A ratio or rate core gives as -1 when unknown: null then. */
+/* a module's value to 0.01 of its unit, as it is shown */
+static double round2(double v)
+{
+	return round(v * 100.0) / 100.0;
+}
+
 static json_t *maybe(double v)
 {
 	return v < 0 || !isfinite(v) ? json_null() : json_real(v);
@@ -202,6 +208,34 @@ static json_t *fec_active_json(const struct ibw_link_end *x)
 	return x->fec_active < 0 ? json_null() : json_boolean(x->fec_active);
 }
 
+/* What the end's cable module says of itself (core/hw.h), null when it
+ * says nothing (or none was read). */
+static json_t *module_json(const struct ibw_link_module *m)
+{
+	char text[200];
+	json_t *o;
+
+	if (!m->level)
+		return json_null();
+	ibw_link_module_fmt(m, text, sizeof(text));
+	o = json_object();
+	json_object_set_new(o, "alarm_threshold",
+			    isnan(m->threshold)
+				    ? json_null()
+				    : json_real(round2(m->threshold)));
+	json_object_set_new(o, "high", json_boolean(m->high));
+	json_object_set_new(o, "lane",
+			    m->lane >= 0 ? json_integer(m->lane) : json_null());
+	json_object_set_new(o, "level",
+			    json_string(m->level == 2 ? "alarm" : "warning"));
+	json_object_set_new(o, "text", json_string(text));
+	json_object_set_new(o, "value", json_real(round2(m->value)));
+	json_object_set_new(o, "what",
+			    json_string(ibw_module_what_str(
+				    (enum ibw_module_what)m->what)));
+	return o;
+}
+
 static json_t *link_end(const struct ibw_link_end *x)
 {
 	static const char *const wname[IBW_LWIN_MAX] = { "sweep", "hour",
@@ -216,6 +250,7 @@ static json_t *link_end(const struct ibw_link_end *x)
 		json_string(x->node_type == IBW_NODE_SWITCH ? "switch" : "ca"));
 	json_object_set_new(o, "port", json_integer(x->port));
 	json_object_set_new(o, "lid", json_integer(x->lid));
+	json_object_set_new(o, "module", module_json(&x->module));
 	json_object_set_new(o, "state",
 			    json_string(ibw_port_state_str(x->state)));
 	json_object_set_new(o, "phys_state",
@@ -569,6 +604,39 @@ static void window_write(struct ibw_jw *w, const struct ibw_link_win *x)
 	ibw_jw_end(w);
 }
 
+static void module_write(struct ibw_jw *w, const struct ibw_link_module *m)
+{
+	char text[200];
+
+	if (!m->level) {
+		ibw_jw_null(w);
+		return;
+	}
+	ibw_link_module_fmt(m, text, sizeof(text));
+	ibw_jw_object(w);
+	ibw_jw_key(w, "alarm_threshold");
+	if (isnan(m->threshold))
+		ibw_jw_null(w);
+	else
+		ibw_jw_real(w, round2(m->threshold));
+	ibw_jw_key(w, "high");
+	ibw_jw_bool(w, m->high);
+	ibw_jw_key(w, "lane");
+	if (m->lane >= 0)
+		ibw_jw_int(w, m->lane);
+	else
+		ibw_jw_null(w);
+	ibw_jw_key(w, "level");
+	ibw_jw_string(w, m->level == 2 ? "alarm" : "warning");
+	ibw_jw_key(w, "text");
+	ibw_jw_string(w, text);
+	ibw_jw_key(w, "value");
+	ibw_jw_real(w, round2(m->value));
+	ibw_jw_key(w, "what");
+	ibw_jw_string(w, ibw_module_what_str((enum ibw_module_what)m->what));
+	ibw_jw_end(w);
+}
+
 static void link_end_write(struct ibw_jw *w, const struct ibw_link_end *x)
 {
 	/* the VLs' keys "0".."15" in strcmp() order */
@@ -605,6 +673,8 @@ static void link_end_write(struct ibw_jw *w, const struct ibw_link_end *x)
 		      ibw_link_judge_why_str((enum ibw_link_judge_why)x->why));
 	ibw_jw_key(w, "lid");
 	ibw_jw_int(w, x->lid);
+	ibw_jw_key(w, "module");
+	module_write(w, &x->module);
 	ibw_jw_key(w, "name");
 	ibw_jw_string(w, x->name);
 	ibw_jw_key(w, "phys_state");

@@ -274,6 +274,103 @@ static void own_families(struct ibw_pb *b, const struct ibw_snapshot *s)
 	}
 }
 
+/* A module lane that exists: the first four always, the others when
+ * the module reports anything on them. */
+static int lane_used(const struct ibw_hw_modinfo *i, unsigned l)
+{
+	return l < 4 || i->rx_uw[l] || i->tx_uw[l] || i->bias_ma[l] > 0;
+}
+
+/* Every cable module read, by its node GUID and port (docs/api.md). */
+static void module_families(struct ibw_pb *b, const struct ibw_snapshot *s)
+{
+	static const char *const fam[7][2] = {
+		{ "ibwatch_module_info",
+		  "A cable module plugged in at a port: its vendor, part and "
+		  "serial number and revision (PDDR module info)." },
+		{ "ibwatch_module_temperature_celsius",
+		  "The module's temperature." },
+		{ "ibwatch_module_voltage_volts",
+		  "The module's supply voltage." },
+		{ "ibwatch_module_rx_power_dbm",
+		  "Optical power a lane of the module receives." },
+		{ "ibwatch_module_tx_power_dbm",
+		  "Optical power a lane of the module transmits." },
+		{ "ibwatch_module_tx_bias_amperes",
+		  "A lane's transmitter bias current." },
+		{ "ibwatch_module_health",
+		  "What the module says of itself: 0 ok, 1 a warning, 2 an "
+		  "alarm (its latched flags, its values against its alarm "
+		  "thresholds)." },
+	};
+	const struct ibw_hw_view *v = s->hw;
+	unsigned j, i, m, l, k;
+
+	for (j = 0; j < 7; j++) {
+		k = 0;
+		for (i = 0; v && i < v->nnodes; i++) {
+			const struct ibw_hw_node *n = &v->nodes[i];
+
+			for (m = 0; n->state == IBW_HW_OK && m < n->nmodules;
+			     m++) {
+				const struct ibw_hw_module *x = &n->modules[m];
+				const struct ibw_hw_modinfo *in = &x->info;
+
+				if (!ibw_hw_module_present(x))
+					continue;
+				if (!k++)
+					ibw_pb_family(b, fam[j][0], "gauge",
+						      fam[j][1]);
+				if (j >= 3 && j <= 5) {
+					for (l = 0; l < IBW_MODULE_LANES; l++) {
+						double val;
+
+						if (!lane_used(in, l))
+							continue;
+						val = j == 3 ? ibw_hw_dbm(
+								       in->rx_uw[l])
+						      : j == 4
+							      ? ibw_hw_dbm(
+									in->tx_uw[l])
+							      : in->bias_ma[l] /
+									1000.0;
+						ibw_pb_put(
+							b,
+							"%s{guid=\"0x%016" PRIx64
+							"\",port=\"%u\",lane="
+							"\"%u\"} %.6g\n",
+							fam[j][0], n->guid,
+							x->port, l, val);
+					}
+					continue;
+				}
+				ibw_pb_put(b,
+					   "%s{guid=\"0x%016" PRIx64
+					   "\",port=\"%u\"",
+					   fam[j][0], n->guid, x->port);
+				if (j == 0) {
+					ibw_pb_put(b, ",vendor=\"");
+					ibw_pb_label(b, in->vendor);
+					ibw_pb_put(b, "\",part_number=\"");
+					ibw_pb_label(b, in->pn);
+					ibw_pb_put(b, "\",serial_number=\"");
+					ibw_pb_label(b, in->sn);
+					ibw_pb_put(b, "\",revision=\"");
+					ibw_pb_label(b, in->rev);
+					ibw_pb_put(b, "\"} 1\n");
+				} else if (j == 1) {
+					ibw_pb_put(b, "} %.6g\n", in->temp_c);
+				} else if (j == 2) {
+					ibw_pb_put(b, "} %.6g\n", in->volt_v);
+				} else {
+					ibw_pb_put(b, "} %u\n",
+						   (unsigned)x->judged.level);
+				}
+			}
+		}
+	}
+}
+
 void ibw_prom_hw(struct ibw_pb *b, const struct ibw_snapshot *s)
 {
 	if (!s->hw)
@@ -282,4 +379,5 @@ void ibw_prom_hw(struct ibw_pb *b, const struct ibw_snapshot *s)
 	psu_families(b, s);
 	temp_fan_families(b, s);
 	own_families(b, s);
+	module_families(b, s);
 }

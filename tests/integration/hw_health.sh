@@ -18,7 +18,13 @@
 # - a stopped fan, a failed supply and a hot sensor make events, the
 #   JSON, the series and ibwHardwareChange traps say so, and their
 #   recovery too; ibwHwDeviceTable, ibwHwSensorTable, ibwHwFanTable and
-#   ibwHwPsuTable through snmpd, read by name with snmptable.
+#   ibwHwPsuTable through snmpd, read by name with snmptable;
+# - cable modules (PDDR's module info and latched flags pages): each
+#   value equals the database's decoding; node0003's module's lane 2 rx
+#   power under its warning, then its alarm, makes its cable degraded,
+#   then failing, the lane and its value named in /api/v1/links,
+#   /metrics, ibwLinkTable, the ibwLinkHealthChange trap, the event and
+#   Nagios' check_snmp (WARNING, then CRITICAL).
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/tap.sh"
@@ -53,8 +59,25 @@ check "ibnetdiscover sees node0015 of another vendor, the rest NVIDIA's" \
 	eval '[ "$(at node0001 ibnetdiscover | grep -c "^vendid=0x2c9")" = 23 ] &&
 		at node0001 ibnetdiscover | grep -B4 "# \"node0015 HCA-1\"" | grep -q "^vendid=0x15b3"'
 
-# spec FAN2_RPM PSU1_DC SPINE_TEMP: the devices' values.
+# mod SERIAL LANE2_RX_UW: a 4-lane optical module (powers in uW; its
+# warning and alarm thresholds: rx under 100 and 40 uW, -10 and -14 dBm)
+mod() {
+	cat <<EOF
+{"vendor": "Mellanox", "pn": "MFS1S00-H003E", "sn": "$1", "rev": "A2",
+ "length": 3, "type": 2, "identifier": 0, "wavelength": 850,
+ "temp": 45.0, "volt": 3.3, "rx_uw": [800, 790, $2, 810],
+ "tx_uw": [900, 900, 900, 900], "bias_ma": [6.5, 6.5, 6.5, 6.5],
+ "alarm": {"rx_low": 40, "rx_high": 3000, "tx_low": 100, "tx_high": 3000,
+           "temp_high": 75, "temp_low": -5, "volt_high": 3.6,
+           "volt_low": 3.0, "bias_high": 12, "bias_low": 2},
+ "warning": {"rx_low": 100, "rx_high": 2000, "tx_low": 200, "tx_high": 2000,
+             "temp_high": 70, "temp_low": 0, "bias_high": 10, "bias_low": 3}}
+EOF
+}
+# spec FAN2_RPM PSU1_DC SPINE_TEMP [RX_UW]: the devices' values; RX_UW
+# is node0003's module's lane 2 (default 780 uW, -1.08 dBm).
 spec() {
+	local rx=${4:-780}
 	cat >spec.json <<EOF
 {"$l_leaf01": {"hwid": "0x24d", "switch": true, "fw": [27, 2010, 6102],
   "psid": "MT_0000000063", "uptime": 13862333, "device_id": 53744,
@@ -64,6 +87,7 @@ spec() {
               "1": {"name": "amb", "temp": -3.25, "max": 30, "hi": 70, "lo": 60}},
   "fans": {"1": {"rpm": 9000, "min": 2000, "max": 20000},
            "2": {"rpm": $1, "min": 2000, "max": 20000}},
+  "modules": {"3": $(mod MT2001FT00001 770)},
   "psus": [{"present": true, "dc": true, "fan": 2, "watts": 200},
            {"present": true, "dc": $2, "fan": 2, "watts": 190}]},
  "$l_spine01": {"hwid": "0x24d", "switch": true, "fw": [27, 2011, 1020],
@@ -76,7 +100,8 @@ spec() {
            {"present": true, "dc": true, "fan": 2, "watts": 0}]},
  "$l3": {"hwid": "0x20f", "fw": [20, 39, 1002], "psid": "MT_0000000222",
   "uptime": 77, "device_id": 4123,
-  "sensors": {"0": {"name": "asic", "temp": 55, "max": 60, "hi": 105, "lo": 95}}}
+  "sensors": {"0": {"name": "asic", "temp": 55, "max": 60, "hi": 105, "lo": 95}},
+  "modules": {"1": $(mod MT2001FT00002 "$rx")}}
 }
 EOF
 	python3 "$here/lib/hwmodel.py" write spec.json "$IBW_KM_STATE_DIR/hw"
@@ -139,6 +164,25 @@ check "node0003 (an HCA) has no MSGI: named missing, and its other registers rea
 	qjq -e --arg l "$l3" '.nodes[] | select(.lid == ($l | tonumber)) |
 		.registers_missing == ["MSGI"] and (.sensors | length) == 1 and .fans == [] and
 		.power_supplies == []' hw.json
+check "spine01 has no PDDR: named missing; leaf01 reads a module at each port with its link up" \
+	eval 'qjq -e ".nodes[] | select(.name == \"spine01\") | .registers_missing == [\"PDDR\"]" hw.json &&
+		qjq -e ".nodes[] | select(.name == \"leaf01\") | [.modules[].port] == [1, 2, 3, 4, 5, 6, 7, 8] and
+			[.modules[] | select(.present) | .port] == [3]" hw.json'
+for l in "$l_leaf01" "$l3"; do
+	check "LID $l: the cable module's identity, values and alarm thresholds equal the database's decoding" \
+		qjq -e --slurpfile x expect.json --arg l "$l" '
+			($x[0][$l].modules) as $e | [.nodes[] | select(.lid == ($l | tonumber)) | .modules[] | select(.present)] as $m |
+			($m | length) == ($e | length) and
+			([$m[] | . as $o | $e[($o.port | tostring)] as $w |
+			  ([("vendor", "part_number", "serial_number", "revision", "length_m", "type", "identifier",
+			     "wavelength_nm", "temperature_c", "voltage_v") as $k |
+			    $o[$k] == $w[$k]] | all) and
+			  ([$o.alarm_thresholds | to_entries[] | ((.value - $w.alarm_thresholds[.key]) | fabs) < 1e-6] | all) and
+			  ([range(0; 8) as $i | (($o.rx_power_dbm[$i] - $w.rx_power_dbm[$i]) | fabs) < 1e-6 and
+			    (($o.tx_power_dbm[$i] - $w.tx_power_dbm[$i]) | fabs) < 1e-6 and
+			    (($o.tx_bias_ma[$i] - $w.tx_bias_ma[$i]) | fabs) < 1e-9] | all) and
+			  $o.health == "ok"] | all)' hw.json
+done
 check "a node's details carry the same hardware" \
 	eval 'curl -s "$U/api/v1/nodes/$(jq -r --arg l "$l_leaf01" ".nodes[] | select(.lid == (\$l | tonumber)) | .guid" hw.json)" |
 		jq -e --slurpfile h hw.json ".hardware.serial_number == \"MT2001X00001\" and
@@ -164,7 +208,7 @@ check "a host with no agent for the class (node0002) refuses: one MAD per discov
 	qjq -e --argjson d "$disc" '.nodes[] | select(.name == "node0002 HCA-1") |
 		.state == "refused" and .mads <= $d and .timeouts == 0' hw2.json
 m3a=$(jq -r --arg l "$l3" '.nodes[] | select(.lid == ($l | tonumber)) | .last_sweep.mads' hw2.json)
-check "node0003's sweep asks MGIR and its one sensor, not the MSGI it lacks ($m3a MADs)" [ "$m3a" = 2 ]
+check "node0003's sweep asks MGIR, its one sensor and its module's two PDDR pages, not the MSGI it lacks ($m3a MADs)" [ "$m3a" = 4 ]
 
 # (4) the exporter's series, names and labels
 curl -s "$U/metrics" >m1.txt
@@ -246,5 +290,58 @@ spec 8800 true 40
 check "and the sweeps after the repair" wait_hw 2
 check "each is good again, with an event" \
 	eval 'curl -s "$U/api/v1/events?since=$seq1" | jq -e "[.events[] | select(.kind == \"hardware_health\" and .bad == 0) | .what] | sort == [\"fan\", \"power_supply\", \"temperature\"]" >/dev/null'
+
+# (2, modules) node0003's module: lane 2's rx power under its warning
+# (100 uW, -10 dBm), then under its alarm (40 uW, -13.98 dBm). The module
+# latches its flags (the model sets them from the spec's thresholds).
+link3() { curl -s -m 5 "$U/api/v1/links" | jq -c '[.links[] | select(any(.ends[]; .name == "node0003 HCA-1"))][0]'; }
+check "node0003's cable is ok while its module is" eval '[ "$(link3 | jq -r .health)" = ok ]'
+i3=$(port_row 0x0000000000100004 1)
+col() { snmpget "${A[@]}" -Oqv "$ROOT.1.8.1.$1.$i3" 2>&1; }
+chk=/usr/lib/nagios/plugins/check_snmp
+read -r oids warn crit < <(sed -n 's/^ *command_line.*check_snmp .* -o \([^ ]*32473\.1\.1\.30\.0[^ ]*\) -w \([^ ]*\) -c \([^ ]*\) .*/\1 \2 \3/p' \
+	"$here/../deploy/nagios/ibwatch.cfg")
+nagios() { "$chk" -H 127.0.0.1 -p "$snmp_port" -P 2c -C public -o "$oids" -w "$warn" -c "$crit" -l links >nagios.out; echo $?; }
+step() { # RX_UW HEALTH REASON LEVEL MIB_HEALTH NAGIOS_RC
+	local rx=$1 health=$2 reason=$3 level=$4 mh=$5 rc=$6 k dbm
+	spec 8800 true 40 "$rx"
+	wait_hw 2
+	for _ in $(seq 1 100); do
+		[ "$(link3 | jq -r .health)" = "$health" ] && break
+		sleep 0.1
+	done
+	k=$(link3)
+	dbm=$(python3 -c "import math; print('%.2f' % (10 * math.log10($rx / 1000)))")
+	check "lane 2 at $rx uW ($dbm dBm): node0003's cable $health for $reason, lane 2 and its value named" \
+		eval 'jq -e --arg r "$reason" --arg l "$level" --arg d "$dbm" ".health == \"$health\" and .reasons == [\$r] and
+			(.ends[] | select(.name == \"node0003 HCA-1\") | .module.level == \$l and .module.lane == 2 and
+			 .module.what == \"rx_power\" and (.module.text | startswith(\"lane 2 rx power \" + \$d + \" dBm\")))" <<<"$k" >/dev/null'
+	curl -s -m 5 "$U/metrics" >mm.txt
+	check "... /metrics: ibwatch_link_reason $reason, the lane's rx power, the module's health" \
+		eval 'grep -q "^ibwatch_link_reason{guid=\"0x0000000000100004\",port=\"1\",.*reason=\"$reason\"} 1\$" mm.txt &&
+			awk -v d="$dbm" "/^ibwatch_module_rx_power_dbm{guid=\"0x0000000000100004\",port=\"1\",lane=\"2\"} / { x = \$2 - d; ok = x < 0.005 && x > -0.005 } END { exit !ok }" mm.txt &&
+			grep -q "^ibwatch_module_health{guid=\"0x0000000000100004\",port=\"1\"} $([ "$level" = alarm ] && echo 2 || echo 1)\$" mm.txt'
+	for _ in $(seq 1 100); do
+		[ "$(col 9)" = "$mh" ] && break
+		sleep 0.1
+	done
+	check "... ibwLinkTable: health $mh, reasons $reason, ibwLinkBadLane names lane 2 ($(col 19))" \
+		eval '[ "$(col 9)" = "$mh" ] && [ "$(col 10)" = "\"$reason\"" ] &&
+			[[ "$(col 19)" == "\"lane 2 rx power $dbm dBm under its low $level"*"at node0003 HCA-1 port 1\"" ]]'
+	for _ in $(seq 1 100); do
+		grep -q "$ROOT.1.8.1.10.$i3 = STRING: \"$reason\"" traps.log 2>/dev/null && break
+		sleep 0.1
+	done
+	check "... ibwLinkHealthChange at snmptrapd with the lane" \
+		awk -v o="OID: $ROOT.0.6	" -v r="$ROOT.1.8.1.10.$i3 = STRING: \"$reason\"" \
+		-v l="$ROOT.1.8.1.19.$i3 = STRING: \"lane 2 rx power $dbm dBm" \
+		'index($0, o) && index($0, r) && index($0, l) { a = 1 } END { exit !a }' traps.log
+	check "... the event names the lane" \
+		eval 'curl -s -m 5 "$U/api/v1/events" | jq -e --arg r "$reason" --arg d "$dbm" "[.events[] | select(.kind == \"link_health_changed\" and
+			.reasons == [\$r] and (.bad_lanes | startswith(\"lane 2 rx power \" + \$d)))] | length == 1" >/dev/null'
+	check "... check_snmp (check_ibwatch_links) exits $rc ($(nagios; cat nagios.out))" eval '[ "$(nagios)" = "$rc" ]'
+}
+step 90 degraded module_warning warning 2 1
+step 30 failing module_alarm alarm 3 2
 
 finish

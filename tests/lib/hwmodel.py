@@ -22,6 +22,7 @@ SPEC: {"LID": {"hwid": "0x24d", "switch": true,
                          "watts": 200}]}}
 """
 import json
+import math
 import os
 import subprocess
 import sys
@@ -46,6 +47,83 @@ def chars(field, s, n, width=8):
         out.append("%s[%d]=0x%x" % (field, i,
                                     int.from_bytes(b[i * per:(i + 1) * per],
                                                    "big")))
+    return out
+
+
+MI = "page_data.pddr_module_info_ext."
+MF = "page_data.module_latched_flag_info_ext."
+
+
+def u16(v):
+    return int(round(v)) & 0xffff
+
+
+def module_flags(m):
+    """The latched flags a module sets against its own thresholds."""
+    al, war = m.get("alarm", {}), m.get("warning", {})
+    f = {}
+    for q, key in (("rx", "rx_uw"), ("tx", "tx_uw"), ("bias", "bias_ma")):
+        vals = m.get(key, [])
+        for lvl, th in (("al", al), ("war", war)):
+            lo, hi = th.get(q + "_low"), th.get(q + "_high")
+            for i, v in enumerate(vals):
+                if lo is not None and v < lo:
+                    f[(q, "lo", lvl)] = f.get((q, "lo", lvl), 0) | 1 << i
+                if hi is not None and v > hi:
+                    f[(q, "hi", lvl)] = f.get((q, "hi", lvl), 0) | 1 << i
+    temp = 0
+    t = m.get("temp", 0)
+    if "temp_high" in al and t > al["temp_high"]:
+        temp |= 1
+    if "temp_low" in al and t < al["temp_low"]:
+        temp |= 2
+    if "temp_high" in war and t > war["temp_high"]:
+        temp |= 4
+    if "temp_low" in war and t < war["temp_low"]:
+        temp |= 8
+    return f, temp
+
+
+def module_lines(db, lid, port, m):
+    """PDDR's module info page (powers in uW) and latched flags page."""
+    idx = ["pnat=1", "local_port=%d" % port, "module_info_ext=1"]
+    al = m.get("alarm", {})
+    f = idx + ["page_select=3",
+               MI + "cable_type=%d" % m.get("type", 2),
+               MI + "cable_identifier=%d" % m.get("identifier", 0),
+               MI + "cable_vendor=%d" % m.get("vendor_code", 1),
+               MI + "cable_length=%d" % m.get("length", 0),
+               MI + "temperature=%d" % u16(m.get("temp", 0) * 256),
+               MI + "voltage=%d" % u16(m.get("volt", 0) * 10000),
+               MI + "wavelength=%d" % m.get("wavelength", 0),
+               MI + "temperature_high_th=%d" % u16(al.get("temp_high", 0) * 256),
+               MI + "temperature_low_th=%d" % u16(al.get("temp_low", 0) * 256),
+               MI + "voltage_high_th=%d" % u16(al.get("volt_high", 0) * 10000),
+               MI + "voltage_low_th=%d" % u16(al.get("volt_low", 0) * 10000),
+               MI + "rx_power_high_th=%d" % u16(al.get("rx_high", 0)),
+               MI + "rx_power_low_th=%d" % u16(al.get("rx_low", 0)),
+               MI + "tx_power_high_th=%d" % u16(al.get("tx_high", 0)),
+               MI + "tx_power_low_th=%d" % u16(al.get("tx_low", 0)),
+               MI + "tx_bias_high_th=%d" % u16(al.get("bias_high", 0) * 500),
+               MI + "tx_bias_low_th=%d" % u16(al.get("bias_low", 0) * 500)]
+    f += chars(MI + "vendor_name", m.get("vendor", ""), 4, 32)
+    f += chars(MI + "vendor_pn", m.get("pn", ""), 4, 32)
+    f += chars(MI + "vendor_sn", m.get("sn", ""), 4, 32)
+    f += ["%svendor_rev=0x%x" % (MI, int.from_bytes(
+        m.get("rev", "").encode()[:4].ljust(4, b"\0"), "big"))]
+    for i, v in enumerate(m.get("rx_uw", [])):
+        f.append(MI + "rx_power_lane%d=%d" % (i, u16(v)))
+    for i, v in enumerate(m.get("tx_uw", [])):
+        f.append(MI + "tx_power_lane%d=%d" % (i, u16(v)))
+    for i, v in enumerate(m.get("bias_ma", [])):
+        f.append(MI + "tx_bias_lane%d=%d" % (i, u16(v * 500)))
+    out = ["%s 0 reg %s" % (lid, adb(db, "encode", "PDDR", *f))]
+    flags, temp = module_flags(m)
+    g = idx + ["page_select=9", MF + "temp_flags=%d" % temp]
+    names = {"rx": "rx_power", "tx": "tx_power", "bias": "tx_bias"}
+    for (q, d, lvl), mask in flags.items():
+        g.append("%s%s_%s_%s=%d" % (MF, names[q], d, lvl, mask))
+    out.append("%s 0 reg %s" % (lid, adb(db, "encode", "PDDR", *g)))
     return out
 
 
@@ -109,6 +187,9 @@ def lines(spec):
                     db, "encode", "MFSL", "tacho=%s" % k,
                     "tach_min=%d" % f.get("min", 0),
                     "tach_max=%d" % f.get("max", 0))))
+        for port, m in sorted(d.get("modules", {}).items(),
+                              key=lambda kv: int(kv[0])):
+            out += module_lines(db, lid, int(port), m)
         psus = d.get("psus")
         if psus is not None:
             f = []
@@ -142,6 +223,46 @@ def s16(v):
     return v - 0x10000 if v & 0x8000 else v
 
 
+def dbm(uw):
+    """Power in dBm from the uW PDDR gives with module_info_ext 1, as
+    mstlink shows it (0 uW: -40 dBm)."""
+    return 10 * math.log10(uw / 1000.0) if uw else -40.0
+
+
+def module_expect(f):
+    """PDDR's module info page by the database's field names and units
+    (temperature 1/256 C, voltage 100 uV, bias 2 uA, power uW)."""
+    g = lambda k: f[MI + k]
+    def words(name):
+        b = b"".join(g("%s[%d]" % (name, i)).to_bytes(4, "big")
+                     for i in range(4))
+        return b.split(b"\0")[0].decode("utf-8", "replace")
+    return {
+        "vendor": words("vendor_name"), "part_number": words("vendor_pn"),
+        "serial_number": words("vendor_sn"),
+        "revision": g("vendor_rev").to_bytes(4, "big").split(
+            b"\0")[0].decode(),
+        "length_m": g("cable_length"), "type": g("cable_type"),
+        "identifier": g("cable_identifier"),
+        "wavelength_nm": g("wavelength"),
+        "temperature_c": s16(g("temperature")) / 256.0,
+        "voltage_v": g("voltage") / 10000.0,
+        "rx_power_dbm": [dbm(g("rx_power_lane%d" % i)) for i in range(8)],
+        "tx_power_dbm": [dbm(g("tx_power_lane%d" % i)) for i in range(8)],
+        "tx_bias_ma": [g("tx_bias_lane%d" % i) / 500.0 for i in range(8)],
+        "alarm_thresholds": {
+            "temperature_high_c": s16(g("temperature_high_th")) / 256.0,
+            "temperature_low_c": s16(g("temperature_low_th")) / 256.0,
+            "voltage_high_v": g("voltage_high_th") / 10000.0,
+            "voltage_low_v": g("voltage_low_th") / 10000.0,
+            "rx_power_high_dbm": dbm(g("rx_power_high_th")),
+            "rx_power_low_dbm": dbm(g("rx_power_low_th")),
+            "tx_power_high_dbm": dbm(g("tx_power_high_th")),
+            "tx_power_low_dbm": dbm(g("tx_power_low_th")),
+            "tx_bias_high_ma": g("tx_bias_high_th") / 500.0,
+            "tx_bias_low_ma": g("tx_bias_low_th") / 500.0}}
+
+
 def expect(spec):
     """What the served images hold, decoded by the database's layouts."""
     served = {}
@@ -155,9 +276,9 @@ def expect(spec):
         db = "switch" if spec[lid].get("switch") else "hca"
         if not ids:
             for r in ("MGIR", "MSGI", "MTCAP", "MTMP", "MFCR", "MFSM",
-                      "MFSL", "MSPS"):
+                      "MFSL", "MSPS", "PDDR"):
                 ids[int(adb(db, "id", r), 16)] = r
-        e = {"sensors": {}, "fans": {}, "psus": []}
+        e = {"sensors": {}, "fans": {}, "psus": [], "modules": {}}
         for rid, img in regsv:
             r = ids[rid]
             f = decode(db, r, img)
@@ -190,6 +311,8 @@ def expect(spec):
                 x = e["fans"].setdefault(str(f["tacho"]), {})
                 x["min_rpm"] = f["tach_min"]
                 x["max_rpm"] = f["tach_max"]
+            elif r == "PDDR" and f["page_select"] == 3:
+                e["modules"][str(f["local_port"])] = module_expect(f)
             elif r == "MSPS":
                 for i in range(2):
                     d0, d1, d2 = (f["psu%d[%d]" % (i, j)] for j in range(3))

@@ -13,7 +13,8 @@ checks ibwatch's layouts against the database's.
       every leaf field: NAME MSB_BIT SIZE ACCESS, as mstreg names them
   adb.py [--db ...] encode REG [NAME=VALUE ...]
       "ID MASK IMAGE": the register image with those fields set (others 0)
-      and the mask of its INDEX fields, both in hex
+      and the mask of its own INDEX fields (not those of a union's
+      pages), both in hex
   adb.py [--db ...] decode REG HEX
       "NAME | 0x%08x" per leaf field, as `mstreg --get` prints them
 
@@ -144,7 +145,9 @@ def main(argv):
         mask = bytearray(nbytes)
         byname = {n: (off, size, acc) for n, off, size, acc in leaves}
         for n, off, size, acc in leaves:
-            if acc == "INDEX":
+            # the register's own index fields: those inside a union's
+            # pages (PDDR's page_data) belong to pages not selected
+            if acc == "INDEX" and "." not in n:
                 put(mask, off, size, (1 << size) - 1)
         for kv in argv[2:]:
             k, _, v = kv.partition("=")

@@ -945,6 +945,12 @@ static void rich_links(struct ibw_snapshot *s, struct ibw_links **lp)
 	k->end[1].fec_active = 1;
 	k->end[1].by_fec = 1;
 	k->end[1].why = IBW_LJ_MODE_ON;
+	/* its cable module under its low rx power warning on lane 3 */
+	k->end[1].module.level = 1;
+	k->end[1].module.what = IBW_MOD_RX_POWER;
+	k->end[1].module.lane = 3;
+	k->end[1].module.value = -12.25f;
+	k->end[1].module.threshold = -14.0f;
 	/* the other cable's switch end: PortInfoExtended unanswered, no
 	 * mode known, at a speed where FEC is optional */
 	k = &s->links->links[1];
