@@ -845,6 +845,8 @@
       });
       ports.textContent = '';
       ports.appendChild(table(rows));
+      const hw = window.ibwatchHw.node(n.hardware);
+      if (hw) ports.appendChild(hw);
       const c = chosen();
       if (c && ports.parentNode === detailsBody) chartInto(c.guid, c.port, ports);
     }).catch(function (e) { ports.textContent = 'ports: ' + e.message; });
@@ -871,8 +873,9 @@
       box.textContent = '';
       if (!mine.length) { box.textContent = 'none kept'; return; }
       box.appendChild(table([['time', 'kind', 'what']].concat(mine.map(function (x) {
-        return [x.time, x.kind, [x.old, '\u2192', x.new, (x.reasons || []).join(','), x.bad_lanes || '']
-          .filter(function (v) { return v !== undefined && v !== null && v !== ''; }).join(' ')];
+        return [x.time, x.kind, x.kind === 'hardware_health' ? (x.bad ? 'bad: ' : 'good: ') + x.detail
+          : [x.old, '\u2192', x.new, (x.reasons || []).join(','), x.bad_lanes || '']
+            .filter(function (v) { return v !== undefined && v !== null && v !== ''; }).join(' ')];
       }))));
     }).catch(function (err) { box.textContent = 'events: ' + err.message; });
   }
@@ -936,7 +939,7 @@
           ' (best ' + (k.width_best || '') + ' ' + (k.speed_best || '') + ')'],
         ['BER', k.ber !== null ? k.ber.toExponential(2) : 'unknown'],
         ['from', link('/api/v1/links/' + guid + '/' + port)],
-      ]));
+      ].concat(window.ibwatchHw.cableRows(k))));
     }).catch(function (e) { facts.textContent = 'cable: ' + e.message; });
     window.ibwatchCharts.cable(charts, guid, port, getJSON);
     events(guid);

@@ -24,7 +24,8 @@
 #   power under its warning, then its alarm, makes its cable degraded,
 #   then failing, the lane and its value named in /api/v1/links,
 #   /metrics, ibwLinkTable, the ibwLinkHealthChange trap, the event and
-#   Nagios' check_snmp (WARNING, then CRITICAL).
+#   Nagios' check_snmp (WARNING, then CRITICAL), and the map's details
+#   in headless Chromium.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/tap.sh"
@@ -343,5 +344,17 @@ step() { # RX_UW HEALTH REASON LEVEL MIB_HEALTH NAGIOS_RC
 }
 step 90 degraded module_warning warning 2 1
 step 30 failing module_alarm alarm 3 2
+
+# The map, in headless Chromium: leaf01's details show its hardware; the
+# failing cable, first in the trouble list, names its module's lane.
+if /usr/bin/python3 "$here/integration/browser.py" "$U" browser.json \
+	--click leaf01 --trouble 1 >browser.out 2>&1; then :; fi
+check "the map: leaf01's details show its firmware, sensors, fans, supplies and modules" \
+	qjq -e '.details | contains("Hardware") and contains("27.2010.6102 (MT_0000000063)") and
+		contains("sensor 1 amb") and contains("fan 2") and contains("power supply 1") and
+		contains("module port 3") and contains("hardware_health good: fan 2: 8800 rpm")' browser.json
+check "... the trouble list's failing cable names its module's lane" \
+	qjq -e '.trouble.clicked[0].details | contains("module at node0003 HCA-1 port 1") and
+		contains("alarm: lane 2 rx power")' browser.json
 
 finish
