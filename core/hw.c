@@ -24,6 +24,14 @@ struct ibw_hw {
 	unsigned nnodes;
 	struct ibw_hw_view *last; /* the last view made */
 	unsigned outstanding; /* requests of the sweep under way */
+	/* asked, not submitted yet: a sweep submits at most
+	 * IBW_HW_MAX_SUBMITTED at a time (57,000 module ports' requests at
+	 * once would hold hundreds of megabytes in the engine's queue) */
+	struct pend {
+		uint32_t node;
+		uint8_t what, idx;
+	} * pend;
+	size_t npend, pend_head, pend_cap;
 	int running;
 	int dying; /* freed: the last request's answer frees it */
 	uint64_t t0_us, sweeps, mads, timeouts, sweep_mads, sweep_timeouts;
@@ -291,10 +299,11 @@ static void judge_module(struct ibw_hw_module *m)
 		find(j, 2, IBW_MOD_TEMPERATURE, 1, -1, i->temp_c, i->temp_hi_c);
 }
 
+/* The sweep's nodes become the view's (no copy: between sweeps there is
+ * one set, the last view's; a sweep works on a copy of it). */
 static struct ibw_hw_view *make_view(struct ibw_hw *h)
 {
 	struct ibw_hw_view *v = calloc(1, sizeof(*v));
-	unsigned i;
 
 	if (!v)
 		return NULL;
@@ -307,19 +316,34 @@ static struct ibw_hw_view *make_view(struct ibw_hw *h)
 	v->timeouts = h->timeouts;
 	v->sweep_mads = h->sweep_mads;
 	v->sweep_timeouts = h->sweep_timeouts;
-	if (h->nnodes && !(v->nodes = calloc(h->nnodes, sizeof(*v->nodes)))) {
-		free(v);
-		return NULL;
-	}
-	for (i = 0; i < h->nnodes; i++) {
-		if (node_copy(&v->nodes[i], &h->nodes[i]) < 0) {
-			v->nnodes = i;
-			ibw_hw_view_unref(v);
-			return NULL;
-		}
-		v->nnodes = i + 1;
-	}
+	v->nodes = h->nodes;
+	v->nnodes = h->nnodes;
+	h->nodes = NULL;
+	h->nnodes = 0;
 	return v;
+}
+
+/* A sweep's working copy of the last view's nodes. */
+static int take_nodes(struct ibw_hw *h)
+{
+	const struct ibw_hw_view *v = h->last;
+	unsigned i;
+
+	if (h->nodes || !v || !v->nnodes)
+		return 0;
+	if (!(h->nodes = calloc(v->nnodes, sizeof(*h->nodes))))
+		return -ENOMEM;
+	for (i = 0; i < v->nnodes; i++) {
+		if (node_copy(&h->nodes[i], &v->nodes[i]) < 0) {
+			while (i--)
+				node_free(&h->nodes[i]);
+			free(h->nodes);
+			h->nodes = NULL;
+			return -ENOMEM;
+		}
+	}
+	h->nnodes = v->nnodes;
+	return 0;
 }
 
 /* ---- events ---- */
@@ -423,7 +447,7 @@ static void sweep_end(struct ibw_hw *h)
 	log_debug("hardware",
 		  "sweep %" PRIu64 ": %u nodes, %" PRIu64 " MADs, %" PRIu64
 		  " timeouts, %.3f s",
-		  h->sweeps, h->nnodes, h->sweep_mads, h->sweep_timeouts,
+		  h->sweeps, v->nnodes, h->sweep_mads, h->sweep_timeouts,
 		  (double)v->duration_us / 1e6);
 	ibw_hw_view_unref(h->last);
 	h->last = v;
@@ -463,15 +487,62 @@ static void submit(struct ibw_hw *h, struct q *q, uint16_t attr, uint32_t mod,
 	h->outstanding++;
 }
 
+static void send_one(struct ibw_hw *h, unsigned node, enum ask what,
+		     unsigned idx);
+
+/* Ask now, or when fewer are out (the order kept). */
 static void ask(struct ibw_hw *h, unsigned node, enum ask what, unsigned idx)
+{
+	struct pend *p;
+
+	if (what != A_PROBE && (h->nodes[node].missing & regs[what].bit))
+		return;
+	if (h->outstanding < IBW_HW_MAX_SUBMITTED && !h->npend) {
+		send_one(h, node, what, idx);
+		return;
+	}
+	if (h->pend_head + h->npend == h->pend_cap) {
+		size_t cap = h->pend_cap ? 2 * h->pend_cap : 1024;
+
+		if (h->pend_head) { /* the taken ones' room first */
+			memmove(h->pend, h->pend + h->pend_head,
+				h->npend * sizeof(*h->pend));
+			h->pend_head = 0;
+		} else if ((p = realloc(h->pend, cap * sizeof(*p)))) {
+			h->pend = p;
+			h->pend_cap = cap;
+		} else {
+			h->nodes[node].sweep_errors++;
+			return;
+		}
+	}
+	p = &h->pend[h->pend_head + h->npend++];
+	p->node = node;
+	p->what = (uint8_t)what;
+	p->idx = (uint8_t)idx;
+}
+
+/* Submit what waits while there is room. */
+static void refill(struct ibw_hw *h)
+{
+	while (h->npend && h->outstanding < IBW_HW_MAX_SUBMITTED) {
+		struct pend p = h->pend[h->pend_head++];
+
+		h->npend--;
+		send_one(h, p.node, (enum ask)p.what, p.idx);
+	}
+	if (!h->npend)
+		h->pend_head = 0;
+}
+
+static void send_one(struct ibw_hw *h, unsigned node, enum ask what,
+		     unsigned idx)
 {
 	struct ibw_hw_node *n = &h->nodes[node];
 	uint8_t data[IBW_GMP_REG_OFF + IBW_GMP_BLOCK];
 	struct q *q;
 	unsigned i;
 
-	if (what != A_PROBE && (n->missing & regs[what].bit))
-		return;
 	if (!(q = calloc(1, sizeof(*q)))) {
 		n->sweep_errors++;
 		return;
@@ -720,7 +791,9 @@ static void on_answer(const struct ibw_mad_done *d, void *arg)
 	n->swept_us = ibw_realtime_us();
 	n->sweep_us = ibw_now_us() - h->t0_us;
 	free(q);
-	if (--h->outstanding == 0 && h->running)
+	h->outstanding--;
+	refill(h);
+	if (!h->outstanding && h->running)
 		sweep_end(h);
 }
 
@@ -831,7 +904,7 @@ int ibw_hw_sweep(struct ibw_hw *h)
 
 	if (h->running)
 		return -EBUSY;
-	if (h->fabric_new && apply_fabric(h) < 0)
+	if (take_nodes(h) < 0 || (h->fabric_new && apply_fabric(h) < 0))
 		return -ENOMEM;
 	h->running = 1;
 	h->sweeps++;
@@ -847,7 +920,9 @@ int ibw_hw_sweep(struct ibw_hw *h)
 		else if (n->state == IBW_HW_OK)
 			ask_regs(h, i);
 	}
-	if (--h->outstanding == 0)
+	h->outstanding--;
+	refill(h);
+	if (!h->outstanding)
 		sweep_end(h);
 	return 0;
 }
@@ -907,6 +982,7 @@ static void destroy(struct ibw_hw *h)
 	free(h->nodes);
 	ibw_hw_view_unref(h->last);
 	ibw_fabric_unref(h->fabric);
+	free(h->pend);
 	free(h);
 }
 

@@ -34,6 +34,8 @@
 #define IBW_HW_INTERVAL_US 60000000u /* a minute: sensors change slowly */
 #define IBW_HW_VENDOR_NVIDIA 0x0002c9u
 #define IBW_HW_MAX_VENDORS 8
+/* requests a sweep has in the engine at once, at most */
+#define IBW_HW_MAX_SUBMITTED 1024
 
 enum ibw_hw_state {
 	IBW_HW_NEW, /* not asked yet (since its discovery) */

@@ -588,6 +588,9 @@ json_t *ibw_json_status(const struct ibw_snapshot *s,
 	json_object_set_new(sw, "discoveries", ibw_json_u64(s->discoveries));
 	json_object_set_new(sw, "counter_sweeps",
 			    ibw_json_u64(s->counter_sweeps));
+	/* the hardware sweep's count (its figures: /api/v1/hardware) */
+	json_object_set_new(sw, "hardware_sweeps",
+			    ibw_json_u64(s->hw ? s->hw->sweeps : 0));
 	json_object_set_new(sw, "unreachable_ports",
 			    json_integer(s->unreachable_ports));
 	json_object_set_new(sw, "counter_sweep", counter_sweep_json(s));

@@ -151,8 +151,10 @@ static json_t *module_json(const struct ibw_hw_module *m)
 	return o;
 }
 
+/* @full: each module in full (a node's details); else their counts (the
+ * list: 57,000 modules' lanes would make it hundreds of megabytes). */
 static json_t *node_json(const struct ibw_snapshot *s,
-			 const struct ibw_hw_node *n)
+			 const struct ibw_hw_node *n, int full)
 {
 	const struct ibw_fnode *fn = NULL;
 	const struct ibw_snapshot_node *nv = ibw_snapshot_find_node(s, n->guid);
@@ -200,11 +202,29 @@ static json_t *node_json(const struct ibw_snapshot *s,
 				    json_integer(ibw_hw_node_fans_failed(n)));
 		json_object_set_new(o, "power_supplies_failed",
 				    json_integer(ibw_hw_node_psus_failed(n)));
-		mods = json_array();
-		for (i = 0; i < n->nmodules; i++)
-			json_array_append_new(mods,
-					      module_json(&n->modules[i]));
-		json_object_set_new(o, "modules", mods);
+		if (full) {
+			mods = json_array();
+			for (i = 0; i < n->nmodules; i++)
+				json_array_append_new(
+					mods, module_json(&n->modules[i]));
+			json_object_set_new(o, "modules", mods);
+		} else {
+			unsigned c[4] = { 0, 0, 0, 0 };
+
+			for (i = 0; i < n->nmodules; i++) {
+				const struct ibw_hw_module *m = &n->modules[i];
+
+				c[0] += ibw_hw_module_present(m);
+				c[1 +
+				  (m->judged.level > 2 ? 0 : m->judged.level)]++;
+			}
+			json_object_set_new(o, "modules",
+					    json_pack("{s:i, s:i, s:i, s:i}",
+						      "ports", (int)n->nmodules,
+						      "present", (int)c[0],
+						      "warning", (int)c[2],
+						      "alarm", (int)c[3]));
+		}
 	}
 	miss = json_array();
 	for (i = 0; i < sizeof(reg_names) / sizeof(reg_names[0]); i++)
@@ -226,7 +246,7 @@ json_t *ibw_json_hw_node(const struct ibw_snapshot *s, uint64_t guid)
 {
 	const struct ibw_hw_node *n = ibw_hw_view_find(s->hw, guid);
 
-	return n ? node_json(s, n) : json_null();
+	return n ? node_json(s, n, 1) : json_null();
 }
 
 json_t *ibw_json_hardware(const struct ibw_snapshot *s)
@@ -238,7 +258,7 @@ json_t *ibw_json_hardware(const struct ibw_snapshot *s)
 	if (!v)
 		return json_pack("{s:i, s:o}", "sweeps", 0, "nodes", a);
 	for (i = 0; i < v->nnodes; i++)
-		json_array_append_new(a, node_json(s, &v->nodes[i]));
+		json_array_append_new(a, node_json(s, &v->nodes[i], 0));
 	o = json_pack("{s:o, s:f, s:f, s:o, s:o, s:o, s:o, s:o}", "sweeps",
 		      ibw_json_u64(v->sweeps), "interval_s",
 		      (double)v->interval_us / 1e6, "duration_s",

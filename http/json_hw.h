@@ -10,10 +10,12 @@
 
 #include "snapshot.h"
 
-/* What the last hardware sweep read of node @guid: an object, or null
- * when there was no sweep or the node is not in it. */
+/* What the last hardware sweep read of node @guid, its cable modules in
+ * full: an object, or null when there was no sweep or the node is not
+ * in it. */
 json_t *ibw_json_hw_node(const struct ibw_snapshot *s, uint64_t guid);
-/* The sweep's figures and every node of it. */
+/* The sweep's figures and every node of it, with its modules counted
+ * (ports read, present, warning, alarm), not listed. */
 json_t *ibw_json_hardware(const struct ibw_snapshot *s);
 
 #endif

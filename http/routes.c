@@ -575,9 +575,11 @@ static void serve_node(struct ibw_hreq *r, struct ibw_snapshot *s)
 	}
 }
 
-static void serve_hardware(struct ibw_hreq *r, struct ibw_snapshot *s)
+static void render_hardware(struct ibw_hreq *r, const struct ibw_snapshot *s,
+			    struct ibw_jw *w)
 {
-	ibw_hreq_set_json(r, 200, ibw_json_hardware(s));
+	(void)r;
+	ibw_jw_value(w, ibw_json_hardware(s));
 }
 
 /* The snapshot's part is rendered once per snapshot and shared by every
@@ -788,7 +790,8 @@ static const struct ibw_route routes[] = {
 	  .about = "/api/v1/nodes/{guid}: one node" },
 	{ .path = "/api/v1/hardware",
 	  .methods = GET_HEAD,
-	  .serve = serve_hardware,
+	  .cache = CACHE_ANSWER,
+	  .render = render_hardware,
 	  .about = "the switches' and HCAs' firmware, sensors, fans and "
 		   "power supplies" },
 	{ .path = "/api/v1/ports",

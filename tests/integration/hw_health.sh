@@ -165,11 +165,21 @@ check "node0003 (an HCA) has no MSGI: named missing, and its other registers rea
 	qjq -e --arg l "$l3" '.nodes[] | select(.lid == ($l | tonumber)) |
 		.registers_missing == ["MSGI"] and (.sensors | length) == 1 and .fans == [] and
 		.power_supplies == []' hw.json
+# a node's details have its modules in full, the list their counts
+node_hw() { # LID: that node's hardware, from its details
+	curl -s "$U/api/v1/nodes/$(jq -r --arg l "$1" '.nodes[] | select(.lid == ($l | tonumber)) | .guid' hw.json)" |
+		jq '{nodes: [.hardware]}'
+}
+node_hw "$l_leaf01" >hw-leaf01.json
+node_hw "$l3" >hw-node0003.json
 check "spine01 has no PDDR: named missing; leaf01 reads a module at each port with its link up" \
 	eval 'qjq -e ".nodes[] | select(.name == \"spine01\") | .registers_missing == [\"PDDR\"]" hw.json &&
-		qjq -e ".nodes[] | select(.name == \"leaf01\") | [.modules[].port] == [1, 2, 3, 4, 5, 6, 7, 8] and
-			[.modules[] | select(.present) | .port] == [3]" hw.json'
+		qjq -e ".nodes[] | select(.name == \"leaf01\") | .modules == {ports: 8, present: 1, warning: 0, alarm: 0}" hw.json &&
+		qjq -e ".nodes[0] | [.modules[].port] == [1, 2, 3, 4, 5, 6, 7, 8] and
+			[.modules[] | select(.present) | .port] == [3]" hw-leaf01.json'
 for l in "$l_leaf01" "$l3"; do
+	f=hw-leaf01.json
+	[ "$l" = "$l3" ] && f=hw-node0003.json
 	check "LID $l: the cable module's identity, values and alarm thresholds equal the database's decoding" \
 		qjq -e --slurpfile x expect.json --arg l "$l" '
 			($x[0][$l].modules) as $e | [.nodes[] | select(.lid == ($l | tonumber)) | .modules[] | select(.present)] as $m |
@@ -182,7 +192,7 @@ for l in "$l_leaf01" "$l3"; do
 			  ([range(0; 8) as $i | (($o.rx_power_dbm[$i] - $w.rx_power_dbm[$i]) | fabs) < 1e-6 and
 			    (($o.tx_power_dbm[$i] - $w.tx_power_dbm[$i]) | fabs) < 1e-6 and
 			    (($o.tx_bias_ma[$i] - $w.tx_bias_ma[$i]) | fabs) < 1e-9] | all) and
-			  $o.health == "ok"] | all)' hw.json
+			  $o.health == "ok"] | all)' "$f"
 done
 check "a node's details carry the same hardware" \
 	eval 'curl -s "$U/api/v1/nodes/$(jq -r --arg l "$l_leaf01" ".nodes[] | select(.lid == (\$l | tonumber)) | .guid" hw.json)" |

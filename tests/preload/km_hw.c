@@ -55,6 +55,7 @@ static struct {
 } kmh = { .lock = PTHREAD_MUTEX_INITIALIZER,
 	  .hw = { .elem = sizeof(struct kmh_rec),
 		  .max = KMH_MAX,
+		  .lid0 = 1,
 		  .parse = parse_line } };
 
 static long long now_ns(void)
@@ -189,14 +190,13 @@ int kmh_claims(const uint8_t *mad, uint16_t dlid)
 /* The register @regid at @lid whose index bits equal those of @req
  * (@n bytes of the request's register): the record, or NULL with
  * *@known saying whether @lid has the register at all. */
-static const struct kmh_rec *find_reg(uint16_t lid, unsigned regid,
-				      const uint8_t *req, unsigned n,
-				      int *known)
+static const struct kmh_rec *find_reg_at(uint16_t lid, unsigned regid,
+					 const uint8_t *req, unsigned n,
+					 int *known)
 {
 	unsigned i = km_list_lower_bound(&kmh.hw, lid, 0), j;
 	const struct kmh_rec *r;
 
-	*known = 0;
 	for (; i < kmh.hw.n; i++) {
 		r = km_list_rec(&kmh.hw, i);
 		if (r->key.lid != lid)
@@ -211,6 +211,21 @@ static const struct kmh_rec *find_reg(uint16_t lid, unsigned regid,
 			return r;
 	}
 	return NULL;
+}
+
+/* ... or, when @lid has no such image, the image every device has (LID
+ * 0's: a big fabric's devices all alike, in a file of a few lines) */
+static const struct kmh_rec *find_reg(uint16_t lid, unsigned regid,
+				      const uint8_t *req, unsigned n,
+				      int *known)
+{
+	const struct kmh_rec *r;
+
+	*known = 0;
+	r = find_reg_at(lid, regid, req, n, known);
+	if (!r && lid)
+		r = find_reg_at(0, regid, req, n, known);
+	return r;
 }
 
 /* An Operation TLV and a register TLV at @p, then @room bytes of
@@ -245,10 +260,6 @@ int kmh_answer(uint8_t *mad, unsigned len, uint16_t dlid)
 		return 0;
 	attr = be16(mad + 16);
 	mod = be32(mad + 20);
-	if (getenv("IBW_KMH_TRACE"))
-		fprintf(stderr,
-			"kmh: lid %u class 0x%02x method %u attr 0x%04x mod 0x%08x\n",
-			dlid, mad[1], mad[3], attr, mod);
 	pthread_mutex_lock(&kmh.lock);
 	check();
 	d = dev_at(dlid);

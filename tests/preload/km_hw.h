@@ -24,6 +24,11 @@
  * 0xFF52) and as an SMP (class 0x01, attribute 0xFF52), the last two
  * with an Operation TLV and a register TLV ahead of the register.
  *
+ * Register lines of LID 0 are every device's: a device with no image of
+ * a register at its own LID is served LID 0's (a big fabric's devices
+ * alike in a short file; clear an index field's bits in MASK to make
+ * one image answer every value of it, every port say).
+ *
  * A LID with no dev line answers none of it: its MADs go to ibsim, which
  * drops them (a switch of another vendor, or one whose firmware stays
  * silent); a host's MAD layer answers class 0x0A "not supported"

@@ -30,7 +30,7 @@ static int parse(const struct km_list *l, char *line, void *rec)
 	memset(rec, 0, l->elem);
 	if (line[0] == '#' || sscanf(line, "%u %u %n", &lid, &port, &used) != 2)
 		return -1;
-	if (!lid || lid >= 0xc000 || port > 254)
+	if ((!lid && !l->lid0) || lid >= 0xc000 || port > 254)
 		return -1;
 	k->lid = (uint16_t)lid;
 	k->port = (uint8_t)port;

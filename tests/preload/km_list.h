@@ -31,6 +31,7 @@ struct km_list {
 	char path[600]; /* "": no file */
 	size_t elem; /* a record's size; each starts with a struct km_key */
 	unsigned max; /* lines kept at most */
+	int lid0; /* LID 0 is a key of the file's (else the line is skipped) */
 	/* The words of a line after LID and PORT (@rest, which it may
 	 * change) into @rec, zeroed but for its key: 0, or -1 to skip the
 	 * line. @arg is the list's. */
