@@ -208,6 +208,27 @@ void mib_route_scalar(const struct ibw_snapshot *s, unsigned col, struct val *v)
 	mib_v_gauge(v, u);
 }
 
+/* Devices of @v with a hot sensor (@failed 0), or with a fan or power
+ * supply failed (1). */
+static unsigned hw_count(const struct ibw_hw_view *v, int failed)
+{
+	unsigned i, k, n = 0;
+
+	for (i = 0; v && i < v->nnodes; i++) {
+		const struct ibw_hw_node *d = &v->nodes[i];
+		int hot = 0;
+
+		for (k = 0; k < d->nsensors; k++)
+			hot |= d->sensors[k].hot;
+		if (failed)
+			n += ibw_hw_node_fans_failed(d) ||
+			     ibw_hw_node_psus_failed(d);
+		else
+			n += hot;
+	}
+	return n;
+}
+
 int mib_agent_get(struct ibw_mib *m, unsigned row, unsigned col, struct val *v)
 {
 	const struct ibw_snapshot *s = m->snap;
@@ -320,6 +341,12 @@ int mib_agent_get(struct ibw_mib *m, unsigned row, unsigned col, struct val *v)
 	case 39:
 	case 40:
 		mib_route_scalar(s, col, v);
+		break;
+	case 41:
+	case 42:
+		/* ibwHwWarnings, ibwHwFailures: devices hot, or with a fan
+		 * or supply failed */
+		mib_v_gauge(v, hw_count(s->hw, col == 42));
 		break;
 	default:
 		return -1;
@@ -816,7 +843,7 @@ static int lookup_get(struct ibw_mib *m, unsigned row, unsigned col,
 }
 
 const struct table mib_tables[] = {
-	{ "ibwAgent", 1, 1, 1, 40, 1, one_row, zero_index, mib_agent_get, 0 },
+	{ "ibwAgent", 1, 1, 1, 42, 1, one_row, zero_index, mib_agent_get, 0 },
 	{ "ibwNodeTable", 2, 0, NODE_COL_GUID, NODE_COL_GONE, 1, node_rows,
 	  node_index, node_get, 0 },
 	{ "ibwPortTable", 3, 0, PORT_COL_NODE_GUID, PORT_COL_NODE_NAME, 1,

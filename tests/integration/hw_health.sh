@@ -17,7 +17,8 @@
 #   again;
 # - a stopped fan, a failed supply and a hot sensor make events, the
 #   JSON, the series and ibwHardwareChange traps say so, and their
-#   recovery too; ibwHwDeviceTable, ibwHwSensorTable, ibwHwFanTable and
+#   recovery too, and Nagios' check_snmp as check_ibwatch_hardware runs
+#   it (CRITICAL, then OK); ibwHwDeviceTable, ibwHwSensorTable, ibwHwFanTable and
 #   ibwHwPsuTable through snmpd, read by name with snmptable;
 # - cable modules (PDDR's module info and latched flags pages): each
 #   value equals the database's decoding; node0003's module's lane 2 rx
@@ -292,6 +293,20 @@ done
 check "ibwHardwareChange traps at snmptrapd: the fan (index 3, bad) with its detail" \
 	eval 'grep -q "$ROOT.1.7.16.0 = STRING: \"fan 2: 0 rpm, low limit 2000\"" traps.log &&
 		[ "$(grep -c "$ROOT.0.11" traps.log)" -ge 3 ]'
+chk=/usr/lib/nagios/plugins/check_snmp
+# nagios_cmd NAME: check_snmp as deploy/nagios's command NAME runs it
+nagios_cmd() {
+	local oids warn crit
+	read -r oids warn crit < <(sed -n "/command_name *$1\$/,/command_line/ s/^ *command_line.*check_snmp .* -o \([^ ]*\) -w \([^ ]*\) -c \([^ ]*\) .*/\1 \2 \3/p" \
+		"$here/../deploy/nagios/ibwatch.cfg")
+	"$chk" -H 127.0.0.1 -p "$snmp_port" -P 2c -C public -o "$oids" -w "$warn" -c "$crit" -l "$1" >nagios-hw.out
+	echo $?
+}
+check "check_snmp (check_ibwatch_hardware): CRITICAL for the failed fan and supply ($(cat nagios-hw.out 2>/dev/null))" \
+	eval '[ "$(nagios_cmd check_ibwatch_hardware)" = 2 ]'
+snmptable "${A[@]}" "${MIBARGS[@]}" -OU -Cf '|' -CH IBWATCH-MIB::ibwHwDeviceTable >snmp-dev2.txt 2>>snmp.err
+check "ibwHwDeviceTable: leaf01 with a fan and a supply failed" \
+	grep -q "^$g_leaf01|ok|.*|1|1|leaf01\$" snmp-dev2.txt
 check "the series say ERROR" \
 	eval 'grep -qx "infiniband_switch_fan_status_info{guid=\"$g_leaf01\",status=\"ERROR\"} 1" m2.txt &&
 		grep -qx "infiniband_switch_power_supply_dc_power_status_info{guid=\"$g_leaf01\",psu=\"1\",status=\"ERROR\"} 1" m2.txt &&
@@ -301,6 +316,8 @@ spec 8800 true 40
 check "and the sweeps after the repair" wait_hw 2
 check "each is good again, with an event" \
 	eval 'curl -s "$U/api/v1/events?since=$seq1" | jq -e "[.events[] | select(.kind == \"hardware_health\" and .bad == 0) | .what] | sort == [\"fan\", \"power_supply\", \"temperature\"]" >/dev/null'
+check "... check_snmp (check_ibwatch_hardware) OK again" \
+	eval '[ "$(nagios_cmd check_ibwatch_hardware)" = 0 ]'
 
 # (2, modules) node0003's module: lane 2's rx power under its warning
 # (100 uW, -10 dBm), then under its alarm (40 uW, -13.98 dBm). The module
