@@ -1014,6 +1014,14 @@ int main(int argc, char **argv)
 	log_info("main", "attached to %s port %d (port GUID 0x%016llx)",
 		 d.lp.ca_name, d.lp.portnum,
 		 (unsigned long long)d.lp.port_guid);
+	if (d.lp.vendor_a_refused && d.o.mon.hw.interval_us) {
+		log_warn(
+			"main",
+			"no hardware health: the kernel refused a vendor class "
+			"0x0A agent on %s port %d",
+			d.lp.ca_name, d.lp.portnum);
+		d.o.mon.hw.interval_us = 0;
+	}
 	if (d.o.responder && d.lp.echo_refused) {
 		log_warn("main",
 			 "not answering echo pings: another agent on %s port "

@@ -662,7 +662,11 @@ netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
 	    e->kind == IBW_EVT_LINK_HEALTH_CHANGED ||
 	    e->kind == IBW_EVT_ENDPORT_MOVED || e->kind == IBW_EVT_HW_HEALTH) {
 		nidx[0] = mib_rows_node(m->rows, e->node_guid);
-		pidx[0] = mib_rows_port(m->rows, e->node_guid, e->port);
+		/* a hardware event's port is a sensor, fan or supply */
+		pidx[0] =
+			e->kind == IBW_EVT_HW_HEALTH
+				? 1
+				: mib_rows_port(m->rows, e->node_guid, e->port);
 		mib_rows_save(m->rows);
 		if (!nidx[0] || !pidx[0]) { /* out of memory */
 			snmp_free_varbind(vars);

@@ -94,9 +94,12 @@ int mib_hw_index(struct ibw_mib *m)
 			return -ENOMEM;
 		add(hw, T_DEV, idx, 0, n, 0);
 		for (k = 0; k < n->nsensors; k++)
-			add(hw, T_SENSOR, idx, n->sensors[k].index + 1, n, k);
+			if (n->sensors[k].have)
+				add(hw, T_SENSOR, idx, n->sensors[k].index + 1,
+				    n, k);
 		for (k = 0; k < n->nfans; k++)
-			add(hw, T_FAN, idx, n->fans[k].tacho + 1, n, k);
+			if (n->fans[k].have)
+				add(hw, T_FAN, idx, n->fans[k].tacho + 1, n, k);
 		for (k = 0; n->have_psus && k < IBW_HW_PSUS; k++)
 			add(hw, T_PSU, idx, k + 1, n, k);
 	}

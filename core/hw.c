@@ -241,8 +241,10 @@ static void lanes(struct ibw_link_module *j, enum ibw_module_what w,
 /* What the module says of itself: its latched alarm and warning flags
  * (which it sets against its own thresholds, the warning ones
  * included), and its values against the alarm thresholds PDDR gives,
- * which catch an alarm the flags have not latched yet. Rx power first:
- * a dying receiver is what shows days ahead. */
+ * which catch an alarm the flags have not latched yet. An alarm beats a
+ * warning; of one level the first found stays: a transmitter fault or a
+ * lost signal, then rx power (a dying receiver is what shows days
+ * ahead), tx power, bias, temperature, voltage. */
 static void judge_module(struct ibw_hw_module *m)
 {
 	struct ibw_link_module *j = &m->judged;
@@ -265,6 +267,9 @@ static void judge_module(struct ibw_hw_module *m)
 		for (l = 0; l < IBW_MODULE_LANES; l++)
 			if (f->tx_fault >> l & 1)
 				find(j, 2, IBW_MOD_TX_FAULT, 0, l, 0, NAN);
+		for (l = 0; l < IBW_MODULE_LANES; l++)
+			if (f->rx_los >> l & 1)
+				find(j, 2, IBW_MOD_RX_LOS, 0, l, 0, NAN);
 		lanes(j, IBW_MOD_RX_POWER, f->rx_lo_al, f->rx_hi_al,
 		      f->rx_lo_war, f->rx_hi_war, rx, rx_lo, rx_hi);
 		lanes(j, IBW_MOD_TX_POWER, f->tx_lo_al, f->tx_hi_al,
@@ -377,10 +382,11 @@ static void judge(struct ibw_hw *h, struct ibw_hw_node *n)
 		struct ibw_hw_sensor *s = &n->sensors[i];
 		int was = 0;
 
-		s->hot = s->hi_c > 0 && s->temp_c >= s->hi_c;
 		for (j = 0; o && j < o->nsensors; j++)
 			if (o->sensors[j].index == s->index)
 				was = o->sensors[j].hot;
+		/* not read this sweep: as it was, no change */
+		s->hot = s->have ? s->hi_c > 0 && s->temp_c >= s->hi_c : was;
 		if (s->hot == was)
 			continue;
 		snprintf(d, sizeof(d),
@@ -392,11 +398,13 @@ static void judge(struct ibw_hw *h, struct ibw_hw_node *n)
 		struct ibw_hw_fanv *f = &n->fans[i];
 		int was = 0;
 
-		f->failed = f->rpm == 0 || (f->have_limits && f->min_rpm &&
-					    f->rpm < f->min_rpm);
 		for (j = 0; o && j < o->nfans; j++)
 			if (o->fans[j].tacho == f->tacho)
 				was = o->fans[j].failed;
+		f->failed = !f->have ? was
+				     : f->rpm == 0 ||
+					       (f->have_limits && f->min_rpm &&
+						f->rpm < f->min_rpm);
 		if (f->failed == was)
 			continue;
 		snprintf(d, sizeof(d), "fan %u: %u rpm, low limit %u", f->tacho,
@@ -573,23 +581,29 @@ static void send_one(struct ibw_hw *h, unsigned node, enum ask what,
 	       IBW_GMP_REG_OFF + IBW_GMP_BLOCK, -1);
 }
 
-/* The registers of a device that serves them, this sweep. */
+/* The registers of a device that serves them, this sweep: the inventory
+ * until it is read, the rest every time. */
 static void ask_regs(struct ibw_hw *h, unsigned i)
 {
 	struct ibw_hw_node *n = &h->nodes[i];
 	unsigned k;
 
 	ask(h, i, A_MGIR, 0);
-	if (!n->inventory) {
+	if (!(n->inv & IBW_HWR_MSGI))
 		ask(h, i, A_MSGI, 0);
-		ask(h, i, A_MTCAP, 0);
-		if (n->is_switch)
-			ask(h, i, A_MFCR, 0);
-	} else {
+	if (!(n->inv & IBW_HWR_MTCAP))
+		ask(h, i, A_MTCAP, 0); /* its answer asks the sensors */
+	else
 		for (k = 0; k < n->nsensors; k++)
 			ask(h, i, A_MTMP, n->sensors[k].index);
-		for (k = 0; k < n->nfans; k++)
+	if (n->is_switch && !(n->inv & IBW_HWR_MFCR)) {
+		ask(h, i, A_MFCR, 0); /* its answer asks the fans */
+	} else {
+		for (k = 0; k < n->nfans; k++) {
+			if (!n->fans[k].have_limits)
+				ask(h, i, A_MFSL, n->fans[k].tacho);
 			ask(h, i, A_MFSM, n->fans[k].tacho);
+		}
 	}
 	if (n->is_switch)
 		ask(h, i, A_MSPS, 0);
@@ -597,6 +611,21 @@ static void ask_regs(struct ibw_hw *h, unsigned i)
 		ask(h, i, A_PDDR_INFO, k);
 		ask(h, i, A_PDDR_FLAGS, k);
 	}
+}
+
+/* Before a sweep: nothing read yet (a read that fails then shows
+ * nothing, not the last sweep's values). */
+static void unread(struct ibw_hw_node *n)
+{
+	unsigned k;
+
+	n->have_mgir = n->have_psus = 0;
+	for (k = 0; k < n->nsensors; k++)
+		n->sensors[k].have = 0;
+	for (k = 0; k < n->nfans; k++)
+		n->fans[k].have = 0;
+	for (k = 0; k < n->nmodules; k++)
+		n->modules[k].have_info = n->modules[k].have_flags = 0;
 }
 
 static struct ibw_hw_sensor *sensor_of(struct ibw_hw_node *n, unsigned index)
@@ -684,15 +713,18 @@ static void got(struct ibw_hw *h, struct q *q, const uint8_t *r)
 		break;
 	case A_MSGI:
 		n->have_msgi = ibw_hwreg_msgi(r, IBW_GMP_BLOCK, &n->msgi) == 0;
+		n->inv |= IBW_HWR_MSGI;
 		break;
 	case A_MTCAP:
 		got_mtcap(h, q->node, r);
+		n->inv |= IBW_HWR_MTCAP;
 		break;
 	case A_MTMP:
 		if (ibw_hwreg_mtmp(r, IBW_GMP_BLOCK, &t) < 0 ||
 		    !(s = sensor_of(n, q->idx)))
 			break;
 		memcpy(s->name, t.name, sizeof(s->name));
+		s->have = 1;
 		s->temp_c = t.temp / 8.0;
 		s->max_c = t.max_temp / 8.0;
 		s->hi_c = t.thr_hi / 8.0;
@@ -700,10 +732,12 @@ static void got(struct ibw_hw *h, struct q *q, const uint8_t *r)
 		break;
 	case A_MFCR:
 		got_mfcr(h, q->node, r);
+		n->inv |= IBW_HWR_MFCR;
 		break;
 	case A_MFSM:
-		if ((f = fan_of(n, q->idx)))
-			ibw_hwreg_mfsm(r, IBW_GMP_BLOCK, &f->rpm);
+		if ((f = fan_of(n, q->idx)) &&
+		    ibw_hwreg_mfsm(r, IBW_GMP_BLOCK, &f->rpm) == 0)
+			f->have = 1;
 		break;
 	case A_MFSL:
 		if ((f = fan_of(n, q->idx)) &&
@@ -783,11 +817,10 @@ static void on_answer(const struct ibw_mad_done *d, void *arg)
 		   (d->status == IBW_GMP_ST_REG_NOT_SUPP ||
 		    d->status == IBW_GMP_ST_BAD_PARAM)) {
 		n->missing |= regs[q->what].bit;
+		n->inv |= regs[q->what].bit; /* nothing more to learn */
 	} else if (d->result != IBW_MAD_TIMEOUT) {
 		n->sweep_errors++;
 	}
-	if (q->what == A_MTCAP || q->what == A_MFCR || q->what == A_MSGI)
-		n->inventory = 1;
 	n->swept_us = ibw_realtime_us();
 	n->sweep_us = ibw_now_us() - h->t0_us;
 	free(q);
@@ -915,6 +948,7 @@ int ibw_hw_sweep(struct ibw_hw *h)
 		struct ibw_hw_node *n = &h->nodes[i];
 
 		n->sweep_mads = n->sweep_timeouts = n->sweep_errors = 0;
+		unread(n);
 		if (n->state == IBW_HW_NEW)
 			ask(h, i, A_PROBE, 0);
 		else if (n->state == IBW_HW_OK)

@@ -13,7 +13,7 @@
  * next discovery. A register a device answers "not supported" or "bad
  * parameter" is not asked again until it is rediscovered (gone and
  * back). The inventory (MSGI, MTCAP, MFCR, MFSL) is read once per
- * device; MGIR, the sensors (MTMP), fans (MFSM) and power supplies
+ * device (again each sweep until it is answered); MGIR, the sensors (MTMP), fans (MFSM) and power supplies
  * (MSPS) on every sweep.
  *
  * What a sweep found is published as a view: immutable, shared by
@@ -54,12 +54,14 @@ struct ibw_hw_sensor {
 	/* Celsius; the thresholds 0 when the device gives none */
 	double temp_c, max_c, hi_c, lo_c;
 	int hot; /* at or above its high threshold */
+	int have; /* read by the last sweep (else not shown) */
 };
 
 struct ibw_hw_fanv {
 	unsigned tacho, rpm, min_rpm, max_rpm;
 	int have_limits;
 	int failed; /* stopped, or under its low limit */
+	int have; /* its speed read by the last sweep (else not shown) */
 };
 
 /* registers a device answered "not there" (bit per register) */
@@ -101,7 +103,11 @@ struct ibw_hw_node {
 	int is_switch;
 	enum ibw_hw_state state;
 	unsigned missing; /* IBW_HWR_* */
-	int inventory; /* MSGI, MTCAP, MFCR and MFSL read (or tried) */
+	/* IBW_HWR_MSGI, _MTCAP, _MFCR: the inventory read, or known
+	 * missing; asked again each sweep until then */
+	unsigned inv;
+	/* MGIR, MSPS (and each sensor, fan and module) as the last sweep
+	 * read them: a failed read shows nothing rather than old values */
 	int have_mgir, have_msgi, have_psus;
 	struct ibw_hw_mgir mgir;
 	uint64_t mgir_us; /* CLOCK_REALTIME when MGIR was read */
@@ -114,8 +120,10 @@ struct ibw_hw_node {
 	struct ibw_hw_module *modules; /* by port */
 	struct ibw_hw_psu psus[IBW_HW_PSUS];
 	int psu_failed[IBW_HW_PSUS];
-	/* its part of the last sweep */
-	uint64_t swept_us, sweep_us; /* when it ended; how long it took */
+	/* its part of the last sweep: when its last answer came, and how
+	 * long after the sweep's start (not the device's own time: its
+	 * requests may wait behind others) */
+	uint64_t swept_us, sweep_us;
 	unsigned sweep_mads, sweep_timeouts, sweep_errors;
 	uint64_t mads, timeouts; /* in all, since start */
 };

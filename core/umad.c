@@ -466,8 +466,9 @@ static int open_port(struct ibw_local_port *info, unsigned what, int serve_echo,
 		goto fail;
 	}
 	u->agents[MC_VENDOR_ECHO] = rc;
-	/* Hardware health asks devices over vendor class 0x0A; without it
-	 * (another process serves it here) there is none. */
+	/* Hardware health asks devices over vendor class 0x0A (an agent
+	 * without methods, which conflicts with none); should the kernel
+	 * refuse it all the same, there is none (agent/main.c says so). */
 	if (reg(u, MC_VENDOR_A, 1, 0) < 0)
 		info->vendor_a_refused = 1;
 done:

@@ -29,6 +29,8 @@ static json_t *sensors(const struct ibw_hw_node *n)
 	for (i = 0; i < n->nsensors; i++) {
 		const struct ibw_hw_sensor *s = &n->sensors[i];
 
+		if (!s->have)
+			continue;
 		json_array_append_new(
 			a,
 			json_pack("{s:i, s:s, s:f, s:f, s:f, s:f, s:b}",
@@ -47,8 +49,12 @@ static json_t *fans(const struct ibw_hw_node *n)
 
 	for (i = 0; i < n->nfans; i++) {
 		const struct ibw_hw_fanv *f = &n->fans[i];
-		json_t *o = json_pack("{s:i, s:i, s:b}", "tacho", (int)f->tacho,
-				      "rpm", (int)f->rpm, "failed", f->failed);
+		json_t *o;
+
+		if (!f->have)
+			continue;
+		o = json_pack("{s:i, s:i, s:b}", "tacho", (int)f->tacho, "rpm",
+			      (int)f->rpm, "failed", f->failed);
 
 		json_object_set_new(o, "min_rpm",
 				    f->have_limits ? json_integer(f->min_rpm)

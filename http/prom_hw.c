@@ -136,7 +136,7 @@ static void temp_fan_families(struct ibw_pb *b, const struct ibw_snapshot *s)
 
 	ibw_snapshot_foreach_node(s, nv) {
 		if (!(n = sw(s, nv)) || !n->nsensors ||
-		    n->sensors[0].index != 0)
+		    n->sensors[0].index != 0 || !n->sensors[0].have)
 			continue;
 		if (!k++)
 			ibw_pb_family(b, EXP "temperature_celsius", "gauge",
@@ -163,6 +163,8 @@ static void temp_fan_families(struct ibw_pb *b, const struct ibw_snapshot *s)
 		if (!(n = sw(s, nv)))
 			continue;
 		for (i = 0; i < n->nfans; i++) {
+			if (!n->fans[i].have)
+				continue;
 			if (!k++)
 				ibw_pb_family(b, EXP "fan_rpm", "gauge",
 					      "Infiniband switch fan RPM");
@@ -238,7 +240,7 @@ static void own_families(struct ibw_pb *b, const struct ibw_snapshot *s)
 			for (m = 0; m < n->nsensors; m++) {
 				const struct ibw_hw_sensor *t = &n->sensors[m];
 
-				if (j == 1 && t->hi_c <= 0)
+				if (!t->have || (j == 1 && t->hi_c <= 0))
 					continue;
 				if (!k++)
 					ibw_pb_family(b, fam[j][0], "gauge",

@@ -72,6 +72,15 @@ void kmh_init(const char *state_dir)
 		snprintf(kmh.hw.path, sizeof(kmh.hw.path), "%s/hw", state_dir);
 }
 
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+		return (c | 0x20) - 'a' + 10;
+	return -1;
+}
+
 static int unhex(const char *s, uint8_t *out, unsigned max)
 {
 	unsigned n = 0;
@@ -80,9 +89,9 @@ static int unhex(const char *s, uint8_t *out, unsigned max)
 	while (s[0] && s[1]) {
 		if (n == max)
 			return -1;
-		hi = s[0] <= '9' ? s[0] - '0' : (s[0] | 0x20) - 'a' + 10;
-		lo = s[1] <= '9' ? s[1] - '0' : (s[1] | 0x20) - 'a' + 10;
-		if (hi < 0 || hi > 15 || lo < 0 || lo > 15)
+		hi = hexval(s[0]);
+		lo = hexval(s[1]);
+		if (hi < 0 || lo < 0)
 			return -1;
 		out[n++] = (uint8_t)(hi << 4 | lo);
 		s += 2;
