@@ -355,6 +355,10 @@ const struct opt ibw_opt_table[] = {
 	  NUM(http.prom.all_ports),
 	  .help = "/metrics: counters of every switch port, unconnected ones "
 		  "too (infiniband_exporter has connected ports only)" },
+	{ OPT("metrics-no-modules", T_FLAG, IBW_OPT_RESTART),
+	  NUM(http.prom.no_modules),
+	  .help = "/metrics: no ibwatch_module_* series (about 16 per cable "
+		  "module; docs/hardware.md)" },
 	{ OPT("metrics-timestamps", T_CHOICE, IBW_OPT_RESTART),
 	  NUM(http.prom.timestamps), .choices = yes_no, .def = 0,
 	  .arg = "yes|no",

@@ -353,7 +353,7 @@ static void render_snapshot(struct ibw_pb *bp, const struct ibw_snapshot *s,
 	endport_families(&b, s);
 	ibw_prom_fec(&b, s);
 	ibw_prom_cong(&b, s);
-	ibw_prom_hw(&b, s);
+	ibw_prom_hw(&b, s, o);
 	ibw_prom_jobs(&b, s);
 	ibw_pb_family(&b, "ibwatch_sweep_duration_seconds", "gauge",
 		      "Duration of the last sweep of each probe.");

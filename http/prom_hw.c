@@ -373,7 +373,8 @@ static void module_families(struct ibw_pb *b, const struct ibw_snapshot *s)
 	}
 }
 
-void ibw_prom_hw(struct ibw_pb *b, const struct ibw_snapshot *s)
+void ibw_prom_hw(struct ibw_pb *b, const struct ibw_snapshot *s,
+		 const struct ibw_prom_opts *o)
 {
 	if (!s->hw)
 		return;
@@ -381,5 +382,6 @@ void ibw_prom_hw(struct ibw_pb *b, const struct ibw_snapshot *s)
 	psu_families(b, s);
 	temp_fan_families(b, s);
 	own_families(b, s);
-	module_families(b, s);
+	if (!o->no_modules)
+		module_families(b, s);
 }

@@ -9,9 +9,12 @@
 #define IBW_PROM_HW_H
 
 #include "prom_buf.h"
+#include "prom_opts.h"
 #include "snapshot.h"
 
-void ibw_prom_hw(struct ibw_pb *b, const struct ibw_snapshot *s);
+/* @o->no_modules: without the ibwatch_module_* families */
+void ibw_prom_hw(struct ibw_pb *b, const struct ibw_snapshot *s,
+		 const struct ibw_prom_opts *o);
 /* The switches the families above have (read this sweep). */
 unsigned ibw_prom_hw_switches(const struct ibw_snapshot *s);
 /* The exporter's infiniband_switch_collect_{error,timeout,duration_seconds}

@@ -28,6 +28,9 @@ struct ibw_prom_opts {
 	int rcv_err;
 	/* the live part: process_* of this process */
 	int process;
+	/* no ibwatch_module_* series (docs/hardware.md: about 16 a module,
+	 * more than the counters on a big fabric) */
+	int no_modules;
 };
 
 #endif

@@ -384,4 +384,18 @@ check "... the trouble list's failing cable names its module's lane" \
 	qjq -e '.trouble.clicked[0].details | contains("module at node0003 HCA-1 port 1") and
 		contains("alarm: lane 2 rx power")' browser.json
 
+# --metrics-no-modules: a second agent without the module series; the
+# module still fails its cable
+start_agent node0002 --no-ping --no-state-file --hardware-interval 1 --metrics-no-modules
+U=http://127.0.0.1:$P
+check "--metrics-no-modules: its hardware sweeps run" wait_hw 2
+for _ in $(seq 1 100); do
+	curl -s "$U/metrics" >m3.txt
+	grep -q 'reason="module_alarm"' m3.txt && break
+	sleep 0.1
+done
+check "... /metrics without ibwatch_module_*, with the switches' series and the module's reason on its cable" \
+	eval '! grep -q "^ibwatch_module_" m3.txt && grep -q "^infiniband_switch_hardware_info{" m3.txt &&
+		grep -q "^ibwatch_link_reason{guid=\"0x0000000000100004\",port=\"1\",.*reason=\"module_alarm\"} 1\$" m3.txt'
+
 finish
