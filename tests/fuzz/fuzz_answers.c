@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * Fuzz target: every MAD decoder in the context it runs in. A probe
- * (discovery, a counter sweep, an SA lookup, an echo ping, a trace) runs
+ * (discovery, a counter sweep, an SA lookup, an echo ping, a trace, a
+ * hardware sweep of NVIDIA's access registers and cable modules) runs
  * on the in-memory transport and each MAD it sends is answered at once
  * from the input: the request's header with the response bit (so the
  * engine matches it), then a status, a length and payload bytes taken
@@ -19,6 +20,7 @@
 #include "discover.h"
 #include "engine.h"
 #include "fabric.h"
+#include "hw.h"
 #include "loop.h"
 #include "ping.h"
 #include "sa.h"
@@ -118,6 +120,11 @@ static void on_trace(const struct ibw_trace *t, void *arg)
 	done = 1;
 }
 
+static void on_hw(struct ibw_hw_view *v, void *arg)
+{
+	done = 1;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct ibw_engine_config cfg = { .max_inflight = 8,
@@ -130,6 +137,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ibw_counters *c = NULL;
 	struct ibw_pinger *p = NULL;
 	struct ibw_tracer *tr = NULL;
+	struct ibw_hw *hw = NULL;
+	struct ibw_hw_opts ho;
 	struct ibw_fabric *f = NULL;
 	struct ibw_events *ev;
 	struct ibw_counters_opts co;
@@ -146,7 +155,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	t = ibw_mem_transport_new();
 	e = ibw_engine_new(loop, t, &cfg);
 	ev = ibw_events_new(64);
-	switch (data[0] % 5) {
+	switch (data[0] % 6) {
 	case 0:
 		d = ibw_discover_new(e, NULL);
 		rc = d ? ibw_discover_start(d, on_fabric, NULL) : -1;
@@ -188,6 +197,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				on_trace, NULL);
 		}
 		break;
+	case 5:
+		/* every node NVIDIA's, every port with its link up: the
+		 * probe, the registers and the modules' pages */
+		f = small_fabric();
+		for (i = 0; i < f->nnodes; i++) {
+			unsigned k;
+
+			f->nodes[i].ni.vendor_id = IBW_HW_VENDOR_NVIDIA;
+			f->nodes[i].lid = (uint16_t)(i + 1);
+			for (k = 0; k < f->nodes[i].nports; k++)
+				f->nodes[i].ports[k].pi.phys_state =
+					IBW_PHYS_LINKUP;
+		}
+		memset(&ho, 0, sizeof(ho));
+		hw = ibw_hw_new(e, loop, &ho, ev, on_hw, NULL);
+		if (hw) {
+			ibw_hw_set_fabric(hw, f);
+			rc = 0;
+		}
+		break;
 	}
 	/* Answer everything sent while the input lasts; bounded. */
 	for (i = 0; rc == 0 && !done && i < 512; i++) {
@@ -202,6 +231,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ibw_counters_free(c);
 	ibw_pinger_free(p);
 	ibw_tracer_free(tr);
+	ibw_hw_free(hw);
 	ibw_fabric_unref(f);
 	ibw_events_free(ev);
 	ibw_transport_close(t);
