@@ -57,9 +57,12 @@ read -r leaf host < <(awk '/^Switch/ { n = $0; sub(/^[^#]*# "/, "", n); sub(/".*
 	n != "" && /"node0006 HCA-1"/ { p = $1; gsub(/[^0-9]/, "", p); print n, p; exit }' topo.txt)
 check "node0006 hangs at $leaf port $host" [ -n "$host" ]
 sim "Unlink \"$leaf\"[$host]"
+# The pings (every 0.5 s) may take the host down before a discovery
+# (every 2 s) takes its cable down: wait for both.
 for _ in $(seq 1 60); do
 	curl -s -m 5 "$U/api/v1/map" >map2.json
-	jq -e --arg l "$leaf" '.switches[] | select(.name == $l) | .hosts_down == 1' map2.json >/dev/null && break
+	jq -e --arg l "$leaf" '.switches[] | select(.name == $l) | .hosts_down == 1 and .host_links.down == 1' \
+		map2.json >/dev/null && break
 	sleep 0.5
 done
 check "node0006 unlinked: $leaf's tile still has 4 hosts, one down, its cable down" \
