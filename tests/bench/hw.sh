@@ -51,6 +51,8 @@ EOF
 			--no-snmp --no-ping --http "127.0.0.1:$port" --counter-interval 60 \
 			--hardware-interval "$2" >"$1.out" 2>"$1.log" &
 		pid=$!
+		# stopped whatever fails below (set -e)
+		trap 'kill $pid 2>/dev/null' EXIT
 		# /api/v1/status alone while waiting: the agent's RSS is the
 		# sweeps', not that of answers rendered meanwhile
 		for i in $(seq 1 3000); do
