@@ -62,18 +62,18 @@ struct q {
 
 static const struct {
 	uint16_t id;
-	unsigned len, bit;
+	unsigned bit;
 } regs[] = {
-	[A_MGIR] = { IBW_REG_MGIR, IBW_REG_MGIR_LEN, IBW_HWR_MGIR },
-	[A_MSGI] = { IBW_REG_MSGI, IBW_REG_MSGI_LEN, IBW_HWR_MSGI },
-	[A_MTCAP] = { IBW_REG_MTCAP, IBW_REG_MTCAP_LEN, IBW_HWR_MTCAP },
-	[A_MTMP] = { IBW_REG_MTMP, IBW_REG_MTMP_LEN, IBW_HWR_MTMP },
-	[A_MFCR] = { IBW_REG_MFCR, IBW_REG_MFCR_LEN, IBW_HWR_MFCR },
-	[A_MFSM] = { IBW_REG_MFSM, IBW_REG_MFSM_LEN, IBW_HWR_MFSM },
-	[A_MFSL] = { IBW_REG_MFSL, IBW_REG_MFSL_LEN, IBW_HWR_MFSL },
-	[A_MSPS] = { IBW_REG_MSPS, IBW_REG_MSPS_LEN, IBW_HWR_MSPS },
-	[A_PDDR_INFO] = { IBW_REG_PDDR, IBW_REG_PDDR_LEN, IBW_HWR_PDDR },
-	[A_PDDR_FLAGS] = { IBW_REG_PDDR, IBW_REG_PDDR_LEN, IBW_HWR_PDDR },
+	[A_MGIR] = { IBW_REG_MGIR, IBW_HWR_MGIR },
+	[A_MSGI] = { IBW_REG_MSGI, IBW_HWR_MSGI },
+	[A_MTCAP] = { IBW_REG_MTCAP, IBW_HWR_MTCAP },
+	[A_MTMP] = { IBW_REG_MTMP, IBW_HWR_MTMP },
+	[A_MFCR] = { IBW_REG_MFCR, IBW_HWR_MFCR },
+	[A_MFSM] = { IBW_REG_MFSM, IBW_HWR_MFSM },
+	[A_MFSL] = { IBW_REG_MFSL, IBW_HWR_MFSL },
+	[A_MSPS] = { IBW_REG_MSPS, IBW_HWR_MSPS },
+	[A_PDDR_INFO] = { IBW_REG_PDDR, IBW_HWR_PDDR },
+	[A_PDDR_FLAGS] = { IBW_REG_PDDR, IBW_HWR_PDDR },
 };
 
 const char *ibw_hw_state_str(enum ibw_hw_state s)
@@ -482,7 +482,6 @@ static void submit(struct ibw_hw *h, struct q *q, uint16_t attr, uint32_t mod,
 	r.attr_mod = mod;
 	r.data = data;
 	r.data_len = len;
-	r.timeout_ms = h->o.timeout_ms;
 	r.retries = retries;
 	r.cb = on_answer;
 	r.arg = q;
@@ -549,7 +548,6 @@ static void send_one(struct ibw_hw *h, unsigned node, enum ask what,
 	struct ibw_hw_node *n = &h->nodes[node];
 	uint8_t data[IBW_GMP_REG_OFF + IBW_GMP_BLOCK];
 	struct q *q;
-	unsigned i;
 
 	if (!(q = calloc(1, sizeof(*q)))) {
 		n->sweep_errors++;
@@ -560,8 +558,7 @@ static void send_one(struct ibw_hw *h, unsigned node, enum ask what,
 	q->what = what;
 	q->idx = idx;
 	memset(data, 0, sizeof(data));
-	for (i = 0; i < 8; i++) /* the VS_Key, big-endian */
-		data[i] = (uint8_t)(h->o.vskey >> (56 - 8 * i));
+	/* data[0..7]: the VS_Key, 0 (docs/hardware.md) */
 	if (what == A_PROBE) {
 		submit(h, q, IBW_VS_ATTR_GENERAL_INFO, 0, data,
 		       IBW_GMP_REG_OFF + IBW_GMP_BLOCK, 0);
@@ -830,18 +827,6 @@ static void on_answer(const struct ibw_mad_done *d, void *arg)
 		sweep_end(h);
 }
 
-static int vendor_ok(const struct ibw_hw *h, uint32_t vendor)
-{
-	unsigned i;
-
-	if (!h->o.nvendors)
-		return vendor == IBW_HW_VENDOR_NVIDIA;
-	for (i = 0; i < h->o.nvendors; i++)
-		if (h->o.vendors[i] == vendor)
-			return 1;
-	return 0;
-}
-
 /* The ports of @fn with their link up, each with its module as read
  * before (a port new to it: nothing yet). */
 static int set_ports(struct ibw_hw_node *n, const struct ibw_fnode *fn)
@@ -915,7 +900,7 @@ static int apply_fabric(struct ibw_hw *h)
 		v[k].lid = fn->lid;
 		v[k].vendor_id = fn->ni.vendor_id;
 		v[k].is_switch = fn->ni.node_type == IBW_NODE_SWITCH;
-		if (!vendor_ok(h, v[k].vendor_id))
+		if (v[k].vendor_id != IBW_HW_VENDOR_NVIDIA)
 			v[k].state = IBW_HW_VENDOR;
 		else if (v[k].state == IBW_HW_VENDOR)
 			v[k].state = IBW_HW_NEW;

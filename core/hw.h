@@ -6,8 +6,8 @@
  * class 0x0A MADs, on a slow period of its own, through the engine and
  * its flow control.
  *
- * Which devices are asked: nodes whose NodeInfo VendorID is on the list
- * (NVIDIA's by default); others never. Each is first asked GeneralInfo,
+ * Which devices are asked: nodes whose NodeInfo VendorID is NVIDIA's;
+ * others never. Each is first asked GeneralInfo,
  * once, with no retry: one that does not answer (silent) or does not
  * say IsAccessRegisterSupported (refused) is not asked again until the
  * next discovery. A register a device answers "not supported" or "bad
@@ -33,7 +33,6 @@
 
 #define IBW_HW_INTERVAL_US 60000000u /* a minute: sensors change slowly */
 #define IBW_HW_VENDOR_NVIDIA 0x0002c9u
-#define IBW_HW_MAX_VENDORS 8
 /* requests a sweep has in the engine at once, at most */
 #define IBW_HW_MAX_SUBMITTED 1024
 
@@ -154,10 +153,6 @@ unsigned ibw_hw_node_psus_failed(const struct ibw_hw_node *n);
 
 struct ibw_hw_opts {
 	uint64_t interval_us; /* 0: IBW_HW_INTERVAL_US */
-	uint32_t vendors[IBW_HW_MAX_VENDORS]; /* none given: NVIDIA's */
-	unsigned nvendors;
-	uint64_t vskey; /* the VS_Key class 0x0A MADs carry; 0: none */
-	unsigned timeout_ms; /* per try; 0: the engine's */
 };
 
 struct ibw_hw;

@@ -45,7 +45,9 @@ struct ibw_monitor {
 	struct ibw_link_view *lview;
 	uint64_t lview_discoveries, lview_sweeps;
 	int lerr_ctr[IBW_LERR_MAX]; /* enum ibw_ctr of each, -1 none */
-	int lview_dirty; /* names reloaded */
+	/* names reloaded, or a hardware sweep judged the cable modules:
+	 * a round without a new fabric or counter sweep */
+	int lview_dirty;
 	/* The route census: the table reader and the last census, which
 	 * the next one is compared with for events. */
 	struct ibw_lft *lft;

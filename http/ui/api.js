@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // The page's calls to the API (docs/map.md): JSON by GET, and the
-// sign-in they wait for when the agent answers 401.
+// sign-in they wait for when the agent answers 401; and the DOM helpers
+// map.js and hw.js share.
 'use strict';
 
 (function () {
@@ -52,5 +53,31 @@
       });
   }
 
-  window.ibwatchApi = { getJSON: getJSON };
+  // ---- the DOM helpers the page's scripts share ----
+
+  function el(tag, text, cls) {
+    const e = document.createElement(tag);
+    if (text !== undefined) e.textContent = text;
+    if (cls) e.className = cls;
+    return e;
+  }
+
+  // A table of @rows, each cell text or a node; the first cell of a row
+  // is its header.
+  function table(rows) {
+    const t = el('table');
+    rows.forEach(function (r) {
+      const tr = el('tr');
+      r.forEach(function (c, i) {
+        const td = el(i === 0 ? 'th' : 'td');
+        if (c instanceof Node) td.appendChild(c);
+        else td.textContent = c === null || c === undefined ? '' : String(c);
+        tr.appendChild(td);
+      });
+      t.appendChild(tr);
+    });
+    return t;
+  }
+
+  window.ibwatchApi = { getJSON: getJSON, el: el, table: table };
 })();

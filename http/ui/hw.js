@@ -6,27 +6,8 @@
 'use strict';
 
 (function () {
-  function el(tag, text, cls) {
-    const e = document.createElement(tag);
-    if (text !== undefined) e.textContent = text;
-    if (cls) e.className = cls;
-    return e;
-  }
-
-  function table(rows) {
-    const t = el('table');
-    rows.forEach(function (r) {
-      const tr = el('tr');
-      r.forEach(function (c, i) {
-        const td = el(i === 0 ? 'th' : 'td');
-        if (c instanceof Node) td.appendChild(c);
-        else td.textContent = c === null || c === undefined ? '' : String(c);
-        tr.appendChild(td);
-      });
-      t.appendChild(tr);
-    });
-    return t;
-  }
+  const el = window.ibwatchApi.el;
+  const table = window.ibwatchApi.table;
 
   function bad(text) { return el('span', text, 'h-failing'); }
 

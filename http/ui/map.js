@@ -60,6 +60,8 @@
   }
 
   const getJSON = window.ibwatchApi.getJSON;
+  const el = window.ibwatchApi.el;
+  const table = window.ibwatchApi.table;
 
   // ---- layout: model coordinates, then the zoom on top ----
 
@@ -773,32 +775,10 @@
     return hit;
   }
 
-  function el(tag, text, cls) {
-    const e = document.createElement(tag);
-    if (text !== undefined) e.textContent = text;
-    if (cls) e.className = cls;
-    return e;
-  }
-
   function link(href) {
     const a = el('a', href);
     a.href = href;
     return a;
-  }
-
-  function table(rows) {
-    const t = el('table');
-    rows.forEach(function (r) {
-      const tr_ = el('tr');
-      r.forEach(function (c, i) {
-        const td = el(i === 0 ? 'th' : 'td');
-        if (c instanceof Node) td.appendChild(c);
-        else td.textContent = c === null || c === undefined ? '' : String(c);
-        tr_.appendChild(td);
-      });
-      t.appendChild(tr_);
-    });
-    return t;
   }
 
   function health(h) { return el('span', h, 'h-' + h); }
