@@ -57,7 +57,6 @@ struct q {
 	unsigned node;
 	enum ask what;
 	unsigned idx; /* sensor or tacho */
-	uint64_t t0_us;
 };
 
 static const struct {
@@ -485,7 +484,6 @@ static void submit(struct ibw_hw *h, struct q *q, uint16_t attr, uint32_t mod,
 	r.retries = retries;
 	r.cb = on_answer;
 	r.arg = q;
-	q->t0_us = ibw_now_us();
 	if (ibw_engine_submit(h->e, &r) < 0) {
 		free(q);
 		n->sweep_errors++;
@@ -818,7 +816,6 @@ static void on_answer(const struct ibw_mad_done *d, void *arg)
 	} else if (d->result != IBW_MAD_TIMEOUT) {
 		n->sweep_errors++;
 	}
-	n->swept_us = ibw_realtime_us();
 	n->sweep_us = ibw_now_us() - h->t0_us;
 	free(q);
 	h->outstanding--;

@@ -119,10 +119,10 @@ struct ibw_hw_node {
 	struct ibw_hw_module *modules; /* by port */
 	struct ibw_hw_psu psus[IBW_HW_PSUS];
 	int psu_failed[IBW_HW_PSUS];
-	/* its part of the last sweep: when its last answer came, and how
-	 * long after the sweep's start (not the device's own time: its
-	 * requests may wait behind others) */
-	uint64_t swept_us, sweep_us;
+	/* its part of the last sweep: how long after the sweep's start its
+	 * last answer came (not the device's own time: its requests may
+	 * wait behind others) */
+	uint64_t sweep_us;
 	unsigned sweep_mads, sweep_timeouts, sweep_errors;
 	uint64_t mads, timeouts; /* in all, since start */
 };
