@@ -647,6 +647,9 @@ netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
 	case IBW_EVT_HW_HEALTH:
 		which[wlen++] = 11;
 		break;
+	case IBW_EVT_FABRIC_CHANGED:
+		which[wlen++] = 12;
+		break;
 	default:
 		return NULL;
 	}
@@ -836,6 +839,24 @@ netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
 		mib_v_str(&v, e->detail);
 		add_notify_obj(&vars, 16, &v);
 		break;
+	case IBW_EVT_FABRIC_CHANGED: {
+		/* the identity as the scalars have it (the snapshot's, the
+		 * event's or a newer one), and the one before: the event's */
+		char prev[IBW_FABRIC_ID_LEN] = "";
+		const char *arrow = strstr(e->detail, " -> ");
+
+		for (i = 43; i <= 46; i++) {
+			mib_agent_get(m, 0, i, &v);
+			add_agent_scalar(&vars, i, &v);
+		}
+		if (!strncmp(e->detail, "fabric ", 7) && arrow &&
+		    arrow - e->detail - 7 < (long)sizeof(prev))
+			snprintf(prev, sizeof(prev), "%.*s",
+				 (int)(arrow - e->detail - 7), e->detail + 7);
+		mib_v_strcpy(&v, prev);
+		add_notify_obj(&vars, 17, &v);
+		break;
+	}
 	default:
 		break;
 	}

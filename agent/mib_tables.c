@@ -348,6 +348,28 @@ int mib_agent_get(struct ibw_mib *m, unsigned row, unsigned col, struct val *v)
 		 * or supply failed */
 		mib_v_gauge(v, hw_count(s->hw, col == 42));
 		break;
+	case 43:
+	case 44: {
+		/* ibwFabricId, ibwFabricSubnetPrefix ("" until known) */
+		char buf[IBW_FABRIC_ID_LEN] = "";
+
+		if (s->fabric_id.known && col == 43)
+			ibw_fabric_id_str(&s->fabric_id, buf, sizeof(buf));
+		else if (s->fabric_id.known)
+			snprintf(buf, sizeof(buf), "0x%016" PRIx64,
+				 s->fabric_id.subnet_prefix);
+		mib_v_strcpy(v, buf);
+		break;
+	}
+	case 45:
+		mib_v_guid(v, s->fabric_id.sm_guid);
+		break;
+	case 46:
+		mib_v_unsigned(v, s->fabric_id.sm_lid);
+		break;
+	case 47:
+		mib_v_time(v, s->fabric_id.since_us);
+		break;
 	default:
 		return -1;
 	}
@@ -843,7 +865,7 @@ static int lookup_get(struct ibw_mib *m, unsigned row, unsigned col,
 }
 
 const struct table mib_tables[] = {
-	{ "ibwAgent", 1, 1, 1, 42, 1, one_row, zero_index, mib_agent_get, 0 },
+	{ "ibwAgent", 1, 1, 1, 47, 1, one_row, zero_index, mib_agent_get, 0 },
 	{ "ibwNodeTable", 2, 0, NODE_COL_GUID, NODE_COL_GONE, 1, node_rows,
 	  node_index, node_get, 0 },
 	{ "ibwPortTable", 3, 0, PORT_COL_NODE_GUID, PORT_COL_NODE_NAME, 1,

@@ -79,6 +79,12 @@ static const struct choice yes_no[] = {
 	{ "no", 0 },
 	{ NULL, 0 },
 };
+static const struct choice fabric_labels[] = {
+	{ "ibwatch", IBW_PROM_FABRIC_IBWATCH },
+	{ "all", IBW_PROM_FABRIC_ALL },
+	{ "none", IBW_PROM_FABRIC_NONE },
+	{ NULL, 0 },
+};
 static const struct choice ping_methods[] = {
 	{ "auto", IBW_PING_AUTO },
 	{ "echo", IBW_PING_ECHO },
@@ -359,6 +365,12 @@ const struct opt ibw_opt_table[] = {
 	  NUM(http.prom.no_modules),
 	  .help = "/metrics: no ibwatch_module_* series (about 16 per cable "
 		  "module; docs/hardware.md)" },
+	{ OPT("metrics-fabric-label", T_CHOICE, IBW_OPT_RESTART),
+	  NUM(http.prom.fabric_label), .choices = fabric_labels,
+	  .def = IBW_PROM_FABRIC_IBWATCH, .arg = "ibwatch|all|none",
+	  .help = "/metrics: which series carry fabric=\"PREFIX/SM_GUID\" "
+		  "(ibwatch: ibwatch_* only, the exporter's series as it "
+		  "has them; all: every series)" },
 	{ OPT("metrics-timestamps", T_CHOICE, IBW_OPT_RESTART),
 	  NUM(http.prom.timestamps), .choices = yes_no, .def = 0,
 	  .arg = "yes|no",

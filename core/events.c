@@ -40,6 +40,7 @@ static const char *const kind_names[IBW_EVT_KIND_MAX] = {
 	[IBW_EVT_LOCAL_PORT_LOST] = "local_port_lost",
 	[IBW_EVT_LOCAL_PORT_BACK] = "local_port_back",
 	[IBW_EVT_HW_HEALTH] = "hardware_health",
+	[IBW_EVT_FABRIC_CHANGED] = "fabric_changed",
 };
 
 const char *ibw_event_kind_str(enum ibw_event_kind k)

@@ -55,6 +55,11 @@ enum ibw_event_kind {
 	 * or under its limit, failed), 0 when it is good again; detail: the
 	 * values read. */
 	IBW_EVT_HW_HEALTH,
+	/* Another fabric identity (core/fabric_id.h): the master SM moved to
+	 * another port, or the subnet prefix changed. node/port: the new
+	 * SM's node and port, peer the old's; old/new_value: the SM port
+	 * GUIDs; what "master_sm" or "subnet_prefix"; detail both ids. */
+	IBW_EVT_FABRIC_CHANGED,
 	IBW_EVT_KIND_MAX,
 };
 

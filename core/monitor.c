@@ -107,6 +107,7 @@ static void publish(struct ibw_monitor *m)
 		if (ln && lp < ln->nports && ln->ports[lp].have_pi)
 			s->local_state = ln->ports[lp].pi.state;
 	}
+	s->fabric_id = m->fabric_id;
 	s->started_us = m->started_us;
 	/* Three missed discoveries or counter sweeps make the data stale;
 	 * without our own port it is stale at once. */
@@ -560,6 +561,25 @@ static int local_port_ok(const struct ibw_monitor *m,
 	return *state == IBW_PORT_ACTIVE;
 }
 
+/* Which fabric @f is, and an event when that is not what it was. */
+static void note_fabric_id(struct ibw_monitor *m, const struct ibw_fabric *f)
+{
+	struct ibw_fabric_id id;
+	char a[IBW_FABRIC_ID_LEN], b[IBW_FABRIC_ID_LEN];
+	struct ibw_fabric_id old = m->fabric_id;
+
+	ibw_fabric_id_of(f, m->o.local_port ? m->o.local_port : 1, &id);
+	ibw_fabric_id_str(&old, a, sizeof(a));
+	ibw_fabric_id_str(&id, b, sizeof(b));
+	if (ibw_fabric_id_update(&m->fabric_id, &id, ibw_realtime_us(), m->ev))
+		log_warn("monitor",
+			 "another fabric: %s, was %s (master SM LID %u)", b, a,
+			 (unsigned)id.sm_lid);
+	else if (!old.known && id.known)
+		log_info("monitor", "fabric %s (master SM LID %u)", b,
+			 (unsigned)id.sm_lid);
+}
+
 /* Our own port lost (@state its PortState, 0 none; @what its name, or
  * "unreachable") or back. */
 static void local_port_event(struct ibw_monitor *m, enum ibw_event_kind kind,
@@ -769,6 +789,7 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 	ibw_fabric_unref(m->fabric);
 	m->fabric = f;
 	ibw_discover_set_prev(m->disc, f);
+	note_fabric_id(m, f);
 	if (m->pinger)
 		ibw_pinger_update(m->pinger, f, name_of, m);
 	ibw_tracer_set_fabric(m->tracer, f);

@@ -82,6 +82,7 @@ struct ibw_monitor {
 	uint64_t sign_seq;
 	uint64_t disc_signs;
 	uint16_t local_lid, sm_lid;
+	struct ibw_fabric_id fabric_id; /* as of the last discovery */
 	int state_err; /* last state-file error logged, to log it once */
 	struct ibw_ctr_journal *journal; /* the state file's writer */
 	int periodic;

@@ -21,6 +21,7 @@
 #include "counters.h"
 #include "ctr_journal.h"
 #include "fabric.h"
+#include "fabric_id.h"
 #include "hw.h"
 #include "links.h"
 #include "ping.h"
@@ -148,6 +149,9 @@ struct ibw_snapshot {
 	unsigned nwatched;
 	uint64_t started_us; /* when the monitor started (CLOCK_REALTIME) */
 	uint64_t fresh_until_us; /* data older than this is stale */
+	/* Which fabric this is (core/fabric_id.h), as of the last
+	 * discovery; known 0 before it. */
+	struct ibw_fabric_id fabric_id;
 	uint8_t local_state; /* PortInfo state of the local port, 0: unknown */
 	int local_lost; /* it is not active: the data is the last seen */
 	/* The link view of this snapshot's fabric and counters, one

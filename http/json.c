@@ -554,6 +554,34 @@ static json_t *counter_sweep_json(const struct ibw_snapshot *s)
 	return o;
 }
 
+/* Which fabric (core/fabric_id.h) into @fab: null members before the
+ * first discovery. */
+static void fabric_id_json(json_t *fab, const struct ibw_fabric_id *id)
+{
+	char buf[IBW_FABRIC_ID_LEN];
+
+	ibw_fabric_id_str(id, buf, sizeof(buf));
+	json_object_set_new(fab, "id",
+			    id->known ? json_string(buf) : json_null());
+	json_object_set_new(fab, "subnet_prefix",
+			    id->known ? ibw_json_guid(id->subnet_prefix)
+				      : json_null());
+	json_object_set_new(fab, "sm_lid",
+			    id->known ? json_integer(id->sm_lid) : json_null());
+	json_object_set_new(fab, "sm_guid",
+			    id->known && id->sm_guid
+				    ? ibw_json_guid(id->sm_guid)
+				    : json_null());
+	json_object_set_new(fab, "sm_node_guid",
+			    id->known && id->sm_node_guid
+				    ? ibw_json_guid(id->sm_node_guid)
+				    : json_null());
+	json_object_set_new(fab, "id_since",
+			    id->known ? ibw_json_time(id->since_us)
+				      : json_null());
+	json_object_set_new(fab, "id_changes", ibw_json_u64(id->changes));
+}
+
 json_t *ibw_json_status(const struct ibw_snapshot *s,
 			const struct ibw_engine_stats *st, uint64_t now_us)
 {
@@ -582,6 +610,7 @@ json_t *ibw_json_status(const struct ibw_snapshot *s,
 	json_object_set_new(fab, "ports", json_integer(sum->ports));
 	json_object_set_new(fab, "links", json_integer(sum->links));
 	json_object_set_new(fab, "gone_nodes", json_integer(sum->gone_nodes));
+	fabric_id_json(fab, &s->fabric_id);
 	json_object_set_new(o, "fabric", fab);
 	json_object_set_new(sw, "discovery", ibw_json_sweep(&s->discovery));
 	json_object_set_new(sw, "counters", ibw_json_sweep(&s->counters));

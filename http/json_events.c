@@ -61,6 +61,14 @@ json_t *ibw_json_event(const struct ibw_event *e)
 		json_object_set_new(o, "bad", json_integer(e->new_value != 0));
 		json_object_set_new(o, "detail", json_string(e->detail));
 		break;
+	case IBW_EVT_FABRIC_CHANGED:
+		json_object_set_new(o, "what", json_string(e->what));
+		json_object_set_new(o, "old_sm_guid",
+				    ibw_json_guid(e->old_value));
+		json_object_set_new(o, "new_sm_guid",
+				    ibw_json_guid(e->new_value));
+		json_object_set_new(o, "detail", json_string(e->detail));
+		break;
 	case IBW_EVT_ENDPORT_MOVED:
 		/* old and new are LIDs */
 		json_object_set_new(o, "port_guid",
@@ -176,6 +184,12 @@ static void event_write(struct ibw_jw *w, const struct ibw_event *e)
 	case IBW_EVT_HW_HEALTH:
 		ev_add(&m, "what", EV_STR, 0, e->what);
 		ev_add(&m, "bad", EV_INT, e->new_value != 0, NULL);
+		ev_add(&m, "detail", EV_STR, 0, e->detail);
+		break;
+	case IBW_EVT_FABRIC_CHANGED:
+		ev_add(&m, "what", EV_STR, 0, e->what);
+		ev_add(&m, "old_sm_guid", EV_GUID, e->old_value, NULL);
+		ev_add(&m, "new_sm_guid", EV_GUID, e->new_value, NULL);
 		ev_add(&m, "detail", EV_STR, 0, e->detail);
 		break;
 	case IBW_EVT_ENDPORT_MOVED:

@@ -335,6 +335,43 @@ static void endport_families(struct ibw_pb *b, const struct ibw_snapshot *s)
 			   v->ep->port_guid, v->window_loss_ratio);
 }
 
+/* The label every series of @b carries (o->fabric_label), once the
+ * fabric is known. */
+static void fabric_label(struct ibw_pb *b, const struct ibw_snapshot *s,
+			 const struct ibw_prom_opts *o)
+{
+	char id[IBW_FABRIC_ID_LEN];
+
+	if (!s->fabric_id.known || o->fabric_label == IBW_PROM_FABRIC_NONE)
+		return;
+	ibw_fabric_id_str(&s->fabric_id, id, sizeof(id));
+	ibw_pb_fabric_label(b, id, o->fabric_label == IBW_PROM_FABRIC_ALL);
+}
+
+/* Which fabric this is (core/fabric_id.h): its fabric label is the
+ * buffer's, or written here when series carry none. */
+static void fabric_family(struct ibw_pb *b, const struct ibw_snapshot *s,
+			  const struct ibw_prom_opts *o)
+{
+	const struct ibw_fabric_id *id = &s->fabric_id;
+	char buf[IBW_FABRIC_ID_LEN];
+
+	if (!id->known)
+		return;
+	ibw_fabric_id_str(id, buf, sizeof(buf));
+	ibw_pb_family(b, "ibwatch_fabric_info", "gauge",
+		      "The fabric ibwatchd watches: the subnet prefix and the "
+		      "master SM's port GUID and LID, as of the last "
+		      "discovery.");
+	ibw_pb_put(b, "ibwatch_fabric_info{");
+	if (o->fabric_label == IBW_PROM_FABRIC_NONE)
+		ibw_pb_put(b, "fabric=\"%s\",", buf);
+	ibw_pb_put(b,
+		   "subnet_prefix=\"0x%016" PRIx64 "\",sm_guid=\"0x%016" PRIx64
+		   "\",sm_lid=\"%u\"} 1\n",
+		   id->subnet_prefix, id->sm_guid, (unsigned)id->sm_lid);
+}
+
 static void render_snapshot(struct ibw_pb *bp, const struct ibw_snapshot *s,
 			    const struct ibw_prom_opts *o)
 {
@@ -343,7 +380,9 @@ static void render_snapshot(struct ibw_pb *bp, const struct ibw_snapshot *s,
 	struct ibw_pb b = *bp;
 	int k;
 
+	fabric_label(&b, s, o);
 	ibw_prom_exporter(&b, s, o);
+	fabric_family(&b, s, o);
 	for (k = 1; k >= 0; k--) {
 		state_family(&b, s, k);
 		speed_families(&b, s, k);
@@ -464,11 +503,10 @@ int ibw_prom_render_snapshot_to(const struct ibw_snapshot *s,
 	b.sink_arg = arg;
 	b.hold = hold;
 	render_snapshot(&b, s, o);
-	if (!b.oom && b.len && sink(arg, b.p, b.len) < 0)
-		b.oom = 1;
-	if (b.oom)
+	if (ibw_pb_flush(&b) < 0)
 		rc = -ENOMEM;
 	free(b.p);
+	free(b.x);
 	return rc;
 }
 
@@ -557,6 +595,7 @@ char *ibw_prom_render_live(const struct ibw_snapshot *s,
 	if (!o)
 		o = &default_opts;
 	b.om = o->om;
+	fabric_label(&b, s, o);
 	if (o->process)
 		process_families(&b);
 	ibw_pb_family(&b, "ibwatch_build_info", "gauge",

@@ -20,7 +20,26 @@ struct ibw_pb {
 	int (*sink)(void *arg, const char *p, size_t n);
 	void *sink_arg;
 	size_t hold;
+	/*
+	 * A label put first into every sample of the text written, as
+	 * `name{LABEL,...}` (docs/api.md, "The fabric label"): of every
+	 * family with @xall, else of the ibwatch_* ones; none while
+	 * @xlabel is "". Applied as the text is handed on (the sink, or
+	 * ibw_pb_finish()), so the renderers know nothing of it.
+	 */
+	char xlabel[64];
+	int xall;
+	/* private: where in a line the text handed on so far ends */
+	int xst, xpm;
+	char *x;
+	size_t xlen, xcap;
 };
+
+/* Set the label @b puts into every sample: `fabric="@id"` (NULL or ""
+ * for none), of every family with @all, else of the ibwatch_* ones. */
+void ibw_pb_fabric_label(struct ibw_pb *b, const char *id, int all);
+/* Hand on what was written to the sink: 0, or -1 (and b->oom). */
+int ibw_pb_flush(struct ibw_pb *b);
 
 void ibw_pb_put(struct ibw_pb *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

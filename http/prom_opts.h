@@ -31,6 +31,16 @@ struct ibw_prom_opts {
 	/* no ibwatch_module_* series (docs/hardware.md: about 16 a module,
 	 * more than the counters on a big fabric) */
 	int no_modules;
+	/* Which families carry the fabric label (docs/api.md, "The
+	 * fabric label"): IBW_PROM_FABRIC_*, the zero value ibwatch_*
+	 * only, so that the exporter's series stay as it has them. */
+	int fabric_label;
+};
+
+enum {
+	IBW_PROM_FABRIC_IBWATCH,
+	IBW_PROM_FABRIC_ALL,
+	IBW_PROM_FABRIC_NONE,
 };
 
 #endif

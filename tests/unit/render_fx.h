@@ -39,5 +39,6 @@ void test_exporter_series(void **state);
 void test_exporter_rows(void **state);
 void test_exporter_dual_port(void **state);
 void test_hca_counters_join_uplink(void **state);
+void test_fabric_label(void **state);
 
 #endif

@@ -1138,6 +1138,7 @@ int main(void)
 		cmocka_unit_test(test_exporter_rows),
 		cmocka_unit_test(test_exporter_dual_port),
 		cmocka_unit_test(test_hca_counters_join_uplink),
+		cmocka_unit_test(test_fabric_label),
 		cmocka_unit_test(test_agentx_series),
 		cmocka_unit_test(test_json_links),
 		cmocka_unit_test(test_rich_documents),

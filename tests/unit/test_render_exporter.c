@@ -435,3 +435,116 @@ void test_hca_counters_join_uplink(void **state)
 	free(text);
 	ibw_snapshot_unref(s);
 }
+
+/* Pieces handed on by ibw_prom_render_snapshot_to(), joined. */
+struct joined {
+	char *p;
+	size_t len;
+};
+
+static int join_piece(void *arg, const char *p, size_t n)
+{
+	struct joined *j = arg;
+
+	j->p = realloc(j->p, j->len + n + 1);
+	assert_non_null(j->p);
+	memcpy(j->p + j->len, p, n);
+	j->len += n;
+	j->p[j->len] = '\0';
+	return 0;
+}
+
+/* Whether every sample line of @text whose name starts with @prefix
+ * ("" any) carries @label first, and no other line has it. */
+static int labelled_just(const char *text, const char *prefix,
+			 const char *label)
+{
+	const char *l = text, *nl;
+	size_t ll = strlen(label), pl = strlen(prefix);
+	unsigned with = 0;
+
+	for (; *l; l = nl + 1) {
+		const char *brace;
+		int want;
+
+		nl = strchr(l, '\n');
+		if (!nl)
+			return 0;
+		if (*l == '#')
+			continue;
+		want = !strncmp(l, prefix, pl);
+		brace = memchr(l, '{', (size_t)(nl - l));
+		if (want != (brace && !strncmp(brace + 1, label, ll)))
+			fail_msg("%.*s: label %s", (int)(nl - l), l,
+				 want ? "missing" : "where it should not be");
+		with += want;
+	}
+	return with > 0;
+}
+
+/*
+ * The fabric label (core/fabric_id.h): first in every ibwatch_* sample
+ * by default and none in the exporter's; in every sample with "all"; in
+ * none but ibwatch_fabric_info with "none"; the same bytes whatever
+ * pieces the text is handed on in; none before the fabric is known.
+ */
+void test_fabric_label(void **state)
+{
+	struct ibw_snapshot *s = ibw_test_snapshot();
+	struct ibw_prom_opts o = { 0 };
+	const char *lab = "fabric=\"0xfe80000000000000/0x0002c90300000001\"";
+	char *text, *plain;
+	size_t len, hold;
+
+	plain = render_with(s, &o);
+	assert_null(strstr(plain, "fabric="));
+	free(plain);
+	s->fabric_id.known = 1;
+	s->fabric_id.subnet_prefix = 0xfe80000000000000ull;
+	s->fabric_id.sm_guid = 0x0002c90300000001ull;
+	s->fabric_id.sm_lid = 1;
+
+	text = render_with(s, &o);
+	assert_true(labelled_just(text, "ibwatch_", lab));
+	assert_true(has_line(text,
+			     "ibwatch_fabric_info{fabric=\"0xfe80000000000000"
+			     "/0x0002c90300000001\",subnet_prefix=\""
+			     "0xfe80000000000000\",sm_guid=\""
+			     "0x0002c90300000001\",sm_lid=\"1\"} 1"));
+	/* a name with no labels gets braces of its own */
+	assert_true(has_line(text, "ibwatch_unreachable_ports{fabric="));
+	/* in pieces of any size, the same text */
+	for (hold = 1; hold < 200; hold += 37) {
+		struct joined j = { 0 };
+
+		assert_int_equal(ibw_prom_render_snapshot_to(s, &o, hold,
+							     join_piece, &j),
+				 0);
+		assert_int_equal(j.len, strlen(text));
+		assert_string_equal(j.p, text);
+		free(j.p);
+	}
+	free(text);
+
+	o.fabric_label = IBW_PROM_FABRIC_ALL;
+	text = render_with(s, &o);
+	assert_true(labelled_just(text, "", lab));
+	free(text);
+
+	o.fabric_label = IBW_PROM_FABRIC_NONE;
+	text = render_with(s, &o);
+	assert_true(has_line(text, "ibwatch_fabric_info{fabric=\"0xfe80"));
+	assert_null(strstr(strchr(strstr(text, "ibwatch_fabric_info{"), '\n'),
+			   "fabric=\""));
+	free(text);
+
+	/* OpenMetrics, with the live part: promtool's parser takes it */
+	o.fabric_label = IBW_PROM_FABRIC_IBWATCH;
+	o.om = 1;
+	text = ibw_prom_render_live(s, NULL, NULL, T0, &o, &len);
+	assert_non_null(text);
+	assert_true(labelled_just(text, "ibwatch_", lab));
+	assert_true(strstr(text, "# EOF\n") != NULL);
+	free(text);
+	ibw_snapshot_unref(s);
+}
