@@ -19,7 +19,7 @@ warm=${WARM:-30}
 if [ -n "${IBW_SIM_DIR:-}" ]; then
 	ticks=$(getconf CLK_TCK)
 	cpu_of() { awk -v t="$ticks" '{ sub(/.*\) /, ""); print ($12 + $13) / t }' "/proc/$1/stat"; }
-	sent() { curl -s -m 30 "http://127.0.0.1:$port/metrics" | awk '$1 == "ibwatch_mads_sent_total" { print $2 }'; }
+	sent() { curl -s -m 30 "http://127.0.0.1:$port/metrics" | awk '$1 ~ /^ibwatch_mads_sent_total($|\{)/ { print $2 }'; }
 	sweeps() { curl -s -m 30 "http://127.0.0.1:$port/api/v1/status" | jq '.sweeps.counter_sweeps'; }
 	sim=$(cat "$IBW_SIM_DIR/ibsim.pid")
 	agent=""

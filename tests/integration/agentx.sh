@@ -99,14 +99,14 @@ run_case() {
 	check "$what: a waiting subagent names its next attempt" \
 		until_status '.agentx.state == "waiting" and (.agentx.next_attempt | type == "string")'
 	check "$what: /metrics says not connected" \
-		bash -c "curl -s -m 5 '$(U /metrics)' | grep -qx 'ibwatch_agentx_connected 0'"
+		bash -c "curl -s -m 5 '$(U /metrics)' | grep -qxE 'ibwatch_agentx_connected(\\{fabric=\"[^\"]*\"\\})? 0'"
 	stop_pid "$mute_pid"
 	snmp_port=$(free_port)
 	check "$what: snmpd starts at that address" snmpd_at "$port"
 	check "$what: the subagent connects to it" until_status '.agentx.state == "connected" and .agentx.connects == 1 and .agentx.attempts == 0'
 	check "$what: snmpwalk sees IBWATCH-MIB" walk_ok
 	check "$what: /metrics says connected" \
-		bash -c "curl -s -m 5 '$(U /metrics)' | grep -qx 'ibwatch_agentx_connected 1'"
+		bash -c "curl -s -m 5 '$(U /metrics)' | grep -qxE 'ibwatch_agentx_connected(\\{fabric=\"[^\"]*\"\\})? 1'"
 }
 
 # 1. accepts, never answers: each Open times out (300 ms)
@@ -129,6 +129,6 @@ check "restart: the subagent is back, one reconnect counted" \
 	until_status '.agentx.state == "connected" and .agentx.reconnects == 1 and .agentx.connects == 2'
 check "restart: snmpwalk sees IBWATCH-MIB again" walk_ok
 check "restart: /metrics counts the reconnect" \
-	bash -c "curl -s -m 5 '$(U /metrics)' | grep -qx 'ibwatch_agentx_reconnects_total 1'"
+	bash -c "curl -s -m 5 '$(U /metrics)' | grep -qxE 'ibwatch_agentx_reconnects_total(\\{fabric=\"[^\"]*\"\\})? 1'"
 
 finish

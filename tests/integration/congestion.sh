@@ -108,7 +108,7 @@ check "cleared, then 20: total 1520, raw 20, one reset" \
 	jq -e '.totals.PortXmitTimeCong == 1520 and .raw.PortXmitTimeCong == 20 and .resets == 1' <<<"$c"
 # an HCA port's series are named by its port GUID (issue 36)
 g3=$(jq -r --argjson l "$l3" '.[] | select(.lid == $l) | .guid' ports.json)
-curl -s -m 5 "$U/metrics" >m.txt
+metrics_of "$U" >m.txt
 check "/metrics: node0003's PortXmitTimeCong (1520), FECN by SL summed (15), VL time summed (300)" \
 	eval "grep -qx 'ibwatch_hca_port_xmit_time_cong_total{guid=\"$g3\",port=\"1\"} 1520' m.txt &&
 		grep -qx 'ibwatch_hca_port_sl_rcv_fecn_total{guid=\"$g3\",port=\"1\"} 15' m.txt &&

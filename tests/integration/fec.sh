@@ -100,7 +100,7 @@ check "... and raw equals perfquery -T now" \
 	eval "at node0001 perfquery -T $l3 1 | grep -qx 'FECCorrectableBlockCtrLane0:\.*20'"
 # an HCA port's series are named by its port GUID (issue 36)
 g3=$(curl -s -m 5 "$U/api/v1/ports" | jq -r --argjson l "$l3" '.[] | select(.lid == $l) | .guid')
-curl -s -m 5 "$U/metrics" >m.txt
+metrics_of "$U" >m.txt
 check "/metrics: node0003's corrected blocks over its lanes (1520 + 77)" \
 	grep -qx "ibwatch_hca_port_fec_corrected_blocks_total{guid=\"$g3\",port=\"1\"} 1597" m.txt
 check "... its uncorrectable blocks (2)" \

@@ -129,7 +129,7 @@ check "GET /api/v1/status: 200 with no Allow header ($r)" test "${r%% *}" = 200 
 r=$(get index.html "$A/api")
 check "GET /api: an HTML page ($r) linking every endpoint" \
 	bash -c '[ "$1" = "200 text/html; charset=utf-8" ] && for u in /metrics /healthz /api/v1/status /api/v1/nodes /api/v1/ports /api/v1/links /api/v1/endports /api/v1/traces /api/v1/events /api/v1/routes /api/v1/trace /api/v1/ping; do grep -q "href=\"$u\"" index.html || exit 1; done' _ "$r"
-curl -s -m 30 "$A/metrics" >bi.txt
+metrics_of "$A" >bi.txt
 rev=$(git -C "$here/.." rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 check "ibwatch_build_info names this build ($(grep '^ibwatch_build_info' bi.txt))" \
 	grep -qx "ibwatch_build_info{version=\"$("$IBWATCHD" --version | grep -o '[0-9][0-9.]*' | head -n1)\",revision=\"$rev\"} 1" bi.txt
@@ -289,7 +289,7 @@ check "... with a wrong token: 401 ($r)" problem tok.json 401 "a bearer token is
 r=$(get tok.json -H "Authorization: Bearer s3cret-token" "$T/api/v1/status")
 check "... with it: /api/v1/status 200 ($r)" jt '.fabric.nodes == 14' tok.json
 r=$(get tok.txt -H "Authorization: Bearer s3cret-token" "$T/metrics")
-check "... with it: /metrics 200 ($r)" bash -c '[ "${1%% *}" = 200 ] && grep -q "^ibwatch_local_port_active 1$" tok.txt' _ "$r"
+check "... with it: /metrics 200 ($r)" bash -c '[ "${1%% *}" = 200 ] && grep -qE "^ibwatch_local_port_active(\\{fabric=\"[^\"]*\"\\})? 1$" tok.txt' _ "$r"
 r=$(get tok.html -D hdr.txt "$T/")
 check "... the map's address without it: 401, the sign-in form, no cookie ($r)" \
 	bash -c '[ "$1" = "401 text/html; charset=utf-8" ] && grep -q "<form id=\"signin\" method=\"post\" action=\"/signin\">" tok.html &&

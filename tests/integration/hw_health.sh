@@ -223,7 +223,7 @@ m3a=$(jq -r --arg l "$l3" '.nodes[] | select(.lid == ($l | tonumber)) | .last_sw
 check "node0003's sweep asks MGIR, its one sensor and its module's two PDDR pages, not the MSGI it lacks ($m3a MADs)" [ "$m3a" = 4 ]
 
 # (4) the exporter's series, names and labels
-curl -s "$U/metrics" >m1.txt
+metrics_of "$U" >m1.txt
 check "promtool check metrics" eval 'promtool check metrics <m1.txt >promtool.txt 2>&1'
 g_leaf01=$(jq -r '.nodes[] | select(.name == "leaf01") | .guid' hw.json)
 g_spine01=$(jq -r '.nodes[] | select(.name == "spine01") | .guid' hw.json)
@@ -285,7 +285,7 @@ check "an event for each: fan, power supply, temperature" \
 	qjq -e '[.events[] | select(.kind == "hardware_health" and .bad == 1) | [.name, .what, .port]] |
 		(index([["leaf01", "fan", 2]]) != null) and (index([["leaf01", "power_supply", 1]]) != null) and
 		(index([["spine01", "temperature", 0]]) != null)' ev.json
-curl -s "$U/metrics" >m2.txt
+metrics_of "$U" >m2.txt
 for _ in $(seq 1 100); do
 	[ "$(grep -c "$ROOT.0.11" traps.log 2>/dev/null)" -ge 3 ] && break
 	sleep 0.1
@@ -344,7 +344,7 @@ step() { # RX_UW HEALTH REASON LEVEL MIB_HEALTH NAGIOS_RC
 		eval 'jq -e --arg r "$reason" --arg l "$level" --arg d "$dbm" ".health == \"$health\" and .reasons == [\$r] and
 			(.ends[] | select(.name == \"node0003 HCA-1\") | .module.level == \$l and .module.lane == 2 and
 			 .module.what == \"rx_power\" and (.module.text | startswith(\"lane 2 rx power \" + \$d + \" dBm\")))" <<<"$k" >/dev/null'
-	curl -s -m 5 "$U/metrics" >mm.txt
+	metrics_of "$U" >mm.txt
 	check "... /metrics: ibwatch_link_reason $reason, the lane's rx power, the module's health" \
 		eval 'grep -q "^ibwatch_link_reason{guid=\"0x0000000000100004\",port=\"1\",.*reason=\"$reason\"} 1\$" mm.txt &&
 			awk -v d="$dbm" "/^ibwatch_module_rx_power_dbm{guid=\"0x0000000000100004\",port=\"1\",lane=\"2\"} / { x = \$2 - d; ok = x < 0.005 && x > -0.005 } END { exit !ok }" mm.txt &&
@@ -390,7 +390,7 @@ start_agent node0002 --no-ping --no-state-file --hardware-interval 1 --metrics-n
 U=http://127.0.0.1:$P
 check "--metrics-no-modules: its hardware sweeps run" wait_hw 2
 for _ in $(seq 1 100); do
-	curl -s "$U/metrics" >m3.txt
+	metrics_of "$U" >m3.txt
 	grep -q 'reason="module_alarm"' m3.txt && break
 	sleep 0.1
 done

@@ -109,7 +109,7 @@ check "... sweep 2: each asked once, its ClassPortInfo with one try ($(jq -c '[.
 check "timeouts by kind: PortCounters, PortCountersExtended, PortVLXmitWaitCounters and ClassPortInfo Gets, 3 or more each ($(jq -c '[.engine.requests_by_kind[] | select(.timeouts > 0) | "\(.class) \(.method) \(.attribute) \(.timeouts)/\(.requests)"]' swept2.json))" \
 	jq -e '[.engine.requests_by_kind[] | select(.class == "PerfMgt" and .method == "Get" and .timeouts >= 3) | .attribute] as $a
 		| ["PortCounters", "PortCountersExtended", "PortVLXmitWaitCounters", "ClassPortInfo"] - $a == []' swept2.json
-curl -s -m 10 "$U/metrics" >kinds.prom
+metrics_of "$U" >kinds.prom
 check "... and on /metrics, by the same labels" \
 	grep -qE '^ibwatch_mad_request_timeouts_total\{class="PerfMgt",method="Get",attribute="ClassPortInfo"\} ([3-9]|[1-9][0-9]+)$' kinds.prom
 

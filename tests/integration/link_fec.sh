@@ -117,7 +117,7 @@ check "every other cable ok" \
 
 # The same in /metrics, MIB, events and traps.
 g3=$(jq -r '.guid' <<<"$e3")
-curl -s -m 5 "$U/metrics" >m1.txt
+metrics_of "$U" >m1.txt
 check "/metrics: ibwatch_link_raw_ber of node0003's cable, 12m, 1.5e-6 within 1%" \
 	eval 'within "$(grep "^ibwatch_link_raw_ber{.*guid=\"$g3\".*window=\"12m\"}" m1.txt | awk "{ print \$2 }")" 1.5e-6'
 check "... ibwatch_link_bad_lane 2 for node0003's receiver, and only it" \
@@ -183,7 +183,7 @@ check "... its raw BER still 5e-7 within 1% (the rewritten file went on from t0)
 check "... ibwLinkTable: degraded(2), effective_ber, ibwLinkEffectiveBer set" \
 	eval '[ "$(col 9 "$i5")" = 2 ] && [ "$(col 10 "$i5")" = "\"effective_ber\"" ] &&
 		jq -e -n "$(col 18 "$i5" | tr -d \") > 0"'
-curl -s -m 5 "$U/metrics" >m2.txt
+metrics_of "$U" >m2.txt
 g5=$(jq -r '.ends[] | select(.name == "node0005 HCA-1") | .guid' <<<"$k5")
 check "... /metrics: ibwatch_link_reason effective_ber and a non-zero effective BER" \
 	eval 'grep -q "^ibwatch_link_reason{.*reason=\"effective_ber\"} 1\$" m2.txt &&
@@ -266,7 +266,7 @@ check "node0011 (HDR, RS-FEC): judged by FEC, the symbol errors as effective err
 		.fec.windows["12m"].effective >= 60000' <<<"$e11"
 check "... its cable degraded for effective_ber, not ber; basis fec" \
 	jq -e '.health == "degraded" and .reasons == ["effective_ber"] and .ber_basis == "fec"' <<<"$k11"
-curl -s -m 5 "$U/metrics" >m4.txt
+metrics_of "$U" >m4.txt
 g7=$(jq -r .guid <<<"$e7")
 g9=$(jq -r .guid <<<"$e9")
 g11=$(jq -r .guid <<<"$e11")

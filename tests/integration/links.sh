@@ -81,7 +81,7 @@ check "/api/v1/links?node=NAME&type=ca: node0003's link" jq -e --arg g "$g3" \
 	<(curl -s -m 5 "$U/api/v1/links?node=node0003%20HCA-1&type=ca")
 check "/api/v1/links?type=switch: the 8 leaf-spine cables" jq -e '(.links | length) == 8' \
 	<(curl -s -m 5 "$U/api/v1/links?type=switch")
-curl -s -m 5 "$U/metrics" >metrics.txt
+metrics_of "$U" >metrics.txt
 lo=$(printf '%s\n%s\n' "$gl1" "$g3" | sort | head -1)
 check "/metrics: one ibwatch_link_reason, width, on that cable" \
 	test "$(grep -c '^ibwatch_link_reason{' metrics.txt)" = 1 -a \

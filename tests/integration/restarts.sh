@@ -169,7 +169,7 @@ for _ in $(seq 1 300); do
 	sleep 0.1
 done
 curl -s -m 5 "$UC/api/v1/ports?type=ca" >caC.json
-curl -s -m 5 "$UC/metrics" | awk '$1 == "ibwatch_pma_readings_lid_moved_total" { print $2 }' >lid-moved-C.txt
+metrics_of "$UC" | awk '$1 == "ibwatch_pma_readings_lid_moved_total" { print $2 }' >lid-moved-C.txt
 check "the agent that discovered once read at the old LIDs ($(cat lid-moved-C.txt) readings another node answered, dropped)" \
 	test "$(cat lid-moved-C.txt)" -gt 0
 check "... and every host's total is still its own number" \
@@ -190,7 +190,7 @@ check "no counter reset reported" \
 # The LID change put the counters in "LIDs in flux" until a discovery
 # found the LIDs settled and the sweep after it had run; every reading
 # was checked with a NodeInfo to its LID (one per node and sweep).
-metric() { curl -s -m 5 "$U/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
+metric() { metrics_of "$U" | awk -v n="$1" '$1 == n { print $2 }'; }
 check "the LID change put the counters in LIDs in flux (the agent's log)" \
 	grep -q "LIDs in flux (" "agent-${U##*:}.log"
 settled=0
@@ -297,7 +297,7 @@ st >lost.json
 check "the agent reports its local port lost and the data stale" jq -e '.local_port_lost and .stale' lost.json
 check "... keeping the last fabric (44 nodes, no node gone)" jq -e '.fabric.nodes == 44 and .fabric.gone_nodes == 0' lost.json
 check "... and serving it" jqe 'length == 44' < <(curl -s -m 5 "$U/api/v1/nodes")
-curl -s -m 5 "$U/metrics" >lost.prom
+metrics_of "$U" >lost.prom
 check "/metrics says stale and the local port not active" \
 	grep -qx 'ibwatch_stale 1' lost.prom
 check "... (ibwatch_local_port_active 0)" grep -qx 'ibwatch_local_port_active 0' lost.prom

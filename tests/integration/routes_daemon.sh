@@ -124,7 +124,7 @@ check "an unknown end is 404, a missing one 400" \
 	test "$(get "$U/api/v1/routes/nosuchnode/node0002%20HCA-1") $(get "$U/api/v1/routes/node0002%20HCA-1")" = "404 400"
 
 # Metrics: the census counts and a load per link direction.
-curl -s -m 20 "$U/metrics" >metrics.txt
+metrics_of "$U" >metrics.txt
 out=$(promtool check metrics <metrics.txt 2>&1); rc=$?
 check "promtool check metrics reports nothing" test $rc = 0 -a -z "$out"
 check "ibwatch_routes_pairs{status=\"ok\"} $pairs, none broken" \
@@ -191,7 +191,7 @@ check "one ibwRoutesBroken notification: $nb pairs, no entry at $leaf_name" \
 	-n "$(grep "$ROOT\.1\.7\.8\.0 = Gauge32: $nb	" <<<"$trapline")" -a \
 	-n "$(grep "$ROOT\.1\.7\.9\.0 = STRING: \".*no entry at $leaf_name" <<<"$trapline")"
 check "the metrics count them" \
-	bash -c "curl -s -m 20 $U/metrics | grep -qx 'ibwatch_routes_pairs{status=\"no_entry\"} $nb'"
+	bash -c "curl -s -m 20 $U/metrics | grep -qxE 'ibwatch_routes_pairs\\{(fabric=\"[^\"]*\",)?status=\"no_entry\"\\} $nb'"
 
 rf "setlft $leaf $l100 $orig"
 for _ in $(seq 1 100); do

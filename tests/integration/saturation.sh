@@ -120,7 +120,7 @@ sed -i "s/^$l5 1 x .*/$l5 1 x SymbolErrorCounter=987654321 PortXmitWait=98765432
 sleep 0.2
 wait_counter_sweeps 2
 curl -s -m 5 "$U/api/v1/ports" >ports.json
-curl -s -m 5 "$U/metrics" >m.txt
+metrics_of "$U" >m.txt
 
 # node0003: totals against the truth at the time of its reading.
 p3=$(port "$l3")
@@ -251,7 +251,7 @@ check "node0011's end: raw and effective BER unknown (null) in every window" \
 check "... and its link's raw and effective BER (the worse direction) too" \
 	jq -e '.links[] | select(any(.ends[]; .name == "node0011 HCA-1")) |
 		.raw_ber == null and .effective_ber == null' links.json
-curl -s -m 5 "$U/metrics" >m2.txt
+metrics_of "$U" >m2.txt
 g11=$(port "$l11" | jq -r .node_guid)
 check "... and /metrics has no raw BER series for it ($g11)" \
 	eval '! grep "^ibwatch_link_raw_ber{" m2.txt | grep -q "$g11"'

@@ -238,7 +238,7 @@ if [ -x /usr/bin/chromium ] && /usr/bin/python3 -c 'import selenium' 2>/dev/null
 else
 	check "chromium and python3-selenium for the map's job highlight" false
 fi
-curl -s -m 5 "$U/metrics" >m.txt
+metrics_of "$U" >m.txt
 check "/metrics: ibwatch_job_hosts for job $A is 4, ibwatch_job_shared 1" \
 	eval 'grep -q "^ibwatch_job_hosts{job_id=\"$A\",user=\"root\",partition=\"debug\"} 4$" m.txt &&
 		grep -q "^ibwatch_job_shared{job_id=\"$A\",user=\"root\",partition=\"debug\"} 1$" m.txt'
