@@ -55,6 +55,32 @@ static void state_family(struct ibw_pb *b, const struct ibw_snapshot *s,
 	}
 }
 
+/* The nodes the last discovery no longer reached (kept, marked gone,
+ * until forgotten): when each was last seen. A switch gone is what
+ * pages for its cables (deploy/prometheus: IBWatchSwitchDown). */
+static void gone_family(struct ibw_pb *b, const struct ibw_snapshot *s)
+{
+	const struct ibw_snapshot_node *nv;
+	unsigned n = 0;
+
+	ibw_snapshot_foreach_node(s, nv) {
+		if (!nv->n->gone)
+			continue;
+		if (!n++)
+			ibw_pb_family(
+				b, "ibwatch_node_gone_since_seconds", "gauge",
+				"Nodes the last discovery no longer reached: "
+				"when each was gone first (Unix time).");
+		ibw_pb_put(
+			b,
+			"ibwatch_node_gone_since_seconds{guid=\"0x%016" PRIx64
+			"\",type=\"%s\",name=\"",
+			nv->n->guid, nv->is_switch ? "switch" : "hca");
+		ibw_pb_label(b, nv->name ? nv->name : "");
+		ibw_pb_put(b, "\"} %.3f\n", (double)nv->n->gone_since_us / 1e6);
+	}
+}
+
 /* What a port runs at, may run at and can run at: lanes of the widest
  * width and the fastest speed (enum ibw_speed) of each set. */
 static void speed_families(struct ibw_pb *b, const struct ibw_snapshot *s,
@@ -165,6 +191,7 @@ static void link_families(struct ibw_pb *b, const struct ibw_snapshot *s)
 		ibw_prom_link_labels(b, "ibwatch_link_health", by[i]);
 		ibw_pb_put(b, "} %d\n", (int)by[i]->health);
 	}
+	ibw_prom_link_trouble(b, s, by, v->n);
 	any = 0;
 	for (i = 0; i < v->n; i++) {
 		const struct ibw_link *k = by[i];
@@ -299,8 +326,8 @@ static void endport_families(struct ibw_pb *b, const struct ibw_snapshot *s)
 
 		ibw_pb_put(b,
 			   "ibwatch_endport_up{guid=\"0x%016" PRIx64
-			   "\",name=\"",
-			   e->port_guid);
+			   "\",node_guid=\"0x%016" PRIx64 "\",name=\"",
+			   e->port_guid, e->node_guid);
 		ibw_pb_label(b, e->name);
 		ibw_pb_put(b, "\",lid=\"%u\"} %d\n", e->lid,
 			   e->state == IBW_EP_UP ||
@@ -387,6 +414,7 @@ static void render_snapshot(struct ibw_pb *bp, const struct ibw_snapshot *s,
 		state_family(&b, s, k);
 		speed_families(&b, s, k);
 	}
+	gone_family(&b, s);
 	link_families(&b, s);
 	route_families(&b, s);
 	endport_families(&b, s);

@@ -7,6 +7,8 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "jobcache.h"
 #include "prom_jobs.h"
@@ -118,5 +120,62 @@ void ibw_prom_jobs(struct ibw_pb *b, const struct ibw_snapshot *s)
 			}
 		}
 	}
+	ibw_jobview_unref(v);
+}
+
+/* At most this much of a trouble series' jobs label, then ",...". */
+#define TROUBLE_JOBS_MAX 200
+
+void ibw_prom_link_trouble(struct ibw_pb *b, const struct ibw_snapshot *s,
+			   const struct ibw_link *const *by, size_t n)
+{
+	struct ibw_jobview *v = s->jobs ? ibw_jobcache_view(s) : NULL;
+	unsigned *ids = v && v->n ? malloc(v->n * sizeof(*ids)) : NULL;
+	char reasons[256], jobs[TROUBLE_JOBS_MAX + 8];
+	size_t i;
+	int any = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct ibw_link *k = by[i];
+		unsigned nj = 0, j;
+		size_t len = 0;
+
+		if (k->health == IBW_HEALTH_OK)
+			continue;
+		if (!any++)
+			ibw_pb_family(
+				b, "ibwatch_link_trouble_info", "gauge",
+				"1 for each cable that is not ok: its ends' "
+				"names, its reasons and the running jobs whose "
+				"routes cross it (jobs cut at 200 characters, "
+				"then ...).");
+		ibw_link_reasons_fmt(k->reasons, reasons, sizeof(reasons));
+		if (ids)
+			nj = ibw_jobview_cable_jobs(v, k->end[0].guid,
+						    k->end[0].port,
+						    k->end[1].guid,
+						    k->end[1].port, ids, v->n);
+		jobs[0] = '\0';
+		for (j = 0; j < nj; j++) {
+			const char *id = v->jobs[ids[j]].job->id;
+
+			if (len + strlen(id) + 1 > TROUBLE_JOBS_MAX) {
+				snprintf(jobs + len, sizeof(jobs) - len,
+					 ",...");
+				break;
+			}
+			len += (size_t)snprintf(jobs + len, sizeof(jobs) - len,
+						"%s%s", j ? "," : "", id);
+		}
+		ibw_prom_link_labels(b, "ibwatch_link_trouble_info", k);
+		ibw_pb_put(b, ",name=\"");
+		label(b, k->end[0].name ? k->end[0].name : "");
+		ibw_pb_put(b, "\",remote_name=\"");
+		label(b, k->end[1].name ? k->end[1].name : "");
+		ibw_pb_put(b, "\",reasons=\"%s\",jobs=\"", reasons);
+		label(b, jobs);
+		ibw_pb_put(b, "\"} 1\n");
+	}
+	free(ids);
 	ibw_jobview_unref(v);
 }

@@ -163,10 +163,6 @@ lid_of() { at "$1" smpquery -D portinfo 0 | sed -n 's/^Lid:\.*//p'; }
 # exactly those when the test ends.
 pids=()
 stop_started() { [ ${#pids[@]} -gt 0 ] && stop "${pids[@]}"; wait 2>/dev/null || true; }
-# start_agent NODE ARGS...: ibwatchd on NODE serving HTTP on a free
-# loopback port, with ARGS; up to five ports are tried. Sets P (the
-# port) and agent (its PID, also added to pids); it logs to agent-$P.log
-# and agent-$P.out. Returns 1 when it never listened.
 # metrics_of URL [CURL OPTIONS]: URL's /metrics with the fabric label
 # (docs/api.md, "The fabric label"; tests/integration/fabrics.sh checks
 # it) taken out, so that series read as these tests write them:
@@ -176,6 +172,10 @@ metrics_of() {
 	shift
 	curl -s -m 20 "$@" "$u/metrics" | sed -E 's/\{fabric="[^"]*"\}//; s/\{fabric="[^"]*",/{/'
 }
+# start_agent NODE ARGS...: ibwatchd on NODE serving HTTP on a free
+# loopback port, with ARGS; up to five ports are tried. Sets P (the
+# port) and agent (its PID, also added to pids); it logs to agent-$P.log
+# and agent-$P.out. Returns 1 when it never listened.
 start_agent() {
 	local node=$1 try; shift
 	for try in 1 2 3 4 5; do
