@@ -11,8 +11,8 @@ libibumad-dev libibmad-dev
 libsnmp-dev libmicrohttpd-dev libjansson-dev libcmocka-dev zlib1g-dev
 ibsim-utils libumad2sim0 opensm infiniband-diags
 snmpd snmp snmptrapd curl jq python3 bc
-prometheus prometheus-node-exporter monitoring-plugins-basic
-monitoring-plugins-standard openssl wrk
+prometheus prometheus-node-exporter prometheus-alertmanager victoria-metrics
+monitoring-plugins-basic monitoring-plugins-standard openssl wrk
 smitools libinih-dev systemd groff-base libjs-d3
 chromium chromium-driver python3-selenium slurm-wlm munge
 git dpkg-dev debhelper lintian rpm
@@ -39,3 +39,20 @@ if ! $SUDO apt-get install -y --no-install-recommends $missing; then
 	$SUDO apt-get update
 	$SUDO apt-get install -y --no-install-recommends $missing
 fi
+
+# victoria-metrics and prometheus-alertmanager enable and start a system
+# daemon on install, listening on every interface (:8428; :9093 and the
+# gossip cluster's 0.0.0.0:9094, TCP and UDP). The tests run their own,
+# on loopback (tests/lib/store.sh): the ones just installed are stopped
+# and disabled. `systemctl disable` works without a running systemd too
+# (a container, where policy-rc.d kept them from starting) and takes
+# their SysV links as well.
+for svc in victoria-metrics prometheus-alertmanager; do
+	case " $missing " in *" $svc "*) ;; *) continue ;; esac
+	command -v systemctl >/dev/null 2>&1 || continue
+	if [ -d /run/systemd/system ]; then
+		$SUDO systemctl disable --now "$svc.service"
+	else
+		$SUDO systemctl disable "$svc.service"
+	fi
+done
