@@ -51,168 +51,10 @@ static int watch_lids(struct ibw_monitor *m)
 	return why != NULL;
 }
 
-/* Build a new snapshot from the current state and swap it in. */
-static void publish(struct ibw_monitor *m)
-{
-	struct ibw_snapshot *s = ibw_snapshot_new(), *old;
-	unsigned n, i;
-
-	if (!s) {
-		log_err("monitor", "out of memory: snapshot not published");
-		return;
-	}
-	s->seq = ++m->snap_seq;
-	s->taken_us = ibw_realtime_us();
-	s->fabric = ibw_fabric_ref(m->fabric);
-	if (s->fabric && m->names) {
-		s->names = calloc(s->fabric->nnodes + 1, sizeof(*s->names));
-		for (i = 0; s->names && i < s->fabric->nnodes; i++) {
-			const char *nm = ibw_namemap_get(
-				m->names, s->fabric->nodes[i].guid);
-
-			s->names[i] = nm ? strdup(nm) : NULL;
-		}
-	}
-	/* The counters' records by reference, not a copy of them. */
-	s->ports_table = ibw_counters_table(m->ctrs);
-	if (s->ports_table)
-		s->nports = ibw_ctr_table_n(s->ports_table);
-	if (m->pinger) {
-		const struct ibw_endport *eps =
-			ibw_pinger_endports(m->pinger, &n);
-
-		if (n) {
-			s->endports = malloc(n * sizeof(*s->endports));
-			if (s->endports) {
-				memcpy(s->endports, eps,
-				       n * sizeof(*s->endports));
-				s->nendports = n;
-			}
-		}
-	}
-	if (m->o.nwatch) {
-		s->watched = malloc(m->o.nwatch * sizeof(*s->watched));
-		if (s->watched) {
-			memcpy(s->watched, m->watched,
-			       m->o.nwatch * sizeof(*s->watched));
-			s->nwatched = m->o.nwatch;
-		}
-	}
-	if (m->fabric) {
-		const struct ibw_fnode *ln =
-			ibw_fabric_find(m->fabric, m->fabric->local_guid);
-		unsigned lp = m->o.local_port ? m->o.local_port : 1;
-
-		s->discovery = m->fabric->sweep;
-		if (ln && lp < ln->nports && ln->ports[lp].have_pi)
-			s->local_state = ln->ports[lp].pi.state;
-	}
-	s->fabric_id = m->fabric_id;
-	s->started_us = m->started_us;
-	/* Three missed discoveries or counter sweeps make the data stale;
-	 * without our own port it is stale at once. */
-	s->fresh_until_us =
-		(m->last_good_us ? m->last_good_us : m->started_us) +
-		3 * (m->o.discovery_interval_us > m->o.counter_interval_us
-			     ? m->o.discovery_interval_us
-			     : m->o.counter_interval_us);
-	s->local_lost = m->local_lost;
-	if (m->local_lost) {
-		s->local_state = m->lost_state;
-		s->fresh_until_us = 0;
-	}
-	s->counters = ibw_counters_last_sweep(m->ctrs);
-	ibw_counters_last_busy(m->ctrs, s->counters_busy_us);
-	s->counter_sweep = ibw_counters_progress(m->ctrs);
-	s->counter_sweep_reason = m->ctr_reason;
-	s->counter_interval_us = m->plan.interval_us ? m->plan.interval_us
-						     : m->o.counter_interval_us;
-	s->counter_aligned_scrapers = m->plan.nscrapers;
-	s->counter_verify = ibw_counters_verify_stats(m->ctrs);
-	s->counter_clears = ibw_counters_clears(m->ctrs);
-	if (m->journal) {
-		s->have_state_file = 1;
-		s->state_file = ibw_ctr_journal_stats(m->journal);
-		s->state_err = m->state_err;
-	}
-	s->unreachable_ports = ibw_counters_unreachable(m->ctrs);
-	n = ibw_counters_redirects(m->ctrs, NULL, 0);
-	if (n && (s->pma_redirects = calloc(n, sizeof(*s->pma_redirects))))
-		s->npma_redirects =
-			ibw_counters_redirects(m->ctrs, s->pma_redirects, n);
-	s->discoveries = m->discoveries;
-	s->counter_sweeps = m->counter_sweeps;
-	ibw_monitor_update_links(m);
-	s->links = ibw_link_view_ref(m->lview);
-	s->census = m->census ? ibw_census_ref(m->census) : NULL;
-	s->hw = ibw_hw_view_ref(m->hwview);
-	s->jobs = m->jobsrc ? ibw_jobset_ref(ibw_jobsrc_set(m->jobsrc)) : NULL;
-	s->jobcache = m->jobcache;
-	if (ibw_snapshot_seal(s) < 0) {
-		log_err("monitor", "out of memory: snapshot not published");
-		ibw_snapshot_unref(s);
-		return;
-	}
-	pthread_mutex_lock(&m->snap_lock);
-	old = m->snap;
-	m->snap = s;
-	m->published_settled =
-		s->counter_sweep.read + s->counter_sweep.unreachable;
-	pthread_mutex_unlock(&m->snap_lock);
-	/* Outside the lock: freeing a big snapshot takes a while. */
-	ibw_snapshot_unref(old);
-}
-
-static void log_events(struct ibw_monitor *m)
-{
-	struct ibw_event evs[64];
-	unsigned n, i;
-
-	while ((n = ibw_events_since(m->ev, m->logged_seq, evs, 64)) > 0) {
-		for (i = 0; i < n; i++) {
-			const struct ibw_event *e = &evs[i];
-			char q[IBW_NAME_QUOTED_SIZE] = "";
-
-			/* the name quoted: where it ends is plain */
-			if (e->name[0])
-				ibw_name_quote(q, sizeof(q), e->name);
-			log_info("event",
-				 "%s node 0x%016" PRIx64 "%s%s port %u%s%s"
-				 " old %" PRIu64 " new %" PRIu64,
-				 ibw_event_kind_str(e->kind), e->node_guid,
-				 q[0] ? " " : "", q, e->port,
-				 e->what[0] ? " " : "", e->what, e->old_value,
-				 e->new_value);
-			if (e->kind == IBW_EVT_PATH_CHANGED)
-				log_info("event", "path to %s changed: %s",
-					 e->what, e->detail);
-			if (e->kind == IBW_EVT_LINK_HEALTH_CHANGED)
-				log_info("event",
-					 "link 0x%016" PRIx64
-					 "/%u - 0x%016" PRIx64 "/%u: %s",
-					 e->node_guid, e->port, e->peer_guid,
-					 e->peer_port, e->detail);
-			if (e->kind >= IBW_EVT_ROUTES_LOST &&
-			    e->kind <= IBW_EVT_ROUTE_LOAD)
-				log_info("event", "%s: %s",
-					 ibw_event_kind_str(e->kind),
-					 e->detail);
-			if (e->kind == IBW_EVT_ENDPORT_STATE)
-				log_info("event",
-					 "endport 0x%016" PRIx64 "%s%s is %s "
-					 "(was %s)",
-					 e->peer_guid, q[0] ? " " : "", q,
-					 ibw_endport_state_str(e->new_value),
-					 ibw_endport_state_str(e->old_value));
-			m->logged_seq = e->seq;
-		}
-	}
-}
-
 static void trace_round_done(struct ibw_monitor *m)
 {
-	publish(m);
-	log_events(m);
+	ibw_mon_publish(m);
+	ibw_mon_log_events(m);
 	if (m->periodic) {
 		ibw_timer_arm(m->trace_timer, m->o.trace_interval_us);
 	} else if (m->once_tracing) {
@@ -235,8 +77,8 @@ static void on_trace_timer(struct ibw_timer *t, void *arg)
 
 static void once_finish(struct ibw_monitor *m)
 {
-	publish(m);
-	log_events(m);
+	ibw_mon_publish(m);
+	ibw_mon_log_events(m);
 	if (m->o.nwatch) {
 		/* then the watched paths, once */
 		m->once_tracing = 1;
@@ -298,8 +140,8 @@ static void on_pub_timer(struct ibw_timer *t, void *arg)
 	struct ibw_monitor *m = arg;
 
 	watch_lids(m);
-	publish(m);
-	log_events(m);
+	ibw_mon_publish(m);
+	ibw_mon_log_events(m);
 	ibw_timer_arm(t, m->o.ping.interval_us ? m->o.ping.interval_us
 					       : 10000000u);
 }
@@ -345,7 +187,7 @@ static void counters_done(struct ibw_counters *c, void *arg)
 		  (double)st.duration_us / 1e6);
 	/* The links take this sweep first, so that the state file has
 	 * their windows up to it. */
-	publish(m);
+	ibw_mon_publish(m);
 	if (m->state_file) {
 		rc = ibw_counters_journal_save(c, m->journal, m->links,
 					       ibw_realtime_us(), 0);
@@ -359,7 +201,7 @@ static void counters_done(struct ibw_counters *c, void *arg)
 				 m->state_file);
 		m->state_err = rc;
 	}
-	log_events(m);
+	ibw_mon_log_events(m);
 	trim_heap();
 	if (m->periodic) {
 		if (m->ctr_again) {
@@ -390,8 +232,8 @@ static void on_progress_timer(struct ibw_timer *t, void *arg)
 	watch_lids(m);
 	if (p.read + p.unreachable != m->published_settled) {
 		t0 = ibw_now_us();
-		publish(m);
-		log_events(m);
+		ibw_mon_publish(m);
+		ibw_mon_log_events(m);
 		log_debug("counters",
 			  "sweep under way: %u of %u ports read, %u "
 			  "unreachable; published in %.2f ms",
@@ -628,7 +470,7 @@ static void enter_lost(struct ibw_monitor *m, uint8_t state)
 		m->backoff_us = m->o.discovery_interval_us;
 	log_debug("monitor", "local port still %s; next look in %.1f s", what,
 		  (double)m->backoff_us / 1e6);
-	publish(m);
+	ibw_mon_publish(m);
 	/* (a sweep still running re-arms it when it ends) */
 	ibw_timer_arm(m->disc_timer, m->look_now ? 0 : m->backoff_us);
 	m->look_now = 0;
@@ -724,8 +566,8 @@ static void on_tables(struct ibw_lft_set *t, void *arg)
 		ibw_census_diff(m->census, c, NULL, NULL, m->ev);
 	ibw_census_unref(m->census);
 	m->census = c;
-	publish(m);
-	log_events(m);
+	ibw_mon_publish(m);
+	ibw_mon_log_events(m);
 	trim_heap();
 }
 
@@ -736,8 +578,8 @@ static void on_hw(struct ibw_hw_view *v, void *arg)
 	ibw_hw_view_unref(m->hwview);
 	m->hwview = ibw_hw_view_ref(v);
 	m->lview_dirty = 1; /* the cable modules judge links too */
-	publish(m);
-	log_events(m);
+	ibw_mon_publish(m);
+	ibw_mon_log_events(m);
 }
 
 static void discovery_done(struct ibw_fabric *f, void *arg)
@@ -806,8 +648,8 @@ static void discovery_done(struct ibw_fabric *f, void *arg)
 	} else if (m->lft) {
 		ibw_lft_set_fabric(m->lft, f);
 	}
-	publish(m);
-	log_events(m);
+	ibw_mon_publish(m);
+	ibw_mon_log_events(m);
 	trim_heap();
 	if (m->periodic) {
 		ibw_timer_arm(m->disc_timer, m->o.discovery_interval_us);
@@ -1008,7 +850,7 @@ struct ibw_monitor *ibw_monitor_new(struct ibw_engine *e,
 				 ibw_ctr_journal_stats(m->journal)
 					 .loaded_batches);
 	}
-	publish(m);
+	ibw_mon_publish(m);
 	return m;
 }
 
@@ -1058,7 +900,7 @@ static void on_jobs(void *arg)
 	struct ibw_monitor *m = arg;
 
 	if (m->fabric)
-		publish(m);
+		ibw_mon_publish(m);
 }
 
 int ibw_monitor_start(struct ibw_monitor *m)
@@ -1129,7 +971,7 @@ int ibw_monitor_set_jobs(struct ibw_monitor *m, const char *dir,
 	ibw_jobsrc_free(m->jobsrc);
 	m->jobsrc = js;
 	if (m->periodic && m->fabric)
-		publish(m);
+		ibw_mon_publish(m);
 	return 0;
 }
 
@@ -1200,8 +1042,8 @@ void ibw_monitor_set_link_thresholds(struct ibw_monitor *m,
 	m->o.link_thresholds = *t;
 	ibw_links_set_thresholds(m->links, t);
 	m->lview_dirty = 1;
-	publish(m);
-	log_events(m);
+	ibw_mon_publish(m);
+	ibw_mon_log_events(m);
 }
 
 int ibw_monitor_reload_names(struct ibw_monitor *m, char *err, size_t errlen)
@@ -1216,6 +1058,6 @@ int ibw_monitor_reload_names(struct ibw_monitor *m, char *err, size_t errlen)
 	ibw_namemap_free(m->names);
 	m->names = n;
 	m->lview_dirty = 1; /* the links carry the names */
-	publish(m);
+	ibw_mon_publish(m);
 	return 0;
 }
