@@ -7,6 +7,7 @@
 #   simfabric.sh cmd DIR 'Unlink "leaf01"[1]'    console command, prints reply
 #   simfabric.sh env DIR                         shell lines to source
 #   simfabric.sh sm-restart DIR ["-l 1"]         a new opensm, extra args
+#   simfabric.sh sm-move DIR NODE                the SM on another node
 #   simfabric.sh kill-sim DIR                    SIGKILL ibsim (and stop opensm)
 #   simfabric.sh restart DIR                     ibsim and opensm again
 #   simfabric.sh stop DIR                        stops what start started
@@ -173,6 +174,17 @@ cmd_sm_restart() {
 	start_opensm "$dir" "${2:-}" || die "opensm did not bring the subnet up again"
 }
 
+# sm-move DIR NODE: the master SM fails over to another node: opensm
+# stopped, and started at NODE (another port GUID, the same LIDs: its
+# cache is the first one's); the env file names the new SM node.
+cmd_sm_move() {
+	local dir=$1 node=$2
+	[ -f "$dir/params" ] || die "no fabric in $dir"
+	stop_pid "$dir/opensm.pid" opensm
+	sed -i "s/^export IBW_SIM_SM=.*/export IBW_SIM_SM='$node'/" "$dir/env"
+	start_opensm "$dir" || die "opensm did not bring the subnet up at $node"
+}
+
 # kill-sim DIR: the simulator dies (SIGKILL), as in a crash; opensm,
 # left without it, is stopped too.
 cmd_kill_sim() {
@@ -265,6 +277,7 @@ case $action in
 start) [ $# -ge 2 ] || die "usage: start DIR NETFILE [options]"; cmd_start "$@" ;;
 cmd) [ $# -ge 2 ] || die "usage: cmd DIR COMMAND"; cmd_cmd "$@" ;;
 env) cat "$1/env" ;;
+sm-move) [ $# -ge 2 ] || die "usage: sm-move DIR NODE"; cmd_sm_move "$@" ;;
 sm-restart) cmd_sm_restart "$@" ;;
 kill-sim) cmd_kill_sim "$1" ;;
 restart) cmd_restart "$1" ;;
