@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "fabric.h"
+#include "fabric_id.h"
 
 /* A switch 0x20 (4 ports) with hosts 0x10 and 0x11 on ports 1 and 2. */
 static struct ibw_fabric *make(int with_host2, uint16_t lid1, int width)
@@ -343,6 +344,84 @@ static void test_find_lid(void **state)
 	ibw_fabric_unref(a);
 }
 
+/* make()'s fabric seen from host 0x10 (LID 2), its port's MasterSMLID
+ * @sm_lid and prefix @prefix; the hosts' port GUIDs are 0x1001/0x1101. */
+static struct ibw_fabric *seen_from_host(uint16_t sm_lid, uint64_t prefix)
+{
+	struct ibw_fabric *f = make(1, 2, 2);
+	struct ibw_fnode *h = (struct ibw_fnode *)ibw_fabric_find(f, 0x10);
+
+	f->local_guid = 0x10;
+	h->ports[1].pi.sm_lid = sm_lid;
+	h->ports[1].pi.gid_prefix = prefix;
+	h->ports[1].guid = 0x1001;
+	((struct ibw_fnode *)ibw_fabric_find(f, 0x11))->ports[1].guid = 0x1101;
+	((struct ibw_fnode *)ibw_fabric_find(f, 0x20))->ports[0].guid = 0x20;
+	return f;
+}
+
+/*
+ * Which fabric: our port's prefix and the port GUID at its MasterSMLID
+ * (an HCA's port, a switch's port 0); unknown without our port; an
+ * event when the SM moves or the prefix changes, none at the first
+ * discovery or when only the SM's LID moves.
+ */
+static void test_fabric_identity(void **state)
+{
+	struct ibw_events *ev = ibw_events_new(16);
+	struct ibw_fabric *f = seen_from_host(3, 0xfe80000000000000ull);
+	struct ibw_fabric_id cur = { 0 }, id;
+	struct ibw_event last;
+	char buf[IBW_FABRIC_ID_LEN];
+
+	ibw_fabric_id_of(f, 1, &id);
+	assert_true(id.known);
+	assert_true(id.sm_guid == 0x1101 && id.sm_node_guid == 0x11);
+	assert_int_equal(id.sm_port, 1);
+	ibw_fabric_id_str(&id, buf, sizeof(buf));
+	assert_string_equal(buf, "0xfe80000000000000/0x0000000000001101");
+	assert_int_equal(ibw_fabric_id_update(&cur, &id, 100, ev), 0);
+	assert_int_equal(kinds(ev, 0, IBW_EVT_FABRIC_CHANGED, NULL), 0);
+	assert_true(cur.known && cur.since_us == 100 && cur.changes == 0);
+	/* port 2 of the host has no PortInfo: nothing known */
+	ibw_fabric_id_of(f, 2, &id);
+	assert_false(id.known);
+	assert_int_equal(ibw_fabric_id_update(&cur, &id, 150, ev), 0);
+	assert_true(cur.known && cur.sm_guid == 0x1101);
+	ibw_fabric_unref(f);
+
+	/* the SM fails over to the switch (LID 1, port 0) */
+	f = seen_from_host(1, 0xfe80000000000000ull);
+	ibw_fabric_id_of(f, 1, &id);
+	assert_true(id.sm_guid == 0x20 && id.sm_port == 0);
+	assert_int_equal(ibw_fabric_id_update(&cur, &id, 200, ev), 1);
+	assert_int_equal(kinds(ev, 0, IBW_EVT_FABRIC_CHANGED, &last), 1);
+	assert_true(last.old_value == 0x1101 && last.new_value == 0x20);
+	assert_string_equal(last.what, "master_sm");
+	assert_string_equal(last.detail,
+			    "fabric 0xfe80000000000000/0x0000000000001101 -> "
+			    "0xfe80000000000000/0x0000000000000020 (master SM "
+			    "LID 3 -> 1)");
+	assert_true(cur.since_us == 200 && cur.changes == 1);
+	ibw_fabric_unref(f);
+
+	/* a new prefix */
+	f = seen_from_host(1, 0xfe800000000000abull);
+	ibw_fabric_id_of(f, 1, &id);
+	assert_int_equal(ibw_fabric_id_update(&cur, &id, 300, ev), 1);
+	assert_int_equal(kinds(ev, 0, IBW_EVT_FABRIC_CHANGED, &last), 2);
+	assert_string_equal(last.what, "subnet_prefix");
+	assert_true(cur.changes == 2);
+	ibw_fabric_unref(f);
+
+	/* a LID the fabric has no port at: the SM unknown (0), a change */
+	f = seen_from_host(99, 0xfe800000000000abull);
+	ibw_fabric_id_of(f, 1, &id);
+	assert_true(id.known && id.sm_guid == 0 && id.sm_lid == 99);
+	ibw_fabric_unref(f);
+	ibw_events_free(ev);
+}
+
 static void test_event_ring_bounded(void **state)
 {
 	struct ibw_events *ev = ibw_events_new(4);
@@ -377,6 +456,7 @@ int main(void)
 		cmocka_unit_test(test_lost_description_keeps_the_name),
 		cmocka_unit_test(test_find_lid),
 		cmocka_unit_test(test_event_ring_bounded),
+		cmocka_unit_test(test_fabric_identity),
 	};
 
 	return cmocka_run_group_tests_name("fabric", tests, NULL, NULL);
