@@ -16,62 +16,82 @@ void ibw_pb_fabric_label(struct ibw_pb *b, const char *id, int all)
 		snprintf(b->xlabel, sizeof(b->xlabel), "fabric=\"%s\"", id);
 }
 
-static int xput(struct ibw_pb *b, const char *s, size_t n)
-{
-	if (b->xlen + n > b->xcap) {
-		size_t cap = (b->xcap + n) * 2;
-		char *np = realloc(b->x, cap);
-
-		if (!np)
-			return -1;
-		b->x = np;
-		b->xcap = cap;
-	}
-	memcpy(b->x + b->xlen, s, n);
-	b->xlen += n;
-	return 0;
-}
-
 /* Where a line of the text handed on is (xst). */
 enum { X_START, X_NAME, X_BRACE, X_REST };
 
+/* Where the sample name at @in ends: its `{`, the space before its
+ * value, or a newline; @end when the piece ends first. */
+static const char *name_end(const char *in, const char *end)
+{
+	const char *lim = end - in > 256 ? in + 256 : end, *q = lim, *c;
+
+	/* names are short: three bounded scans beat one byte by byte */
+	if ((c = memchr(in, '{', (size_t)(lim - in))))
+		q = c;
+	if ((c = memchr(in, ' ', (size_t)(q - in))))
+		q = c;
+	if ((c = memchr(in, '\n', (size_t)(q - in))))
+		q = c;
+	if (q == lim && lim < end)
+		while (q < end && *q != '{' && *q != ' ' && *q != '\n')
+			q++;
+	return q;
+}
+
 /*
- * @n bytes of text at @in into b->x with the label put in: after a
- * sample name's `{` (and a comma unless the braces are empty), or as
- * `{label}` after a name with none. Comments and the rest of each line
- * are copied whole. Pieces may end anywhere: xst and xpm (how much of
- * "ibwatch_" the name began with, -1 not) carry over.
+ * @n bytes of text at @in into b->x (b->xlen of them) with the label put
+ * in: after a sample name's `{` (and a comma unless the braces are
+ * empty), or as `{label}` after a name with none. Comments and the rest
+ * of each line are copied whole. Pieces may end anywhere: xst and xpm
+ * (how much of "ibwatch_" the name began with, -1 not) carry over.
+ * Room for the label on every line is taken first, so that the copy
+ * itself is plain memcpy (it runs over every byte of /metrics).
  */
 static int relabel(struct ibw_pb *b, const char *in, size_t n)
 {
 	static const char pre[] = "ibwatch_";
-	const char *end = in + n;
-	size_t ll = strlen(b->xlabel);
-	int rc = 0;
+	const int plen = (int)sizeof(pre) - 1;
+	const char *end = in + n, *p, *q;
+	size_t ll = strlen(b->xlabel), lines = 1, need;
+	char *o;
 
-	b->xlen = 0;
-	while (in < end && !rc) {
-		const char *nl;
-		char c = *in;
+	for (p = in; (p = memchr(p, '\n', (size_t)(end - p))); p++)
+		lines++;
+	need = n + lines * (ll + 3);
+	if (need > b->xcap) {
+		char *np = realloc(b->x, need);
+
+		if (!np)
+			return -1;
+		b->x = np;
+		b->xcap = need;
+	}
+	o = b->x;
+	while (in < end) {
 		int on;
 
 		switch (b->xst) {
 		case X_REST:
-			nl = memchr(in, '\n', (size_t)(end - in));
-			n = nl ? (size_t)(nl - in) + 1 : (size_t)(end - in);
-			rc = xput(b, in, n);
-			in += n;
-			if (nl)
+			p = memchr(in, '\n', (size_t)(end - in));
+			q = p ? p + 1 : end;
+			memcpy(o, in, (size_t)(q - in));
+			o += q - in;
+			in = q;
+			if (p)
 				b->xst = X_START;
 			continue;
 		case X_BRACE:
-			rc = c == '}' ? 0 : xput(b, ",", 1);
+			if (*in != '}')
+				*o++ = ',';
 			b->xst = X_REST;
 			continue;
 		case X_START:
-			if (c == '#' || c == '\n') {
-				b->xst = c == '#' ? X_REST : X_START;
-				rc = xput(b, in++, 1);
+			if (*in == '#') {
+				b->xst = X_REST;
+				continue;
+			}
+			if (*in == '\n') {
+				*o++ = *in++;
 				continue;
 			}
 			b->xst = X_NAME;
@@ -80,25 +100,35 @@ static int relabel(struct ibw_pb *b, const char *in, size_t n)
 		default:
 			break;
 		}
-		on = b->xall || b->xpm == (int)sizeof(pre) - 1;
-		if (c == '{') {
-			rc = xput(b, "{", 1);
-			if (on && !rc)
-				rc = xput(b, b->xlabel, ll);
-			b->xst = on ? X_BRACE : X_REST;
-			in++;
-		} else if (c == ' ') {
-			if (on)
-				rc = xput(b, "{", 1) ||
-				     xput(b, b->xlabel, ll) || xput(b, "}", 1);
-			b->xst = X_REST;
-		} else {
-			if (b->xpm >= 0 && b->xpm < (int)sizeof(pre) - 1)
-				b->xpm = c == pre[b->xpm] ? b->xpm + 1 : -1;
-			rc = xput(b, in++, 1);
+		/* the name, or as much of it as this piece has */
+		q = name_end(in, end);
+		if (b->xpm == 0 && q - in >= plen)
+			b->xpm = memcmp(in, pre, (size_t)plen) ? -1 : plen;
+		for (p = in; p < q && b->xpm >= 0 && b->xpm < plen; p++)
+			b->xpm = *p == pre[b->xpm] ? b->xpm + 1 : -1;
+		memcpy(o, in, (size_t)(q - in));
+		o += q - in;
+		in = q;
+		if (in == end)
+			break;
+		on = b->xall || b->xpm == plen;
+		b->xst = X_REST;
+		if (*in == '{') {
+			*o++ = *in++;
+			if (on) {
+				memcpy(o, b->xlabel, ll);
+				o += ll;
+				b->xst = X_BRACE;
+			}
+		} else if (*in == ' ' && on) {
+			*o++ = '{';
+			memcpy(o, b->xlabel, ll);
+			o += ll;
+			*o++ = '}';
 		}
 	}
-	return rc;
+	b->xlen = (size_t)(o - b->x);
+	return 0;
 }
 
 int ibw_pb_flush(struct ibw_pb *b)
@@ -230,12 +260,14 @@ char *ibw_pb_finish(struct ibw_pb *b, size_t *len)
 {
 	if (!b->oom && b->xlabel[0] && b->len) {
 		/* the text with the label, NUL-terminated, in place of it */
-		if (relabel(b, b->p, b->len) < 0 || xput(b, "", 1) < 0) {
+		/* (room for its NUL: one line's label is never all used) */
+		if (relabel(b, b->p, b->len) < 0) {
 			b->oom = 1;
 		} else {
 			free(b->p);
 			b->p = b->x;
-			b->len = b->xlen - 1;
+			b->len = b->xlen;
+			b->p[b->len] = '\0';
 			b->cap = b->xcap;
 			b->x = NULL;
 		}
