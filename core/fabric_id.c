@@ -16,7 +16,6 @@ void ibw_fabric_id_of(const struct ibw_fabric *f, unsigned local_port,
 	if (!ln || local_port >= ln->nports || !ln->ports[local_port].have_pi)
 		return;
 	lp = &ln->ports[local_port];
-	id->known = 1;
 	id->subnet_prefix = lp->pi.gid_prefix;
 	id->sm_lid = lp->pi.sm_lid;
 	sm = ibw_fabric_find_lid(f, id->sm_lid, &smp);
@@ -26,6 +25,10 @@ void ibw_fabric_id_of(const struct ibw_fabric *f, unsigned local_port,
 		/* a switch's port 0 has the node's GUID where none was read */
 		id->sm_guid = smp->guid ? smp->guid : sm->ni.port_guid;
 	}
+	/* No port at the MasterSMLID: the SM's host died and no standby
+	 * has taken over yet (PortInfo names the old LID until one does),
+	 * or this sweep did not reach it. Not another fabric: nothing. */
+	id->known = id->sm_guid != 0;
 }
 
 void ibw_fabric_id_str(const struct ibw_fabric_id *id, char *buf, size_t n)

@@ -19,7 +19,7 @@
 struct ibw_fabric_id {
 	int known; /* 0 before the first discovery that found our port */
 	uint64_t subnet_prefix; /* GidPrefix */
-	uint64_t sm_guid; /* the master SM's port GUID; 0: not found */
+	uint64_t sm_guid; /* the master SM's port GUID (never 0 when known) */
 	uint64_t sm_node_guid; /* its node's GUID */
 	uint16_t sm_lid;
 	uint8_t sm_port;
@@ -31,7 +31,9 @@ struct ibw_fabric_id {
 #define IBW_FABRIC_ID_LEN 40
 
 /* What @f says through our port @local_port; known 0 when the port or
- * its PortInfo is not in @f. */
+ * its PortInfo is not in @f, or no port of @f is at its MasterSMLID
+ * (the SM is gone and none has taken over yet): no identity then, and
+ * ibw_fabric_id_update() keeps the last. */
 void ibw_fabric_id_of(const struct ibw_fabric *f, unsigned local_port,
 		      struct ibw_fabric_id *id);
 

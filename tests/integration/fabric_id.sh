@@ -6,9 +6,11 @@
 # subnet prefix and the master SM's port GUID, as sminfo and smpquery
 # give them, in /api/v1/status, ibwatch_fabric_info and the fabric label
 # of every ibwatch_* series (none on the exporter's, by default), and
-# IBWATCH-MIB's ibwFabric* scalars. Then the SM fails over to node0006
-# (the opensm stopped, another started there): the identity changes to
-# the new SM's port GUID at the next discovery, a fabric_changed event
+# IBWATCH-MIB's ibwFabric* scalars. Then the SM's host dies (node0008
+# unlinked): PortInfo names a LID no port has, and the fabric stays
+# what it was, with no event. A standby takes over at node0006 (the
+# opensm stopped, another started there): the identity changes to the
+# new SM's port GUID at the next discovery, a fabric_changed event
 # names both, snmptrapd gets one ibwFabricChange with the new identity
 # and the old, and every ibwatch_* series carries the new label.
 set -u
@@ -37,7 +39,8 @@ want() { printf '%s/0x%016x' "${prefix,,}" "$(sm_guid)"; }
 fid() { curl -s -m 5 "$U/api/v1/status" | jq -r '.fabric.id // empty'; }
 for _ in $(seq 1 100); do [ -n "$(fid)" ] && break; sleep 0.2; done
 id1=$(fid) w1=$(want)
-check "/api/v1/status names the fabric as sminfo and smpquery do ($id1)" test -n "$id1" -a "$id1" = "$w1"
+check "/api/v1/status names the fabric as sminfo and smpquery do ($id1)" \
+	test -n "$id1" -a "$id1" = "$w1" -a "${w1#*/}" != 0x0000000000000000
 curl -s -m 5 "$U/api/v1/status" >st1.json
 check "... with its SM's LID and node (node0008's)" \
 	jq -e --arg n "$(curl -s -m 5 "$U/api/v1/nodes" | jq -r '.[] | select(.description == "node0008 HCA-1") | .guid')" \
@@ -46,14 +49,28 @@ curl -s -m 5 "$U/metrics" >m1.prom
 check "ibwatch_fabric_info says the same" \
 	grep -qx "ibwatch_fabric_info{fabric=\"$id1\",subnet_prefix=\"${id1%/*}\",sm_guid=\"${id1#*/}\",sm_lid=\"$(jq .fabric.sm_lid st1.json)\"} 1" m1.prom
 check "every ibwatch_* series carries it first ($(grep -c '^ibwatch_' m1.prom)), no infiniband_* series" \
-	bash -c '! grep "^ibwatch_" m1.prom | grep -qv "^ibwatch_[a-z_]*{fabric=\"$1\"" && ! grep "^infiniband_" m1.prom | grep -q "fabric="' _ "$id1"
+	bash -c '[ "$(grep -c "^ibwatch_" m1.prom)" -gt 100 ] && ! grep "^ibwatch_" m1.prom | grep -qv "^ibwatch_[a-z_]*{fabric=\"$1\"" && ! grep "^infiniband_" m1.prom | grep -q "fabric="' _ "$id1"
 check "promtool check metrics finds nothing" bash -c '[ -z "$(promtool check metrics <m1.prom 2>&1)" ]'
 mib() { snmpget "${A[@]}" -Oqv "$ROOT.1.1.$1.0" 2>/dev/null; }
 for _ in $(seq 1 50); do [ -n "$(mib 43 | tr -d '"')" ] && break; sleep 0.2; done
 check "ibwFabricId, ibwFabricSubnetPrefix, ibwFabricSmGuid, ibwFabricSmLid" \
 	test "$(mib 43)|$(mib 44)|$(mib 45)|$(mib 46)" = "\"$id1\"|\"${id1%/*}\"|\"${id1#*/}\"|$(jq .fabric.sm_lid st1.json)"
 
-# The SM fails over to node0006.
+# The SM's host dies: until another SM takes over, PortInfo still names
+# its LID, where no port is. Not another fabric.
+sim 'Unlink "node0008"[1]'
+d0=$(curl -s -m 5 "$U/api/v1/status" | jq .sweeps.discoveries)
+for _ in $(seq 1 100); do
+	[ "$(curl -s -m 5 "$U/api/v1/status" | jq .sweeps.discoveries)" -ge $((d0 + 3)) ] && break
+	sleep 0.2
+done
+curl -s -m 5 "$U/api/v1/status" >st2.json
+check "the SM's host gone: three discoveries later the same fabric, no event" \
+	bash -c '[ "$(jq -r .fabric.id st2.json)" = "$1" ] && [ "$(jq .sweeps.discoveries st2.json)" -ge $(($2 + 3)) ] &&
+		[ "$(curl -s -m 5 "$3/api/v1/events" | jq "[.events[] | select(.kind == \"fabric_changed\")] | length")" = 0 ]' \
+	_ "$id1" "$d0" "$U"
+
+# A standby takes over at node0006.
 "$IBW_SIMFABRIC" sm-move "$IBW_SIM_DIR" node0006 >/dev/null || bad "opensm did not come up at node0006"
 w2=$(want)
 for _ in $(seq 1 100); do [ "$(fid)" = "$w2" ] && break; sleep 0.2; done
@@ -74,7 +91,7 @@ check "snmptrapd gets one ibwFabricChange with the new identity and the old" \
 	grep "$ROOT\.0\.12" traps.log | sed 's/^/# /'
 curl -s -m 5 "$U/metrics" >m2.prom
 check "every ibwatch_* series carries the new label, none the old" \
-	bash -c '! grep "^ibwatch_" m2.prom | grep -qv "^ibwatch_[a-z_]*{fabric=\"$1\"" && ! grep -q "$2" m2.prom' _ "$id2" "$id1"
+	bash -c '[ "$(grep -c "^ibwatch_" m2.prom)" -gt 100 ] && ! grep "^ibwatch_" m2.prom | grep -qv "^ibwatch_[a-z_]*{fabric=\"$1\"" && ! grep -q "$2" m2.prom' _ "$id2" "$id1"
 check "the log says so" grep -q "another fabric: $id2, was $id1" "agent-$P.log"
 
 finish

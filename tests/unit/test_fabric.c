@@ -414,10 +414,14 @@ static void test_fabric_identity(void **state)
 	assert_true(cur.changes == 2);
 	ibw_fabric_unref(f);
 
-	/* a LID the fabric has no port at: the SM unknown (0), a change */
+	/* the SM's host gone, PortInfo still naming its LID: no identity,
+	 * the last kept, no event */
 	f = seen_from_host(99, 0xfe800000000000abull);
 	ibw_fabric_id_of(f, 1, &id);
-	assert_true(id.known && id.sm_guid == 0 && id.sm_lid == 99);
+	assert_false(id.known);
+	assert_int_equal(ibw_fabric_id_update(&cur, &id, 400, ev), 0);
+	assert_true(cur.known && cur.sm_guid == 0x20 && cur.changes == 2);
+	assert_int_equal(kinds(ev, 0, IBW_EVT_FABRIC_CHANGED, NULL), 2);
 	ibw_fabric_unref(f);
 	ibw_events_free(ev);
 }
