@@ -371,6 +371,11 @@ const struct opt ibw_opt_table[] = {
 	  .help = "/metrics: which series carry fabric=\"PREFIX/SM_GUID\" "
 		  "(ibwatch: ibwatch_* only, the exporter's series as it "
 		  "has them; all: every series)" },
+	{ OPT("fabric-name", T_STRING, IBW_OPT_RESTART),
+	  STR(http.prom.fabric_name), .def_text = "none",
+	  .def_note = "the identity, PREFIX/SM_GUID", .arg = "NAME",
+	  .help = "/metrics: the fabric label's value, which stays when the "
+		  "SM moves (every agent of a fabric the same)" },
 	{ OPT("metrics-timestamps", T_CHOICE, IBW_OPT_RESTART),
 	  NUM(http.prom.timestamps), .choices = yes_no, .def = 0,
 	  .arg = "yes|no",

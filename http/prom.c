@@ -369,14 +369,20 @@ static void fabric_label(struct ibw_pb *b, const struct ibw_snapshot *s,
 {
 	char id[IBW_FABRIC_ID_LEN];
 
-	if (!s->fabric_id.known || o->fabric_label == IBW_PROM_FABRIC_NONE)
+	if (o->fabric_label == IBW_PROM_FABRIC_NONE)
+		return;
+	if (o->fabric_name && *o->fabric_name)
+		ibw_pb_fabric_label(b, o->fabric_name,
+				    o->fabric_label == IBW_PROM_FABRIC_ALL);
+	if (!s->fabric_id.known || (o->fabric_name && *o->fabric_name))
 		return;
 	ibw_fabric_id_str(&s->fabric_id, id, sizeof(id));
 	ibw_pb_fabric_label(b, id, o->fabric_label == IBW_PROM_FABRIC_ALL);
 }
 
 /* Which fabric this is (core/fabric_id.h): its fabric label is the
- * buffer's, or written here when series carry none. */
+ * buffer's, or written here when series carry none; with fabric-name,
+ * the identity is here only. */
 static void fabric_family(struct ibw_pb *b, const struct ibw_snapshot *s,
 			  const struct ibw_prom_opts *o)
 {
@@ -392,7 +398,9 @@ static void fabric_family(struct ibw_pb *b, const struct ibw_snapshot *s,
 		      "discovery.");
 	ibw_pb_put(b, "ibwatch_fabric_info{");
 	if (o->fabric_label == IBW_PROM_FABRIC_NONE)
-		ibw_pb_put(b, "fabric=\"%s\",", buf);
+		ibw_pb_put(b, "fabric=\"%s\",",
+			   o->fabric_name && *o->fabric_name ? o->fabric_name
+							     : buf);
 	ibw_pb_put(b,
 		   "subnet_prefix=\"0x%016" PRIx64 "\",sm_guid=\"0x%016" PRIx64
 		   "\",sm_lid=\"%u\"} 1\n",

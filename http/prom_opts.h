@@ -35,6 +35,9 @@ struct ibw_prom_opts {
 	 * fabric label"): IBW_PROM_FABRIC_*, the zero value ibwatch_*
 	 * only, so that the exporter's series stay as it has them. */
 	int fabric_label;
+	/* The fabric label's value where it is set (fabric-name), in
+	 * place of the identity: a name that stays when the SM moves. */
+	const char *fabric_name;
 };
 
 enum {

@@ -827,6 +827,17 @@ int ibw_http_check_opts(const struct ibw_http_opts *o, char *err, size_t errlen)
 			return -EINVAL;
 		}
 	}
+	if (o->prom.fabric_name &&
+	    (!*o->prom.fabric_name || strlen(o->prom.fabric_name) > 48 ||
+	     strspn(o->prom.fabric_name,
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		    "0123456789._:/-") != strlen(o->prom.fabric_name))) {
+		snprintf(err, errlen,
+			 "fabric-name: 1 to 48 of A-Z a-z 0-9 . _ : / -, "
+			 "not '%.60s'",
+			 o->prom.fabric_name);
+		return -EINVAL;
+	}
 	if (!o->tls_cert != !o->tls_key) {
 		snprintf(err, errlen,
 			 "http: --http-cert and --http-key go "

@@ -538,6 +538,17 @@ void test_fabric_label(void **state)
 			   "fabric=\""));
 	free(text);
 
+	/* fabric-name: the name in place of the identity, which
+	 * ibwatch_fabric_info still gives */
+	o.fabric_label = IBW_PROM_FABRIC_IBWATCH;
+	o.fabric_name = "rail0";
+	text = render_with(s, &o);
+	assert_true(labelled_just(text, "ibwatch_", "fabric=\"rail0\""));
+	assert_true(has_line(text, "ibwatch_fabric_info{fabric=\"rail0\","
+				   "subnet_prefix=\"0xfe80000000000000\""));
+	free(text);
+	o.fabric_name = NULL;
+
 	/* OpenMetrics, with the live part: promtool's parser takes it */
 	o.fabric_label = IBW_PROM_FABRIC_IBWATCH;
 	o.om = 1;
