@@ -840,19 +840,28 @@ netsnmp_variable_list *ibw_mib_notification(struct ibw_mib *m,
 		add_notify_obj(&vars, 16, &v);
 		break;
 	case IBW_EVT_FABRIC_CHANGED: {
-		/* the identity as the scalars have it (the snapshot's, the
-		 * event's or a newer one), and the one before: the event's */
-		char prev[IBW_FABRIC_ID_LEN] = "";
-		const char *arrow = strstr(e->detail, " -> ");
+		/* the event's identities, not the snapshot's (a later change
+		 * may be there already): its detail, "fabric OLD -> NEW
+		 * (master SM LID a -> b)" */
+		char prev[IBW_FABRIC_ID_LEN] = "", cur[IBW_FABRIC_ID_LEN] = "";
+		char *slash;
+		unsigned lid_old = 0, lid_new = 0;
 
-		for (i = 43; i <= 46; i++) {
-			mib_agent_get(m, 0, i, &v);
-			add_agent_scalar(&vars, i, &v);
-		}
-		if (!strncmp(e->detail, "fabric ", 7) && arrow &&
-		    arrow - e->detail - 7 < (long)sizeof(prev))
-			snprintf(prev, sizeof(prev), "%.*s",
-				 (int)(arrow - e->detail - 7), e->detail + 7);
+		if (sscanf(e->detail,
+			   "fabric %39s -> %39s (master SM LID %u -> %u)", prev,
+			   cur, &lid_old, &lid_new) != 4)
+			prev[0] = cur[0] = '\0';
+		mib_v_strcpy(&v, cur);
+		add_agent_scalar(&vars, 43, &v);
+		slash = strchr(cur, '/');
+		if (slash)
+			*slash = '\0';
+		mib_v_strcpy(&v, cur);
+		add_agent_scalar(&vars, 44, &v);
+		mib_v_guid(&v, e->new_value);
+		add_agent_scalar(&vars, 45, &v);
+		mib_v_unsigned(&v, lid_new);
+		add_agent_scalar(&vars, 46, &v);
 		mib_v_strcpy(&v, prev);
 		add_notify_obj(&vars, 17, &v);
 		break;
