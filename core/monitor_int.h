@@ -111,14 +111,15 @@ struct ibw_monitor {
  * nothing when neither the fabric, the counters nor the names changed. */
 void ibw_monitor_update_links(struct ibw_monitor *m);
 
-/* monitor_traces.c: a round of the watched traces, unless one is
- * running; @done runs when it is over (at once if there is nothing to
- * trace). */
 /* Build a new snapshot from the monitor's state and swap it in
  * (core/monitor_publish.c). */
 void ibw_mon_publish(struct ibw_monitor *m);
 /* Log the events added since the last call. */
 void ibw_mon_log_events(struct ibw_monitor *m);
+
+/* monitor_traces.c: a round of the watched traces, unless one is
+ * running; @done runs when it is over (at once if there is nothing to
+ * trace). */
 void ibw_mon_start_watched(struct ibw_monitor *m,
 			   void (*done)(struct ibw_monitor *m));
 

@@ -138,7 +138,7 @@ int ibw_pb_flush(struct ibw_pb *b)
 
 	if (b->oom)
 		return -1;
-	if (!n)
+	if (!n || !b->sink)
 		return 0;
 	if (b->xlabel[0]) {
 		if (relabel(b, b->p, b->len) < 0) {

@@ -147,8 +147,8 @@ void ibw_prom_link_trouble(struct ibw_pb *b, const struct ibw_snapshot *s,
 				b, "ibwatch_link_trouble_info", "gauge",
 				"1 for each cable that is not ok: its ends' "
 				"names, its reasons and the running jobs whose "
-				"routes cross it (jobs cut at 200 characters, "
-				"then ...).");
+				"routes cross it (jobs at most 200 characters, "
+				"cut with ...).");
 		ibw_link_reasons_fmt(k->reasons, reasons, sizeof(reasons));
 		if (ids)
 			nj = ibw_jobview_cable_jobs(v, k->end[0].guid,
@@ -159,9 +159,10 @@ void ibw_prom_link_trouble(struct ibw_pb *b, const struct ibw_snapshot *s,
 		for (j = 0; j < nj; j++) {
 			const char *id = v->jobs[ids[j]].job->id;
 
-			if (len + strlen(id) + 1 > TROUBLE_JOBS_MAX) {
-				snprintf(jobs + len, sizeof(jobs) - len,
-					 ",...");
+			/* room for this one and ",..." after it */
+			if (len + strlen(id) + 1 + 4 > TROUBLE_JOBS_MAX) {
+				snprintf(jobs + len, sizeof(jobs) - len, "%s",
+					 j ? ",..." : "...");
 				break;
 			}
 			len += (size_t)snprintf(jobs + len, sizeof(jobs) - len,
