@@ -12,8 +12,8 @@
 # fabric, the store keeping one sample per scrape interval).
 #
 # While 4e9 B/s is driven on spine01 port 1 of A, the agent that leads
-# (the first started) is killed with SIGKILL, started again, and then
-# the other killed. In the store:
+# (the first started) is killed with SIGKILL, started again, and a
+# minute later the other killed. In the store:
 # - every series of the agents carries its fabric's identity, the
 #   agents' own (/api/v1/status), A's two the same and B's another;
 # - the pair's per-port answer, the shipped rule's
@@ -184,7 +184,11 @@ restart_agent node0001 "$A1" --state-file "$PWD/a1.state" "${agent_args[@]}" ||
 	bad "agent A1 does not start again"
 a1=$agent
 echo "# $(date -u +%T) A1 started again"
-sleep 40
+# Long enough for A1 to learn its scraper (three scrapes) and then fill
+# a 30 s window with readings in step with it: an agent that takes over
+# sooner answers with a reading or two up to a sweep off (4% measured at
+# 40 s; the shipped 5 min window makes that a fiftieth of it).
+sleep 60
 l=$(leading)
 check "A2 took over, and leads still with A1 back ($l)" test "$l" = "127.0.0.1:$A2"
 tk2=$(date +%s)
