@@ -97,8 +97,9 @@ am_start() {
 # ibwatch, every INTERVAL and evaluating the rule files RULES as often,
 # its data in ./NAME; remote-writes to the VictoriaMetrics at vm_port
 # when vm_port is set, and sends alerts to the Alertmanager at am_port
-# when am_port is set. Sets prom_port and adds its PID to pids. 1 when
-# it is not ready within 30 s. store_write_relabel, when set, is the
+# when am_port is set. Sets prom_port and adds its PID to pids; another
+# port is tried (3 at most) when it exits because the port was taken. 1
+# when it is not ready within 30 s. store_write_relabel, when set, is the
 # remote write's write_relabel_configs (YAML, a list, indented by 6).
 # Prometheus 2.42 hands its targets over 5 s after it starts: the first
 # scrape, and the first alert sent, come that late whatever INTERVAL is.
@@ -110,7 +111,7 @@ am_start() {
 # sent again every evaluation, as a test's short Alertmanager timings
 # expect (the alert's endsAt is 4 such delays ahead).
 store_prometheus() {
-	local name=$1 interval=$2 pp f rules="" targets=""
+	local name=$1 interval=$2 pp pid f rules="" targets=""
 	shift 2
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
 		case $1 in /*) f=$1 ;; *) f=$PWD/$1 ;; esac
@@ -151,16 +152,27 @@ alerting:
 YML
 		fi
 	} >"$name/prometheus.yml"
-	pp=$(free_port)
-	prometheus --config.file="$name/prometheus.yml" --storage.tsdb.path="$PWD/$name/tsdb" \
-		--web.listen-address="127.0.0.1:$pp" --storage.remote.flush-deadline=1s \
-		--rules.alert.resend-delay="$interval" >"$name/prometheus.log" 2>&1 &
-	pids+=($!)
-	prom_port=$pp
-	for _ in $(seq 1 150); do
-		curl -s -m 2 "http://127.0.0.1:$pp/-/ready" | grep -q Ready && return 0
-		sleep 0.2
+	prom_port=""
+	for _ in 1 2 3; do
+		pp=$(free_port)
+		prometheus --config.file="$name/prometheus.yml" --storage.tsdb.path="$PWD/$name/tsdb" \
+			--web.listen-address="127.0.0.1:$pp" --storage.remote.flush-deadline=1s \
+			--rules.alert.resend-delay="$interval" >>"$name/prometheus.log" 2>&1 &
+		pid=$!
+		for _ in $(seq 1 150); do
+			if curl -s -m 2 "http://127.0.0.1:$pp/-/ready" | grep -q Ready; then
+				pids+=("$pid")
+				prom_port=$pp
+				return 0
+			fi
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.2
+		done
+		# gone before the next try: a silent one would hold its port
+		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
 	done
+	echo "# Prometheus did not come up:"
+	tail -n 5 "$name/prometheus.log" | sed 's/^/#   /'
 	return 1
 }
 
