@@ -37,7 +37,7 @@ if [ -z "${IBW_SIM_DIR:-}" ]; then
 	exec "$here/lib/with-fabric.sh" fabrics \
 		"$here/fixtures/side-by-side.net" --sm node0008 -- "$0" "$@"
 fi
-dirB=${IBW_TEST_WORK:-$PWD/..}/fabrics-b
+dirB=${IBW_TEST_WORK:-$PWD/..}/fabrics-b simA=$IBW_SIM_DIR
 trap 'stop_started; "$IBW_SIMFABRIC" stop "$dirB" >/dev/null 2>&1' EXIT
 "$IBW_SIMFABRIC" stop "$dirB" >/dev/null 2>&1
 rm -rf "$dirB"
@@ -56,29 +56,18 @@ rate=4e9
 agent_args=(--no-snmp --discovery-interval 5 --counter-interval 2
 	--metrics-fabric-label all)
 
-# start_agent_b NODE ARGS...: start_agent on fabric B (its simulator, in
-# its scratch directory), as a child of this shell.
-start_agent_b() {
-	local node=$1 try
-	shift
-	for try in 1 2 3 4 5; do
-		P=$(free_port)
-		(
-			cd "$dirB/work" || exit 1
-			set -a
-			. "$dirB/env"
-			exec env SIM_HOST="$node" LD_PRELOAD="$IBW_SIM_PRELOAD" \
-				"$IBWATCHD" --http "127.0.0.1:$P" "$@"
-		) >"agentB-$P.out" 2>"agentB-$P.log" &
-		agent=$!
-		for _ in $(seq 1 600); do
-			grep -q "listening on 127.0.0.1:$P" "agentB-$P.log" && { pids+=("$agent"); return 0; }
-			kill -0 "$agent" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill "$agent" 2>/dev/null && wait "$agent" 2>/dev/null
-	done
-	return 1
+# on_b CMD...: CMD on fabric B (its simulator's variables, in its
+# scratch directory), in this shell: start_agent there sets P, agent and
+# pids as here.
+on_b() {
+	local back=$PWD rc
+	. "$dirB/env"
+	cd "$dirB/work" || return 1
+	"$@"
+	rc=$?
+	cd "$back" || return 1
+	. "$simA/env"
+	return $rc
 }
 # kill_agent PID: SIGKILL, as a crash or a host lost would end it.
 kill_agent() {
@@ -87,28 +76,6 @@ kill_agent() {
 	wait "$1" 2>/dev/null
 	for p in "${pids[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
 	pids=("${keep[@]}")
-}
-# restart_agent NODE PORT ARGS...: ibwatchd on NODE again at PORT, where
-# Prometheus scrapes it (the port a killed agent held is free at once:
-# nothing else binds below the ephemeral range); sets agent.
-restart_agent() {
-	local node=$1 port=$2 try was
-	shift 2
-	for try in 1 2 3 4 5; do
-		was=$(grep -c "listening on 127.0.0.1:$port" "agent-$port.log")
-		spawn "$node" "$IBWATCHD" --http "127.0.0.1:$port" "$@" \
-			>>"agent-$port.out" 2>>"agent-$port.log" &
-		agent=$!
-		for _ in $(seq 1 600); do
-			[ "$(grep -c "listening on 127.0.0.1:$port" "agent-$port.log")" -gt "$was" ] &&
-				{ pids+=("$agent"); return 0; }
-			kill -0 "$agent" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill "$agent" 2>/dev/null && wait "$agent" 2>/dev/null
-		sleep 1
-	done
-	return 1
 }
 fid() { curl -s -m 5 "http://127.0.0.1:$1/api/v1/status" | jq -r '.fabric.id // empty'; }
 
@@ -119,7 +86,7 @@ a1=$agent A1=$P
 start_agent node0002 --state-file "$PWD/a2.state" "${agent_args[@]}" ||
 	{ echo "not ok - agent A2 does not start"; exit 1; }
 a2=$agent A2=$P
-start_agent_b node0003 --state-file "$PWD/b1.state" "${agent_args[@]}" ||
+on_b start_agent node0003 --state-file "$PWD/b1.state" "${agent_args[@]}" ||
 	{ echo "not ok - agent B1 does not start"; exit 1; }
 B1=$P
 
@@ -180,7 +147,7 @@ tk1=$(date +%s)
 kill_agent "$a1"
 echo "# $(date -u +%T) killed A1 (the leader)"
 sleep 20
-restart_agent node0001 "$A1" --state-file "$PWD/a1.state" "${agent_args[@]}" ||
+agent_port=$A1 start_agent node0001 --state-file "$PWD/a1.state" "${agent_args[@]}" ||
 	bad "agent A1 does not start again"
 a1=$agent
 echo "# $(date -u +%T) A1 started again"

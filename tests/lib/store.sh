@@ -8,6 +8,38 @@
 # sends its alerts to the other. Every PID goes into pids
 # (stop_started).
 
+# store_serve WHAT LOG READY CMD...: CMD in the background, logging to
+# LOG, @PORT@ in its arguments a free loopback port, until `READY PORT`
+# succeeds (30 s at most); sets store_port ("" when it never did) and
+# adds its PID to pids. Another port is tried (3 at most) when it exits,
+# as when the port was taken between free_port and its bind.
+store_serve() {
+	local what=$1 log=$2 ready=$3 p pid a args
+	shift 3
+	store_port=""
+	for _ in 1 2 3; do
+		p=$(free_port)
+		args=()
+		for a in "$@"; do args+=("${a//@PORT@/$p}"); done
+		"${args[@]}" >>"$log" 2>&1 &
+		pid=$!
+		for _ in $(seq 1 150); do
+			if "$ready" "$p"; then
+				pids+=("$pid")
+				store_port=$p
+				return 0
+			fi
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.2
+		done
+		# gone before the next try: a silent one would hold its port
+		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	done
+	echo "# $what did not come up:"
+	tail -n 5 "$log" | sed 's/^/#   /'
+	return 1
+}
+
 # vm_start NAME [FLAG...]: a VictoriaMetrics on a free loopback port
 # (with the FLAGs besides those below), its data in
 # ./NAME/data and its log in ./NAME/victoria-metrics.log; sets vm_port
@@ -22,33 +54,17 @@
 # so a query finds a new series only up to 10 s after its first sample
 # arrived (measured; later ones in a second): vm_flush.
 vm_start() {
-	local name=$1 p pid
+	local name=$1
 	shift
-	vm_port=""
 	mkdir -p "$name"
-	for _ in 1 2 3; do
-		p=$(free_port)
+	store_serve VictoriaMetrics "$name/victoria-metrics.log" vm_ready \
 		victoria-metrics -storageDataPath="$PWD/$name/data" \
-			-httpListenAddr="127.0.0.1:$p" -retentionPeriod=1d \
-			-search.latencyOffset=0s -search.disableCache "$@" \
-			>>"$name/victoria-metrics.log" 2>&1 &
-		pid=$!
-		for _ in $(seq 1 300); do
-			if [ "$(curl -s -m 2 "http://127.0.0.1:$p/health")" = OK ]; then
-				pids+=("$pid")
-				vm_port=$p
-				return 0
-			fi
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		# gone before the next try: a silent one would hold its port
-		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	done
-	echo "# VictoriaMetrics did not come up:"
-	tail -n 5 "$name/victoria-metrics.log" | sed 's/^/#   /'
-	return 1
+		-httpListenAddr=127.0.0.1:@PORT@ -retentionPeriod=1d \
+		-search.latencyOffset=0s -search.disableCache "$@"
+	vm_port=$store_port
+	[ -n "$vm_port" ]
 }
+vm_ready() { [ "$(curl -s -m 2 "http://127.0.0.1:$1/health")" = OK ]; }
 
 # vm_flush: the VictoriaMetrics at vm_port makes what it has received
 # searchable now (/internal/force_flush), new series included; an
@@ -65,32 +81,17 @@ vm_flush() { curl -s -m 5 -o /dev/null -f "http://127.0.0.1:$vm_port/internal/fo
 # would otherwise listen on 0.0.0.0:9094, TCP and UDP, and hold
 # notifications back until its peers settled.
 am_start() {
-	local name=$1 conf=$2 p pid
-	am_port=""
+	local name=$1 conf=$2
 	mkdir -p "$name"
 	case $conf in /*) ;; *) conf=$PWD/$conf ;; esac
-	for _ in 1 2 3; do
-		p=$(free_port)
+	store_serve Alertmanager "$name/alertmanager.log" am_ready \
 		prometheus-alertmanager --config.file="$conf" \
-			--storage.path="$PWD/$name/data" \
-			--web.listen-address="127.0.0.1:$p" --cluster.listen-address= \
-			>>"$name/alertmanager.log" 2>&1 &
-		pid=$!
-		for _ in $(seq 1 300); do
-			if curl -s -f -m 2 -o /dev/null "http://127.0.0.1:$p/-/ready"; then
-				pids+=("$pid")
-				am_port=$p
-				return 0
-			fi
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	done
-	echo "# Alertmanager did not come up:"
-	tail -n 5 "$name/alertmanager.log" | sed 's/^/#   /'
-	return 1
+		--storage.path="$PWD/$name/data" \
+		--web.listen-address=127.0.0.1:@PORT@ --cluster.listen-address=
+	am_port=$store_port
+	[ -n "$am_port" ]
 }
+am_ready() { curl -s -f -m 2 -o /dev/null "http://127.0.0.1:$1/-/ready"; }
 
 # store_prometheus NAME INTERVAL [RULES...] -- TARGET...: a Prometheus
 # on a free loopback port scraping every TARGET (host:port) in one job,
@@ -110,8 +111,9 @@ am_start() {
 # --rules.alert.resend-delay=INTERVAL (1m by default): a firing alert is
 # sent again every evaluation, as a test's short Alertmanager timings
 # expect (the alert's endsAt is 4 such delays ahead).
+prom_ready() { curl -s -m 2 "http://127.0.0.1:$1/-/ready" | grep -q Ready; }
 store_prometheus() {
-	local name=$1 interval=$2 pp pid f rules="" targets=""
+	local name=$1 interval=$2 f rules="" targets=""
 	shift 2
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
 		case $1 in /*) f=$1 ;; *) f=$PWD/$1 ;; esac
@@ -152,28 +154,12 @@ alerting:
 YML
 		fi
 	} >"$name/prometheus.yml"
-	prom_port=""
-	for _ in 1 2 3; do
-		pp=$(free_port)
+	store_serve Prometheus "$name/prometheus.log" prom_ready \
 		prometheus --config.file="$name/prometheus.yml" --storage.tsdb.path="$PWD/$name/tsdb" \
-			--web.listen-address="127.0.0.1:$pp" --storage.remote.flush-deadline=1s \
-			--rules.alert.resend-delay="$interval" >>"$name/prometheus.log" 2>&1 &
-		pid=$!
-		for _ in $(seq 1 150); do
-			if curl -s -m 2 "http://127.0.0.1:$pp/-/ready" | grep -q Ready; then
-				pids+=("$pid")
-				prom_port=$pp
-				return 0
-			fi
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.2
-		done
-		# gone before the next try: a silent one would hold its port
-		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	done
-	echo "# Prometheus did not come up:"
-	tail -n 5 "$name/prometheus.log" | sed 's/^/#   /'
-	return 1
+		--web.listen-address=127.0.0.1:@PORT@ --storage.remote.flush-deadline=1s \
+		--rules.alert.resend-delay="$interval"
+	prom_port=$store_port
+	[ -n "$prom_port" ]
 }
 
 # store_wait URL QUERY [SECONDS]: until the Prometheus-compatible server

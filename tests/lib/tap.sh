@@ -175,11 +175,18 @@ metrics_of() {
 # start_agent NODE ARGS...: ibwatchd on NODE serving HTTP on a free
 # loopback port, with ARGS; up to five ports are tried. Sets P (the
 # port) and agent (its PID, also added to pids); it logs to agent-$P.log
-# and agent-$P.out. Returns 1 when it never listened.
+# and agent-$P.out. Returns 1 when it never listened. With agent_port
+# set, on that port (an agent started again where its scrapers look),
+# the logs of the one before kept as agent-$P.log.1 and .out.1.
 start_agent() {
 	local node=$1 try; shift
 	for try in 1 2 3 4 5; do
-		P=$(free_port)
+		P=${agent_port:-$(free_port)}
+		if [ -n "${agent_port:-}" ]; then
+			[ "$try" -gt 1 ] && sleep 1
+			[ -e "agent-$P.log" ] && mv -f "agent-$P.log" "agent-$P.log.1"
+			[ -e "agent-$P.out" ] && mv -f "agent-$P.out" "agent-$P.out.1"
+		fi
 		spawn "$node" "$IBWATCHD" --http "127.0.0.1:$P" "$@" \
 			>"agent-$P.out" 2>"agent-$P.log" &
 		agent=$!
