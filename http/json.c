@@ -554,32 +554,31 @@ static json_t *counter_sweep_json(const struct ibw_snapshot *s)
 	return o;
 }
 
-/* Which fabric (core/fabric_id.h) into @fab: null members before the
- * first discovery. */
+/* Which fabric (core/fabric_id.h) into @fab: null members until the
+ * first discovery has found the SM. */
 static void fabric_id_json(json_t *fab, const struct ibw_fabric_id *id)
 {
+	static const char *const keys[] = { "id",	    "subnet_prefix",
+					    "sm_lid",	    "sm_guid",
+					    "sm_node_guid", "id_since" };
 	char buf[IBW_FABRIC_ID_LEN];
+	unsigned i;
 
-	ibw_fabric_id_str(id, buf, sizeof(buf));
-	json_object_set_new(fab, "id",
-			    id->known ? json_string(buf) : json_null());
-	json_object_set_new(fab, "subnet_prefix",
-			    id->known ? ibw_json_guid(id->subnet_prefix)
-				      : json_null());
-	json_object_set_new(fab, "sm_lid",
-			    id->known ? json_integer(id->sm_lid) : json_null());
-	json_object_set_new(fab, "sm_guid",
-			    id->known && id->sm_guid
-				    ? ibw_json_guid(id->sm_guid)
-				    : json_null());
-	json_object_set_new(fab, "sm_node_guid",
-			    id->known && id->sm_node_guid
-				    ? ibw_json_guid(id->sm_node_guid)
-				    : json_null());
-	json_object_set_new(fab, "id_since",
-			    id->known ? ibw_json_time(id->since_us)
-				      : json_null());
 	json_object_set_new(fab, "id_changes", ibw_json_u64(id->changes));
+	if (!id->known) {
+		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			json_object_set_new(fab, keys[i], json_null());
+		return;
+	}
+	ibw_fabric_id_str(id, buf, sizeof(buf));
+	json_object_set_new(fab, "id", json_string(buf));
+	json_object_set_new(fab, "subnet_prefix",
+			    ibw_json_guid(id->subnet_prefix));
+	json_object_set_new(fab, "sm_lid", json_integer(id->sm_lid));
+	json_object_set_new(fab, "sm_guid", ibw_json_guid(id->sm_guid));
+	json_object_set_new(fab, "sm_node_guid",
+			    ibw_json_guid(id->sm_node_guid));
+	json_object_set_new(fab, "id_since", ibw_json_time(id->since_us));
 }
 
 json_t *ibw_json_status(const struct ibw_snapshot *s,
